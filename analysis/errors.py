@@ -1,0 +1,55 @@
+"""Errors and data-check warnings shared by every loader and by the metric code.
+
+Bad input raises :class:`InputError`, whose one-line message names the file, the line (when one
+is known) and what is wrong: ``<file>:<line>: <what is wrong>``. The CLI prints it as
+``error: <message>`` and exits with code 2; the app shows it with ``st.error``.
+
+Problems that still let the data be used (a duplicated document in a ranking, a query missing
+from a run, ...) are collected as :class:`DataWarning` objects instead: a stable ``code``, a
+count and a plain-words message.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+class InputError(ValueError):
+    """A file (or table) that cannot be used as it is.
+
+    Args:
+        source: the file path (or a short table name such as ``"run"`` for in-memory input).
+        line: 1-based line number in the file, or ``None`` when the problem is not tied to a line.
+        message: what is wrong, in plain words, without a trailing period.
+    """
+
+    def __init__(self, source: str | Path, line: int | None, message: str) -> None:
+        self.source = str(source)
+        self.line = line
+        self.message = message
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        where = self.source if self.line is None else f"{self.source}:{self.line}"
+        return f"{where}: {self.message}"
+
+
+@dataclass(frozen=True)
+class DataWarning:
+    """A data-check finding that does not stop evaluation.
+
+    Attributes:
+        code: stable identifier, e.g. ``"missing_from_run"`` or ``"duplicate_qrels"``.
+        count: how many items (queries, rows) the finding concerns.
+        message: one sentence in plain words, including the count.
+        examples: a few of the concerned ids, for display.
+    """
+
+    code: str
+    count: int
+    message: str
+    examples: tuple[str, ...] = field(default_factory=tuple)
+
+    def __str__(self) -> str:
+        return f"warning: {self.message}"

@@ -1,0 +1,43 @@
+"""Shared fixtures.
+
+Tests marked ``real`` read the real benchmark files in ``../shared/real`` beside the project. They
+skip when that folder is absent, unless ``REQUIRE_REAL=1`` (set by ``.ci/run``), in which case a
+missing folder is a failure. Tests marked ``e2e`` need Debian's chromium; they skip when it is
+absent unless ``REQUIRE_E2E=1``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+REAL = ROOT.parent / "shared" / "real"
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+
+
+def _require(var: str) -> bool:
+    return os.environ.get(var, "") not in ("", "0")
+
+
+@pytest.fixture(scope="session")
+def real_dir() -> Path:
+    """The folder of real benchmark files; skip (or fail under REQUIRE_REAL=1) when absent."""
+    if not REAL.is_dir():
+        if _require("REQUIRE_REAL"):
+            pytest.fail(f"REQUIRE_REAL is set but the real-data folder is missing: {REAL}")
+        pytest.skip("real benchmark files (../shared/real) not present")
+    return REAL
+
+
+@pytest.fixture(scope="session")
+def chromium_path() -> str:
+    """Path of Debian's chromium; skip (or fail under REQUIRE_E2E=1) when absent."""
+    if not Path(CHROMIUM).exists():
+        if _require("REQUIRE_E2E"):
+            pytest.fail("REQUIRE_E2E is set but chromium is not installed")
+        pytest.skip("chromium not installed")
+    return CHROMIUM
