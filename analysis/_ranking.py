@@ -1,0 +1,310 @@
+"""Private vectorized kernels: order a run, fingerprint ids, find duplicates, join the qrels.
+
+Everything here works on whole columns at once (numpy arrays and Arrow string arrays); nothing
+loops over queries. The public entry points are in :mod:`analysis.metrics`.
+
+Ids are compared exactly. For speed, ids are first reduced to 64-bit fingerprints (an exact
+big-endian packing of the first bytes, folded with a 64-bit mixer for longer ids); every match
+or duplicate found through a fingerprint is then confirmed on the strings themselves, so a
+fingerprint collision can cost time but never change a result.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
+_MIX2 = np.uint64(0x94D049BB133111EB)
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+
+
+CHUNK = 1 << 20  # rows per chunk for the temporary arrays of large runs (bounds peak memory)
+
+
+Ids = pa.Array | pa.ChunkedArray
+
+
+def as_string_array(values: object) -> Ids:
+    """A column of ids as an Arrow string array, chunked or not (zero-copy for pandas' ``str``
+    and for Arrow's CSV reader; chunks are not combined, which would copy every id)."""
+    if isinstance(values, pd.Series):
+        values = values.array
+    arr = pa.array(values) if not isinstance(values, pa.Array | pa.ChunkedArray) else values
+    if not (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)):
+        arr = pc.cast(arr, pa.string())
+    return arr
+
+
+def encode(ids: Ids) -> tuple[np.ndarray, pa.Array]:
+    """``(codes, dictionary)``: ids numbered 0, 1, ... in order of first appearance."""
+    encoded = pc.dictionary_encode(ids)
+    if isinstance(encoded, pa.ChunkedArray):  # every chunk shares the final dictionary
+        if encoded.num_chunks == 0:
+            return np.zeros(0, dtype=np.int32), pa.array([], pa.string())
+        codes = np.concatenate([np.asarray(c.indices) for c in encoded.chunks])
+        return codes.astype(np.int32, copy=False), encoded.chunks[-1].dictionary
+    return np.asarray(encoded.indices).astype(np.int32, copy=False), encoded.dictionary
+
+
+def _take(ids: Ids, rows: np.ndarray) -> pa.Array:
+    taken = ids.take(pa.array(rows, pa.int64()))
+    return taken.combine_chunks() if isinstance(taken, pa.ChunkedArray) else taken
+
+
+def _splitmix(x: np.ndarray) -> np.ndarray:
+    """SplitMix64 finalizer, elementwise on uint64 (wrapping arithmetic)."""
+    x = x ^ (x >> np.uint64(30))
+    x *= _MIX1
+    x ^= x >> np.uint64(27)
+    x *= _MIX2
+    x ^= x >> np.uint64(31)
+    return x
+
+
+def fingerprint(ids: Ids) -> np.ndarray:
+    """64-bit fingerprint of each id string.
+
+    Ids of at most 8 bytes map to their big-endian NUL-padded bytes (exact); longer ids are folded
+    8 bytes at a time through SplitMix64. Equal strings always get equal fingerprints. Works in
+    chunks of :data:`CHUNK` rows so that the padded copies stay small.
+    """
+    n = len(ids)
+    out = np.empty(n, dtype=np.uint64)
+    for start in range(0, n, CHUNK):  # a few chunks of a million rows, not a loop over rows
+        part = ids.slice(start, min(CHUNK, n - start))
+        width = int(pc.max(pc.binary_length(part)).as_py() or 0)
+        width = max(8, -(-width // 8) * 8)
+        padded = pc.ascii_rpad(part, width=width, padding="\x00")  # pads bytes, as wanted here
+        fixed = pc.cast(pc.cast(padded, pa.large_binary()), pa.binary(width))
+        if isinstance(fixed, pa.ChunkedArray):
+            fixed = fixed.combine_chunks()
+        m = len(part)
+        words = np.frombuffer(fixed.buffers()[1], dtype=">u8", count=m * (width // 8))
+        words = words.reshape(m, width // 8)
+        if width == 8:
+            out[start : start + m] = words[:, 0]
+            continue
+        h = np.zeros(m, dtype=np.uint64)
+        for j in range(width // 8):  # a handful of 8-byte words
+            h = _splitmix(h ^ words[:, j].astype(np.uint64) ^ (np.uint64(j) * _GOLDEN))
+        out[start : start + m] = h
+    return out
+
+
+def pair_key(query_code: np.ndarray, doc_fp: np.ndarray) -> np.ndarray:
+    """Fingerprint of a (query, doc) pair from a query code and a doc fingerprint."""
+    return _splitmix(doc_fp ^ ((query_code.astype(np.uint64) + np.uint64(1)) * _GOLDEN))
+
+
+def group_starts(groups: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Start offsets and sizes of the runs of equal values in a grouped (contiguous) array."""
+    n = len(groups)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    starts = np.flatnonzero(np.r_[True, groups[1:] != groups[:-1]])
+    sizes = np.diff(np.r_[starts, n])
+    return starts, sizes
+
+
+def positions(groups: np.ndarray) -> np.ndarray:
+    """1-based position of each row within its (contiguous) group."""
+    starts, sizes = group_starts(groups)
+    return np.arange(len(groups), dtype=np.int64) - np.repeat(starts, sizes) + 1
+
+
+@dataclass(frozen=True)
+class Ties:
+    """Rows (in rank order) whose score is shared with another row of the same query: ``rows``
+    ascending, and ``block``, the id of each row's tie (0, 1, ... in order)."""
+
+    rows: np.ndarray
+    block: np.ndarray
+
+
+def tie_blocks(query_codes: np.ndarray, scores: np.ndarray) -> Ties | None:
+    """The ties of a run in (query, rank) order, or ``None`` when every score is unique within
+    its query."""
+    if len(scores) < 2:
+        return None
+    same = (query_codes[1:] == query_codes[:-1]) & (scores[1:] == scores[:-1])
+    pairs = np.flatnonzero(same)  # row i ties with row i + 1
+    if len(pairs) == 0:
+        return None
+    rows = np.union1d(pairs, pairs + 1)
+    first = ~np.isin(rows - 1, pairs)  # the row before does not tie with this one
+    return Ties(rows=rows, block=np.cumsum(first) - 1)
+
+
+@dataclass(frozen=True)
+class Order:
+    """Where each row of the ranked run comes from in the file.
+
+    ``perm`` is the whole permutation when the file had to be sorted. A file already grouped by
+    query and sorted by score needs none (``perm is None``); then only rows inside ties may move
+    (trec_eval policy): row ``moved[i]`` takes file row ``moved_src[i]``. Rows of one tie share
+    their query and score, so only the doc columns move.
+    """
+
+    perm: np.ndarray | None = None
+    moved: np.ndarray | None = None
+    moved_src: np.ndarray | None = None
+
+    def source(self, rows: np.ndarray) -> np.ndarray:
+        """File row of each given ranked row."""
+        if self.perm is not None:
+            return self.perm[rows]
+        out = np.array(rows, dtype=np.int64)
+        if self.moved is not None and len(out):
+            pos = np.minimum(np.searchsorted(self.moved, out), len(self.moved) - 1)
+            hit = self.moved[pos] == out
+            out[hit] = self.moved_src[pos[hit]]
+        return out
+
+
+def order_run(query_codes: np.ndarray, scores: np.ndarray, doc_ids: Ids, ties: str) -> Order:
+    """How to put rows in (query, rank) order.
+
+    Queries keep their order of first appearance; within a query, score descending, then the tie
+    policy. ``trec_eval``: equal scores are ordered by doc id descending, comparing bytes (strcmp),
+    as trec_eval does. ``stable``: equal scores keep their file order. ``query_codes`` number
+    queries in order of first appearance (Arrow dictionary encoding), so a file already grouped by
+    query and sorted by score needs no sort at all.
+    """
+    n = len(scores)
+    perm: np.ndarray | None = None
+    if n > 1:
+        dq = np.diff(query_codes)
+        grouped = bool(np.all(dq >= 0))
+        sorted_scores = grouped and bool(np.all((dq != 0) | (scores[1:] <= scores[:-1])))
+        del dq
+        if not sorted_scores:
+            perm = np.lexsort((-scores, query_codes))
+    if ties != "trec_eval":
+        return Order(perm)
+    q = query_codes if perm is None else query_codes[perm]
+    s = scores if perm is None else scores[perm]
+    tied = tie_blocks(q, s)
+    if tied is None:
+        return Order(perm)
+    src = tied.rows if perm is None else perm[tied.rows]
+    doc_rank = np.asarray(pc.rank(_take(doc_ids, src), sort_keys="descending", tiebreaker="dense"))
+    src = src[np.lexsort((doc_rank, tied.block))]
+    if perm is None:
+        return Order(None, tied.rows, src)
+    perm[tied.rows] = src
+    return Order(perm)
+
+
+def _chunk_bounds(starts: np.ndarray, n: int) -> list[tuple[int, int]]:
+    """Row ranges of about :data:`CHUNK` rows that never split a group."""
+    idx = np.searchsorted(starts, np.arange(CHUNK, n, CHUNK))
+    cuts = starts[idx[idx < len(starts)]]
+    edges = [0, *sorted({int(c) for c in cuts if 0 < c < n}), n]
+    return list(itertools.pairwise(edges))
+
+
+def duplicate_rows(
+    groups: np.ndarray, doc_fp: np.ndarray, doc_ids: Ids, order: Order
+) -> np.ndarray:
+    """Rows (ascending) whose doc already occurred earlier in the same (contiguous) group.
+
+    Row ``i`` (in group order) holds the doc ``doc_ids[order.source(i)]``. Candidates are found
+    on fingerprints, by sorting each group's fingerprints (a
+    padded 2-D sort, chunk by chunk), then confirmed on the id strings.
+    """
+    n = len(groups)
+    if n < 2:
+        return np.zeros(0, dtype=np.int64)
+    starts, sizes = group_starts(groups)
+    suspects: list[np.ndarray] = []
+    for lo, hi in _chunk_bounds(starts, n):
+        g_lo, g_hi = np.searchsorted(starts, [lo, hi])
+        s, z = starts[g_lo:g_hi] - lo, sizes[g_lo:g_hi]
+        width = int(z.max())
+        if len(z) * width <= 4 * (hi - lo) + 1024:
+            grid = np.full((len(z), width), np.iinfo(np.uint64).max, dtype=np.uint64)
+            row = np.repeat(np.arange(len(z)), z)
+            grid[row, np.arange(hi - lo) - s[row]] = doc_fp[lo:hi]
+            grid.sort(axis=1)
+            hit = (grid[:, 1:] == grid[:, :-1]).any(axis=1) & (z > 1)
+            suspects.append(np.flatnonzero(hit) + g_lo)
+        else:  # very uneven group sizes: one sort of (group, fingerprint) keys
+            row = np.repeat(np.arange(g_lo, g_hi), z)
+            key = pair_key(row, doc_fp[lo:hi])
+            skey = np.sort(key)
+            clash = skey[1:][skey[1:] == skey[:-1]]
+            suspects.append(np.unique(row[np.isin(key, clash)]))
+    suspect_groups = np.concatenate(suspects)
+    if len(suspect_groups) == 0:
+        return np.zeros(0, dtype=np.int64)
+    rows = np.concatenate([np.arange(starts[g], starts[g] + sizes[g]) for g in suspect_groups])
+    take = order.source(rows)
+    frame = pd.DataFrame({"g": groups[rows], "d": _take(doc_ids, take).to_pandas()})
+    return rows[frame.duplicated(subset=["g", "d"], keep="first").to_numpy()]
+
+
+def lookup_pairs(
+    run_query: np.ndarray,
+    run_doc_fp: np.ndarray,
+    run_docs: Ids,
+    run_order: Order,
+    qrels_query: np.ndarray,
+    qrels_doc_fp: np.ndarray,
+    qrels_docs: pa.Array,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The run rows whose (query, doc) is in the qrels, and the matching qrels rows.
+
+    ``run_query`` and ``qrels_query`` number queries the same way (-1: unknown on the other
+    side, never matched); qrels pairs must be unique. Run row ``i`` holds the doc
+    ``run_docs[run_order.source(i)]``. Works in chunks.
+
+    Returns:
+        ``(run_rows, qrels_rows)``, run rows ascending.
+    """
+    known = qrels_query >= 0
+    qrels_key = pair_key(qrels_query[known], qrels_doc_fp[known])
+    qrels_rows = np.flatnonzero(known)
+    index = pd.Index(qrels_key)
+    if not index.is_unique:  # a fingerprint collision between two distinct pairs: exact path
+        return _lookup_exact(run_query, run_docs, run_order, qrels_query, qrels_docs)
+    hit_rows: list[np.ndarray] = []
+    hit_qrels: list[np.ndarray] = []
+    n = len(run_query)
+    for lo in range(0, n, CHUNK):
+        hi = min(n, lo + CHUNK)
+        found = index.get_indexer(pair_key(run_query[lo:hi], run_doc_fp[lo:hi]))
+        found[run_query[lo:hi] < 0] = -1
+        rows = np.flatnonzero(found >= 0)
+        hit_rows.append(rows + lo)
+        hit_qrels.append(qrels_rows[found[rows]])
+    rows = np.concatenate(hit_rows) if hit_rows else np.zeros(0, dtype=np.int64)
+    qrows = np.concatenate(hit_qrels) if hit_qrels else np.zeros(0, dtype=np.int64)
+    if len(rows):
+        take = run_order.source(rows)
+        left = _take(run_docs, take)
+        right = pc.cast(_take(qrels_docs, qrows), left.type)
+        ok = np.asarray(pc.equal(left, right)) & (qrels_query[qrows] == run_query[rows])
+        rows, qrows = rows[ok], qrows[ok]
+    return rows, qrows
+
+
+def _lookup_exact(
+    run_query: np.ndarray,
+    run_docs: Ids,
+    run_order: Order,
+    qrels_query: np.ndarray,
+    qrels_docs: pa.Array,
+) -> tuple[np.ndarray, np.ndarray]:
+    docs = _take(run_docs, run_order.source(np.arange(len(run_query))))
+    left = pd.DataFrame({"q": run_query, "d": docs.to_pandas(), "r": np.arange(len(run_query))})
+    right = pd.DataFrame(
+        {"q": qrels_query, "d": qrels_docs.to_pandas(), "i": np.arange(len(qrels_query))}
+    )
+    merged = left[left["q"] >= 0].merge(right, on=["q", "d"], how="inner").sort_values("r")
+    return merged["r"].to_numpy(dtype=np.int64), merged["i"].to_numpy(dtype=np.int64)

@@ -1,0 +1,187 @@
+"""Command line: ``python -m analysis <command> ...``.
+
+Commands:
+    evaluate   per-query metrics of a run to CSV/Parquet, means and data checks to stdout
+    validate   data checks only
+    geo        duplicate-coordinate and twin report of a POI file, as JSON
+    demo       regenerate the demo bundle
+
+Bad input exits with code 2 and one line ``error: <file>:<line>: <what is wrong>`` on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.csv as pcsv
+import pyarrow.parquet as pq
+
+from analysis._ranking import as_string_array
+from analysis.errors import DataWarning, InputError
+from analysis.loaders import detect_format, load_qrels, load_run
+from analysis.loaders.trec import read_trec_run_table
+from analysis.metrics import (
+    DEFAULT_METRICS,
+    TIE_POLICIES,
+    evaluate_arrays,
+    parse_metrics,
+    run_arrays,
+)
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors (exit code 2), like every other bad input."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        sys.stderr.write(f"error: {self.prog}: {message}\n")
+        raise SystemExit(2)
+
+
+def _add_eval_args(cmd: argparse.ArgumentParser) -> None:
+    cmd.add_argument("--run", required=True, help="run file (TREC run, STaRK eval_results, table)")
+    cmd.add_argument("--qrels", required=True, help="qrels (TREC qrels, STaRK QA CSV, table)")
+    cmd.add_argument(
+        "--metrics",
+        default=",".join(DEFAULT_METRICS),
+        help="comma-separated metrics, e.g. hit@1,hit@5,recall@20,mrr,ndcg@10",
+    )
+    cmd.add_argument("--ties", choices=TIE_POLICIES, default="trec_eval", help="tie policy")
+    cmd.add_argument(
+        "--relevance-threshold", type=int, default=1, help="relevant means relevance >= this"
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="python -m analysis", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    ev = sub.add_parser("evaluate", help="per-query metrics of a run")
+    _add_eval_args(ev)
+    ev.add_argument("--out", help="write per-query metrics here (.csv or .parquet)")
+    ev.add_argument(
+        "--diagnostics",
+        action="store_true",
+        help="add n_gold, first_gold_rank, tie flags and <metric>_min/_max columns to --out",
+    )
+
+    va = sub.add_parser("validate", help="data checks of a run against qrels")
+    _add_eval_args(va)
+
+    geo = sub.add_parser("geo", help="duplicate-coordinate report of a POI file (JSON)")
+    geo.add_argument("--pois", required=True, help="POI file (CSV with lat/lon, LIST, GeoGLUE…)")
+    geo.add_argument("--tolerance-m", type=float, default=0.0, help="stack tolerance in metres")
+    geo.add_argument("--crs", default=None, help="CRS of projected coordinates, e.g. EPSG:2385")
+
+    demo = sub.add_parser("demo", help="regenerate the demo bundle")
+    demo.add_argument("--out", default="data/demo", help="output folder")
+    demo.add_argument("--seed", type=int, default=0)
+    return parser
+
+
+def _print_warnings(warnings: Sequence[DataWarning]) -> None:
+    for w in warnings:
+        print(str(w))
+
+
+def _cmd_evaluate(args: argparse.Namespace, *, write: bool) -> int:
+    try:
+        metrics = parse_metrics(args.metrics)
+    except ValueError as exc:
+        raise InputError("--metrics", None, str(exc)) from None
+    if args.relevance_threshold < 1:
+        raise InputError("--relevance-threshold", None, "must be at least 1")
+    queries, docs, scores = _load_run_columns(args.run)
+    qrels = load_qrels(args.qrels)
+    query_ids, columns, warnings, _ = evaluate_arrays(
+        queries,
+        docs,
+        scores,
+        qrels,
+        metrics,
+        ties=args.ties,
+        relevance_threshold=args.relevance_threshold,
+        diagnostics=not write or bool(getattr(args, "diagnostics", False)),
+    )
+    n = len(query_ids)
+    if write:
+        width = max(len(m.label) for m in metrics)
+        print(f"{'metric':<{width}}  {'mean':>8}  n")
+        for m in metrics:
+            mean = float(columns[m.label].mean()) if n else float("nan")
+            print(f"{m.label:<{width}}  {mean:8.4f}  {n}")
+        if args.out:
+            keep = list(columns) if args.diagnostics else [m.label for m in metrics]
+            _write_table(query_ids, {c: columns[c] for c in keep}, Path(args.out))
+    else:
+        print(f"{n} queries in the qrels, {len(scores)} run lines")
+    _print_warnings(warnings)
+    if not write and not warnings:
+        print("no problems found")
+    return 0
+
+
+def _load_run_columns(path: str) -> tuple[pa.Array, pa.Array, np.ndarray]:
+    """A run as columns; TREC runs go straight from Arrow's CSV reader (no pandas copy)."""
+    if detect_format(path) == "trec_run":
+        table = read_trec_run_table(path)
+        return (
+            as_string_array(table["query_id"]),
+            as_string_array(table["doc_id"]),
+            table["score"].to_numpy(),
+        )
+    return run_arrays(load_run(path))
+
+
+def _write_table(query_ids: pd.Index, columns: dict[str, np.ndarray], out: Path) -> None:
+    """Write ``query_id`` + columns as CSV (Arrow's writer: shortest round-trip floats) or
+    Parquet, by the file extension."""
+    table = pa.table({"query_id": pa.array(query_ids.to_numpy(), pa.string()), **columns})
+    try:
+        if out.suffix.lower() == ".parquet":
+            pq.write_table(table, out)
+        else:
+            pcsv.write_csv(table, out, write_options=pcsv.WriteOptions(quoting_style="needed"))
+    except (OSError, pa.ArrowException) as exc:
+        raise InputError(out, None, f"cannot write: {exc}") from None
+
+
+def _cmd_geo(args: argparse.Namespace) -> int:
+    from analysis.geo import stack_report
+    from analysis.loaders.spatial import load_pois
+
+    pois = load_pois(args.pois, crs=args.crs)
+    print(json.dumps(stack_report(pois, tolerance_m=args.tolerance_m), ensure_ascii=False))
+    return 0
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    from analysis.demo import generate_bundle
+
+    generate_bundle(Path(args.out), seed=args.seed)
+    print(f"demo bundle written to {args.out}")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI; returns the exit code (0 ok, 2 bad input)."""
+    args = build_parser().parse_args(argv)
+    try:
+        if args.command == "evaluate":
+            return _cmd_evaluate(args, write=True)
+        if args.command == "validate":
+            return _cmd_evaluate(args, write=False)
+        if args.command == "geo":
+            return _cmd_geo(args)
+        if args.command == "demo":
+            return _cmd_demo(args)
+    except InputError as exc:
+        sys.stderr.write(f"error: {exc}\n")
+        return 2
+    return 2

@@ -1,0 +1,176 @@
+"""Read runs, qrels, queries and entities from any supported format, detected from the content.
+
+=================  ===========================================  ==================================
+format             recognised by                                 gives
+=================  ===========================================  ==================================
+``trec_run``       ``qid Q0 docno rank score tag`` lines          run
+``trec_qrels``     ``qid iter docno rel`` lines                   qrels
+``stark_qa``       CSV header with ``id, query, answer_ids``       queries and qrels
+``stark_eval``     CSV header with ``query_id, pred_rank``         run (ranks, no scores)
+``split_index``    ``*.index``: one id per line                    query ids of one split
+``table``          CSV/TSV/Parquet/JSONL with the column names     run, qrels, queries or entities
+=================  ===========================================  ==================================
+
+``.gz`` works for the text formats. The returned tables use the project's vocabulary:
+runs ``query_id, doc_id, score`` (+ ``rank`` when the file gives ranks only), qrels
+``query_id, doc_id, relevance``, queries ``query_id, text, ...``, entities ``doc_id, name, text,
+...``. Ids are strings. Bad input raises :class:`~analysis.errors.InputError`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from analysis.errors import InputError
+from analysis.loaders import stark, tables, trec
+from analysis.loaders._text import check_file, first_data_line, head_text
+
+FORMATS = ("trec_run", "trec_qrels", "stark_qa", "stark_eval", "split_index", "table")
+
+
+def detect_format(path: str | Path) -> str:
+    """Guess the format of a file from its name and first data line (see the module table)."""
+    p = check_file(path)
+    name = p.name.lower().removesuffix(".gz")
+    if name.endswith((".parquet", ".jsonl", ".ndjson", ".json")):
+        return "table"
+    if name.endswith(".index"):
+        return "split_index"
+    head = head_text(p)
+    found = first_data_line(head)
+    if found is None:
+        raise InputError(p, None, "the file holds no data")
+    _, line = found
+    if "," in line or "\t" in line:
+        columns = {c.strip().strip('"') for c in line.replace("\t", ",").split(",")}
+        if {"id", "query", "answer_ids"} <= columns:
+            return "stark_qa"
+        if {"query_id", "pred_rank"} <= columns:
+            return "stark_eval"
+        if "query_id" in columns or "doc_id" in columns:
+            return "table"
+    kind = trec.looks_like_trec(line)
+    if kind:
+        return kind
+    if len(line.split()) == 1 and "," not in line:
+        return "split_index"
+    raise InputError(
+        p,
+        found[0],
+        "unrecognised format (expected a TREC run/qrels, a STaRK CSV or a table "
+        "with query_id/doc_id columns)",
+    )
+
+
+def _check_run_table(frame: pd.DataFrame, path: Path) -> pd.DataFrame:
+    missing = [c for c in ("query_id", "doc_id") if c not in frame.columns]
+    if missing or not ({"score", "rank"} & set(frame.columns)):
+        raise InputError(
+            path, 1, "a run table needs the columns query_id, doc_id and score (or rank)"
+        )
+    for column in ("score", "rank"):
+        if column in frame.columns:
+            values = pd.to_numeric(frame[column], errors="coerce").to_numpy(dtype=np.float64)
+            bad = ~np.isfinite(values)
+            if bad.any():
+                i = int(np.flatnonzero(bad)[0])
+                raise InputError(
+                    path,
+                    _row_line(path, i),
+                    f"{column} {frame[column].iloc[i]!r} is not a finite number",
+                )
+            frame[column] = values if column == "score" else values.astype(np.int64)
+    if "score" not in frame.columns:
+        frame["score"] = -frame["rank"].astype(np.float64)
+    return frame
+
+
+def _row_line(path: Path, row: int) -> int | None:
+    """File line of table row ``row`` (0-based) for CSV-like files; None for binary formats."""
+    name = path.name.lower().removesuffix(".gz")
+    if name.endswith(".parquet"):
+        return None
+    return row + (1 if name.endswith((".jsonl", ".ndjson")) else 2)
+
+
+def load_run(path: str | Path, fmt: str = "auto") -> pd.DataFrame:
+    """Load a run: ``query_id, doc_id, score`` (+ ``rank`` for rank-only formats), file order."""
+    p = check_file(path)
+    fmt = detect_format(p) if fmt == "auto" else fmt
+    if fmt == "trec_run":
+        return trec.read_trec_run(p)
+    if fmt == "stark_eval":
+        return stark.read_stark_eval(p)[0]
+    if fmt == "table":
+        return _check_run_table(tables.read_table(p), p)
+    raise InputError(p, None, f"a {fmt} file is not a run")
+
+
+def load_qrels(path: str | Path, fmt: str = "auto") -> pd.DataFrame:
+    """Load qrels: ``query_id, doc_id, relevance`` (int64)."""
+    p = check_file(path)
+    fmt = detect_format(p) if fmt == "auto" else fmt
+    if fmt == "trec_qrels":
+        return trec.read_trec_qrels(p)
+    if fmt == "stark_qa":
+        return stark.read_stark_qa(p)[1]
+    if fmt == "table":
+        frame = tables.read_table(p)
+        missing = [c for c in ("query_id", "doc_id") if c not in frame.columns]
+        if missing:
+            raise InputError(p, 1, "a qrels table needs the columns query_id, doc_id, relevance")
+        if "relevance" not in frame.columns:  # a list of gold pairs (e.g. LIST's qrels.csv)
+            frame["relevance"] = 1
+        rel = pd.to_numeric(frame["relevance"], errors="coerce")
+        bad = rel.isna() | (rel != rel.round())
+        if bad.any():
+            i = int(np.flatnonzero(bad.to_numpy())[0])
+            raise InputError(
+                p, _row_line(p, i), f"relevance {frame['relevance'].iloc[i]!r} is not an integer"
+            )
+        frame["relevance"] = rel.astype(np.int64)
+        return frame[["query_id", "doc_id", "relevance"]]
+    raise InputError(p, None, f"a {fmt} file is not a qrels file")
+
+
+def load_queries(path: str | Path, fmt: str = "auto") -> pd.DataFrame:
+    """Load queries: ``query_id, text`` + any other columns (STaRK QA or a table)."""
+    p = check_file(path)
+    fmt = detect_format(p) if fmt == "auto" else fmt
+    if fmt == "stark_qa":
+        return stark.read_stark_qa(p)[0]
+    if fmt == "table":
+        frame = tables.read_table(p)
+        if "query_id" not in frame.columns:
+            raise InputError(p, 1, "a queries table needs a query_id column")
+        if "text" not in frame.columns:
+            frame["text"] = ""
+        return frame
+    if fmt == "split_index":
+        return stark.read_split_index(p)
+    raise InputError(p, None, f"a {fmt} file is not a queries file")
+
+
+def load_entities(path: str | Path) -> pd.DataFrame:
+    """Load entities (KB nodes, POIs): ``doc_id, name, text, ...`` from a table."""
+    p = check_file(path)
+    frame = tables.read_table(p)
+    if "doc_id" not in frame.columns:
+        raise InputError(p, 1, "an entities table needs a doc_id column")
+    for column in ("name", "text"):
+        if column not in frame.columns:
+            frame[column] = ""
+    return frame
+
+
+__all__ = [
+    "FORMATS",
+    "detect_format",
+    "load_entities",
+    "load_qrels",
+    "load_queries",
+    "load_run",
+]

@@ -1,0 +1,127 @@
+"""Long tables in CSV/TSV, Parquet or JSON Lines with the project's column names.
+
+Id columns (``query_id``, ``doc_id``, and any column ending in ``_id``) are read as strings, so
+``"007"`` stays ``"007"``. Other columns keep their types. A CSV error names its line.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from analysis.errors import InputError
+from analysis.loaders._text import check_file, head_text, read_text
+
+_LINE_RE = re.compile(r"line (\d+)")
+
+
+def _is_id(column: str) -> bool:
+    return column in ("query_id", "doc_id", "id") or column.endswith("_id")
+
+
+def read_table(path: str | Path) -> pd.DataFrame:
+    """Read a CSV/TSV (``.csv``, ``.tsv``, ``.gz`` too), Parquet or JSONL table.
+
+    Raises:
+        InputError: unreadable file, malformed CSV/JSON (with the line), or an empty table header.
+    """
+    p = check_file(path)
+    name = p.name.lower().removesuffix(".gz")
+    if name.endswith(".parquet") or _magic(p) == b"PAR1":
+        return _read_parquet(p)
+    if name.endswith((".jsonl", ".ndjson", ".json")):
+        return _read_jsonl(p)
+    return _read_csv(p, sep="\t" if name.endswith(".tsv") else None)
+
+
+def _magic(path: Path) -> bytes:
+    with path.open("rb") as f:
+        return f.read(4)
+
+
+def _read_parquet(path: Path) -> pd.DataFrame:
+    try:
+        table = pq.read_table(path)
+    except (pa.ArrowException, OSError) as exc:
+        raise InputError(path, None, f"cannot read Parquet: {exc}") from None
+    frame = table.to_pandas()
+    for column in frame.columns:
+        if _is_id(str(column)):
+            frame[column] = frame[column].astype("str")
+    return frame
+
+
+def _read_jsonl(path: Path) -> pd.DataFrame:
+    rows = []
+    text = read_text(path)
+    stripped = text.lstrip()
+    if stripped.startswith("["):  # a JSON array of records
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InputError(path, exc.lineno, f"invalid JSON: {exc.msg}") from None
+        rows = data if isinstance(data, list) else []
+    else:
+        for number, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise InputError(path, number, f"invalid JSON: {exc.msg}") from None
+            if not isinstance(record, dict):
+                raise InputError(path, number, "expected one JSON object per line")
+            rows.append(record)
+    frame = pd.DataFrame(rows)
+    for column in frame.columns:
+        if _is_id(str(column)):
+            frame[column] = frame[column].astype("str")
+    return frame
+
+
+def _read_csv(path: Path, sep: str | None) -> pd.DataFrame:
+    text = read_text(path)
+    first = text.split("\n", 1)[0]
+    if sep is None:
+        sep = "\t" if first.count("\t") > first.count(",") else ","
+    header = [h.strip().strip('"') for h in first.rstrip("\r").split(sep)]
+    dtype = {h: "str" for h in header if _is_id(h)}
+    try:
+        frame = pd.read_csv(
+            io.StringIO(text), sep=sep, dtype=dtype, keep_default_na=False, na_values=[""]
+        )
+    except pd.errors.EmptyDataError:
+        raise InputError(path, 1, "the file is empty") from None
+    except (pd.errors.ParserError, ValueError) as exc:
+        match = _LINE_RE.search(str(exc))
+        line = int(match.group(1)) if match else None
+        reason = str(exc).split("C error: ")[-1].strip()
+        raise InputError(path, line, f"malformed table: {reason}") from None
+    frame.columns = [str(c).strip() for c in frame.columns]
+    for column in frame.columns:
+        if _is_id(column):
+            frame[column] = frame[column].astype("str")
+    return frame
+
+
+def table_columns(path: str | Path) -> list[str]:
+    """Column names of a table file without reading it all (for format detection)."""
+    p = check_file(path)
+    name = p.name.lower().removesuffix(".gz")
+    if name.endswith(".parquet") or _magic(p) == b"PAR1":
+        try:
+            return list(pq.read_schema(p).names)
+        except (pa.ArrowException, OSError) as exc:
+            raise InputError(p, None, f"cannot read Parquet: {exc}") from None
+    if name.endswith((".jsonl", ".ndjson", ".json")):
+        frame = _read_jsonl(p)
+        return list(frame.columns)
+    first = head_text(p).split("\n", 1)[0].rstrip("\r")
+    sep = "\t" if first.count("\t") > first.count(",") else ","
+    return [h.strip().strip('"') for h in first.split(sep)]

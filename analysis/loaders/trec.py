@@ -1,0 +1,202 @@
+"""TREC run and qrels files.
+
+Run: ``qid Q0 docno rank score tag``, whitespace-separated. As in trec_eval, the rank column is
+ignored (the ranking comes from the scores) and fields after the sixth are ignored. Qrels:
+``qid iter docno rel`` with an integer relevance.
+
+Accepted as valid (trec_eval 10 accepts them): a UTF-8 BOM, CRLF line endings, blank lines and
+lines starting with ``#``. Errors name the file and line: too few fields, a score that is not a
+finite number (``nan``, ``inf``, text), a relevance that is not an integer.
+
+Large files are parsed by Arrow's multi-threaded CSV reader when they use one consistent
+delimiter (a single space or a single tab); anything else (comments, mixed whitespace, a bad
+value) goes through a line-by-line parser that either reads the file or reports the exact line.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pcsv
+
+from analysis.errors import InputError
+from analysis.loaders._text import check_file, head_text, iter_lines, read_text
+
+RUN_FIELDS = ("query_id", "q0", "doc_id", "file_rank", "score", "tag")
+QRELS_FIELDS = ("query_id", "iteration", "doc_id", "relevance")
+
+
+def _delimiter(path: Path, n_fields: int) -> str | None:
+    """The single-character delimiter when the head of the file is regular, else None."""
+    head = head_text(path)
+    lines = head.splitlines()[:-1] or head.splitlines()  # the last line may be cut
+    if not lines:
+        return None
+    for delim in (" ", "\t"):
+        if all(
+            len(line.split(delim)) == n_fields and "" not in line.split(delim)
+            for line in lines
+            if line
+        ):
+            return delim
+    return None
+
+
+def _fast_read(path: Path, names: tuple[str, ...], keep: dict[str, pa.DataType]) -> pa.Table | None:
+    delim = _delimiter(path, len(names))
+    if delim is None:
+        return None
+    try:
+        table = pcsv.read_csv(
+            path,
+            read_options=pcsv.ReadOptions(column_names=list(names), block_size=1 << 22),
+            parse_options=pcsv.ParseOptions(delimiter=delim, quote_char=False),
+            convert_options=pcsv.ConvertOptions(
+                include_columns=list(keep), column_types=keep, strings_can_be_null=False
+            ),
+        )
+    except (pa.ArrowInvalid, OSError, EOFError):
+        return None
+    for name in keep:
+        if table[name].null_count:
+            return None
+    return table
+
+
+def read_trec_run(path: str | Path) -> pd.DataFrame:
+    """Read a TREC run file into ``query_id, doc_id, score`` (ids as strings, file order kept).
+
+    Raises:
+        InputError: a line with fewer than 6 fields, or a score that is not a finite number.
+    """
+    return read_trec_run_table(path).to_pandas()
+
+
+def read_trec_run_table(path: str | Path) -> pa.Table:
+    """:func:`read_trec_run` as an Arrow table (no pandas copy of 10M-line files)."""
+    p = check_file(path)
+    table = _fast_read(
+        p, RUN_FIELDS, {"query_id": pa.string(), "doc_id": pa.string(), "score": pa.float64()}
+    )
+    if table is not None:
+        scores = table["score"].to_numpy()
+        if np.isfinite(scores).all() and not _has_empty(table):
+            return table.select(["query_id", "doc_id", "score"])
+    return _slow_run(p)
+
+
+def _has_empty(table: pa.Table) -> bool:
+    """An empty id, or a ``#`` comment line that happened to split into the right field count.
+    Checked chunk by chunk, so the temporary arrays stay small."""
+    for column in ("query_id", "doc_id"):
+        for chunk in table[column].chunks:
+            if pc.min(pc.binary_length(chunk)).as_py() == 0:
+                return True
+    return any(pc.any(pc.starts_with(c, "#")).as_py() for c in table["query_id"].chunks)
+
+
+def _slow_run(path: Path) -> pa.Table:
+    qids: list[str] = []
+    docs: list[str] = []
+    scores: list[float] = []
+    for number, line in iter_lines(read_text(path)):
+        fields = line.split()
+        if not fields or fields[0].startswith("#"):
+            continue
+        if len(fields) < 6:
+            raise InputError(
+                path,
+                number,
+                f"expected 6 fields 'qid Q0 docno rank score tag', found {len(fields)}",
+            )
+        score = _finite(fields[4], path, number)
+        qids.append(fields[0])
+        docs.append(fields[2])
+        scores.append(score)
+    return pa.table(
+        {
+            "query_id": pa.array(qids, pa.string()),
+            "doc_id": pa.array(docs, pa.string()),
+            "score": pa.array(scores, pa.float64()),
+        }
+    )
+
+
+def _finite(text: str, path: Path, number: int) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise InputError(path, number, f"score {text!r} is not a number") from None
+    if not math.isfinite(value):
+        raise InputError(path, number, f"score {text!r} is not a finite number")
+    return value
+
+
+def read_trec_qrels(path: str | Path) -> pd.DataFrame:
+    """Read a TREC qrels file into ``query_id, doc_id, relevance`` (relevance as int64).
+
+    Raises:
+        InputError: a line with fewer than 4 fields, or a relevance that is not an integer.
+    """
+    p = check_file(path)
+    table = _fast_read(
+        p, QRELS_FIELDS, {"query_id": pa.string(), "doc_id": pa.string(), "relevance": pa.int64()}
+    )
+    if table is not None and not _has_empty(table):
+        return table.select(["query_id", "doc_id", "relevance"]).to_pandas()
+    qids: list[str] = []
+    docs: list[str] = []
+    rels: list[int] = []
+    for number, line in iter_lines(read_text(p)):
+        fields = line.split()
+        if not fields or fields[0].startswith("#"):
+            continue
+        if len(fields) < 4:
+            raise InputError(
+                p, number, f"expected 4 fields 'qid iter docno rel', found {len(fields)}"
+            )
+        try:
+            rel = int(fields[3])
+        except ValueError:
+            raise InputError(p, number, f"relevance {fields[3]!r} is not an integer") from None
+        qids.append(fields[0])
+        docs.append(fields[2])
+        rels.append(rel)
+    return pa.table(
+        {
+            "query_id": pa.array(qids, pa.string()),
+            "doc_id": pa.array(docs, pa.string()),
+            "relevance": pa.array(rels, pa.int64()),
+        }
+    ).to_pandas()
+
+
+def looks_like_trec(line: str) -> str | None:
+    """``"trec_run"``, ``"trec_qrels"`` or None, judging from one data line."""
+    fields = line.split()
+    if len(fields) >= 6 and _is_number(fields[4]):
+        return "trec_run"
+    if len(fields) == 4 and _is_int(fields[3]):
+        return "trec_qrels"
+    return None
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _is_int(text: str) -> bool:
+    try:
+        int(text)
+    except ValueError:
+        return False
+    return True
