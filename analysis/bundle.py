@@ -1,0 +1,292 @@
+"""Bundles: a folder with a ``bundle.toml`` manifest naming datasets, each with queries, qrels,
+optional entities/edges and runs (one file per model; model name = file stem).
+
+Manifest (paths relative to the bundle folder; every key but the dataset table is optional)::
+
+    name = "demo"
+    description = "one line"
+
+    [datasets.stark-amazon]
+    family = "stark"                         # "stark", "spatial" or "generic"
+    queries = "stark-amazon/queries.parquet" # default: <dataset>/queries.* (any supported format)
+    qrels = "stark-amazon/qrels.parquet"     # default: <dataset>/qrels.*; may be the queries file
+    entities = "stark-amazon/entities.parquet"
+    edges = "stark-amazon/edges.parquet"     # KB relations: src_id, relation, dst_id
+    runs = "stark-amazon/runs"               # a folder, or a table {model = "file"}
+    metrics = ["hit@1", "hit@5", "recall@20", "mrr"]
+    query_type = "human"                     # when the queries file has no query_type column
+    splits = { test = "split/test.index" }   # STaRK split files -> a split column
+    query_groups = "query_groups/group_query_test.json"   # AvaTaR patterns -> pattern column
+    metapaths = "metapaths/test.json"        # MoR metapaths -> metapath column
+    crs = "EPSG:4326"                        # spatial: CRS of projected coordinates
+    relevance_threshold = 1
+
+A STaRK QA CSV (``id,query,answer_ids``) can serve as both ``queries`` and ``qrels``. Errors
+name the manifest and, for TOML syntax errors, the line.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from analysis.errors import InputError
+from analysis.loaders import load_entities, load_qrels, load_queries, load_run, stark, tables
+
+MANIFEST = "bundle.toml"
+FAMILIES = ("stark", "spatial", "generic")
+RUN_SUFFIXES = (".run", ".txt", ".trec", ".tsv", ".csv", ".parquet", ".jsonl", ".res")
+DEFAULT_METRICS = {
+    "stark": ("hit@1", "hit@5", "recall@20", "mrr"),
+    "spatial": ("recall@10", "ndcg@10", "recall@20", "ndcg@20"),
+    "generic": ("hit@1", "hit@5", "recall@20", "mrr", "ndcg@10"),
+}
+_TOML_LINE = re.compile(r"line (\d+)")
+_KEYS = {
+    "family",
+    "queries",
+    "qrels",
+    "entities",
+    "edges",
+    "runs",
+    "metrics",
+    "query_type",
+    "splits",
+    "query_groups",
+    "metapaths",
+    "crs",
+    "relevance_threshold",
+    "description",
+}
+
+
+@dataclass(frozen=True)
+class DatasetSpec:
+    """One dataset of a bundle, as the manifest declares it (paths resolved)."""
+
+    name: str
+    family: str
+    queries: Path | None
+    qrels: Path
+    runs: dict[str, Path]
+    entities: Path | None = None
+    edges: Path | None = None
+    metrics: tuple[str, ...] = ()
+    query_type: str | None = None
+    splits: dict[str, Path] = field(default_factory=dict)
+    query_groups: Path | None = None
+    metapaths: Path | None = None
+    crs: str | None = None
+    relevance_threshold: int = 1
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class Bundle:
+    """A parsed manifest: the bundle folder and its datasets (in manifest order)."""
+
+    root: Path
+    name: str
+    description: str
+    datasets: dict[str, DatasetSpec]
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """A loaded dataset: tables in the project's vocabulary and the run files per model."""
+
+    spec: DatasetSpec
+    queries: pd.DataFrame
+    qrels: pd.DataFrame
+    entities: pd.DataFrame | None
+    edges: pd.DataFrame | None
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def models(self) -> list[str]:
+        return list(self.spec.runs)
+
+
+def _find(folder: Path, stem: str) -> Path | None:
+    """``folder/stem.*`` (first match in name order), or None."""
+    if not folder.is_dir():
+        return None
+    matches = sorted(p for p in folder.iterdir() if p.is_file() and p.name.split(".")[0] == stem)
+    return matches[0] if matches else None
+
+
+def _model_name(path: Path) -> str:
+    name = path.name
+    name = name.removesuffix(".gz")
+    for suffix in RUN_SUFFIXES:
+        if name.endswith(suffix):
+            return name[: -len(suffix)]
+    return path.stem
+
+
+def read_manifest(path: str | Path) -> Bundle:
+    """Parse ``bundle.toml`` (``path`` may be the file or its folder).
+
+    Raises:
+        InputError: no manifest, TOML syntax error (with its line), unknown keys, a dataset
+            without qrels or runs, a path that does not exist.
+    """
+    p = Path(path)
+    manifest = p / MANIFEST if p.is_dir() else p
+    if not manifest.is_file():
+        raise InputError(manifest, None, "no bundle manifest (bundle.toml) here")
+    root = manifest.parent
+    try:
+        data = tomllib.loads(manifest.read_text(encoding="utf-8-sig"))
+    except tomllib.TOMLDecodeError as exc:
+        match = _TOML_LINE.search(str(exc))
+        raise InputError(
+            manifest, int(match.group(1)) if match else None, f"invalid TOML: {exc}"
+        ) from None
+    except UnicodeDecodeError:
+        raise InputError(manifest, None, "the manifest is not UTF-8 text") from None
+    raw = data.get("datasets")
+    if not isinstance(raw, dict) or not raw:
+        raise InputError(manifest, None, "no [datasets.<name>] table")
+    datasets = {str(name): _dataset(manifest, root, str(name), body) for name, body in raw.items()}
+    return Bundle(
+        root=root,
+        name=str(data.get("name", root.name)),
+        description=str(data.get("description", "")),
+        datasets=datasets,
+    )
+
+
+def _dataset(manifest: Path, root: Path, name: str, body: object) -> DatasetSpec:
+    def fail(message: str) -> InputError:
+        return InputError(manifest, None, f"dataset {name!r}: {message}")
+
+    if not isinstance(body, dict):
+        raise fail("expected a table of keys")
+    unknown = sorted(set(body) - _KEYS)
+    if unknown:
+        raise fail(f"unknown key(s) {', '.join(unknown)}")
+
+    def path_of(key: str, default_stem: str | None = None) -> Path | None:
+        value = body.get(key)
+        if value is None:
+            return _find(root / name, default_stem) if default_stem else None
+        if not isinstance(value, str):
+            raise fail(f"{key} must be a path string")
+        resolved = (root / value).resolve()
+        if not resolved.exists():
+            raise fail(f"{key} {value!r} does not exist")
+        return resolved
+
+    family = str(body.get("family", "generic"))
+    if family not in FAMILIES:
+        raise fail(f"family must be one of {', '.join(FAMILIES)}")
+    qrels = path_of("qrels", "qrels")
+    if qrels is None:
+        raise fail('no qrels (set qrels = "..." or add <dataset>/qrels.*)')
+    runs = _runs(body.get("runs"), root, name, fail)
+    metrics = body.get("metrics", DEFAULT_METRICS[family])
+    if not isinstance(metrics, list | tuple) or not all(isinstance(m, str) for m in metrics):
+        raise fail("metrics must be a list of names")
+    splits_raw = body.get("splits", {})
+    if not isinstance(splits_raw, dict):
+        raise fail('splits must be a table {split = "file"}')
+    splits = {}
+    for split, value in splits_raw.items():
+        resolved = (root / str(value)).resolve()
+        if not resolved.exists():
+            raise fail(f"split file {value!r} does not exist")
+        splits[str(split)] = resolved
+    threshold = body.get("relevance_threshold", 1)
+    if not isinstance(threshold, int) or threshold < 1:
+        raise fail("relevance_threshold must be an integer >= 1")
+    return DatasetSpec(
+        name=name,
+        family=family,
+        queries=path_of("queries", "queries"),
+        qrels=qrels,
+        runs=runs,
+        entities=path_of("entities", "entities"),
+        edges=path_of("edges", "edges"),
+        metrics=tuple(metrics),
+        query_type=body.get("query_type"),
+        splits=splits,
+        query_groups=path_of("query_groups"),
+        metapaths=path_of("metapaths"),
+        crs=body.get("crs"),
+        relevance_threshold=threshold,
+        description=str(body.get("description", "")),
+    )
+
+
+def _runs(
+    value: object, root: Path, name: str, fail: Callable[[str], InputError]
+) -> dict[str, Path]:
+    if isinstance(value, dict):
+        out = {}
+        for model, rel in value.items():
+            resolved = (root / str(rel)).resolve()
+            if not resolved.is_file():
+                raise fail(f"run {model!r}: {rel!r} is not a file")
+            out[str(model)] = resolved
+        return out
+    folder = (root / (value if isinstance(value, str) else f"{name}/runs")).resolve()
+    if not folder.is_dir():
+        raise fail(f"runs folder {folder.name!r} does not exist")
+    files = sorted(
+        p
+        for p in folder.iterdir()
+        if p.is_file() and p.name.removesuffix(".gz").endswith(RUN_SUFFIXES)
+    )
+    if not files:
+        raise fail("the runs folder holds no run file")
+    return {_model_name(p): p for p in files}
+
+
+def load_dataset(spec: DatasetSpec) -> Dataset:
+    """Load the tables of one dataset (runs stay on disk; see :func:`load_run`).
+
+    The queries table gets ``dataset`` and ``query_type`` columns (from the manifest when the
+    file has none), and ``split``, ``pattern``, ``metapath`` columns when the manifest names
+    STaRK split, query-group or metapath files.
+    """
+    qrels = load_qrels(spec.qrels)
+    if spec.queries is not None:
+        queries = load_queries(spec.queries)
+    else:  # no queries file: the query ids of the qrels, without text
+        queries = pd.DataFrame({"query_id": qrels["query_id"].drop_duplicates(), "text": ""})
+    queries = queries.drop_duplicates("query_id").reset_index(drop=True)
+    queries["query_id"] = queries["query_id"].astype("str")
+    queries["dataset"] = spec.name
+    if "query_type" not in queries.columns:
+        queries["query_type"] = spec.query_type or "all"
+    if spec.splits:
+        split = pd.concat([stark.read_split_index(p, s) for s, p in spec.splits.items()])
+        queries = queries.merge(split.drop_duplicates("query_id"), on="query_id", how="left")
+        queries["split"] = queries["split"].fillna("none")
+    if spec.query_groups is not None:
+        groups = stark.read_query_groups(spec.query_groups).drop_duplicates("query_id")
+        queries = queries.merge(groups[["query_id", "pattern"]], on="query_id", how="left")
+        queries["pattern"] = queries["pattern"].fillna("none")
+    if spec.metapaths is not None:
+        paths = stark.read_metapaths(spec.metapaths).drop_duplicates("query_id")
+        queries = queries.merge(paths, on="query_id", how="left")
+        queries["metapath"] = queries["metapath"].fillna("none")
+    entities = load_entities(spec.entities) if spec.entities is not None else None
+    edges = tables.read_table(spec.edges) if spec.edges is not None else None
+    return Dataset(spec=spec, queries=queries, qrels=qrels, entities=entities, edges=edges)
+
+
+def load_model_run(spec: DatasetSpec, model: str) -> pd.DataFrame:
+    """The run of ``model`` in ``spec`` (any supported run format)."""
+    if model not in spec.runs:
+        raise InputError(spec.name, None, f"no run for model {model!r}")
+    return load_run(spec.runs[model])

@@ -1,0 +1,128 @@
+"""The per-query table the dashboard slices: one row per (dataset, model, query).
+
+Columns: ``dataset, model, query_id``, one column per metric (``hit@1`` ... ``ndcg@100``,
+``mrr``), the diagnostics of :func:`analysis.metrics.evaluate_run` (``n_gold``,
+``first_gold_rank``, ``tie_sensitive``, ``<metric>_min/_max``, ...), and slice columns: the
+query's ``query_type`` and metadata columns from the queries table, ``n_gold_bucket`` (``1``,
+``2–5``, ``6–20``, ``>20``) and ``query_length`` (words, bucketed into quartiles).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from analysis.errors import DataWarning
+from analysis.metrics import TiePolicy, evaluate_run, parse_metrics
+from analysis.stats import bucket_numeric, n_gold_bucket
+
+MEASURES: tuple[str, ...] = ("hit", "recall", "ndcg", "precision", "mrr")
+CUTOFFS: tuple[int, ...] = (1, 5, 10, 20, 50, 100)
+MEASURE_HELP = {
+    "hit": "Hit@k: 1 if any relevant document is in the top k, else 0 (trec_eval success_k).",
+    "recall": "Recall@k: relevant documents in the top k / all relevant documents.",
+    "ndcg": "nDCG@k: DCG of the top k (gain = relevance, discount 1/log2(rank+1)) over the "
+    "ideal DCG (trec_eval ndcg_cut_k).",
+    "precision": "Precision@k: relevant documents in the top k / k.",
+    "mrr": "MRR: 1 / rank of the first relevant document in the whole list, 0 if none "
+    "(trec_eval recip_rank). The cutoff k does not apply.",
+}
+_NOT_SLICES = {"query_id", "text", "lat", "lon", "model", "gold_poi_ids"}
+MAX_CATEGORIES = 60
+
+
+def metric_column(measure: str, k: int) -> str:
+    """Column name of a measure at cutoff ``k`` (``mrr`` has no cutoff)."""
+    return "mrr" if measure == "mrr" else f"{measure}@{k}"
+
+
+def dashboard_metrics(extra: Iterable[str] = ()) -> list[str]:
+    """Every measure at every cutoff of :data:`CUTOFFS`, plus ``mrr`` and ``extra`` names."""
+    names = [metric_column(m, k) for m in MEASURES if m != "mrr" for k in CUTOFFS]
+    names.append("mrr")
+    for name in extra:
+        canonical = parse_metrics([name])[0].name
+        if canonical not in names:
+            names.append(canonical)
+    return names
+
+
+def per_query_table(
+    queries: pd.DataFrame,
+    qrels: pd.DataFrame,
+    runs: Mapping[str, pd.DataFrame],
+    *,
+    dataset: str,
+    metrics: Sequence[str] | None = None,
+    ties: TiePolicy = "trec_eval",
+    relevance_threshold: int = 1,
+) -> tuple[pd.DataFrame, dict[str, list[DataWarning]]]:
+    """Evaluate every run of one dataset and join the query slices.
+
+    Returns:
+        ``(table, warnings)``: the long per-query table (one row per qrels query and model)
+        and the data-check warnings of each model.
+    """
+    wanted = list(metrics) if metrics is not None else dashboard_metrics()
+    frames = []
+    warnings: dict[str, list[DataWarning]] = {}
+    for model, run in runs.items():
+        result = evaluate_run(
+            run,
+            qrels,
+            wanted,
+            ties=ties,
+            relevance_threshold=relevance_threshold,
+            diagnostics=True,
+        )
+        frame = result.per_query
+        frame.insert(0, "model", model)
+        frames.append(frame)
+        warnings[model] = list(result.warnings)
+    if not frames:
+        return pd.DataFrame(columns=["dataset", "model", "query_id", *wanted]), warnings
+    table = pd.concat(frames, ignore_index=True)
+    table.insert(0, "dataset", dataset)
+    meta = queries.drop(columns=[c for c in ("dataset",) if c in queries.columns])
+    meta = meta.drop_duplicates("query_id")
+    table = table.merge(meta, on="query_id", how="left")
+    if "text" in table.columns:
+        table["text"] = table["text"].fillna("").astype("str")
+        words = table["text"].str.split().str.len().fillna(0).astype(np.int64)
+        table["query_length"] = _length_bucket(words)
+    if "query_type" in table.columns:
+        table["query_type"] = table["query_type"].fillna("unknown").astype("str")
+    table["n_gold_bucket"] = n_gold_bucket(table["n_gold"]).astype("str")
+    return table, warnings
+
+
+def _length_bucket(words: pd.Series) -> pd.Series:
+    if words.nunique() < 2:
+        return pd.Series(
+            np.where(words > 0, words.astype(str) + " words", "empty"), index=words.index
+        )
+    return bucket_numeric(words, 4).astype("str")
+
+
+def slice_columns(table: pd.DataFrame) -> list[str]:
+    """Columns a researcher can slice by: categorical-looking columns with at most
+    :data:`MAX_CATEGORIES` values (the dataset, query type, answer-set size bucket, split,
+    pattern, metapath and other metadata). Metric and diagnostic columns are excluded."""
+    metric_like = set(dashboard_metrics())
+    out = []
+    for column in table.columns:
+        if column in _NOT_SLICES or column in metric_like or "@" in column:
+            continue
+        if column in ("mrr", "n_gold", "n_retrieved", "first_gold_rank") or column.endswith(
+            ("_min", "_max")
+        ):
+            continue
+        series = table[column]
+        if series.dtype == bool or pd.api.types.is_numeric_dtype(series):
+            continue
+        if series.nunique(dropna=False) <= MAX_CATEGORIES:
+            out.append(column)
+    first = ["dataset", "query_type", "n_gold_bucket"]
+    return [c for c in first if c in out] + [c for c in out if c not in first]

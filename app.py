@@ -1,0 +1,67 @@
+"""Home: the bundle, the leaderboard (dataset x model x metric with 95% CIs) and data checks."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from analysis.errors import InputError
+from analysis.stats import mean_ci
+from ui import data, widgets
+from ui.state import sidebar
+
+st.set_page_config(page_title="Retrieval error analysis", layout="wide")
+sel = sidebar()
+
+st.title("Retrieval error analysis")
+if sel.bundle is None:
+    st.error("No bundle found under the data roots.")
+    st.stop()
+st.caption(f"Bundle {sel.bundle.name}: {sel.bundle.description}")
+
+with st.expander("Add a run (upload)", expanded=False):
+    names = list(sel.bundle.datasets)
+    target = st.selectbox("Dataset of the run", names, key="upload_dataset")
+    uploaded = st.file_uploader(
+        "Run file (TREC run, STaRK eval_results CSV, or a query_id/doc_id/score table)",
+        key="upload_file",
+    )
+    if uploaded is not None and target:
+        if uploaded.size > widgets.MAX_UPLOAD_BYTES:
+            st.error(f"{uploaded.name}: the file is larger than {widgets.MAX_UPLOAD_MB} MB")
+        else:
+            try:
+                model = data.add_upload(target, uploaded.name, uploaded.getvalue())
+                st.success(f"Added model {model} to {target}.")
+            except InputError as exc:
+                st.error(str(exc))
+
+if not sel.datasets:
+    st.info("Select at least one dataset in the sidebar.")
+    st.stop()
+
+table, warnings, errors = data.per_query(sel.bundle, sel.datasets, sel.ties)
+widgets.show_errors(errors)
+if table.empty:
+    st.stop()
+
+st.subheader("Leaderboard")
+st.caption(
+    "Mean over every query of the qrels (queries missing from a run count as 0), with n and a "
+    "seeded 95% bootstrap CI. " + widgets.metric_help(sel.measure)
+)
+metrics = widgets.headline_metrics(sel, table)
+board = mean_ci(table, metrics, by=["dataset", "model"])
+view = widgets.format_ci_table(board, metrics)
+st.dataframe(view, hide_index=True, width="stretch", key="leaderboard")
+
+st.subheader("Data checks")
+rows = [
+    {"dataset": ds, "model": model, "check": w.code, "count": w.count, "message": w.message}
+    for (ds, model), items in warnings.items()
+    for w in items
+]
+if rows:
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", key="checks")
+else:
+    st.success("No data problems found.")

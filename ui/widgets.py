@@ -1,0 +1,58 @@
+"""Small drawing helpers shared by the pages. Text from data files is shown through
+``st.dataframe``/``st.text``/``st.code`` (never interpreted as Markdown or HTML)."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from analysis.perquery import MEASURE_HELP, metric_column
+from ui.state import Selection
+
+MAX_UPLOAD_MB = 200
+MAX_UPLOAD_BYTES = MAX_UPLOAD_MB * 1024 * 1024
+
+
+def metric_help(measure: str) -> str:
+    """One sentence defining the measure."""
+    return MEASURE_HELP.get(measure, "")
+
+
+def show_errors(errors: dict[str, str]) -> None:
+    """One ``st.error`` per dataset that could not be loaded (the message names file and line)."""
+    for name, message in errors.items():
+        st.error(f"Dataset {name} could not be loaded: {message}")
+
+
+def headline_metrics(sel: Selection, table: pd.DataFrame) -> list[str]:
+    """The selected metric first, then each selected dataset's own headline metrics."""
+    out = [sel.metric]
+    if sel.bundle is not None:
+        for name in sel.datasets:
+            spec = sel.bundle.datasets.get(name)
+            for label in spec.metrics if spec else ():
+                canonical = label.lower()
+                if canonical in table.columns and canonical not in out:
+                    out.append(canonical)
+    return [m for m in out if m in table.columns]
+
+
+def format_ci_table(board: pd.DataFrame, metrics: list[str]) -> pd.DataFrame:
+    """A long ``mean_ci`` result (``dataset, model, metric, n, mean, ci_low, ci_high``) as one
+    row per (dataset, model) and one text column per metric: ``0.412 [0.371, 0.455]``."""
+    if "metric" not in board.columns:
+        board = board.assign(metric=metrics[0])
+    board = board.copy()
+    board["cell"] = [
+        f"{m:.3f} [{lo:.3f}, {hi:.3f}]"
+        for m, lo, hi in zip(board["mean"], board["ci_low"], board["ci_high"], strict=True)
+    ]
+    wide = board.pivot_table(
+        index=["dataset", "model", "n"], columns="metric", values="cell", aggfunc="first"
+    ).reset_index()
+    wide.columns.name = None
+    return wide[["dataset", "model", "n", *[m for m in metrics if m in wide.columns]]]
+
+
+def current_metric_label(sel: Selection) -> str:
+    return metric_column(sel.measure, sel.k)
