@@ -58,8 +58,12 @@ def per_query_table(
     metrics: Sequence[str] | None = None,
     ties: TiePolicy = "trec_eval",
     relevance_threshold: int = 1,
+    headline: Sequence[str] = (),
 ) -> tuple[pd.DataFrame, dict[str, list[DataWarning]]]:
     """Evaluate every run of one dataset and join the query slices.
+
+    ``headline`` names the dataset's own metrics: the "more gold than k" warning is kept only
+    for the recall cutoffs among them (the table has recall at every cutoff).
 
     Returns:
         ``(table, warnings)``: the long per-query table (one row per qrels query and model)
@@ -80,7 +84,10 @@ def per_query_table(
         frame = result.per_query
         frame.insert(0, "model", model)
         frames.append(frame)
-        warnings[model] = list(result.warnings)
+        keep = {f"gold_exceeds_{m.k}" for m in parse_metrics(headline or wanted) if m.k}
+        warnings[model] = [
+            w for w in result.warnings if not w.code.startswith("gold_exceeds_") or w.code in keep
+        ]
     if not frames:
         return pd.DataFrame(columns=["dataset", "model", "query_id", *wanted]), warnings
     table = pd.concat(frames, ignore_index=True)

@@ -9,7 +9,6 @@ these roots can be selected (also from a URL).
 
 from __future__ import annotations
 
-import hashlib
 import os
 import tempfile
 from pathlib import Path
@@ -165,6 +164,7 @@ def _per_query(
         metrics=metrics,
         ties=ties,  # type: ignore[arg-type]
         relevance_threshold=spec.relevance_threshold,
+        headline=spec.metrics,
     )
 
 
@@ -205,7 +205,3 @@ def ranked_run(bundle: Bundle, name: str, model: str, ties: str) -> pd.DataFrame
     upload = uploads(name).get(model, ())
     path = spec.runs.get(model)
     return _ranked(spec, model, ties, stamp(path), upload)
-
-
-def content_hash(content: bytes) -> str:
-    return hashlib.sha256(content).hexdigest()[:12]
