@@ -6,7 +6,6 @@ import pandas as pd
 import streamlit as st
 
 from analysis.errors import InputError
-from analysis.stats import mean_ci
 from ui import data, widgets
 from ui.state import sidebar
 
@@ -51,7 +50,7 @@ st.caption(
     "seeded 95% bootstrap CI. " + widgets.metric_help(sel.measure)
 )
 metrics = widgets.headline_metrics(sel, table)
-board = mean_ci(table, metrics, by=["dataset", "model"])
+board = data.summary(sel.bundle, sel.datasets, sel.ties, metrics, ["dataset", "model"])
 view = widgets.format_ci_table(board, metrics)
 st.dataframe(view, hide_index=True, width="stretch", key="leaderboard")
 

@@ -21,6 +21,7 @@ from analysis.errors import DataWarning, InputError
 from analysis.loaders import load_run
 from analysis.metrics import rank_run
 from analysis.perquery import dashboard_metrics, per_query_table
+from analysis.stats import mean_ci
 
 ROOT = Path(__file__).resolve().parents[1]
 ROOTS_ENV = "RETRIEVAL_DASHBOARD_DATA_ROOTS"
@@ -190,6 +191,37 @@ def per_query(
             warnings[(name, model)] = items
     table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
     return table, warnings, errors
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def _summary(
+    specs: tuple[DatasetSpec, ...],
+    ties: str,
+    key: tuple,
+    metrics: tuple[str, ...],
+    by: tuple[str, ...],
+) -> pd.DataFrame:
+    del key
+    frames = []
+    for spec in specs:
+        upload_key = tuple((m, f, c) for m, (f, c) in uploads(spec.name).items())
+        frames.append(_per_query(spec, ties, stamp(*_spec_files(spec)), upload_key)[0])
+    table = pd.concat(frames, ignore_index=True)
+    return mean_ci(table, [m for m in metrics if m in table.columns], by=list(by))
+
+
+def summary(
+    bundle: Bundle, datasets: list[str], ties: str, metrics: list[str], by: list[str]
+) -> pd.DataFrame:
+    """Cached :func:`analysis.stats.mean_ci` of the per-query table of the datasets that load
+    (mean, n and 95% bootstrap CI of each metric per group of ``by``)."""
+    _, _, errors = per_query(bundle, datasets, ties)
+    specs = tuple(bundle.datasets[n] for n in datasets if n not in errors)
+    key = tuple(
+        (stamp(*_spec_files(s)), tuple((m, f) for m, (f, _) in uploads(s.name).items()))
+        for s in specs
+    )
+    return _summary(specs, ties, key, tuple(metrics), tuple(by))
 
 
 @st.cache_resource(max_entries=64, show_spinner=False)
