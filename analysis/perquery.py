@@ -15,7 +15,8 @@ import numpy as np
 import pandas as pd
 
 from analysis.errors import DataWarning
-from analysis.metrics import TiePolicy, evaluate_run, parse_metrics
+from analysis.geo import canonicalize_twins, geo_diagnostics
+from analysis.metrics import TiePolicy, evaluate, evaluate_run, parse_metrics, rank_run
 from analysis.stats import bucket_numeric, n_gold_bucket
 
 MEASURES: tuple[str, ...] = ("hit", "recall", "ndcg", "precision", "mrr")
@@ -59,11 +60,19 @@ def per_query_table(
     ties: TiePolicy = "trec_eval",
     relevance_threshold: int = 1,
     headline: Sequence[str] = (),
+    entities: pd.DataFrame | None = None,
 ) -> tuple[pd.DataFrame, dict[str, list[DataWarning]]]:
     """Evaluate every run of one dataset and join the query slices.
 
     ``headline`` names the dataset's own metrics: the "more gold than k" warning is kept only
     for the recall cutoffs among them (the table has recall at every cutoff).
+
+    When the queries and the ``entities`` (POIs) have ``lat``/``lon``, the geo columns of
+    :func:`analysis.geo.geo_diagnostics` are added (``dist_query_gold_m``,
+    ``dist_query_top1_m``, ``gold_stack_size``, ``indistinguishable``, ...), with the slices
+    ``dist_gold_bucket`` and ``gold_stacked``, and twin-aware ``twin_recall@10`` and
+    ``twin_ndcg@10`` (a twin of a gold, same text and coordinate under another id, counts as
+    the gold).
 
     Returns:
         ``(table, warnings)``: the long per-query table (one row per qrels query and model)
@@ -82,6 +91,8 @@ def per_query_table(
             diagnostics=True,
         )
         frame = result.per_query
+        if _located(queries) and _located(entities):
+            frame = _add_geo(frame, run, qrels, queries, entities, ties)
         frame.insert(0, "model", model)
         frames.append(frame)
         keep = {f"gold_exceeds_{m.k}" for m in parse_metrics(headline or wanted) if m.k}
@@ -103,6 +114,40 @@ def per_query_table(
         table["query_type"] = table["query_type"].fillna("unknown").astype("str")
     table["n_gold_bucket"] = n_gold_bucket(table["n_gold"]).astype("str")
     return table, warnings
+
+
+def _located(table: pd.DataFrame | None) -> bool:
+    return table is not None and {"lat", "lon"} <= set(table.columns) and table["lat"].notna().any()
+
+
+DIST_BINS = (-1.0, 500.0, 2_000.0, 5_000.0, float("inf"))
+DIST_LABELS = ("<0.5 km", "0.5–2 km", "2–5 km", ">5 km")
+
+
+def _add_geo(
+    frame: pd.DataFrame,
+    run: pd.DataFrame,
+    qrels: pd.DataFrame,
+    queries: pd.DataFrame,
+    pois: pd.DataFrame,
+    ties: TiePolicy,
+) -> pd.DataFrame:
+    """Geo diagnostics, distance/stack slices and twin-aware metrics for one model."""
+    ranked = rank_run(run, ties)
+    located = pois.dropna(subset=["lat", "lon"])
+    geo = geo_diagnostics(ranked, qrels, queries, located, k=10)
+    geo = geo.drop(columns=[c for c in geo.columns if c in frame.columns and c != "query_id"])
+    twin_run, twin_qrels = canonicalize_twins(ranked, qrels, located)
+    twin = evaluate(twin_run, twin_qrels, ["recall@10", "ndcg@10"], ties=ties)
+    twin.columns = ["query_id", "twin_recall@10", "twin_ndcg@10"]
+    out = frame.merge(geo, on="query_id", how="left").merge(twin, on="query_id", how="left")
+    dist = out["dist_query_gold_m"].astype("float64")
+    out["dist_gold_bucket"] = pd.cut(dist, DIST_BINS, labels=DIST_LABELS).astype("str")
+    out.loc[dist.isna(), "dist_gold_bucket"] = "unknown"
+    size = out["gold_stack_size"].astype("Float64")
+    out["gold_stacked"] = np.where(size.fillna(1).to_numpy() > 1, "stacked", "alone")
+    out["indistinguishable"] = out["indistinguishable"].fillna(False).astype(bool)
+    return out
 
 
 def _length_bucket(words: pd.Series) -> pd.Series:

@@ -166,6 +166,7 @@ def _per_query(
         ties=ties,  # type: ignore[arg-type]
         relevance_threshold=spec.relevance_threshold,
         headline=spec.metrics,
+        entities=ds.entities,
     )
 
 
