@@ -143,7 +143,7 @@ def sidebar() -> Selection:
         st.sidebar.error(str(exc))
     names = list(bundle.datasets) if bundle else []
 
-    _adopt("datasets", _parse_list, lambda v: bool(v) and all(x in names for x in v), names)
+    _adopt("datasets", _parse_list, lambda v: isinstance(v, list) and set(v) <= set(names), names)
     key, on_change = _widget("datasets")
     datasets = st.sidebar.multiselect(
         "Datasets",
