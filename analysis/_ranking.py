@@ -92,7 +92,8 @@ def fingerprint(ids: Ids) -> np.ndarray:
             continue
         h = np.zeros(m, dtype=np.uint64)
         for j in range(width // 8):  # a handful of 8-byte words
-            h = _splitmix(h ^ words[:, j].astype(np.uint64) ^ (np.uint64(j) * _GOLDEN))
+            salt = np.uint64(j * int(_GOLDEN) % 2**64)  # wraps without numpy's warning
+            h = _splitmix(h ^ words[:, j].astype(np.uint64) ^ salt)
         out[start : start + m] = h
     return out
 

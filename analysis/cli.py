@@ -4,6 +4,7 @@ Commands:
     evaluate   per-query metrics of a run to CSV/Parquet, means and data checks to stdout
     validate   data checks only
     geo        duplicate-coordinate and twin report of a POI file, as JSON
+    report     one self-contained offline HTML report of a bundle
     demo       regenerate the demo bundle
 
 Bad input exits with code 2 and one line ``error: <file>:<line>: <what is wrong>`` on stderr.
@@ -78,6 +79,14 @@ def build_parser() -> argparse.ArgumentParser:
     geo.add_argument("--pois", required=True, help="POI file (CSV with lat/lon, LIST, GeoGLUE…)")
     geo.add_argument("--tolerance-m", type=float, default=0.0, help="stack tolerance in metres")
     geo.add_argument("--crs", default=None, help="CRS of projected coordinates, e.g. EPSG:2385")
+
+    rep = sub.add_parser("report", help="one self-contained offline HTML report of a bundle")
+    rep.add_argument("--bundle", required=True, help="bundle folder (with bundle.toml)")
+    rep.add_argument("--datasets", default=None, help="comma-separated datasets (default: all)")
+    rep.add_argument("--a", default=None, help="model A")
+    rep.add_argument("--b", default=None, help="model B")
+    rep.add_argument("--ties", choices=TIE_POLICIES, default="trec_eval", help="tie policy")
+    rep.add_argument("--out", required=True, help="output HTML file")
 
     demo = sub.add_parser("demo", help="regenerate the demo bundle")
     demo.add_argument("--out", default="data/demo", help="output folder")
@@ -161,6 +170,22 @@ def _cmd_geo(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_report(args: argparse.Namespace) -> int:
+    from analysis.report import write_report
+
+    datasets = [d for d in args.datasets.split(",") if d] if args.datasets else None
+    write_report(
+        Path(args.bundle),
+        Path(args.out),
+        datasets=datasets,
+        model_a=args.a,
+        model_b=args.b,
+        ties=args.ties,
+    )
+    print(f"report written to {args.out}")
+    return 0
+
+
 def _cmd_demo(args: argparse.Namespace) -> int:
     from analysis.demo import generate_bundle
 
@@ -179,6 +204,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _cmd_evaluate(args, write=False)
         if args.command == "geo":
             return _cmd_geo(args)
+        if args.command == "report":
+            return _cmd_report(args)
         if args.command == "demo":
             return _cmd_demo(args)
     except InputError as exc:

@@ -59,6 +59,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from analysis import _ranking as rk
 from analysis.errors import DataWarning, InputError
@@ -163,9 +164,8 @@ def _run_scores(run: pd.DataFrame) -> np.ndarray:
         bad = ~np.isfinite(scores)
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
-            raise InputError(
-                "run", None, f"score {run['score'].iloc[i]!r} of row {i + 1} is not a finite number"
-            )
+            value = run["score"].iloc[[i]].tolist()[0]  # a Python value for the message
+            raise InputError("run", None, f"score {value!r} of row {i + 1} is not a finite number")
         return scores
     if "rank" in run.columns:
         ranks = pd.to_numeric(run["rank"], errors="coerce").to_numpy(dtype=np.float64)
@@ -191,8 +191,12 @@ def _prepare_qrels(qrels: pd.DataFrame) -> _Qrels:
     rel = pd.to_numeric(qrels["relevance"], errors="coerce")
     if rel.isna().any():
         i = int(np.flatnonzero(rel.isna().to_numpy())[0])
-        value = qrels["relevance"].iloc[i]
+        value = qrels["relevance"].iloc[[i]].tolist()[0]
         raise InputError("qrels", None, f"relevance {value!r} of row {i + 1} is not an integer")
+    for name in ("query_id", "doc_id"):
+        if qrels[name].isna().any():
+            i = int(np.flatnonzero(qrels[name].isna().to_numpy())[0])
+            raise InputError("qrels", None, f"{name} of row {i + 1} is missing")
     frame = pd.DataFrame(
         {
             "q": qrels["query_id"].astype("str"),
@@ -256,7 +260,12 @@ def _rank(queries: rk.Ids, docs: rk.Ids, scores: np.ndarray, ties: str) -> _Rank
         raise ValueError(f"unknown tie policy {ties!r} (known: {', '.join(TIE_POLICIES)})")
     if not np.isfinite(scores).all():
         i = int(np.flatnonzero(~np.isfinite(scores))[0])
-        raise InputError("run", None, f"score {scores[i]!r} of row {i + 1} is not a finite number")
+        value = float(scores[i])
+        raise InputError("run", None, f"score {value!r} of row {i + 1} is not a finite number")
+    for name, ids in (("query_id", queries), ("doc_id", docs)):
+        if ids.null_count:  # a missing id would get the code -1 and break the grouping
+            i = int(np.flatnonzero(np.asarray(pc.is_null(ids)))[0])
+            raise InputError("run", None, f"{name} of row {i + 1} is missing")
     codes, dictionary = rk.encode(queries)
     order = rk.order_run(codes, scores, docs, ties)
     doc_fp = rk.fingerprint(docs)

@@ -44,14 +44,14 @@ def detect_format(path: str | Path) -> str:
     if found is None:
         raise InputError(p, None, "the file holds no data")
     _, line = found
+    columns = {c.strip().strip('"') for c in line.replace("\t", ",").split(",")}
     if "," in line or "\t" in line:
-        columns = {c.strip().strip('"') for c in line.replace("\t", ",").split(",")}
         if {"id", "query", "answer_ids"} <= columns:
             return "stark_qa"
         if {"query_id", "pred_rank"} <= columns:
             return "stark_eval"
-        if "query_id" in columns or "doc_id" in columns:
-            return "table"
+    if "query_id" in columns or "doc_id" in columns:  # also a one-column table
+        return "table"
     kind = trec.looks_like_trec(line)
     if kind:
         return kind
@@ -65,12 +65,22 @@ def detect_format(path: str | Path) -> str:
     )
 
 
+def _check_ids(frame: pd.DataFrame, path: Path) -> None:
+    """An empty query_id or doc_id cell is an error naming its line (it would become NaN)."""
+    for column in ("query_id", "doc_id"):
+        empty = (frame[column].fillna("").astype("str").str.strip() == "").to_numpy()
+        if empty.any():
+            i = int(np.flatnonzero(empty)[0])
+            raise InputError(path, _row_line(path, i), f"empty {column}")
+
+
 def _check_run_table(frame: pd.DataFrame, path: Path) -> pd.DataFrame:
     missing = [c for c in ("query_id", "doc_id") if c not in frame.columns]
     if missing or not ({"score", "rank"} & set(frame.columns)):
         raise InputError(
             path, 1, "a run table needs the columns query_id, doc_id and score (or rank)"
         )
+    _check_ids(frame, path)
     for column in ("score", "rank"):
         if column in frame.columns:
             values = pd.to_numeric(frame[column], errors="coerce").to_numpy(dtype=np.float64)
@@ -80,7 +90,7 @@ def _check_run_table(frame: pd.DataFrame, path: Path) -> pd.DataFrame:
                 raise InputError(
                     path,
                     _row_line(path, i),
-                    f"{column} {frame[column].iloc[i]!r} is not a finite number",
+                    f"{column} {frame[column].iloc[[i]].tolist()[0]!r} is not a finite number",
                 )
             frame[column] = values if column == "score" else values.astype(np.int64)
     if "score" not in frame.columns:
@@ -122,15 +132,15 @@ def load_qrels(path: str | Path, fmt: str = "auto") -> pd.DataFrame:
         missing = [c for c in ("query_id", "doc_id") if c not in frame.columns]
         if missing:
             raise InputError(p, 1, "a qrels table needs the columns query_id, doc_id, relevance")
+        _check_ids(frame, p)
         if "relevance" not in frame.columns:  # a list of gold pairs (e.g. LIST's qrels.csv)
             frame["relevance"] = 1
         rel = pd.to_numeric(frame["relevance"], errors="coerce")
         bad = rel.isna() | (rel != rel.round())
         if bad.any():
             i = int(np.flatnonzero(bad.to_numpy())[0])
-            raise InputError(
-                p, _row_line(p, i), f"relevance {frame['relevance'].iloc[i]!r} is not an integer"
-            )
+            value = frame["relevance"].iloc[[i]].tolist()[0]  # a Python value for the message
+            raise InputError(p, _row_line(p, i), f"relevance {value!r} is not an integer")
         frame["relevance"] = rel.astype(np.int64)
         return frame[["query_id", "doc_id", "relevance"]]
     raise InputError(p, None, f"a {fmt} file is not a qrels file")

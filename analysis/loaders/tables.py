@@ -6,6 +6,7 @@ Id columns (``query_id``, ``doc_id``, and any column ending in ``_id``) are read
 
 from __future__ import annotations
 
+import csv
 import io
 import json
 import re
@@ -100,7 +101,7 @@ def _read_csv(path: Path, sep: str | None) -> pd.DataFrame:
         raise InputError(path, 1, "the file is empty") from None
     except (pd.errors.ParserError, ValueError) as exc:
         match = _LINE_RE.search(str(exc))
-        line = int(match.group(1)) if match else None
+        line = _record_line(text, sep, len(header)) or (int(match.group(1)) if match else None)
         reason = str(exc).split("C error: ")[-1].strip()
         raise InputError(path, line, f"malformed table: {reason}") from None
     frame.columns = [str(c).strip() for c in frame.columns]
@@ -108,6 +109,21 @@ def _read_csv(path: Path, sep: str | None) -> pd.DataFrame:
         if _is_id(column):
             frame[column] = frame[column].astype("str")
     return frame
+
+
+def _record_line(text: str, sep: str, n_fields: int) -> int | None:
+    """File line where the first record with more fields than the header starts (pandas counts
+    a quoted multi-line field as one line, so its own line number can be too small)."""
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=sep)
+    start = 1
+    try:
+        for row in reader:
+            if len(row) > n_fields:
+                return start
+            start = reader.line_num + 1
+    except csv.Error:
+        return None
+    return None
 
 
 def table_columns(path: str | Path) -> list[str]:

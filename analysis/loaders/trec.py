@@ -16,12 +16,12 @@ value) goes through a line-by-line parser that either reads the file or reports 
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 
 from analysis.errors import InputError
@@ -39,7 +39,7 @@ def _delimiter(path: Path, n_fields: int) -> str | None:
         return None
     for delim in (" ", "\t"):
         if all(
-            len(line.split(delim)) == n_fields and "" not in line.split(delim)
+            len(line.split(delim)) == n_fields and line.split(delim) == line.split()
             for line in lines
             if line
         ):
@@ -90,14 +90,43 @@ def read_trec_run_table(path: str | Path) -> pa.Table:
     return _slow_run(p)
 
 
+# trec_eval splits fields on ASCII whitespace; both readers do the same
+_FIELDS = re.compile(r"[^ \t\n\r\v\f]+")
+
+
+def _id_bytes(chunk: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """(offsets, UTF-8 bytes) of a string chunk, as numpy views (no copy)."""
+    width = 8 if pa.types.is_large_string(chunk.type) else 4
+    _, offset_buf, data_buf = chunk.buffers()
+    offsets = np.frombuffer(
+        offset_buf,
+        dtype=np.int64 if width == 8 else np.int32,
+        count=len(chunk) + 1,
+        offset=chunk.offset * width,
+    )
+    data = (
+        np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None else np.zeros(0, np.uint8)
+    )
+    return offsets, data
+
+
 def _has_empty(table: pa.Table) -> bool:
-    """An empty id, or a ``#`` comment line that happened to split into the right field count.
-    Checked chunk by chunk, so the temporary arrays stay small."""
+    """An empty id, an id holding whitespace (a line with mixed separators, which trec_eval
+    splits differently), or a ``#`` comment line that happened to split into the right field
+    count. Checked on the raw bytes of each chunk (a few passes over memory, no per-row work)."""
     for column in ("query_id", "doc_id"):
         for chunk in table[column].chunks:
-            if pc.min(pc.binary_length(chunk)).as_py() == 0:
+            if len(chunk) == 0:
+                continue
+            offsets, data = _id_bytes(chunk)
+            if np.any(np.diff(offsets) == 0):
                 return True
-    return any(pc.any(pc.starts_with(c, "#")).as_py() for c in table["query_id"].chunks)
+            used = data[offsets[0] : offsets[-1]]
+            if len(used) and used.min() <= 32:  # whitespace (or a control character)
+                return True
+            if column == "query_id" and np.any(data[offsets[:-1]] == ord("#")):
+                return True
+    return False
 
 
 def _slow_run(path: Path) -> pa.Table:
@@ -105,7 +134,7 @@ def _slow_run(path: Path) -> pa.Table:
     docs: list[str] = []
     scores: list[float] = []
     for number, line in iter_lines(read_text(path)):
-        fields = line.split()
+        fields = _FIELDS.findall(line)
         if not fields or fields[0].startswith("#"):
             continue
         if len(fields) < 6:
@@ -153,7 +182,7 @@ def read_trec_qrels(path: str | Path) -> pd.DataFrame:
     docs: list[str] = []
     rels: list[int] = []
     for number, line in iter_lines(read_text(p)):
-        fields = line.split()
+        fields = _FIELDS.findall(line)
         if not fields or fields[0].startswith("#"):
             continue
         if len(fields) < 4:

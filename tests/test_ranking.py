@@ -1,0 +1,191 @@
+"""Tests for the private kernels in analysis._ranking (grouping, ties, orders, duplicates, chunked
+paths)."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pytest
+
+from analysis import _ranking as rk
+from analysis.metrics import evaluate
+from tests.helpers import ALL_METRICS, assert_matches_pytrec, presorted, random_collection
+
+
+def _ids(values: list[str]) -> pa.Array:
+    return pa.array(values, pa.string())
+
+
+def test_group_starts_and_positions() -> None:
+    groups = np.array([0, 0, 0, 1, 2, 2, 5])
+    starts, sizes = rk.group_starts(groups)
+    assert starts.tolist() == [0, 3, 4, 6]
+    assert sizes.tolist() == [3, 1, 2, 1]
+    assert rk.positions(groups).tolist() == [1, 2, 3, 1, 1, 2, 1]
+    empty_starts, empty_sizes = rk.group_starts(np.zeros(0, dtype=np.int64))
+    assert len(empty_starts) == len(empty_sizes) == 0
+    assert rk.positions(np.zeros(0, dtype=np.int64)).tolist() == []
+
+
+def test_tie_blocks() -> None:
+    codes = np.array([0, 0, 0, 0, 1, 1, 1, 2])
+    scores = np.array([3.0, 2.0, 2.0, 1.0, 1.0, 1.0, 1.0, 1.0])
+    ties = rk.tie_blocks(codes, scores)
+    assert ties is not None
+    assert ties.rows.tolist() == [1, 2, 4, 5, 6]
+    assert ties.block.tolist() == [0, 0, 1, 1, 1]
+    # equal scores in different queries are not a tie
+    assert rk.tie_blocks(np.array([0, 1]), np.array([1.0, 1.0])) is None
+    assert rk.tie_blocks(np.array([0]), np.array([1.0])) is None
+    # two separate ties in one query
+    ties = rk.tie_blocks(np.zeros(5, dtype=int), np.array([2.0, 2.0, 1.0, 0.0, 0.0]))
+    assert ties is not None
+    assert ties.rows.tolist() == [0, 1, 3, 4]
+    assert ties.block.tolist() == [0, 0, 1, 1]
+
+
+def test_order_source() -> None:
+    assert rk.Order(perm=np.array([2, 0, 1])).source(np.array([0, 2])).tolist() == [2, 1]
+    assert rk.Order().source(np.array([0, 1, 2])).tolist() == [0, 1, 2]
+    moved = rk.Order(None, moved=np.array([3, 4]), moved_src=np.array([4, 3]))
+    assert moved.source(np.arange(6)).tolist() == [0, 1, 2, 4, 3, 5]
+    assert moved.source(np.array([5, 4])).tolist() == [5, 3]
+    assert moved.source(np.zeros(0, dtype=np.int64)).tolist() == []
+
+
+def test_order_run_sort_path_and_tie_policy() -> None:
+    codes = np.array([0, 1, 0, 1, 0])
+    scores = np.array([1.0, 5.0, 2.0, 5.0, 1.0])
+    docs = _ids(["a", "x", "b", "y", "c"])
+    stable = rk.order_run(codes, scores, docs, "stable")
+    assert stable.source(np.arange(5)).tolist() == [2, 0, 4, 1, 3]
+    trec = rk.order_run(codes, scores, docs, "trec_eval")
+    assert trec.perm is not None
+    # query 0: b (2.0), then c > a; query 1: y > x
+    assert trec.source(np.arange(5)).tolist() == [2, 4, 0, 3, 1]
+
+
+def test_order_run_presorted_moves_only_tied_rows() -> None:
+    codes = np.array([0, 0, 0, 0, 1, 1])
+    scores = np.array([3.0, 2.0, 2.0, 2.0, 1.0, 1.0])
+    docs = _ids(["z", "a", "c", "b", "p", "q"])
+    order = rk.order_run(codes, scores, docs, "trec_eval")
+    assert order.perm is None
+    assert order.moved is not None
+    assert order.source(np.arange(6)).tolist() == [0, 2, 3, 1, 5, 4]
+    assert rk.order_run(codes, scores, docs, "stable") == rk.Order()
+    no_ties = rk.order_run(
+        np.array([0, 0, 1]), np.array([2.0, 1.0, 1.0]), _ids(["a", "b", "c"]), "trec_eval"
+    )
+    assert no_ties == rk.Order()
+
+
+def test_order_run_treats_a_query_seen_again_as_unsorted() -> None:
+    # query 0 reappears after query 1: not grouped, so the file must be sorted
+    order = rk.order_run(
+        np.array([0, 1, 0]), np.array([3.0, 2.0, 1.0]), _ids(["a", "b", "c"]), "stable"
+    )
+    assert order.perm is not None
+    assert order.source(np.arange(3)).tolist() == [0, 2, 1]
+
+
+def test_encode_numbers_ids_by_first_appearance() -> None:
+    codes, dictionary = rk.encode(_ids(["b", "a", "b", "c"]))
+    assert codes.tolist() == [0, 1, 0, 2]
+    assert dictionary.to_pylist() == ["b", "a", "c"]
+    chunked = pa.chunked_array([["b", "a"], ["b", "c"]])
+    codes, dictionary = rk.encode(chunked)
+    assert codes.tolist() == [0, 1, 0, 2]
+    assert dictionary.to_pylist() == ["b", "a", "c"]
+    codes, dictionary = rk.encode(pa.chunked_array([], pa.string()))
+    assert len(codes) == 0
+    assert len(dictionary) == 0
+
+
+def test_as_string_array_keeps_strings() -> None:
+    arr = rk.as_string_array(pd.Series(["007", "7"], dtype="str"))
+    assert arr.to_pylist() == ["007", "7"]
+    assert rk.as_string_array(pd.Series([7, 8])).to_pylist() == ["7", "8"]
+
+
+def _dups(groups: list[int], docs: list[str]) -> list[int]:
+    g = np.array(groups)
+    ids = _ids(docs)
+    return rk.duplicate_rows(g, rk.fingerprint(ids), ids, rk.Order()).tolist()
+
+
+def test_duplicate_rows_grid_branch() -> None:
+    groups = [0, 0, 0, 1, 1, 2, 2, 2, 2]
+    docs = ["a", "b", "a", "a", "b", "c", "c", "d", "c"]
+    assert _dups(groups, docs) == [2, 6, 8]
+    assert _dups([0], ["a"]) == []
+    assert _dups([0, 1], ["a", "a"]) == []  # same doc in different queries
+
+
+def test_duplicate_rows_non_grid_branch_with_uneven_groups() -> None:
+    # one group of 5000 rows and 1000 single-row groups: the padded grid would be 1001 x 5000,
+    # so the kernel takes the one-sort branch
+    big = [f"d{i}" for i in range(5000)]
+    big[4000] = "d17"
+    big[4999] = "d4998"
+    groups = [0] * 5000 + list(range(1, 1001))
+    docs = big + ["d17"] * 1000
+    assert _dups(groups, docs) == [4000, 4999]
+
+
+def test_duplicate_rows_follow_the_order() -> None:
+    # ranked row i holds the file row order.source(i); duplicates are reported in ranked rows
+    ids = _ids(["a", "b", "a"])
+    order = rk.Order(perm=np.array([2, 1, 0]))
+    fp = rk.fingerprint(ids)[order.perm]
+    assert rk.duplicate_rows(np.zeros(3, dtype=int), fp, ids, order).tolist() == [2]
+
+
+def test_duplicate_rows_confirms_fingerprint_collisions_on_strings() -> None:
+    ids = _ids(["a", "b", "c", "a"])
+    fp = np.zeros(4, dtype=np.uint64)  # every fingerprint collides
+    assert rk.duplicate_rows(np.zeros(4, dtype=int), fp, ids, rk.Order()).tolist() == [3]
+
+
+def test_chunk_bounds_never_split_a_group(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(rk, "CHUNK", 7)
+    groups = np.repeat(np.arange(6), [3, 5, 1, 9, 2, 4])
+    starts, _ = rk.group_starts(groups)
+    bounds = rk._chunk_bounds(starts, len(groups))
+    assert bounds[0][0] == 0
+    assert bounds[-1][1] == len(groups)
+    assert all(a[1] == b[0] for a, b in itertools.pairwise(bounds))
+    assert all(lo in set(starts.tolist()) for lo, _ in bounds)
+    assert len(bounds) > 2
+
+
+def test_lookup_pairs() -> None:
+    run_docs = _ids(["a", "b", "c", "a"])
+    qrels_docs = _ids(["c", "a", "zz"])
+    rows, qrows = rk.lookup_pairs(
+        np.array([0, 0, 0, 1]),
+        rk.fingerprint(run_docs),
+        run_docs,
+        rk.Order(),
+        np.array([0, 1, -1]),
+        rk.fingerprint(qrels_docs),
+        qrels_docs,
+    )
+    assert rows.tolist() == [2, 3]
+    assert qrows.tolist() == [0, 1]
+
+
+@pytest.mark.parametrize("regime", ["ties", "graded"])
+def test_chunked_paths_equal_pytrec_eval(regime: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    run, qrels = random_collection(21, regime, n_queries=60, n_docs=30, long_ids=True)
+    run = pd.concat([run, run.iloc[::13].assign(score=-5.0)], ignore_index=True)  # duplicates
+    expected = evaluate(run, qrels, ALL_METRICS, diagnostics=True)
+    monkeypatch.setattr(rk, "CHUNK", 7)
+    dedup = run.groupby(["query_id", "doc_id"], as_index=False, sort=False)["score"].max()
+    for frame in (run, presorted(run)):
+        got = evaluate(frame, qrels, ALL_METRICS, diagnostics=True)
+        pd.testing.assert_frame_equal(got, expected)
+        assert_matches_pytrec(got, dedup, qrels)
