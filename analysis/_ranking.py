@@ -53,8 +53,24 @@ def encode(ids: Ids) -> tuple[np.ndarray, pa.Array]:
 
 
 def _take(ids: Ids, rows: np.ndarray) -> pa.Array:
-    taken = ids.take(pa.array(rows, pa.int64()))
-    return taken.combine_chunks() if isinstance(taken, pa.ChunkedArray) else taken
+    """``ids[rows]`` as one array. For a chunked array, each chunk is taken from separately:
+    Arrow's own take on a chunked array first concatenates every chunk (a copy of all ids)."""
+    rows = np.asarray(rows, dtype=np.int64)
+    if isinstance(ids, pa.Array):
+        return ids.take(pa.array(rows, pa.int64()))
+    if len(rows) == 0 or ids.num_chunks == 0:
+        return pa.array([], ids.type)
+    ends = np.cumsum([len(c) for c in ids.chunks])
+    chunk = np.searchsorted(ends, rows, side="right")
+    order = np.argsort(chunk, kind="stable")
+    parts = []
+    for c in np.unique(chunk):  # one take per chunk that holds a wanted row
+        picked = rows[order[chunk[order] == c]] - (ends[c - 1] if c else 0)
+        parts.append(ids.chunk(int(c)).take(pa.array(picked, pa.int64())))
+    grouped = pa.concat_arrays(parts)
+    back = np.empty_like(order)
+    back[order] = np.arange(len(order))
+    return grouped.take(pa.array(back, pa.int64()))
 
 
 def _splitmix(x: np.ndarray) -> np.ndarray:
@@ -128,13 +144,32 @@ class Ties:
     block: np.ndarray
 
 
+def _scan(
+    query_codes: np.ndarray, scores: np.ndarray, *, find_ties: bool = True
+) -> tuple[bool, bool, np.ndarray]:
+    """One pass over neighbouring rows, chunk by chunk: ``(grouped, sorted, tie_pairs)`` where
+    ``grouped`` means query codes never decrease, ``sorted`` that scores never increase within
+    a query, and ``tie_pairs`` lists the rows ``i`` whose next row has the same query and score.
+    """
+    n = len(scores)
+    grouped = sorted_ok = True
+    pairs: list[np.ndarray] = [np.zeros(0, dtype=np.int64)]
+    for lo in range(0, max(n - 1, 0), CHUNK):
+        hi = min(n - 1, lo + CHUNK)
+        c0, c1 = query_codes[lo:hi], query_codes[lo + 1 : hi + 1]
+        s0, s1 = scores[lo:hi], scores[lo + 1 : hi + 1]
+        same_query = c0 == c1
+        grouped = grouped and bool(np.all(c1 >= c0))
+        sorted_ok = sorted_ok and bool(np.all(~same_query | (s1 <= s0)))
+        if find_ties:
+            pairs.append(np.flatnonzero(same_query & (s0 == s1)) + lo)
+    return grouped, sorted_ok, np.concatenate(pairs)
+
+
 def tie_blocks(query_codes: np.ndarray, scores: np.ndarray) -> Ties | None:
     """The ties of a run in (query, rank) order, or ``None`` when every score is unique within
     its query."""
-    if len(scores) < 2:
-        return None
-    same = (query_codes[1:] == query_codes[:-1]) & (scores[1:] == scores[:-1])
-    pairs = np.flatnonzero(same)  # row i ties with row i + 1
+    pairs = _scan(query_codes, scores)[2]  # row i ties with row i + 1
     if len(pairs) == 0:
         return None
     rows = np.union1d(pairs, pairs + 1)
@@ -177,15 +212,10 @@ def order_run(query_codes: np.ndarray, scores: np.ndarray, doc_ids: Ids, ties: s
     queries in order of first appearance (Arrow dictionary encoding), so a file already grouped by
     query and sorted by score needs no sort at all.
     """
-    n = len(scores)
     perm: np.ndarray | None = None
-    if n > 1:
-        dq = np.diff(query_codes)
-        grouped = bool(np.all(dq >= 0))
-        sorted_scores = grouped and bool(np.all((dq != 0) | (scores[1:] <= scores[:-1])))
-        del dq
-        if not sorted_scores:
-            perm = np.lexsort((-scores, query_codes))
+    grouped, sorted_scores, _ = _scan(query_codes, scores, find_ties=False)
+    if not (grouped and sorted_scores):
+        perm = np.lexsort((-scores, query_codes))
     if ties != "trec_eval":
         return Order(perm)
     q = query_codes if perm is None else query_codes[perm]

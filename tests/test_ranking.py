@@ -11,7 +11,7 @@ import pyarrow as pa
 import pytest
 
 from analysis import _ranking as rk
-from analysis.metrics import evaluate
+from analysis.metrics import evaluate, evaluate_arrays, evaluate_run
 from tests.helpers import ALL_METRICS, assert_matches_pytrec, presorted, random_collection
 
 
@@ -189,3 +189,39 @@ def test_chunked_paths_equal_pytrec_eval(regime: str, monkeypatch: pytest.Monkey
         got = evaluate(frame, qrels, ALL_METRICS, diagnostics=True)
         pd.testing.assert_frame_equal(got, expected)
         assert_matches_pytrec(got, dedup, qrels)
+
+
+def test_take_from_chunked_ids_matches_a_plain_take():
+    rng = np.random.default_rng(3)
+    values = [f"d{i:04d}" for i in range(200)]
+    chunked = pa.chunked_array([pa.array(values[i : i + 37]) for i in range(0, 200, 37)])
+    rows = rng.integers(0, 200, 500)
+    assert rk._take(chunked, rows).to_pylist() == [values[i] for i in rows]
+    assert rk._take(chunked, np.zeros(0, dtype=np.int64)).to_pylist() == []
+
+
+def test_evaluate_arrays_on_chunked_ids_equals_the_dataframe_path():
+    rng = np.random.default_rng(4)
+    n_q, n_d = 40, 30
+    q = np.repeat([f"q{i}" for i in range(n_q)], n_d)
+    d = np.array([f"doc-{x:06d}" for x in rng.integers(0, 400, n_q * n_d)])
+    s = rng.integers(0, 6, n_q * n_d).astype(float)  # ties, and duplicate docs
+    run = pd.DataFrame({"query_id": q, "doc_id": d, "score": s})
+    qrels = pd.DataFrame(
+        {"query_id": q[::7], "doc_id": d[::7], "relevance": rng.integers(0, 3, len(q[::7]))}
+    )
+    metrics = ["hit@1", "recall@10", "mrr", "ndcg@10"]
+    expected = evaluate_run(run, qrels, metrics, diagnostics=True)
+    step = 97  # chunk boundaries inside queries
+    chunks = [slice(i, i + step) for i in range(0, len(q), step)]
+    ids, columns, _, _ = evaluate_arrays(
+        pa.chunked_array([pa.array(q[c]) for c in chunks]),
+        pa.chunked_array([pa.array(d[c]) for c in chunks]),
+        s,
+        qrels,
+        metrics,
+        diagnostics=True,
+    )
+    assert list(ids) == expected.per_query["query_id"].tolist()
+    for name, values in columns.items():
+        np.testing.assert_array_equal(values, expected.per_query[name].to_numpy(), err_msg=name)

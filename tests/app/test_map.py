@@ -1,0 +1,150 @@
+"""AppTest: the Map page (stack diagnostics, per-query map, POI selection by permalink)."""
+
+from __future__ import annotations
+
+import json
+
+from analysis.bundle import load_dataset, read_manifest
+from analysis.geo import coordinate_stacks
+from tests.app.conftest import ROOT, no_exception, open_page
+
+PAGE = "4_Map.py"
+
+
+def _param(at, name: str) -> str | None:
+    value = at.query_params.get(name)
+    if isinstance(value, list):
+        return value[-1] if value else None
+    return value
+
+
+def _metrics(at) -> dict[str, str]:
+    return {m.label: m.value for m in at.metric}
+
+
+def _decks(at) -> list[dict]:
+    return [json.loads(el.proto.json) for el in at.get("deck_gl_json_chart")]
+
+
+def _stack_table(at):
+    tables = [d.value for d in at.dataframe if "selected" in d.value.columns]
+    return tables[0] if tables else None
+
+
+def test_renders_on_geo_glue_without_basemap():
+    at = open_page(PAGE, datasets="geo-glue")
+    no_exception(at)
+    metrics = _metrics(at)
+    assert metrics["POIs"] == "4,000"
+    assert metrics["Share stacked"] == "20.2%"  # 806 of 4,000 POIs share a coordinate
+    assert metrics["Largest stack"] == "16"
+    assert _param(at, "md") == "geo-glue"
+    assert _param(at, "basemap") == "none"
+    assert _param(at, "tol") == "0"
+    q = _param(at, "q")
+    assert q is not None
+    assert at.selectbox(key="map_q").value == q
+    decks = _decks(at)
+    assert len(decks) == 2
+    for deck in decks:
+        assert "mapProvider" not in deck  # map_provider=None: nothing needs the internet
+        assert all(layer["id"] and layer["pickable"] for layer in deck["layers"])
+    ids = {layer["id"] for layer in decks[1]["layers"]}
+    assert {"gold", "model_A", "model_B", "arcs_A", "arcs_B", "query"} <= ids
+    assert _stack_table(at) is None  # nothing selected yet
+
+
+def _table_with(at, column: str):
+    return next(d.value for d in at.dataframe if column in d.value.columns)
+
+
+def test_default_query_is_a_failure_of_model_a():
+    at = open_page(PAGE, datasets="geo-glue", metric="hit", k="1")
+    no_exception(at)
+    twins = _table_with(at, "twin-aware")
+    a_rows = twins[twins["model"].str.startswith("A: ")]
+    # geo-glue has one gold per query, so recall@1 = hit@1: A misses the default query at 1
+    assert a_rows.set_index("metric").loc["recall@1", "strict"] == 0.0
+    diag = _table_with(at, "first gold rank")
+    assert diag["model"].tolist()[0].startswith("A: ")
+    assert len(diag) == 2
+
+
+def test_changing_dataset_and_tolerance_changes_stack_metrics():
+    at = open_page(PAGE, datasets="beijing,geo-glue")
+    no_exception(at)
+    assert at.selectbox(key="map_md").value == "beijing"
+    beijing = _metrics(at)
+    assert beijing["Share stacked"] == "0.0%"  # no exact duplicates in the Beijing demo
+    at.selectbox(key="map_md").select("geo-glue").run()
+    no_exception(at)
+    glue = _metrics(at)
+    assert glue["Share stacked"] == "20.2%"
+    assert _param(at, "md") == "geo-glue"
+    at.select_slider(key="map_tol").set_value(50.0).run()
+    no_exception(at)
+    wide = _metrics(at)
+    assert wide["Share stacked"] == "27.7%"
+    assert int(wide["Stacks"]) > int(glue["Stacks"])
+    assert _param(at, "tol") == "50"
+
+
+def test_permalink_reopens_query_and_selected_poi():
+    bundle = read_manifest(ROOT / "data" / "demo")
+    pois = load_dataset(bundle.datasets["geo-glue"]).entities
+    stacks = coordinate_stacks(pois)
+    big = stacks.loc[stacks["stack_size"].idxmax()]
+    poi = str(big["doc_id"])
+    at = open_page(PAGE, datasets="geo-glue", md="geo-glue", q="test-5", poi=poi, tol="0")
+    no_exception(at)
+    assert at.selectbox(key="map_q").value == "test-5"
+    table = _stack_table(at)
+    assert table is not None
+    assert len(table) == int(big["stack_size"])
+    assert table["doc_id"].iloc[0] == poi
+    assert bool(table["selected"].iloc[0])
+    assert table["selected"].sum() == 1
+    assert _param(at, "poi") == poi
+    # a rerun keeps the selection
+    at.run()
+    no_exception(at)
+    assert _stack_table(at)["doc_id"].iloc[0] == poi
+    assert at.selectbox(key="map_q").value == "test-5"
+
+
+def test_dataset_removed_in_sidebar_falls_back():
+    at = open_page(PAGE, datasets="beijing,geo-glue", md="geo-glue", q="test-5")
+    no_exception(at)
+    assert at.selectbox(key="map_md").value == "geo-glue"
+    at.multiselect(key="w_datasets").unselect("geo-glue").run()
+    no_exception(at)
+    assert at.selectbox(key="map_md").value == "beijing"
+    assert at.selectbox(key="map_q").value != "test-5"
+    assert _param(at, "md") == "beijing"
+    assert _metrics(at)["Share stacked"] == "0.0%"
+
+
+def test_invalid_url_values_fall_back():
+    at = open_page(PAGE, datasets="geo-glue", md="nope", tol="7", basemap="x", q="zz", poi="zz")
+    no_exception(at)
+    assert at.selectbox(key="map_md").value == "geo-glue"
+    assert at.select_slider(key="map_tol").value == 0.0
+    assert at.radio(key="map_basemap").value == "none"
+    assert at.selectbox(key="map_q").value != "zz"
+    assert _stack_table(at) is None
+    assert _param(at, "poi") is None
+
+
+def test_carto_basemap_is_opt_in():
+    at = open_page(PAGE, datasets="geo-glue", basemap="carto")
+    no_exception(at)
+    decks = _decks(at)
+    assert all(deck.get("mapProvider") == "carto" for deck in decks)
+
+
+def test_non_spatial_datasets_show_info():
+    at = open_page(PAGE, datasets="stark-amazon,stark-mag")
+    no_exception(at)
+    assert any("lat/lon" in info.value for info in at.info)
+    assert not at.get("deck_gl_json_chart")
+    assert not at.metric

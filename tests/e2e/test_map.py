@@ -1,0 +1,44 @@
+"""Browser: the Map page on the demo (no basemap: nothing needs the internet)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.e2e.conftest import assert_no_exception, screenshot, wait_ready
+
+pytestmark = pytest.mark.e2e
+
+CHART = "[data-testid=stDeckGlJsonChart]"
+
+
+def test_map_renders_and_click_selects_poi(server, page):
+    # The per-query map is centred on the query's gold POI: a click in the middle of its
+    # canvas lands on that POI (or a copy of it in A's/B's list, or its stack column).
+    page.goto(f"{server}/Map?datasets=geo-glue&md=geo-glue&q=test-1&basemap=none")
+    wait_ready(page)
+    assert_no_exception(page)
+    assert "poi=" not in page.url
+    page.get_by_text("No POI selected", exact=False).first.wait_for()
+    charts = page.locator(CHART)
+    charts.nth(1).locator("canvas").first.wait_for(state="visible", timeout=30_000)
+    assert charts.count() == 2
+    canvas = charts.nth(1).locator("canvas").first
+    canvas.scroll_into_view_if_needed()
+    page.wait_for_timeout(1500)  # let deck.gl draw the first frame
+    box = canvas.bounding_box()
+    assert box is not None
+    assert box["width"] > 300
+    assert box["height"] > 300
+    centre = (box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    page.mouse.move(*centre)  # hover first, as a user would (deck.gl picks on pointer events)
+    page.wait_for_timeout(300)
+    page.mouse.click(*centre)
+    # Streamlit writes the URL with history.replaceState (no navigation event)
+    page.wait_for_function("() => /[?&]poi=/.test(window.location.search)", timeout=30_000)
+    wait_ready(page)
+    assert_no_exception(page)
+    table = page.locator(".st-key-map_poi_box [data-testid=stDataFrame]")
+    table.wait_for(state="visible", timeout=30_000)
+    assert "q=test-1" in page.url
+    table.scroll_into_view_if_needed()
+    assert screenshot(page, "map").stat().st_size > 10_000

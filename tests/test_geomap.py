@@ -1,0 +1,434 @@
+"""Tests for analysis.geomap: decks and layers, escaping, display jitter, colours, tables."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from analysis import geomap
+from analysis.geo import EARTH_RADIUS_M, haversine_m
+
+M_PER_DEG = EARTH_RADIUS_M * math.pi / 180.0
+EVIL = "<img src=x onerror=alert(1)>"
+EVIL_ESCAPED = "&lt;img src=x onerror=alert(1)&gt;"
+
+P = (30.0, 120.0)
+Q = (30.01, 120.0)  # ~1.1 km north of P
+R = (30.0, 120.01)  # ~960 m east of P
+
+
+def _pois() -> pd.DataFrame:
+    rows = [
+        ("g", EVIL, *P),  # the gold, with a hostile name
+        ("s1", "stack mate one", *P),
+        ("s2", "stack mate two", *P),
+        ("far", "far away", *Q),
+        ("x", "east", *R),
+        ("nowhere", "no coordinate", np.nan, np.nan),
+    ]
+    df = pd.DataFrame(rows, columns=["doc_id", "name", "lat", "lon"])
+    df["text"] = df["name"] + " text"
+    return df
+
+
+def _index(tol: float = 0.0) -> pd.DataFrame:
+    return geomap.poi_index(_pois(), tol)
+
+
+def _rankings() -> dict[str, pd.DataFrame]:
+    a = pd.DataFrame({"doc_id": ["s1", "g", "far", "nowhere"], "rank": [1, 2, 3, 4]})
+    b = pd.DataFrame({"doc_id": ["x", "s2"], "rank": [1, 2]})
+    return {"A": a, "B": b}
+
+
+def _points(k: int = 10) -> pd.DataFrame:
+    return geomap.query_points(
+        ["g"], _rankings(), _index(), k=k, model_names={"A": "bm25", "B": "<b>dense</b>"}
+    )
+
+
+QUERY = {"query_id": "q<1>", "text": "coffee <script>alert(1)</script>", "lat": Q[0], "lon": R[1]}
+
+
+def _spec(deck) -> dict:
+    return json.loads(deck.to_json())
+
+
+# --------------------------------------------------------------------------------------------
+# layers
+
+
+def test_query_deck_layers_have_ids_and_are_pickable() -> None:
+    spec = _spec(geomap.query_deck(_points(), QUERY))
+    ids = [layer["id"] for layer in spec["layers"]]
+    assert ids == ["stacks", "arcs_A", "arcs_B", "gold", "model_A", "model_B", "query"]
+    for layer in spec["layers"]:
+        assert layer["pickable"] is True
+    # every POI layer row carries its doc id (what a click selects)
+    for layer in spec["layers"]:
+        if layer["id"] != "query":
+            assert all(row["doc_id"] for row in layer["data"]), layer["id"]
+    assert spec["layers"][-1]["data"][0]["doc_id"] == ""  # the query is not a POI
+
+
+def test_query_deck_contents() -> None:
+    spec = _spec(geomap.query_deck(_points(k=10), QUERY))
+    layers = {layer["id"]: layer for layer in spec["layers"]}
+    assert [r["doc_id"] for r in layers["gold"]["data"]] == ["g"]
+    # A's unlocated "nowhere" is not drawn; drawn in descending rank so rank 1 is on top
+    assert [r["rank"] for r in layers["model_A"]["data"]] == [3, 2, 1]
+    assert [r["doc_id"] for r in layers["model_B"]["data"]] == ["s2", "x"]
+    # one column for the stack at P (g, s1, s2), height = stack size
+    assert len(layers["stacks"]["data"]) == 1
+    assert layers["stacks"]["data"][0]["stack_size"] == 3
+    assert layers["stacks"]["data"][0]["doc_id"] == "g"  # gold first
+    assert len(layers["arcs_A"]["data"]) == 3
+    # centred on the gold
+    view = spec["initialViewState"]
+    assert (view["latitude"], view["longitude"]) == P
+    assert 3 <= view["zoom"] <= 17
+
+
+def test_k_caps_the_drawn_lists() -> None:
+    pts = _points(k=1)
+    assert pts.loc[pts["role"] == "A", "doc_id"].tolist() == ["s1"]
+    assert pts.loc[pts["role"] == "B", "doc_id"].tolist() == ["x"]
+    many = pd.DataFrame({"doc_id": ["g"] * 80, "rank": range(1, 81)})
+    pts = geomap.query_points([], {"A": many}, _index(), k=100)
+    assert len(pts) == geomap.MAX_K
+
+
+def test_basemap_none_needs_no_internet_and_carto_is_opt_in() -> None:
+    none = _spec(geomap.query_deck(_points(), QUERY))
+    assert "mapProvider" not in none
+    assert "cartocdn" not in json.dumps(none)
+    carto = _spec(geomap.query_deck(_points(), QUERY, basemap="carto"))
+    assert carto["mapProvider"] == "carto"
+    assert "cartocdn" in carto["mapStyle"]
+    ds = _spec(geomap.dataset_deck(_index()))
+    assert "mapProvider" not in ds
+
+
+def test_query_without_coordinates_has_no_arcs_or_query_point() -> None:
+    spec = _spec(geomap.query_deck(_points(), {"query_id": "q", "text": "t"}))
+    ids = [layer["id"] for layer in spec["layers"]]
+    assert "query" not in ids
+    assert not any(i.startswith("arcs_") for i in ids)
+    assert spec["initialViewState"]["latitude"] == P[0]  # still centred on the gold
+
+
+def test_dataset_deck_layers() -> None:
+    spec = _spec(geomap.dataset_deck(_index()))
+    layers = {layer["id"]: layer for layer in spec["layers"]}
+    assert set(layers) == {"dataset_pois", "dataset_stacks"}
+    assert all(layer["pickable"] for layer in layers.values())
+    assert len(layers["dataset_pois"]["data"]) == 5  # located POIs only
+    stacks = layers["dataset_stacks"]["data"]
+    assert [(s["doc_id"], s["stack_size"]) for s in stacks] == [("g", 3)]
+    thin = _spec(geomap.dataset_deck(_index(), max_points=2))
+    pois = next(layer for layer in thin["layers"] if layer["id"] == "dataset_pois")
+    assert len(pois["data"]) == 2  # every 3rd of 5 located POIs
+
+
+def test_dataset_deck_without_stacks_or_coordinates() -> None:
+    lone = _pois().iloc[[0, 3, 4]]
+    spec = _spec(geomap.dataset_deck(geomap.poi_index(lone)))
+    assert [layer["id"] for layer in spec["layers"]] == ["dataset_pois"]
+    empty = _pois().iloc[[5]]
+    assert _spec(geomap.dataset_deck(geomap.poi_index(empty)))["layers"] == []
+
+
+def test_static_deck_serializes_once() -> None:
+    deck = geomap.query_deck(_points(), QUERY)
+    first = deck.to_json()
+    assert deck.to_json() is first
+    json.loads(first)
+
+
+# --------------------------------------------------------------------------------------------
+# escaping
+
+
+def test_escape_text() -> None:
+    assert geomap.escape_text([EVIL, None, np.nan, "a & b", "x" * 200], limit=10) == [
+        "&lt;img src=…",
+        "",
+        "",
+        "a &amp; b",
+        "x" * 9 + "…",
+    ]
+    assert geomap.escape_text(pd.Series(["'\""])) == ["&#x27;&quot;"]
+
+
+def test_tooltip_fields_are_escaped() -> None:
+    pts = _points()
+    gold = pts[pts["role"] == "gold"].iloc[0]
+    assert gold["name"] == EVIL  # the data itself is untouched
+    assert gold["tip_name"] == EVIL_ESCAPED
+    b_title = pts.loc[pts["role"] == "B", "tip_title"].iloc[0]
+    assert "&lt;b&gt;dense&lt;/b&gt;" in b_title
+    text = geomap.query_deck(pts, QUERY).to_json()
+    assert "<img" not in text
+    assert "<script" not in text
+    assert "<b>dense" not in text
+    assert EVIL_ESCAPED in text
+    assert "q&lt;1&gt;" in text
+    # tooltips only interpolate the escaped fields
+    assert set(_fields(geomap.TOOLTIP["html"])) == {"tip_title", "tip_name", "tip_detail"}
+    ds_text = geomap.dataset_deck(_index()).to_json()
+    assert "<img" not in ds_text
+    assert EVIL_ESCAPED in ds_text
+
+
+def _fields(template: str) -> list[str]:
+    import re
+
+    return re.findall(r"{(.*?)}", template)
+
+
+def test_every_drawn_row_has_the_tooltip_fields() -> None:
+    spec = _spec(geomap.query_deck(_points(), QUERY))
+    for layer in spec["layers"]:
+        for row in layer["data"]:
+            assert {"tip_title", "tip_name", "tip_detail"} <= set(row), layer["id"]
+
+
+# --------------------------------------------------------------------------------------------
+# jitter
+
+
+def test_jitter_moves_only_duplicates() -> None:
+    lat = np.array([30.0, 30.0, 30.0, 31.0, np.nan, 32.0])
+    lon = np.array([120.0, 120.0, 120.0, 121.0, 1.0, 122.0])
+    jl, jo = geomap.jitter(lat, lon)
+    # unique coordinates and NaN untouched
+    assert (jl[3], jo[3]) == (31.0, 121.0)
+    assert (jl[5], jo[5]) == (32.0, 122.0)
+    assert np.isnan(jl[4])
+    # the three duplicates: moved, apart from each other, within a few metres
+    moved = list(zip(jl[:3], jo[:3], strict=True))
+    assert len(set(moved)) == 3
+    d = haversine_m(30.0, 120.0, jl[:3], jo[:3])
+    assert np.all(d > 0.5)
+    assert np.all(d < 10.0)
+    np.testing.assert_allclose(d, geomap.JITTER_STEP_M * np.sqrt([1, 2, 3]), rtol=1e-3)
+    # inputs untouched
+    assert lat[0] == 30.0
+
+
+def test_jitter_is_deterministic() -> None:
+    rng = np.random.default_rng(0)
+    lat = rng.choice([30.0, 30.1, 30.2], size=50)
+    lon = np.full(50, 120.0)
+    a = geomap.jitter(lat, lon)
+    b = geomap.jitter(lat.copy(), lon.copy())
+    np.testing.assert_array_equal(a[0], b[0])
+    np.testing.assert_array_equal(a[1], b[1])
+    empty = geomap.jitter([], [])
+    assert empty[0].size == 0
+
+
+def test_query_points_jitter_only_in_display_columns() -> None:
+    pts = _points()
+    located = pts[pts["located"]]
+    # g appears as gold and in A's list, s1/s2 share its coordinate: all on P, all displaced
+    on_p = located[(located["lat"] == P[0]) & (located["lon"] == P[1])]
+    assert len(on_p) == 4
+    assert on_p[["x_lat", "x_lon"]].drop_duplicates().shape[0] == 4
+    assert not ((on_p["x_lat"] == P[0]) & (on_p["x_lon"] == P[1])).any()
+    # x is alone (B only): not moved
+    x = located[located["doc_id"] == "x"].iloc[0]
+    assert (x["x_lat"], x["x_lon"]) == R
+    unlocated = pts[~pts["located"]]
+    assert unlocated["doc_id"].tolist() == ["nowhere"]
+
+
+# --------------------------------------------------------------------------------------------
+# colours
+
+
+def test_colours_by_hit_and_miss() -> None:
+    pts = _points().set_index(["role", "doc_id"])
+    a_hit = pts.loc[("A", "g"), "color"]
+    a_miss = pts.loc[("A", "s1"), "color"]
+    b_miss = pts.loc[("B", "x"), "color"]
+    gold = pts.loc[("gold", "g"), "color"]
+    assert bool(pts.loc[("A", "g"), "hit"]) is True
+    assert bool(pts.loc[("A", "s1"), "hit"]) is False
+    assert a_hit == geomap.MODEL_COLORS["A"][True]
+    assert a_miss == geomap.MODEL_COLORS["A"][False]
+    assert b_miss == geomap.MODEL_COLORS["B"][False]
+    assert gold == geomap.GOLD_COLOR
+    colours = [tuple(c) for c in (a_hit, a_miss, b_miss, gold, geomap.MODEL_COLORS["B"][True])]
+    assert len(set(colours)) == 5
+    titles = pts["tip_title"]
+    assert titles.loc[("A", "g")] == "Model A (bm25) · rank 2 · hit"
+    assert titles.loc[("A", "s1")].endswith("miss")
+    assert "A: rank 2, B: —" in pts.loc[("gold", "g"), "tip_detail"]
+
+
+# --------------------------------------------------------------------------------------------
+# tables and small helpers
+
+
+def test_parse_url_values() -> None:
+    assert geomap.parse_tolerance("50") == 50.0
+    assert geomap.parse_tolerance("0") == 0.0
+    assert geomap.parse_tolerance("7") is None
+    assert geomap.parse_tolerance("nan") is None
+    assert geomap.parse_tolerance(None) is None
+    assert geomap.parse_basemap("carto") == "carto"
+    assert geomap.parse_basemap("mapbox") is None
+
+
+def test_has_coordinates() -> None:
+    assert geomap.has_coordinates(_pois())
+    assert not geomap.has_coordinates(None)
+    assert not geomap.has_coordinates(pd.DataFrame({"doc_id": ["a"], "name": ["b"]}))
+    assert not geomap.has_coordinates(pd.DataFrame({"lat": [np.nan], "lon": [np.nan]}))
+
+
+def test_default_query_is_the_worst_failure() -> None:
+    table = pd.DataFrame(
+        {
+            "dataset": ["d"] * 5 + ["e"],
+            "model": ["m", "m", "m", "m", "other", "m"],
+            "query_id": ["q1", "q2", "q3", "q4", "q5", "q6"],
+            "hit@1": [1.0, 0.5, 0.0, 0.0, 0.0, 0.0],
+        }
+    )
+    assert geomap.default_query(table, "d", "m", "hit@1") == "q3"  # first of the worst
+    perfect = table.assign(**{"hit@1": 1.0})
+    assert geomap.default_query(perfect, "d", "m", "hit@1") == "q1"
+    assert geomap.default_query(table, "d", None, "hit@1") is None
+    assert geomap.default_query(table, "d", "m", "mrr") is None
+    assert geomap.default_query(table, "zz", "m", "hit@1") is None
+
+
+def test_selected_doc() -> None:
+    sel = {"indices": {"model_A": [0]}, "objects": {"model_A": [{"doc_id": "s1", "rank": 1}]}}
+    assert geomap.selected_doc(sel) == "s1"
+    query = {"indices": {"query": [0]}, "objects": {"query": [{"doc_id": ""}]}}
+    assert geomap.selected_doc(query) is None
+    assert geomap.selected_doc({"indices": {}, "objects": {}}) is None
+    assert geomap.selected_doc(None) is None
+
+
+def test_stack_members() -> None:
+    index = _index()
+    ranks = {"A": pd.Series([1, 2], index=["s1", "g"])}
+    out = geomap.stack_members(index, "s2", gold_ids=["g"], ranks=ranks)
+    assert out["doc_id"].tolist() == ["s2", "g", "s1"]  # selected, gold, table order
+    assert out["selected"].tolist() == [True, False, False]
+    assert out["gold"].tolist() == [False, True, False]
+    assert out["rank A"].tolist()[1:] == [2, 1]
+    assert pd.isna(out["rank A"].iloc[0])
+    assert out["name"].iloc[1] == EVIL  # plain text in the table (st.dataframe shows text)
+    assert geomap.stack_members(index, "unknown").empty
+    alone = geomap.stack_members(index, "nowhere")
+    assert alone["doc_id"].tolist() == ["nowhere"]
+    # a 1.2 km tolerance joins P, Q and R into one stack
+    wide = geomap.stack_members(_index(1200.0), "x")
+    assert set(wide["doc_id"]) == {"g", "s1", "s2", "far", "x"}
+
+
+def test_largest_stacks_table() -> None:
+    report = {
+        "largest_stacks": [
+            {"stack_id": 0, "size": 3, "lat": P[0], "lon": P[1], "doc_ids": ["g", "s1", "s2"]}
+        ]
+    }
+    table = geomap.largest_stacks_table(report, _index())
+    assert table.columns.tolist() == ["stack_id", "size", "lat", "lon", "names", "doc_ids"]
+    assert table["names"].iloc[0] == f"{EVIL} | stack mate one | stack mate two"
+    assert geomap.largest_stacks_table({}, _index()).empty
+
+
+def test_histogram_figure() -> None:
+    fig = geomap.histogram_figure({"stack_size_histogram": {1: 100, 3: 2}, "tolerance_m": 5.0})
+    assert list(fig.data[0].x) == [1, 3]
+    assert list(fig.data[0].y) == [100, 2]
+    assert fig.layout.yaxis.type == "log"
+
+
+def test_topk_index_and_query_ranking() -> None:
+    ranked = pd.DataFrame(
+        {
+            "query_id": ["q1", "q1", "q2"],
+            "doc_id": ["b", "a", "c"],
+            "score": [2, 1, 1],
+            "rank": [1, 2, 1],
+        }
+    )
+    idx = geomap.topk_index(ranked, keep=1)
+    assert geomap.query_ranking(idx, "q1")["doc_id"].tolist() == ["b"]
+    assert geomap.query_ranking(idx, "missing").empty
+    assert geomap.query_ranking(None, "q1").empty
+
+
+def test_strict_vs_twin_aware() -> None:
+    pois = pd.DataFrame(
+        {
+            "doc_id": ["g", "x", "g_twin"],
+            "name": ["Golden Dragon", "Other", "golden  dragon"],
+            "lat": [P[0], Q[0], P[0]],
+            "lon": [P[1], Q[1], P[1]],
+        }
+    )
+    pois["text"] = pois["name"]
+    ranked = pd.DataFrame(
+        {
+            "query_id": ["q1"] * 3,
+            "doc_id": ["g_twin", "x", "g"],
+            "score": [3.0, 2.0, 1.0],
+            "rank": [1, 2, 3],
+        }
+    )
+    qrels = pd.DataFrame({"query_id": ["q1"], "doc_id": ["g"], "relevance": [1]})
+    out = geomap.strict_vs_twin_aware(ranked, qrels, pois, ["recall@1", "ndcg@10"])
+    row = out.set_index("query_id").loc["q1"]
+    assert row["recall@1"] == 0.0
+    assert row["recall@1 twin-aware"] == 1.0
+    assert row["ndcg@10"] == pytest.approx(0.5)  # gold at rank 3: 1 / log2(4)
+    assert row["ndcg@10 twin-aware"] == pytest.approx(1.0)
+    table = geomap.twin_aware_table({"A": out}, "q1", ["recall@1"], {"A": "m"})
+    assert table.to_dict("records") == [
+        {
+            "model": "A: m",
+            "metric": "recall@1",
+            "strict": 0.0,
+            "twin-aware": 1.0,
+            "mean strict": 0.0,
+            "mean twin-aware": 1.0,
+        }
+    ]
+    missing = geomap.twin_aware_table({"A": out}, "nope", ["recall@1"], {"A": "m"})
+    assert np.isnan(missing["strict"].iloc[0])
+
+
+def test_query_diagnostics_table() -> None:
+    diag = pd.DataFrame(
+        {
+            "query_id": ["q1"],
+            "dist_query_gold_m": [12.345],
+            "dist_query_top1_m": [np.nan],
+            "gold_stack_size": pd.array([3], dtype="Int64"),
+            "first_gold_rank": pd.array([pd.NA], dtype="Int64"),
+            "indistinguishable": [False],
+            "n_above_gold_on_gold_coord": [0],
+            "stackmates_in_top_k": [2],
+        }
+    )
+    out = geomap.query_diagnostics_table({"A": diag, "B": diag}, "q1", {"A": "a", "B": "b"})
+    assert out["model"].tolist() == ["A: a", "B: b"]
+    assert out["query → nearest gold (m)"].tolist() == [12.3, 12.3]
+    assert out["gold stack size"].tolist() == [3, 3]
+    assert pd.isna(out["first gold rank"].iloc[0])
+    assert out["gold stack-mates in top k"].tolist() == [2, 2]
+    empty = geomap.query_diagnostics_table({"A": diag}, "other", {"A": "a"})
+    assert len(empty) == 1
+    assert pd.isna(empty["gold stack size"].iloc[0])
