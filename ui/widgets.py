@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pandas as pd
 import streamlit as st
 
@@ -18,10 +20,20 @@ def metric_help(measure: str) -> str:
     return MEASURE_HELP.get(measure, "")
 
 
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$&:])")
+
+
+def escape_markdown(text: str) -> str:
+    """``text`` with every Markdown/HTML-significant character backslash-escaped, so that
+    ``st.error``/``st.info`` (which render Markdown) show it literally."""
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", str(text)).replace("\n", "  \n")
+
+
 def show_errors(errors: dict[str, str]) -> None:
-    """One ``st.error`` per dataset that could not be loaded (the message names file and line)."""
+    """One ``st.error`` per dataset that could not be loaded (the message names file and line);
+    names and messages come from files, so they are escaped."""
     for name, message in errors.items():
-        st.error(f"Dataset {name} could not be loaded: {message}")
+        st.error(escape_markdown(f"Dataset {name} could not be loaded: {message}"))
 
 
 def headline_metrics(sel: Selection, table: pd.DataFrame) -> list[str]:

@@ -1,0 +1,35 @@
+"""The small drawing helpers of ui/widgets.py."""
+
+from __future__ import annotations
+
+import re
+
+import pandas as pd
+
+from ui.widgets import escape_markdown, format_ci_table
+
+
+def test_escape_markdown_neutralises_links_images_html_and_emphasis():
+    raw = "see [x](javascript:alert(1)) ![i](http://h/y.png) <b>b</b> *s* a_b"
+    out = escape_markdown(raw)
+    # every special character is preceded by a backslash, so nothing forms Markdown syntax
+    assert not re.search(r"(?<!\\)[\[\]()!<>*_:]", out)
+    assert re.sub(r"\\(.)", r"\1", out) == raw
+
+
+def test_format_ci_table_writes_mean_and_interval_per_metric():
+    board = pd.DataFrame(
+        {
+            "dataset": ["d", "d"],
+            "model": ["m", "m"],
+            "metric": ["hit@1", "mrr"],
+            "n": [10, 10],
+            "mean": [0.5, 0.25],
+            "ci_low": [0.2, 0.1],
+            "ci_high": [0.8, 0.4],
+        }
+    )
+    wide = format_ci_table(board, ["hit@1", "mrr"])
+    assert wide.loc[0, "hit@1"] == "0.500 [0.200, 0.800]"
+    assert wide.loc[0, "mrr"] == "0.250 [0.100, 0.400]"
+    assert list(wide.columns) == ["dataset", "model", "n", "hit@1", "mrr"]

@@ -1,0 +1,66 @@
+"""Browser: the Compare page. Clicking a point of the scatter opens that query, and the URL
+then reopens the same view in a new page."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.e2e.conftest import assert_no_exception, screenshot, wait_ready
+
+pytestmark = pytest.mark.e2e
+
+DETAIL = re.compile(r"^dataset: .+ {4}query id: .+$")
+
+
+def _shown_query(page) -> str:
+    """The "dataset: …    query id: …" line of the query detail (waits for it)."""
+    line = page.locator("[data-testid=stText]").filter(has_text=DETAIL).first
+    line.wait_for(timeout=30_000)
+    return line.inner_text().strip()
+
+
+def _click_a_point(page) -> None:
+    chart = page.locator("[data-testid=stPlotlyChart]").first
+    chart.wait_for()
+    points = chart.locator(".scatterlayer path.point")
+    points.first.wait_for()
+    # a point well inside the plot (the legend sits on the right): the left-most one
+    boxes = [b for b in (points.nth(i).bounding_box() for i in range(points.count())) if b]
+    box = min(boxes, key=lambda b: b["x"])
+    x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+    # plotly's drag layer covers the points: hover first (plotly picks the point), then click
+    page.mouse.move(x, y)
+    page.wait_for_timeout(300)
+    page.mouse.click(x, y)
+
+
+def test_clicking_a_scatter_point_opens_the_query_and_the_url_reopens_it(server, page):
+    page.goto(f"{server}/Compare?datasets=stark-amazon,stark-mag&metric=mrr")
+    wait_ready(page)
+    assert_no_exception(page)
+    page.get_by_text("Per query: A against B").first.wait_for()
+    assert "q=" not in page.url
+
+    _click_a_point(page)
+    # Streamlit writes the URL with history.replaceState: poll the URL rather than wait for a
+    # navigation
+    expect(page).to_have_url(re.compile(r"[?&]q="), timeout=30_000)
+    wait_ready(page)
+    assert_no_exception(page)
+    shown = _shown_query(page)
+    assert re.search(r"[?&]qd=stark-(amazon|mag)", page.url)
+    # both rankings side by side, with the gold column of each model
+    page.get_by_text("Top 20 of both models").first.wait_for()
+    screenshot(page, "compare")
+
+    url = page.url
+    other = page.context.new_page()
+    other.goto(url)
+    wait_ready(other)
+    assert_no_exception(other)
+    assert _shown_query(other) == shown
+    assert "metric=mrr" in other.url
+    other.close()
