@@ -46,12 +46,26 @@ def server(chromium_path: str) -> Iterator[str]:
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     proc = subprocess.Popen(
         [
-            sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"),
-            "--server.headless", "true", "--server.address", "127.0.0.1",
-            "--server.port", str(port), "--browser.gatherUsageStats", "false",
-            "--server.fileWatcherType", "none",
+            sys.executable,
+            "-m",
+            "streamlit",
+            "run",
+            str(ROOT / "app.py"),
+            "--server.headless",
+            "true",
+            "--server.address",
+            "127.0.0.1",
+            "--server.port",
+            str(port),
+            "--browser.gatherUsageStats",
+            "false",
+            "--server.fileWatcherType",
+            "none",
         ],
-        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
     )
     url = f"http://127.0.0.1:{port}"
     deadline = time.time() + 60
@@ -105,7 +119,18 @@ def assert_no_exception(page) -> None:
 
 
 def screenshot(page, name: str) -> Path:
+    """Save a screenshot of the whole page. Streamlit scrolls inside its own container, so the
+    viewport is stretched to the content's height (at most 6000 px) for the shot."""
     SHOTS.mkdir(parents=True, exist_ok=True)
     path = SHOTS / f"{name}.png"
+    size = page.viewport_size or {"width": 1400, "height": 1000}
+    height = page.evaluate(
+        "() => Math.max(...[...document.querySelectorAll("
+        "'[data-testid=stMain], [data-testid=stAppViewContainer], section.main')]"
+        ".map(e => e.scrollHeight), document.body.scrollHeight)"
+    )
+    page.set_viewport_size({"width": size["width"], "height": min(max(height, 600), 6000)})
+    page.wait_for_timeout(300)
     page.screenshot(path=str(path), full_page=True)
+    page.set_viewport_size(size)
     return path
