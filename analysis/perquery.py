@@ -70,7 +70,8 @@ def per_query_table(
     When the queries and the ``entities`` (POIs) have ``lat``/``lon``, the geo columns of
     :func:`analysis.geo.geo_diagnostics` are added (``dist_query_gold_m``,
     ``dist_query_top1_m``, ``gold_stack_size``, ``indistinguishable``, ...), with the slices
-    ``dist_gold_bucket`` and ``gold_stacked``, and twin-aware ``twin_recall@10`` and
+    ``dist_gold_bucket``, ``gold_stacked`` and ``location_tie`` (``indistinguishable``: a
+    non-gold POI ranked above the first gold sits on its coordinate), and twin-aware ``twin_recall@10`` and
     ``twin_ndcg@10`` (a twin of a gold, same text and coordinate under another id, counts as
     the gold).
 
@@ -147,6 +148,7 @@ def _add_geo(
     size = out["gold_stack_size"].astype("Float64")
     out["gold_stacked"] = np.where(size.fillna(1).to_numpy() > 1, "stacked", "alone")
     out["indistinguishable"] = out["indistinguishable"].fillna(False).astype(bool)
+    out["location_tie"] = np.where(out["indistinguishable"], "indistinguishable", "distinguishable")
     return out
 
 
