@@ -71,9 +71,9 @@ def per_query_table(
     :func:`analysis.geo.geo_diagnostics` are added (``dist_query_gold_m``,
     ``dist_query_top1_m``, ``gold_stack_size``, ``indistinguishable``, ...), with the slices
     ``dist_gold_bucket``, ``gold_stacked`` and ``location_tie`` (``indistinguishable``: a
-    non-gold POI ranked above the first gold sits on its coordinate), and twin-aware ``twin_recall@10`` and
-    ``twin_ndcg@10`` (a twin of a gold, same text and coordinate under another id, counts as
-    the gold).
+    non-gold POI ranked above the first gold sits on its coordinate), and twin-aware
+    ``twin_recall@10`` and ``twin_ndcg@10`` (a twin of a gold, same text and coordinate under
+    another id, counts as the gold).
 
     Returns:
         ``(table, warnings)``: the long per-query table (one row per qrels query and model)
