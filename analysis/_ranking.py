@@ -36,20 +36,46 @@ def as_string_array(values: object) -> Ids:
     if isinstance(values, pd.Series):
         values = values.array
     arr = pa.array(values) if not isinstance(values, pa.Array | pa.ChunkedArray) else values
+    if pa.types.is_dictionary(arr.type) and pa.types.is_string(arr.type.value_type):
+        return arr  # dictionary-encoded strings (see encode)
     if not (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)):
         arr = pc.cast(arr, pa.string())
     return arr
 
 
 def encode(ids: Ids) -> tuple[np.ndarray, pa.Array]:
-    """``(codes, dictionary)``: ids numbered 0, 1, ... in order of first appearance."""
-    encoded = pc.dictionary_encode(ids)
+    """``(codes, dictionary)``: ids numbered 0, 1, ... in order of first appearance. Ids that are
+    already dictionary-encoded are re-encoded only when their dictionary is not in order of
+    first appearance (or not shared by every chunk)."""
+    encoded = _appearance_dictionary(ids) if pa.types.is_dictionary(ids.type) else None
+    if encoded is None:
+        encoded = pc.dictionary_encode(
+            ids.cast(ids.type.value_type) if pa.types.is_dictionary(ids.type) else ids
+        )
     if isinstance(encoded, pa.ChunkedArray):  # every chunk shares the final dictionary
         if encoded.num_chunks == 0:
             return np.zeros(0, dtype=np.int32), pa.array([], pa.string())
         codes = np.concatenate([np.asarray(c.indices) for c in encoded.chunks])
         return codes.astype(np.int32, copy=False), encoded.chunks[-1].dictionary
     return np.asarray(encoded.indices).astype(np.int32, copy=False), encoded.dictionary
+
+
+def _appearance_dictionary(ids: Ids) -> Ids | None:
+    """``ids`` when its chunks share one dictionary whose entries appear in order (code ``c``
+    first occurs after every code below ``c``), else ``None``."""
+    chunks = ids.chunks if isinstance(ids, pa.ChunkedArray) else [ids]
+    if not chunks or any(not c.dictionary.equals(chunks[0].dictionary) for c in chunks[1:]):
+        return None
+    seen = -1
+    for chunk in chunks:  # a few chunks; the check inside is vectorized
+        codes = np.asarray(chunk.indices)
+        if len(codes) == 0:
+            continue
+        running = np.maximum.accumulate(np.r_[seen, codes])[:-1]
+        if np.any(codes > running + 1):
+            return None
+        seen = int(max(seen, codes.max()))
+    return ids if seen == len(chunks[0].dictionary) - 1 else None
 
 
 def _take(ids: Ids, rows: np.ndarray) -> pa.Array:

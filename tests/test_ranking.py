@@ -225,3 +225,19 @@ def test_evaluate_arrays_on_chunked_ids_equals_the_dataframe_path():
     assert list(ids) == expected.per_query["query_id"].tolist()
     for name, values in columns.items():
         np.testing.assert_array_equal(values, expected.per_query[name].to_numpy(), err_msg=name)
+
+
+@pytest.mark.parametrize("dictionary_order", ["appearance", "reversed"])
+def test_encode_dictionary_ids_in_any_dictionary_order(dictionary_order):
+    ids = ["q2", "q2", "q1", "q3", "q1"]
+    dictionary = ["q2", "q1", "q3"] if dictionary_order == "appearance" else ["q3", "q1", "q2"]
+    index = [dictionary.index(x) for x in ids]
+    arr = pa.chunked_array(
+        [
+            pa.DictionaryArray.from_arrays(pa.array(index[:3], pa.int32()), pa.array(dictionary)),
+            pa.DictionaryArray.from_arrays(pa.array(index[3:], pa.int32()), pa.array(dictionary)),
+        ]
+    )
+    codes, dictionary_out = rk.encode(arr)
+    assert codes.tolist() == [0, 0, 1, 2, 1]  # numbered by first appearance
+    assert dictionary_out.to_pylist() == ["q2", "q1", "q3"]
