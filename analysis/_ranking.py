@@ -89,9 +89,12 @@ def _take(ids: Ids, rows: np.ndarray) -> pa.Array:
     ends = np.cumsum([len(c) for c in ids.chunks])
     chunk = np.searchsorted(ends, rows, side="right")
     order = np.argsort(chunk, kind="stable")
+    by_chunk = chunk[order]
+    present = np.unique(by_chunk)
+    bounds = np.searchsorted(by_chunk, np.r_[present, present[-1] + 1])
     parts = []
-    for c in np.unique(chunk):  # one take per chunk that holds a wanted row
-        picked = rows[order[chunk[order] == c]] - (ends[c - 1] if c else 0)
+    for c, lo, hi in zip(present, bounds[:-1], bounds[1:], strict=True):  # one take per chunk
+        picked = rows[order[lo:hi]] - (ends[c - 1] if c else 0)
         parts.append(ids.chunk(int(c)).take(pa.array(picked, pa.int64())))
     grouped = pa.concat_arrays(parts)
     back = np.empty_like(order)
