@@ -16,7 +16,7 @@ st.title("Retrieval error analysis")
 if sel.bundle is None:
     st.error("No bundle found under the data roots.")
     st.stop()
-st.caption(f"Bundle {sel.bundle.name}: {sel.bundle.description}")
+st.caption(widgets.escape_markdown(f"Bundle {sel.bundle.name}: {sel.bundle.description}"))
 
 with st.expander("Add a run (upload)", expanded=False):
     names = list(sel.bundle.datasets)
@@ -27,13 +27,23 @@ with st.expander("Add a run (upload)", expanded=False):
     )
     if uploaded is not None and target:
         if uploaded.size > widgets.MAX_UPLOAD_BYTES:
-            st.error(f"{uploaded.name}: the file is larger than {widgets.MAX_UPLOAD_MB} MB")
+            st.error(
+                widgets.escape_markdown(
+                    f"{uploaded.name}: the file is {uploaded.size / 2**20:.1f} MB, larger than "
+                    f"the {widgets.MAX_UPLOAD_MB} MB limit for uploads; put large runs in a "
+                    "bundle folder instead"
+                )
+            )
         else:
+            before = dict(data.uploads(target))
             try:
                 model = data.add_upload(target, uploaded.name, uploaded.getvalue())
-                st.success(f"Added model {model} to {target}.")
             except InputError as exc:
-                st.error(str(exc))
+                st.error(widgets.escape_markdown(str(exc)))
+            else:
+                if before.get(model) != data.uploads(target).get(model):
+                    st.rerun()  # a new run: draw the sidebar again so it lists the model
+                st.success(widgets.escape_markdown(f"Added model {model} to {target}."))
 
 if not sel.datasets:
     st.info("Select at least one dataset in the sidebar.")

@@ -275,8 +275,8 @@ def duplicate_rows(
     """Rows (ascending) whose doc already occurred earlier in the same (contiguous) group.
 
     Row ``i`` (in group order) holds the doc ``doc_ids[order.source(i)]``. Candidates are found
-    on fingerprints, by sorting each group's fingerprints (a
-    padded 2-D sort, chunk by chunk), then confirmed on the id strings.
+    on fingerprints, by sorting each group's fingerprints (a padded 2-D sort, chunk by chunk),
+    then confirmed on the id strings.
     """
     n = len(groups)
     if n < 2:
@@ -287,19 +287,22 @@ def duplicate_rows(
         g_lo, g_hi = np.searchsorted(starts, [lo, hi])
         s, z = starts[g_lo:g_hi] - lo, sizes[g_lo:g_hi]
         width = int(z.max())
-        if len(z) * width <= 4 * (hi - lo) + 1024:
-            grid = np.full((len(z), width), np.iinfo(np.uint64).max, dtype=np.uint64)
-            row = np.repeat(np.arange(len(z)), z)
-            grid[row, np.arange(hi - lo) - s[row]] = doc_fp[lo:hi]
-            grid.sort(axis=1)
-            hit = (grid[:, 1:] == grid[:, :-1]).any(axis=1) & (z > 1)
-            suspects.append(np.flatnonzero(hit) + g_lo)
-        else:  # very uneven group sizes: one sort of (group, fingerprint) keys
+        if len(z) * width > 4 * (hi - lo) + 1024:  # very uneven sizes: one sort of pair keys
             row = np.repeat(np.arange(g_lo, g_hi), z)
             key = pair_key(row, doc_fp[lo:hi])
             skey = np.sort(key)
             clash = skey[1:][skey[1:] == skey[:-1]]
             suspects.append(np.unique(row[np.isin(key, clash)]))
+            continue
+        if int(z.min()) == width:  # every group the same size (e.g. top-100 runs): a reshape
+            grid = doc_fp[lo:hi].reshape(len(z), width).copy()
+        else:
+            grid = np.full((len(z), width), np.iinfo(np.uint64).max, dtype=np.uint64)
+            row = np.repeat(np.arange(len(z)), z)
+            grid[row, np.arange(hi - lo) - s[row]] = doc_fp[lo:hi]
+        grid.sort(axis=1)
+        hit = (grid[:, 1:] == grid[:, :-1]).any(axis=1) & (z > 1)
+        suspects.append(np.flatnonzero(hit) + g_lo)
     suspect_groups = np.concatenate(suspects)
     if len(suspect_groups) == 0:
         return np.zeros(0, dtype=np.int64)

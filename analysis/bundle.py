@@ -37,6 +37,7 @@ import pandas as pd
 
 from analysis.errors import InputError
 from analysis.loaders import load_entities, load_qrels, load_queries, load_run, stark, tables
+from analysis.loaders._text import read_text
 
 MANIFEST = "bundle.toml"
 FAMILIES = ("stark", "spatial", "generic")
@@ -94,6 +95,8 @@ class Bundle:
     name: str
     description: str
     datasets: dict[str, DatasetSpec]
+    broken: dict[str, str] = field(default_factory=dict)
+    """Datasets left out by ``read_manifest(..., skip_broken=True)``: name -> one-line error."""
 
 
 @dataclass(frozen=True)
@@ -132,8 +135,12 @@ def _model_name(path: Path) -> str:
     return path.stem
 
 
-def read_manifest(path: str | Path) -> Bundle:
+def read_manifest(path: str | Path, *, skip_broken: bool = False) -> Bundle:
     """Parse ``bundle.toml`` (``path`` may be the file or its folder).
+
+    With ``skip_broken=True`` a dataset whose entry is wrong (unknown key, missing file, empty
+    runs folder, ...) is left out and its error kept in ``Bundle.broken``, so the other datasets
+    stay usable (the app); a manifest that cannot be read at all still raises.
 
     Raises:
         InputError: no manifest, TOML syntax error (with its line), unknown keys, a dataset
@@ -144,24 +151,32 @@ def read_manifest(path: str | Path) -> Bundle:
     if not manifest.is_file():
         raise InputError(manifest, None, "no bundle manifest (bundle.toml) here")
     root = manifest.parent
+    text = read_text(manifest)  # InputError naming the line of a byte that is not UTF-8
     try:
-        data = tomllib.loads(manifest.read_text(encoding="utf-8-sig"))
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         match = _TOML_LINE.search(str(exc))
         raise InputError(
             manifest, int(match.group(1)) if match else None, f"invalid TOML: {exc}"
         ) from None
-    except UnicodeDecodeError:
-        raise InputError(manifest, None, "the manifest is not UTF-8 text") from None
     raw = data.get("datasets")
     if not isinstance(raw, dict) or not raw:
         raise InputError(manifest, None, "no [datasets.<name>] table")
-    datasets = {str(name): _dataset(manifest, root, str(name), body) for name, body in raw.items()}
+    datasets: dict[str, DatasetSpec] = {}
+    broken: dict[str, str] = {}
+    for name, body in raw.items():
+        try:
+            datasets[str(name)] = _dataset(manifest, root, str(name), body)
+        except InputError as exc:
+            if not skip_broken:
+                raise
+            broken[str(name)] = str(exc)
     return Bundle(
         root=root,
         name=str(data.get("name", root.name)),
         description=str(data.get("description", "")),
         datasets=datasets,
+        broken=broken,
     )
 
 

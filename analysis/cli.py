@@ -2,7 +2,7 @@
 
 Commands:
     evaluate   per-query metrics of a run to CSV/Parquet, means and data checks to stdout
-    validate   data checks only
+    validate   data checks of a run against qrels, or of a whole bundle (--bundle)
     geo        duplicate-coordinate and twin report of a POI file, as JSON
     report     one self-contained offline HTML report of a bundle
     demo       regenerate the demo bundle
@@ -45,9 +45,11 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
-def _add_eval_args(cmd: argparse.ArgumentParser) -> None:
-    cmd.add_argument("--run", required=True, help="run file (TREC run, STaRK eval_results, table)")
-    cmd.add_argument("--qrels", required=True, help="qrels (TREC qrels, STaRK QA CSV, table)")
+def _add_eval_args(cmd: argparse.ArgumentParser, *, required: bool = True) -> None:
+    cmd.add_argument(
+        "--run", required=required, help="run file (TREC run, STaRK eval_results, table)"
+    )
+    cmd.add_argument("--qrels", required=required, help="qrels (TREC qrels, STaRK QA CSV, table)")
     cmd.add_argument(
         "--metrics",
         default=",".join(DEFAULT_METRICS),
@@ -72,8 +74,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="add n_gold, first_gold_rank, tie flags and <metric>_min/_max columns to --out",
     )
 
-    va = sub.add_parser("validate", help="data checks of a run against qrels")
-    _add_eval_args(va)
+    va = sub.add_parser("validate", help="data checks of a run against qrels, or of a bundle")
+    _add_eval_args(va, required=False)
+    va.add_argument(
+        "--bundle",
+        help="check a whole bundle instead (bundle.toml, every dataset and run); "
+        "stops at the first bad file",
+    )
 
     geo = sub.add_parser("geo", help="duplicate-coordinate report of a POI file (JSON)")
     geo.add_argument("--pois", required=True, help="POI file (CSV with lat/lon, LIST, GeoGLUE…)")
@@ -106,6 +113,11 @@ def _cmd_evaluate(args: argparse.Namespace, *, write: bool) -> int:
         raise InputError("--metrics", None, str(exc)) from None
     if args.relevance_threshold < 1:
         raise InputError("--relevance-threshold", None, "must be at least 1")
+    out = Path(args.out) if write and args.out else None
+    if out is not None and out.exists():
+        for given in (args.run, args.qrels):
+            if Path(given).exists() and out.samefile(given):
+                raise InputError(out, None, "is an input file: refusing to overwrite it")
     queries, docs, scores = _load_run_columns(args.run)
     qrels = load_qrels(args.qrels)
     query_ids, columns, warnings, _ = evaluate_arrays(
@@ -125,13 +137,41 @@ def _cmd_evaluate(args: argparse.Namespace, *, write: bool) -> int:
         for m in metrics:
             mean = float(columns[m.label].mean()) if n else float("nan")
             print(f"{m.label:<{width}}  {mean:8.4f}  {n}")
-        if args.out:
+        if out is not None:
             keep = list(columns) if args.diagnostics else [m.label for m in metrics]
-            _write_table(query_ids, {c: columns[c] for c in keep}, Path(args.out))
+            _write_table(query_ids, {c: columns[c] for c in keep}, out)
     else:
         print(f"{n} queries in the qrels, {len(scores)} run lines")
     _print_warnings(warnings)
     if not write and not warnings:
+        print("no problems found")
+    return 0
+
+
+def _cmd_validate_bundle(args: argparse.Namespace) -> int:
+    """Read a bundle's manifest, every dataset and every run, and print the data checks of each
+    (dataset, model). The first file that cannot be read stops it (exit code 2)."""
+    from analysis.bundle import load_dataset, load_model_run, read_manifest
+    from analysis.metrics import evaluate_run
+
+    bundle = read_manifest(args.bundle)
+    found = 0
+    for name, spec in bundle.datasets.items():
+        ds = load_dataset(spec)
+        for model in spec.runs:
+            run = load_model_run(spec, model)
+            result = evaluate_run(
+                run,
+                ds.qrels,
+                spec.metrics,
+                ties=args.ties,
+                relevance_threshold=spec.relevance_threshold,
+                diagnostics=True,
+            )
+            print(f"{name} / {model}: {len(result.per_query)} queries, {len(run)} run lines")
+            _print_warnings(result.warnings)
+            found += len(result.warnings)
+    if not found:
         print("no problems found")
     return 0
 
@@ -201,6 +241,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "evaluate":
             return _cmd_evaluate(args, write=True)
         if args.command == "validate":
+            if args.bundle is not None:
+                return _cmd_validate_bundle(args)
+            if args.run is None or args.qrels is None:
+                sys.stderr.write("error: validate needs --run and --qrels, or --bundle\n")
+                return 2
             return _cmd_evaluate(args, write=False)
         if args.command == "geo":
             return _cmd_geo(args)
@@ -210,5 +255,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _cmd_demo(args)
     except InputError as exc:
         sys.stderr.write(f"error: {exc}\n")
+        return 2
+    except OSError as exc:  # a file that vanished or cannot be opened between checks and reads
+        where = f"{exc.filename}: " if exc.filename else ""
+        sys.stderr.write(f"error: {where}{exc.strerror or exc}\n")
         return 2
     return 2

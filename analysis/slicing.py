@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from analysis.export import plotly_text
 from analysis.stats import MISSING_LABEL, mean_ci, slice_finder
 
 __all__ = [
@@ -55,13 +56,6 @@ WORST_COLUMNS: tuple[str, ...] = (
 _QUERY_KEYS = ["dataset", "query_id"]
 _LABEL = "\x00value"  # a column name that cannot collide with a real one
 _NUMBER = re.compile(r"^[\[(]?\s*([<>≤≥]=?)?\s*(-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)")
-
-
-def plotly_text(text: object) -> str:
-    """``text`` as a plotly string that displays literally: ``&`` and ``<`` are written as the
-    entities ``&amp;`` and ``&lt;`` (plotly decodes them), so no data text is read as a tag.
-    A lone ``>`` cannot start a tag and is kept (``">20"`` stays ``">20"``)."""
-    return str(text).replace("&", "&amp;").replace("<", "&lt;")
 
 
 def slice_labels(series: pd.Series) -> pd.Series:

@@ -246,7 +246,7 @@ try:
     ds = data.dataset(sel.bundle, dataset_name)
     ranked = data.ranked_run(sel.bundle, dataset_name, sel.model_a, sel.ties)
 except (InputError, OSError) as exc:
-    st.error(f"Dataset {dataset_name} could not be loaded: {exc}")
+    st.error(widgets.escape_markdown(f"Dataset {dataset_name} could not be loaded: {exc}"))
     st.stop()
 ranking = failures.query_ranking(ranked, query_id)
 qrels = failures.query_qrels(ds.qrels, query_id)

@@ -335,7 +335,7 @@ take_selection(ds_chart, ds_event)
 st.subheader("One query on the map")
 query_ids, labels, queries, gold_of = queries_of(ds, dkey)
 table, _warnings, perq_errors = data.per_query(sel.bundle, [md], sel.ties)
-widgets.show_errors(perq_errors)
+widgets.show_errors(perq_errors, key="reload_data_runs")
 models = {
     label: model
     for label, model in (("A", sel.model_a), ("B", sel.model_b))

@@ -36,16 +36,19 @@ def data_roots() -> list[Path]:
     return [r.resolve() for r in roots if r.is_dir()]
 
 
-@st.cache_data(ttl=30, show_spinner=False)
+@st.cache_data(ttl=30, max_entries=4, show_spinner=False)
 def available_bundles() -> dict[str, Path]:
     """Bundle id -> folder, for every ``bundle.toml`` up to three levels under a data root.
     Ids are the folder paths relative to their root (prefixed by the root's name when there are
-    several roots); symlinks leaving the root are ignored."""
+    several roots); symlinks leaving the root (a linked folder or a linked ``bundle.toml``) are
+    ignored. These ids are the only bundles a URL can select."""
     roots = data_roots()
     found: dict[str, Path] = {}
     for root in roots:
         for manifest in sorted(root.glob("**/bundle.toml")):
             folder = manifest.parent.resolve()
+            if not manifest.resolve().is_relative_to(folder):
+                continue  # bundle.toml is a link to a file elsewhere
             rel = folder.relative_to(root) if folder.is_relative_to(root) else None
             if rel is None or len(rel.parts) > MAX_DEPTH:
                 continue
@@ -75,12 +78,21 @@ def stamp(*paths: Path | None) -> tuple[tuple[str, int, int], ...]:
 @st.cache_resource(max_entries=16, show_spinner=False)
 def _bundle(folder: str, key: tuple) -> Bundle:
     del key
-    return read_manifest(folder)
+    return read_manifest(folder, skip_broken=True)
 
 
 def load_bundle(folder: Path) -> Bundle:
-    """The parsed manifest of the bundle in ``folder``."""
+    """The parsed manifest of the bundle in ``folder``; datasets whose manifest entry is wrong
+    are left out and listed in ``Bundle.broken`` (the others stay usable)."""
     return _bundle(str(folder), stamp(folder / "bundle.toml"))
+
+
+def reload() -> None:
+    """Forget the bundle list and the parsed manifests (cheap), so run files added, removed or
+    renamed since they were read are seen; data tables are keyed by file stamps and need no
+    clearing."""
+    available_bundles.clear()
+    _bundle.clear()
 
 
 def _spec_files(spec: DatasetSpec) -> tuple[Path | None, ...]:

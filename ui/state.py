@@ -119,6 +119,12 @@ def _select(
     return st.sidebar.selectbox(label, options, key=key, on_change=on_change, **kwargs)
 
 
+def _escape(text: str) -> str:
+    from ui.widgets import escape_markdown  # ui.widgets imports this module
+
+    return escape_markdown(text)
+
+
 def _parse_list(raw: str) -> list[str]:
     return [item for item in raw.split(",") if item]
 
@@ -139,8 +145,10 @@ def sidebar() -> Selection:
     bundle: Bundle | None = None
     try:
         bundle = data.load_bundle(bundles[bundle_id]) if bundle_id in bundles else None
-    except InputError as exc:
-        st.sidebar.error(str(exc))
+    except (InputError, OSError) as exc:
+        st.sidebar.error(_escape(f"The bundle could not be read: {exc}"))
+    for name, message in (bundle.broken if bundle else {}).items():
+        st.sidebar.error(_escape(f"Dataset {name} is left out: {message}"))
     names = list(bundle.datasets) if bundle else []
 
     _adopt("datasets", _parse_list, lambda v: isinstance(v, list) and set(v) <= set(names), names)

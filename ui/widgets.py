@@ -3,16 +3,20 @@
 
 from __future__ import annotations
 
-import re
-
 import pandas as pd
 import streamlit as st
 
+from analysis.export import escape_markdown
 from analysis.perquery import MEASURE_HELP, metric_column
+from ui import data
 from ui.state import Selection
 
 MAX_UPLOAD_MB = 200
 MAX_UPLOAD_BYTES = MAX_UPLOAD_MB * 1024 * 1024
+RELOAD_HINT = (
+    "The other datasets are shown. Fix or restore the file, then press Reload data (a file "
+    "that changed on disk is also read again on the next rerun)."
+)
 
 
 def metric_help(measure: str) -> str:
@@ -20,20 +24,14 @@ def metric_help(measure: str) -> str:
     return MEASURE_HELP.get(measure, "")
 
 
-_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$&:])")
-
-
-def escape_markdown(text: str) -> str:
-    """``text`` with every Markdown/HTML-significant character backslash-escaped, so that
-    ``st.error``/``st.info`` (which render Markdown) show it literally."""
-    return _MARKDOWN_SPECIAL.sub(r"\\\1", str(text)).replace("\n", "  \n")
-
-
-def show_errors(errors: dict[str, str]) -> None:
-    """One ``st.error`` per dataset that could not be loaded (the message names file and line);
-    names and messages come from files, so they are escaped."""
+def show_errors(errors: dict[str, str], key: str = "reload_data") -> None:
+    """One ``st.error`` per dataset that could not be loaded (the message names file and line),
+    then a Reload data button; names and messages come from files, so they are escaped."""
     for name, message in errors.items():
         st.error(escape_markdown(f"Dataset {name} could not be loaded: {message}"))
+    if errors:
+        st.caption(RELOAD_HINT)
+        st.button("Reload data", key=key, on_click=data.reload, help="Read the bundle again.")
 
 
 def headline_metrics(sel: Selection, table: pd.DataFrame) -> list[str]:

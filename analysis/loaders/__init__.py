@@ -46,15 +46,20 @@ def detect_format(path: str | Path) -> str:
     _, line = found
     columns = {c.strip().strip('"') for c in line.replace("\t", ",").split(",")}
     if "," in line or "\t" in line:
-        if {"id", "query", "answer_ids"} <= columns:
+        # a STaRK header missing a column is still STaRK: its reader names the missing column
+        if {"id", "query"} <= columns or "answer_ids" in columns:
             return "stark_qa"
-        if {"query_id", "pred_rank"} <= columns:
+        if "pred_rank" in columns or ({"idx", "query_id"} <= columns and "doc_id" not in columns):
             return "stark_eval"
     if "query_id" in columns or "doc_id" in columns:  # also a one-column table
         return "table"
     kind = trec.looks_like_trec(line)
     if kind:
         return kind
+    if line.lstrip().startswith("<"):
+        raise InputError(
+            p, found[0], "an HTML/XML page, not data (a web page saved instead of the file?)"
+        )
     if len(line.split()) == 1 and "," not in line:
         return "split_index"
     raise InputError(
@@ -87,11 +92,10 @@ def _check_run_table(frame: pd.DataFrame, path: Path) -> pd.DataFrame:
             bad = ~np.isfinite(values)
             if bad.any():
                 i = int(np.flatnonzero(bad)[0])
-                raise InputError(
-                    path,
-                    _row_line(path, i),
-                    f"{column} {frame[column].iloc[[i]].tolist()[0]!r} is not a finite number",
-                )
+                raw = frame[column].iloc[[i]].tolist()[0]  # a Python value for the message
+                empty = raw is None or (isinstance(raw, float) and np.isnan(raw)) or raw == ""
+                what = f"empty {column}" if empty else f"{column} {raw!r} is not a finite number"
+                raise InputError(path, _row_line(path, i), what)
             frame[column] = values if column == "score" else values.astype(np.int64)
     if "score" not in frame.columns:
         frame["score"] = -frame["rank"].astype(np.float64)

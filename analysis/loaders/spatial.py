@@ -250,7 +250,8 @@ def _check_latlon(
             f"lon={float(lon[row])!r}); check the CRS and the axis order",
         )
     if bad_lat[row]:
-        raise src.fail(row, f"latitude {float(lat[row])!r} out of range [-90, 90]")
+        hint = " (are lat and lon swapped?)" if abs(float(lon[row])) <= 90.0 else ""
+        raise src.fail(row, f"latitude {float(lat[row])!r} out of range [-90, 90]{hint}")
     raise src.fail(row, f"longitude {float(lon[row])!r} out of range [-180, 180]")
 
 
@@ -775,6 +776,14 @@ def _detect(src: _Source) -> str:
         return "list"
     if header & set(LAT_COLS) and header & set(LON_COLS):
         return "latlon"
+    if header & set(LAT_COLS) or header & set(LON_COLS):
+        missing = " or ".join(LON_COLS if header & set(LAT_COLS) else LAT_COLS)
+        raise InputError(
+            src.path,
+            1,
+            f"unrecognised spatial format: missing column {missing} "
+            "(a lat/lon CSV needs both a latitude and a longitude column)",
+        )
     raise InputError(
         src.path,
         1,

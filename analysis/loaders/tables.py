@@ -20,6 +20,7 @@ from analysis.errors import InputError
 from analysis.loaders._text import check_file, head_text, read_text
 
 _LINE_RE = re.compile(r"line (\d+)")
+_QUOTE_RE = re.compile(r"EOF inside string starting at row (\d+)")
 
 
 def _is_id(column: str) -> bool:
@@ -50,7 +51,8 @@ def _read_parquet(path: Path) -> pd.DataFrame:
     try:
         table = pq.read_table(path)
     except (pa.ArrowException, OSError) as exc:
-        raise InputError(path, None, f"cannot read Parquet: {exc}") from None
+        reason = re.sub(r"Could not open Parquet input source '[^']*': ", "", str(exc))
+        raise InputError(path, None, f"cannot read Parquet: {reason}") from None
     frame = table.to_pandas()
     for column in frame.columns:
         if _is_id(str(column)):
@@ -103,6 +105,10 @@ def _read_csv(path: Path, sep: str | None) -> pd.DataFrame:
         match = _LINE_RE.search(str(exc))
         line = _record_line(text, sep, len(header)) or (int(match.group(1)) if match else None)
         reason = str(exc).split("C error: ")[-1].strip()
+        quote = _QUOTE_RE.search(str(exc))
+        if quote:  # an unbalanced quote: pandas names the record where the quoted field starts
+            line = _record_start(text, sep, int(quote.group(1)))
+            reason = 'a quoted field is never closed (unbalanced ")'
         raise InputError(path, line, f"malformed table: {reason}") from None
     frame.columns = [str(c).strip() for c in frame.columns]
     for column in frame.columns:
@@ -124,6 +130,20 @@ def _record_line(text: str, sep: str, n_fields: int) -> int | None:
     except csv.Error:
         return None
     return None
+
+
+def _record_start(text: str, sep: str, record: int) -> int | None:
+    """File line where CSV record ``record`` (0-based, the header is record 0) starts."""
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=sep)
+    start = 1
+    try:
+        for index, _ in enumerate(reader):
+            if index == record:
+                return start
+            start = reader.line_num + 1
+    except csv.Error:
+        return None
+    return start if record >= 0 else None
 
 
 def table_columns(path: str | Path) -> list[str]:

@@ -74,16 +74,24 @@ def read_trec_run(path: str | Path) -> pd.DataFrame:
     Raises:
         InputError: a line with fewer than 6 fields, or a score that is not a finite number.
     """
-    return read_trec_run_table(path).to_pandas()
+    table = read_trec_run_table(path)
+    query_ids = table["query_id"].cast(pa.string())  # dictionary-encoded by the fast reader
+    return table.set_column(0, "query_id", query_ids).to_pandas()
+
+
+_QUERY_IDS = pa.dictionary(pa.int32(), pa.string())
 
 
 def read_trec_run_table(path: str | Path) -> pa.Table:
-    """:func:`read_trec_run` as an Arrow table (no pandas copy of 10M-line files)."""
+    """:func:`read_trec_run` as an Arrow table (no pandas copy of 10M-line files). The query
+    ids may come dictionary-encoded (the fast reader encodes them while parsing, in parallel),
+    with one dictionary shared by every chunk."""
     p = check_file(path)
     table = _fast_read(
-        p, RUN_FIELDS, {"query_id": pa.string(), "doc_id": pa.string(), "score": pa.float64()}
+        p, RUN_FIELDS, {"query_id": _QUERY_IDS, "doc_id": pa.string(), "score": pa.float64()}
     )
     if table is not None:
+        table = table.unify_dictionaries()
         scores = table["score"].to_numpy()
         if np.isfinite(scores).all() and not _has_empty(table):
             return table.select(["query_id", "doc_id", "score"])
@@ -115,7 +123,10 @@ def _has_empty(table: pa.Table) -> bool:
     splits differently), or a ``#`` comment line that happened to split into the right field
     count. Checked on the raw bytes of each chunk (a few passes over memory, no per-row work)."""
     for column in ("query_id", "doc_id"):
-        for chunk in table[column].chunks:
+        chunks = table[column].chunks
+        if chunks and pa.types.is_dictionary(chunks[0].type):
+            chunks = [chunks[0].dictionary]  # unified: every chunk shares it
+        for chunk in chunks:
             if len(chunk) == 0:
                 continue
             offsets, data = _id_bytes(chunk)
@@ -211,6 +222,12 @@ def looks_like_trec(line: str) -> str | None:
     if len(fields) >= 6 and _is_number(fields[4]):
         return "trec_run"
     if len(fields) == 4 and _is_int(fields[3]):
+        return "trec_qrels"
+    # a run without its tag column, qrels without the iteration column: still TREC, so the
+    # reader reports the missing field with the line
+    if len(fields) == 5 and _is_int(fields[3]) and _is_number(fields[4]):
+        return "trec_run"
+    if len(fields) == 3 and _is_int(fields[2]):
         return "trec_qrels"
     return None
 

@@ -1,0 +1,100 @@
+"""The bad-input corpus: ``cases.toml`` read into :class:`Case` objects (see that file for the
+fields). Shared by ``tests/test_bad_input.py``, ``tests/app/test_safety.py`` and
+``tests/test_no_writes.py``."""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+KINDS = ("run", "qrels", "stark_qa", "stark_eval", "bundle", "pois")
+OUTCOMES = ("error", "warning", "ok")
+GOOD = {
+    "run": HERE / "good" / "run.txt",
+    "qrels": HERE / "good" / "qrels.txt",
+    "stark_qa": HERE / "good" / "stark_qa.csv",
+    "stark_eval": HERE / "good" / "eval_results.csv",
+}
+# a fragment of the message each data-check code prints (``warning: <message>``)
+WARNING_TEXT = {
+    "duplicate_docs": "duplicate documents in the run",
+    "duplicate_qrels": "duplicate qrels rows",
+    "not_in_qrels": "queries in the run are not in the qrels",
+    "missing_from_run": "queries in the qrels are missing from the run",
+}
+
+
+@dataclass(frozen=True)
+class Case:
+    """One corpus entry and its expected outcome."""
+
+    file: str
+    kind: str
+    outcome: str
+    description: str
+    line: int | None = None
+    message: str = ""
+    warnings: tuple[str, ...] = ()
+    qrels: str | None = None
+    run: str | None = None
+    crs: str | None = None
+    error_file: str | None = None
+
+    @property
+    def id(self) -> str:
+        return self.file.replace("/", "-")
+
+    @property
+    def path(self) -> Path:
+        return HERE / self.file
+
+    def companion(self) -> Path:
+        """The other file the CLI needs: qrels for runs, a run for qrels (STaRK: its pair)."""
+        if self.kind in ("run", "stark_eval"):
+            return (
+                HERE / self.qrels
+                if self.qrels
+                else GOOD["stark_qa" if self.kind == "stark_eval" else "qrels"]
+            )
+        if self.kind in ("qrels", "stark_qa"):
+            return (
+                HERE / self.run
+                if self.run
+                else GOOD["stark_eval" if self.kind == "stark_qa" else "run"]
+            )
+        raise ValueError(f"a {self.kind} case has no companion")
+
+    def error_path(self) -> Path:
+        """The file the error message names."""
+        if self.kind == "bundle":
+            return (self.path / (self.error_file or "bundle.toml")).resolve()
+        return self.path
+
+    def expected_prefix(self, path: Path | str | None = None) -> str:
+        """``<file>:<line>: `` (or ``<file>: ``) that the error message starts with."""
+        where = str(path if path is not None else self.error_path())
+        return f"{where}:{self.line}: " if self.line is not None else f"{where}: "
+
+
+def load_cases() -> list[Case]:
+    data = tomllib.loads((HERE / "cases.toml").read_text(encoding="utf-8"))
+    cases = []
+    for raw in data["case"]:
+        raw = dict(raw)
+        raw["warnings"] = tuple(raw.get("warnings", ()))
+        cases.append(Case(**raw))
+    return cases
+
+
+CASES = load_cases()
+
+
+def cases(*kinds: str, outcome: str | None = None) -> list[Case]:
+    """The cases of the given kinds (all when none), optionally of one outcome."""
+    return [
+        c
+        for c in CASES
+        if (not kinds or c.kind in kinds) and (outcome is None or c.outcome == outcome)
+    ]

@@ -1,0 +1,83 @@
+"""Browser: five sessions on five different pages of one server at once.
+
+Five browser contexts (five Streamlit sessions) open Home, Slices, Queries, Compare and Map
+together, then each moves on to the next page, again all at once. Every page must reach the
+ready state without an ``stException`` and show its own heading, within 120 s for the whole
+test. The server listens on 127.0.0.1 only, and the pages may not send a request anywhere else.
+"""
+
+from __future__ import annotations
+
+import time
+from urllib.parse import urlsplit
+
+import pytest
+
+from tests.e2e.conftest import READY, assert_no_exception
+
+pytestmark = pytest.mark.e2e
+
+BUDGET_S = 120
+PAGES = [
+    ("/?metric=ndcg&k=10", "Leaderboard"),
+    ("/Slices?slice=n_gold_bucket", "Mean per slice"),
+    ("/Queries?datasets=stark-amazon&a=bm25", "Failing queries"),
+    ("/Compare?datasets=stark-mag&a=bm25&b=char-ngram-tfidf", "Compare two models"),
+    ("/Map?datasets=geo-glue&md=geo-glue&basemap=none", "Duplicate coordinates"),
+]
+
+
+def _remaining(deadline: float) -> float:
+    left = (deadline - time.monotonic()) * 1000
+    if left <= 0:
+        pytest.fail(f"five concurrent sessions did not all render within {BUDGET_S} s")
+    return left
+
+
+def _open_all(pages, server: str, targets: list[tuple[str, str]]) -> None:
+    """Start every navigation first (so the server runs the five scripts at the same time)."""
+    for page, (path, _) in zip(pages, targets, strict=True):
+        page.goto(server + path, wait_until="commit")
+
+
+def _wait_all(pages, targets: list[tuple[str, str]], deadline: float) -> None:
+    for page, (path, heading) in zip(pages, targets, strict=True):
+        page.wait_for_selector(READY, timeout=_remaining(deadline))
+        page.get_by_text(heading, exact=False).first.wait_for(timeout=_remaining(deadline))
+        page.wait_for_selector(READY, timeout=_remaining(deadline))
+        assert_no_exception(page)
+        assert page.locator("[data-testid=stAlertContentError]").count() == 0, path
+
+
+def test_five_sessions_on_different_pages_at_once(server, browser) -> None:
+    deadline = time.monotonic() + BUDGET_S
+    host = urlsplit(server).hostname
+    assert host == "127.0.0.1"
+    outside: list[str] = []
+
+    def guard(route) -> None:
+        if urlsplit(route.request.url).hostname in (host, None) or route.request.url.startswith(
+            ("data:", "blob:")
+        ):
+            route.continue_()
+        else:  # loopback only: nothing leaves the machine
+            outside.append(route.request.url)
+            route.abort()
+
+    contexts = [browser.new_context(viewport={"width": 1280, "height": 900}) for _ in PAGES]
+    try:
+        pages = []
+        for context in contexts:
+            context.route("**/*", guard)
+            pages.append(context.new_page())
+        _open_all(pages, server, PAGES)
+        _wait_all(pages, PAGES, deadline)
+        # every session moves on to the next page, all at once
+        rotated = PAGES[1:] + PAGES[:1]
+        _open_all(pages, server, rotated)
+        _wait_all(pages, rotated, deadline)
+    finally:
+        for context in contexts:
+            context.close()
+    assert not outside, outside
+    assert time.monotonic() < deadline

@@ -1,0 +1,277 @@
+"""The bad-input corpus (``tests/bad_input/cases.toml``) through the loaders and the CLI.
+
+Every case has one expected outcome and every entry point must give it:
+
+* ``error``: the loader raises :class:`InputError` whose text is ``<file>:<line>: <message>``
+  (``<file>: <message>`` when no line applies); the CLI exits with code 2 and prints exactly one
+  line, ``error: <the same text>``, on stderr, and no traceback anywhere;
+* ``warning``: the data loads, the data checks report exactly the case's warning codes, and the
+  CLI exits 0 printing one ``warning: ...`` line per code;
+* ``ok``: the data loads without any warning; the CLI exits 0.
+
+The app side (upload and bundle cases) is in ``tests/app/test_safety.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from analysis.bundle import load_dataset, load_model_run, read_manifest
+from analysis.cli import main
+from analysis.errors import DataWarning, InputError
+from analysis.loaders import load_qrels, load_queries, load_run
+from analysis.loaders.spatial import load_pois
+from analysis.metrics import evaluate_run
+from tests.bad_input.corpus import CASES, GOOD, HERE, KINDS, OUTCOMES, WARNING_TEXT, Case, cases
+
+ROOT = Path(__file__).resolve().parents[1]
+RUN_LIKE = ("run", "qrels", "stark_qa", "stark_eval")
+
+
+def _ids(case: Case) -> str:
+    return case.id
+
+
+# ------------------------------------------------------------------------------ the manifest
+
+
+def test_corpus_is_large_and_covers_every_kind_and_outcome() -> None:
+    assert len(CASES) >= 40
+    assert {c.kind for c in CASES} == set(KINDS)
+    for kind in KINDS:
+        assert {c.outcome for c in cases(kind)} >= {"error", "ok"}, kind
+    assert len({c.file for c in CASES}) == len(CASES), "one case per file"
+
+
+@pytest.mark.parametrize("case", CASES, ids=_ids)
+def test_case_is_well_formed(case: Case) -> None:
+    assert case.kind in KINDS
+    assert case.outcome in OUTCOMES
+    assert case.description
+    assert "\n" not in case.description
+    assert case.path.is_dir() if case.kind == "bundle" else case.path.is_file()
+    if case.outcome == "error":
+        assert case.message, "an error case names a substring of its message"
+        assert not case.warnings
+    else:
+        assert case.line is None
+        assert not case.message
+        assert bool(case.warnings) == (case.outcome == "warning")
+        assert set(case.warnings) <= set(WARNING_TEXT)
+    if case.kind in RUN_LIKE:
+        assert case.companion().is_file()
+    assert case.error_path().exists() or case.error_path().name == "bundle.toml"
+
+
+def test_every_corpus_file_belongs_to_a_case() -> None:
+    named = {c.path for c in CASES} | {c.companion() for c in CASES if c.kind in RUN_LIKE}
+    named |= set(GOOD.values())
+    bundles = [c.path for c in cases("bundle")]
+    for path in HERE.rglob("*"):
+        if path.is_dir() or path.parent == HERE:  # the manifest and the helper module
+            continue
+        if "__pycache__" in path.parts:
+            continue
+        assert path in named or any(path.is_relative_to(b) for b in bundles), path
+
+
+# ------------------------------------------------------------------------------- the loaders
+
+
+def _codes(warnings: tuple[DataWarning, ...] | list[DataWarning]) -> set[str]:
+    return {w.code for w in warnings}
+
+
+def _load(case: Case) -> set[str] | pd.DataFrame:
+    """Load the case the way the app does; for runs and qrels, evaluate against the companion
+    and return the data-check codes."""
+    path = case.path
+    if case.kind in ("run", "stark_eval"):
+        run = load_run(path)
+        return _codes(evaluate_run(run, load_qrels(case.companion())).warnings)
+    if case.kind in ("qrels", "stark_qa"):
+        qrels = load_qrels(path)
+        if case.kind == "stark_qa":
+            queries = load_queries(path)
+            assert set(qrels["query_id"]) <= set(queries["query_id"])
+        return _codes(evaluate_run(load_run(case.companion()), qrels).warnings)
+    if case.kind == "bundle":
+        bundle = read_manifest(path)
+        found: set[str] = set()
+        for spec in bundle.datasets.values():
+            ds = load_dataset(spec)
+            for model in spec.runs:
+                run = load_model_run(spec, model)
+                found |= _codes(evaluate_run(run, ds.qrels, spec.metrics).warnings)
+        return found
+    return load_pois(path, crs=case.crs)
+
+
+@pytest.mark.parametrize("case", cases(outcome="error"), ids=_ids)
+def test_loader_error_names_file_line_and_problem(case: Case) -> None:
+    with pytest.raises(InputError) as info:
+        _load(case)
+    text = str(info.value)
+    assert text.startswith(case.expected_prefix()), text
+    assert case.message in text
+    assert "\n" not in text
+    assert info.value.line == case.line
+
+
+@pytest.mark.parametrize("case", cases(outcome="warning") + cases(outcome="ok"), ids=_ids)
+def test_loader_loads_and_reports_exactly_the_expected_warnings(case: Case) -> None:
+    result = _load(case)
+    if case.kind == "pois":
+        assert isinstance(result, pd.DataFrame)
+        assert len(result) > 0
+        assert result["lat"].between(-90, 90).all()
+        assert result["lon"].between(-180, 180).all()
+        assert all(isinstance(v, str) for v in result["doc_id"])
+    else:
+        assert result == set(case.warnings)
+
+
+def test_ids_stay_strings_across_run_and_qrels() -> None:
+    run = load_run(HERE / "run" / "ids_007.txt")
+    qrels = load_qrels(HERE / "qrels" / "ids_7.txt")
+    assert set(run["query_id"]) == {"007", "008", "009"}
+    assert set(qrels["query_id"]) == {"7", "8", "9"}
+    result = evaluate_run(run, qrels)
+    assert result.per_query["hit@1"].sum() == 0  # nothing matches: 007 is not 7
+    assert _codes(result.warnings) == {"not_in_qrels", "missing_from_run"}
+
+
+def test_python_expression_in_answer_ids_is_never_evaluated(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import builtins
+
+    def trap(*args: object, **kwargs: object) -> None:
+        raise AssertionError("eval/exec must never be called on file content")
+
+    monkeypatch.setattr(builtins, "eval", trap)
+    monkeypatch.setattr(builtins, "exec", trap)
+    with pytest.raises(InputError, match="not a list literal"):
+        load_qrels(HERE / "stark" / "qa_python_expression.csv")
+
+
+def test_a_bundle_with_one_broken_dataset_keeps_the_others() -> None:
+    path = HERE / "bundle" / "one_broken_dataset"
+    bundle = read_manifest(path)
+    assert list(bundle.datasets) == ["web", "broken"]
+    web = bundle.datasets["web"]
+    assert len(load_model_run(web, "bm25")) == 9
+    with pytest.raises(InputError, match="score 'nan'"):
+        load_model_run(bundle.datasets["broken"], "bm25")
+
+
+@pytest.mark.parametrize("case", cases("bundle", outcome="error"), ids=_ids)
+def test_skip_broken_keeps_a_manifest_with_broken_dataset_entries(case: Case) -> None:
+    """The app reads manifests with ``skip_broken=True``: a dataset entry that is wrong is left
+    out with its error; a manifest that cannot be read at all still raises."""
+    if case.error_file is None and not case.message.startswith("dataset "):
+        with pytest.raises(InputError) as info:  # the manifest itself cannot be read
+            read_manifest(case.path, skip_broken=True)
+        assert str(info.value).startswith(case.expected_prefix())
+        return
+    bundle = read_manifest(case.path, skip_broken=True)
+    if case.error_file is None:  # a dataset entry error: the dataset is listed as broken
+        assert set(bundle.broken) == {"web"}
+        assert case.message in bundle.broken["web"]
+        assert bundle.broken["web"].startswith(case.expected_prefix())
+    else:  # a data-file error: the manifest itself is fine
+        assert not bundle.broken
+
+
+# ------------------------------------------------------------------------------------ the CLI
+
+
+def _cli_args(case: Case) -> list[str]:
+    path = str(case.path)
+    if case.kind in ("run", "stark_eval"):
+        return ["evaluate", "--run", path, "--qrels", str(case.companion())]
+    if case.kind in ("qrels", "stark_qa"):
+        return ["evaluate", "--run", str(case.companion()), "--qrels", path]
+    if case.kind == "bundle":
+        return ["validate", "--bundle", path]
+    return ["geo", "--pois", path, *(["--crs", case.crs] if case.crs else [])]
+
+
+def _run_cli(args: list[str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "analysis", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def _check_cli(case: Case, code: int, out: str, err: str) -> None:
+    assert "Traceback" not in out
+    assert "Traceback" not in err
+    if case.outcome == "error":
+        assert code == 2, (out, err)
+        lines = err.splitlines()
+        assert len(lines) == 1, err
+        assert lines[0].startswith("error: " + case.expected_prefix()), lines[0]
+        assert case.message in lines[0]
+        return
+    assert code == 0, (out, err)
+    assert err == ""
+    printed = [line for line in out.splitlines() if line.startswith("warning: ")]
+    assert len(printed) == len(case.warnings), out
+    for code_name in case.warnings:
+        assert WARNING_TEXT[code_name] in out
+    if case.kind == "pois":
+        assert json.loads(out)["n_pois"] > 0
+
+
+@pytest.mark.parametrize("case", CASES, ids=_ids)
+def test_cli_gives_the_expected_outcome(case: Case) -> None:
+    """``evaluate`` (runs, qrels, STaRK), ``validate --bundle`` (bundles), ``geo`` (POIs), as a
+    separate process: exit code, the one stderr line, the warnings on stdout."""
+    proc = _run_cli(_cli_args(case))
+    _check_cli(case, proc.returncode, proc.stdout, proc.stderr)
+
+
+@pytest.mark.parametrize("case", cases(*RUN_LIKE), ids=_ids)
+def test_cli_validate_gives_the_same_outcome(
+    case: Case, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``validate`` of the same run and qrels (in process: the same ``main`` the module runs)."""
+    args = _cli_args(case)
+    args[0] = "validate"
+    code = main(args)
+    captured = capsys.readouterr()
+    _check_cli(case, code, captured.out, captured.err)
+    if case.outcome == "ok":
+        assert "no problems found" in captured.out
+
+
+def test_cli_missing_file_is_one_line(tmp_path: Path) -> None:
+    missing = tmp_path / "gone.run"
+    proc = _run_cli(["evaluate", "--run", str(missing), "--qrels", str(GOOD["qrels"])])
+    assert proc.returncode == 2
+    assert proc.stderr == f"error: {missing}: no such file\n"
+
+
+def test_cli_validate_needs_run_and_qrels_or_bundle() -> None:
+    proc = _run_cli(["validate", "--run", str(GOOD["run"])])
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("error: ")
+    assert len(proc.stderr.splitlines()) == 1
+    assert "Traceback" not in proc.stderr
+
+
+def test_cli_validate_bundle_prints_checks_per_model() -> None:
+    proc = _run_cli(["validate", "--bundle", str(HERE / "bundle" / "ok")])
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == ["web / bm25: 3 queries, 9 run lines", "no problems found"]
