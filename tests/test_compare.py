@@ -397,3 +397,23 @@ def test_selection_signature_tells_new_clicks():
     assert one != two
     assert one == compare.selection_signature(_event([{"customdata": ["d", "1"]}]))
     assert compare.selection_signature({"selection": {"rows": [0], "columns": []}})
+
+
+def test_lists_for_json_keeps_values_and_turns_object_arrays_into_lists():
+    fig = {
+        "data": [
+            {
+                "customdata": np.array([["d1", "q1"], ["d2", "q2"]], dtype=object),
+                "hovertext": np.array(["a", "b"], dtype=object),
+                "x": np.array([0.1, 0.2]),
+            }
+        ],
+        "layout": {"title": "t"},
+    }
+    out = compare.lists_for_json(fig)
+    trace = out["data"][0]
+    assert trace["customdata"] == [["d1", "q1"], ["d2", "q2"]]
+    assert trace["hovertext"] == ["a", "b"]
+    assert isinstance(trace["x"], np.ndarray)  # numeric arrays stay arrays (base64 in JSON)
+    assert out["layout"] == {"title": "t"}
+    assert isinstance(fig["data"][0]["customdata"], np.ndarray)  # the input is not modified
