@@ -13,9 +13,7 @@ st.set_page_config(page_title="Retrieval error analysis", layout="wide")
 sel = sidebar()
 
 st.title("Retrieval error analysis")
-if sel.bundle is None:
-    st.error("No bundle found under the data roots.")
-    st.stop()
+widgets.require_bundle(sel)
 st.caption(widgets.escape_markdown(f"Bundle {sel.bundle.name}: {sel.bundle.description}"))
 
 with st.expander("Add a run (upload)", expanded=False):
@@ -45,9 +43,7 @@ with st.expander("Add a run (upload)", expanded=False):
                     st.rerun()  # a new run: draw the sidebar again so it lists the model
                 st.success(widgets.escape_markdown(f"Added model {model} to {target}."))
 
-if not sel.datasets:
-    st.info("Select at least one dataset in the sidebar.")
-    st.stop()
+widgets.require_datasets(sel)
 
 table, warnings, errors = data.per_query(sel.bundle, sel.datasets, sel.ties)
 widgets.show_errors(errors)

@@ -68,12 +68,7 @@ st.set_page_config(page_title="Slices", layout="wide")
 sel = sidebar()
 
 st.title("Slices")
-if sel.bundle is None:
-    st.error("No bundle found under the data roots.")
-    st.stop()
-if not sel.datasets:
-    st.info("Select at least one dataset in the sidebar.")
-    st.stop()
+widgets.require_datasets(sel)
 
 table, _warnings, errors = data.per_query(sel.bundle, sel.datasets, sel.ties)
 widgets.show_errors(errors)

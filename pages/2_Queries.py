@@ -55,12 +55,7 @@ def write_param(name: str, value: str | None) -> None:
 
 
 st.title("Failing queries")
-if sel.bundle is None:
-    st.error("No bundle found under the data roots.")
-    st.stop()
-if not sel.datasets:
-    st.info("Select at least one dataset in the sidebar.")
-    st.stop()
+widgets.require_datasets(sel)
 
 table, _warnings, errors = data.per_query(sel.bundle, sel.datasets, sel.ties)
 widgets.show_errors(errors)

@@ -210,12 +210,7 @@ def _on_slice() -> None:
 # --------------------------------------------------------------------------- page
 
 st.title("Compare two models")
-if sel.bundle is None:
-    st.error("No bundle found under the data roots.")
-    st.stop()
-if not sel.datasets:
-    st.info("Select at least one dataset in the sidebar.")
-    st.stop()
+widgets.require_datasets(sel)
 if sel.model_a is None:
     st.info("The selected datasets have no run: add a run to compare models.")
     st.stop()

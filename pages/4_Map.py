@@ -214,12 +214,7 @@ def default_query_of(_table: pd.DataFrame, key: str, model: str | None, metric: 
 # ------------------------------------------------------------------------------ page
 
 st.title("Map")
-if sel.bundle is None:
-    st.error("No bundle found under the data roots.")
-    st.stop()
-if not sel.datasets:
-    st.info("Select at least one dataset in the sidebar.")
-    st.stop()
+widgets.require_datasets(sel)
 
 spatial: list[str] = []
 errors: dict[str, str] = {}

@@ -261,12 +261,7 @@ st.toggle(
     "the link keeps the mode and the slide.",
 )
 
-if sel.bundle is None:
-    st.error("No bundle found under the data roots.")
-    st.stop()
-if not sel.datasets:
-    st.info("Select at least one dataset in the sidebar.")
-    st.stop()
+widgets.require_datasets(sel)
 
 table, warnings, errors = data.per_query(sel.bundle, sel.datasets, sel.ties)
 widgets.show_errors(errors)

@@ -19,6 +19,22 @@ RELOAD_HINT = (
 )
 
 
+def require_bundle(sel: Selection) -> None:
+    """Stop the page with an error when no bundle was found under the data roots."""
+    if sel.bundle is None:
+        st.error("No bundle found under the data roots.")
+        st.stop()
+
+
+def require_datasets(sel: Selection) -> None:
+    """Stop the page with a message when there is no bundle or no dataset is selected (every
+    page starts with this after :func:`ui.state.sidebar`)."""
+    require_bundle(sel)
+    if not sel.datasets:
+        st.info("Select at least one dataset in the sidebar.")
+        st.stop()
+
+
 def metric_help(measure: str) -> str:
     """One sentence defining the measure."""
     return MEASURE_HELP.get(measure, "")
