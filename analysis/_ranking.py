@@ -15,7 +15,6 @@ import itertools
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -29,12 +28,64 @@ CHUNK = 1 << 20  # rows per chunk for the temporary arrays of large runs (bounds
 
 Ids = pa.Array | pa.ChunkedArray
 
+# numpy <-> Arrow without pyarrow's pandas shim (pa.array and np.asarray on Arrow arrays import
+# pandas, ~0.3 s of the command line's start-up): buffers are read and written directly.
+_NUMPY_TYPES = {
+    "int8": np.int8, "int16": np.int16, "int32": np.int32, "int64": np.int64,
+    "uint8": np.uint8, "uint16": np.uint16, "uint32": np.uint32, "uint64": np.uint64,
+    "float": np.float32, "double": np.float64,
+}  # fmt: skip
+_ARROW_TYPES = {
+    np.dtype(np.int32): pa.int32(), np.dtype(np.int64): pa.int64(),
+    np.dtype(np.uint64): pa.uint64(), np.dtype(np.float64): pa.float64(),
+}  # fmt: skip
+
+
+def _bits(buffer: pa.Buffer, offset: int, n: int) -> np.ndarray:
+    bits = np.unpackbits(np.frombuffer(buffer, dtype=np.uint8), bitorder="little")
+    return bits[offset : offset + n].astype(bool)
+
+
+def to_numpy(arr: pa.Array | pa.ChunkedArray, fill: int | None = None) -> np.ndarray:
+    """A numeric or boolean Arrow array as a numpy array (a copy for chunks); nulls become
+    ``fill`` (an array with nulls and no ``fill`` is an error)."""
+    if isinstance(arr, pa.ChunkedArray):
+        if arr.num_chunks == 1:
+            return to_numpy(arr.chunk(0), fill)
+        if arr.num_chunks == 0:
+            return np.zeros(0, dtype=bool if pa.types.is_boolean(arr.type) else np.float64)
+        return np.concatenate([to_numpy(c, fill) for c in arr.chunks])
+    n, offset = len(arr), arr.offset
+    if arr.null_count:
+        if fill is None:
+            raise ValueError("to_numpy: the array holds nulls")
+        values = to_numpy(pa.Array.from_buffers(arr.type, n, [None, arr.buffers()[1]], 0, offset))
+        return np.where(_bits(arr.buffers()[0], offset, n), values, fill)
+    if pa.types.is_boolean(arr.type):
+        return _bits(arr.buffers()[1], offset, n)
+    dtype = np.dtype(_NUMPY_TYPES[str(arr.type)])
+    buf = arr.buffers()[1]
+    if n == 0 or buf is None:
+        return np.zeros(0, dtype=dtype)
+    return np.frombuffer(buf, dtype=dtype, count=n, offset=offset * dtype.itemsize)
+
+
+def from_numpy(values: np.ndarray) -> pa.Array:
+    """A 1-D numpy array (int32/int64/uint64/float64/bool) as an Arrow array (no copy for
+    numbers)."""
+    values = np.ascontiguousarray(values)
+    if values.dtype == bool:
+        packed = np.packbits(values, bitorder="little")
+        return pa.Array.from_buffers(pa.bool_(), len(values), [None, pa.py_buffer(packed)])
+    arrow_type = _ARROW_TYPES[values.dtype]
+    return pa.Array.from_buffers(arrow_type, len(values), [None, pa.py_buffer(values)])
+
 
 def as_string_array(values: object) -> Ids:
     """A column of ids as an Arrow string array, chunked or not (zero-copy for pandas' ``str``
     and for Arrow's CSV reader; chunks are not combined, which would copy every id)."""
-    if isinstance(values, pd.Series):
-        values = values.array
+    if hasattr(values, "array") and not isinstance(values, pa.Array | pa.ChunkedArray):
+        values = values.array  # a pandas Series
     arr = pa.array(values) if not isinstance(values, pa.Array | pa.ChunkedArray) else values
     if pa.types.is_dictionary(arr.type) and pa.types.is_string(arr.type.value_type):
         return arr  # dictionary-encoded strings (see encode)
@@ -54,10 +105,10 @@ def encode(ids: Ids) -> tuple[np.ndarray, pa.Array]:
         )
     if isinstance(encoded, pa.ChunkedArray):  # every chunk shares the final dictionary
         if encoded.num_chunks == 0:
-            return np.zeros(0, dtype=np.int32), pa.array([], pa.string())
-        codes = np.concatenate([np.asarray(c.indices) for c in encoded.chunks])
+            return np.zeros(0, dtype=np.int32), pa.nulls(0, pa.string())
+        codes = np.concatenate([to_numpy(c.indices) for c in encoded.chunks])
         return codes.astype(np.int32, copy=False), encoded.chunks[-1].dictionary
-    return np.asarray(encoded.indices).astype(np.int32, copy=False), encoded.dictionary
+    return to_numpy(encoded.indices).astype(np.int32, copy=False), encoded.dictionary
 
 
 def _appearance_dictionary(ids: Ids) -> Ids | None:
@@ -68,7 +119,7 @@ def _appearance_dictionary(ids: Ids) -> Ids | None:
         return None
     seen = -1
     for chunk in chunks:  # a few chunks; the check inside is vectorized
-        codes = np.asarray(chunk.indices)
+        codes = to_numpy(chunk.indices)
         if len(codes) == 0:
             continue
         running = np.maximum.accumulate(np.r_[seen, codes])[:-1]
@@ -78,14 +129,20 @@ def _appearance_dictionary(ids: Ids) -> Ids | None:
     return ids if seen == len(chunks[0].dictionary) - 1 else None
 
 
-def _take(ids: Ids, rows: np.ndarray) -> pa.Array:
+def index_of(values: pa.Array, value_set: pa.Array) -> np.ndarray:
+    """For each of ``values``, its position in ``value_set`` (unique strings), or -1."""
+    found = pc.index_in(values, value_set=pc.cast(value_set, values.type))
+    return to_numpy(found, fill=-1).astype(np.int64)
+
+
+def take(ids: Ids, rows: np.ndarray) -> pa.Array:
     """``ids[rows]`` as one array. For a chunked array, each chunk is taken from separately:
     Arrow's own take on a chunked array first concatenates every chunk (a copy of all ids)."""
     rows = np.asarray(rows, dtype=np.int64)
     if isinstance(ids, pa.Array):
-        return ids.take(pa.array(rows, pa.int64()))
+        return ids.take(from_numpy(rows))
     if len(rows) == 0 or ids.num_chunks == 0:
-        return pa.array([], ids.type)
+        return pa.nulls(0, ids.type)
     ends = np.cumsum([len(c) for c in ids.chunks])
     chunk = np.searchsorted(ends, rows, side="right")
     order = np.argsort(chunk, kind="stable")
@@ -95,11 +152,11 @@ def _take(ids: Ids, rows: np.ndarray) -> pa.Array:
     parts = []
     for c, lo, hi in zip(present, bounds[:-1], bounds[1:], strict=True):  # one take per chunk
         picked = rows[order[lo:hi]] - (ends[c - 1] if c else 0)
-        parts.append(ids.chunk(int(c)).take(pa.array(picked, pa.int64())))
+        parts.append(ids.chunk(int(c)).take(from_numpy(picked)))
     grouped = pa.concat_arrays(parts)
     back = np.empty_like(order)
     back[order] = np.arange(len(order))
-    return grouped.take(pa.array(back, pa.int64()))
+    return grouped.take(from_numpy(back))
 
 
 def _splitmix(x: np.ndarray) -> np.ndarray:
@@ -253,7 +310,7 @@ def order_run(query_codes: np.ndarray, scores: np.ndarray, doc_ids: Ids, ties: s
     if tied is None:
         return Order(perm)
     src = tied.rows if perm is None else perm[tied.rows]
-    doc_rank = np.asarray(pc.rank(_take(doc_ids, src), sort_keys="descending", tiebreaker="dense"))
+    doc_rank = to_numpy(pc.rank(take(doc_ids, src), sort_keys="descending", tiebreaker="dense"))
     src = src[np.lexsort((doc_rank, tied.block))]
     if perm is None:
         return Order(None, tied.rows, src)
@@ -307,8 +364,10 @@ def duplicate_rows(
     if len(suspect_groups) == 0:
         return np.zeros(0, dtype=np.int64)
     rows = np.concatenate([np.arange(starts[g], starts[g] + sizes[g]) for g in suspect_groups])
-    take = order.source(rows)
-    frame = pd.DataFrame({"g": groups[rows], "d": _take(doc_ids, take).to_pandas()})
+    src = order.source(rows)
+    import pandas as pd  # only here, for the rare exact check
+
+    frame = pd.DataFrame({"g": groups[rows], "d": take(doc_ids, src).to_pandas()})
     return rows[frame.duplicated(subset=["g", "d"], keep="first").to_numpy()]
 
 
@@ -330,31 +389,107 @@ def lookup_pairs(
     Returns:
         ``(run_rows, qrels_rows)``, run rows ascending.
     """
-    known = qrels_query >= 0
-    qrels_key = pair_key(qrels_query[known], qrels_doc_fp[known])
-    qrels_rows = np.flatnonzero(known)
-    index = pd.Index(qrels_key)
-    if not index.is_unique:  # a fingerprint collision between two distinct pairs: exact path
+    known = np.flatnonzero(qrels_query >= 0)
+    if len(known) == 0 or len(run_query) == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    qq = qrels_query[known]
+    n_codes = int(max(qq.max(), run_query.max())) + 1
+    width = int(np.bincount(qq, minlength=n_codes).max())
+    # Each query has few judged docs: compare every run row with the (padded) row of its query's
+    # qrels fingerprints. A query with very many judgments makes the table wide: then one sorted
+    # array of pair keys and a binary search per run row.
+    if width <= MAX_QRELS_WIDTH:
+        hit_rows, hit_qrels = _lookup_by_table(run_query, run_doc_fp, known, qq, qrels_doc_fp,
+                                               n_codes, width)  # fmt: skip
+    else:
+        hit_rows, hit_qrels = _lookup_by_key(run_query, run_doc_fp, known, qq, qrels_doc_fp)
+    if hit_rows is None:  # two distinct docs of one query share a fingerprint: exact path
         return _lookup_exact(run_query, run_docs, run_order, qrels_query, qrels_docs)
+    rows = np.concatenate(hit_rows) if hit_rows else np.zeros(0, dtype=np.int64)
+    qrows = np.concatenate(hit_qrels) if hit_qrels else np.zeros(0, dtype=np.int64)
+    if len(rows):
+        src = run_order.source(rows)
+        left = take(run_docs, src)
+        right = pc.cast(take(qrels_docs, qrows), left.type)
+        ok = to_numpy(pc.equal(left, right)) & (qrels_query[qrows] == run_query[rows])
+        rows, qrows = rows[ok], qrows[ok]
+    return rows, qrows
+
+
+MAX_QRELS_WIDTH = 8  # judged docs per query up to which lookups use the padded table
+
+
+def _lookup_by_table(
+    run_query: np.ndarray,
+    run_doc_fp: np.ndarray,
+    known: np.ndarray,
+    qq: np.ndarray,
+    qrels_doc_fp: np.ndarray,
+    n_codes: int,
+    width: int,
+) -> tuple[list[np.ndarray] | None, list[np.ndarray]]:
+    order = np.argsort(qq, kind="stable")
+    qq_sorted = qq[order]
+    pos = positions(qq_sorted) - 1
+    table_fp = np.zeros((n_codes + 1, width), dtype=np.uint64)  # last row: unknown queries
+    table_row = np.full((n_codes + 1, width), -1, dtype=np.int64)
+    table_fp[qq_sorted, pos] = qrels_doc_fp[known][order]
+    table_row[qq_sorted, pos] = known[order]
+    # a run row matching two qrels rows (two docs of one query share a fingerprint) -> None
+    hit_rows: list[np.ndarray] = []
+    hit_qrels: list[np.ndarray] = []
+    step = max(1, (2 << 20) // width)  # about 2M compared cells per chunk
+    n = len(run_query)
+    for lo in range(0, n, step):
+        hi = min(n, lo + step)
+        q = np.where(run_query[lo:hi] >= 0, run_query[lo:hi], n_codes)
+        same = (table_fp[q] == run_doc_fp[lo:hi, None]) & (table_row[q] >= 0)
+        count = same.sum(axis=1)
+        if np.any(count > 1):
+            return None, []
+        rows = np.flatnonzero(count)
+        hit_rows.append(rows + lo)
+        hit_qrels.append(table_row[q[rows], same[rows].argmax(axis=1)])
+    return hit_rows, hit_qrels
+
+
+_LOW40 = np.uint64((1 << 40) - 1)
+
+
+def _query_major_key(query_code: np.ndarray, doc_fp: np.ndarray) -> np.ndarray:
+    """A (query, doc) key whose high 24 bits are the query code and low 40 bits a hash of the
+    doc: the keys of one query are contiguous once sorted, so the binary searches of a run
+    grouped by query stay in cache (a fully hashed key makes each search a cache miss). For
+    more than 2^24 queries, the fully hashed :func:`pair_key`."""
+    if len(query_code) and int(query_code.max()) >= 1 << 24:
+        return pair_key(query_code, doc_fp)
+    return (query_code.astype(np.uint64) << np.uint64(40)) | (_splitmix(doc_fp) & _LOW40)
+
+
+def _lookup_by_key(
+    run_query: np.ndarray,
+    run_doc_fp: np.ndarray,
+    known: np.ndarray,
+    qq: np.ndarray,
+    qrels_doc_fp: np.ndarray,
+) -> tuple[list[np.ndarray] | None, list[np.ndarray]]:
+    qrels_key = _query_major_key(qq, qrels_doc_fp[known])
+    by_key = np.argsort(qrels_key, kind="stable")
+    sorted_key = qrels_key[by_key]
+    if np.any(sorted_key[1:] == sorted_key[:-1]):
+        return None, []
     hit_rows: list[np.ndarray] = []
     hit_qrels: list[np.ndarray] = []
     n = len(run_query)
     for lo in range(0, n, CHUNK):
         hi = min(n, lo + CHUNK)
-        found = index.get_indexer(pair_key(run_query[lo:hi], run_doc_fp[lo:hi]))
-        found[run_query[lo:hi] < 0] = -1
+        key = _query_major_key(run_query[lo:hi], run_doc_fp[lo:hi])
+        pos = np.minimum(np.searchsorted(sorted_key, key), len(sorted_key) - 1)
+        found = np.where((sorted_key[pos] == key) & (run_query[lo:hi] >= 0), by_key[pos], -1)
         rows = np.flatnonzero(found >= 0)
         hit_rows.append(rows + lo)
-        hit_qrels.append(qrels_rows[found[rows]])
-    rows = np.concatenate(hit_rows) if hit_rows else np.zeros(0, dtype=np.int64)
-    qrows = np.concatenate(hit_qrels) if hit_qrels else np.zeros(0, dtype=np.int64)
-    if len(rows):
-        take = run_order.source(rows)
-        left = _take(run_docs, take)
-        right = pc.cast(_take(qrels_docs, qrows), left.type)
-        ok = np.asarray(pc.equal(left, right)) & (qrels_query[qrows] == run_query[rows])
-        rows, qrows = rows[ok], qrows[ok]
-    return rows, qrows
+        hit_qrels.append(known[found[rows]])
+    return hit_rows, hit_qrels
 
 
 def _lookup_exact(
@@ -364,7 +499,9 @@ def _lookup_exact(
     qrels_query: np.ndarray,
     qrels_docs: pa.Array,
 ) -> tuple[np.ndarray, np.ndarray]:
-    docs = _take(run_docs, run_order.source(np.arange(len(run_query))))
+    import pandas as pd  # only here: the rare exact path
+
+    docs = take(run_docs, run_order.source(np.arange(len(run_query))))
     left = pd.DataFrame({"q": run_query, "d": docs.to_pandas(), "r": np.arange(len(run_query))})
     right = pd.DataFrame(
         {"q": qrels_query, "d": qrels_docs.to_pandas(), "i": np.arange(len(qrels_query))}

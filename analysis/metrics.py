@@ -54,15 +54,17 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from analysis import _ranking as rk
 from analysis.errors import DataWarning, InputError
+
+if TYPE_CHECKING:  # pandas is imported where tables are built, not by the command line's core
+    import pandas as pd
 
 TiePolicy = Literal["trec_eval", "stable"]
 TIE_POLICIES: tuple[str, ...] = ("trec_eval", "stable")
@@ -159,6 +161,8 @@ def _require_columns(frame: pd.DataFrame, columns: Sequence[str], what: str) -> 
 
 
 def _run_scores(run: pd.DataFrame) -> np.ndarray:
+    import pandas as pd
+
     if "score" in run.columns:
         scores = pd.to_numeric(run["score"], errors="coerce").to_numpy(dtype=np.float64)
         bad = ~np.isfinite(scores)
@@ -177,16 +181,22 @@ def _run_scores(run: pd.DataFrame) -> np.ndarray:
 
 @dataclass(frozen=True)
 class _Qrels:
-    queries: pd.Index  # qrels query ids, in order of first appearance
+    queries: pa.Array  # qrels query ids, in order of first appearance
     query_index: np.ndarray  # per unique (query, doc) row
-    docs: pa.Array
+    docs: rk.Ids
     doc_fp: np.ndarray
     relevance: np.ndarray
     n_duplicate_rows: int
     n_duplicate_queries: int
 
 
-def _prepare_qrels(qrels: pd.DataFrame) -> _Qrels:
+QrelsArrays = tuple[rk.Ids, rk.Ids, np.ndarray]
+
+
+def qrels_arrays(qrels: pd.DataFrame) -> QrelsArrays:
+    """``(query ids, doc ids, relevance)`` of a qrels table, after checking the values."""
+    import pandas as pd
+
     _require_columns(qrels, ["query_id", "doc_id", "relevance"], "qrels")
     rel = pd.to_numeric(qrels["relevance"], errors="coerce")
     if rel.isna().any():
@@ -197,27 +207,35 @@ def _prepare_qrels(qrels: pd.DataFrame) -> _Qrels:
         if qrels[name].isna().any():
             i = int(np.flatnonzero(qrels[name].isna().to_numpy())[0])
             raise InputError("qrels", None, f"{name} of row {i + 1} is missing")
-    frame = pd.DataFrame(
-        {
-            "q": qrels["query_id"].astype("str"),
-            "d": qrels["doc_id"].astype("str"),
-            "r": rel.to_numpy().astype(np.int64),
-        }
+    return (
+        rk.as_string_array(qrels["query_id"].astype("str")),
+        rk.as_string_array(qrels["doc_id"].astype("str")),
+        rel.to_numpy().astype(np.int64),
     )
-    codes, queries = pd.factorize(frame["q"], sort=False)
-    frame["qi"] = codes
+
+
+def _prepare_qrels(queries: rk.Ids, docs: rk.Ids, relevance: np.ndarray) -> _Qrels:
+    """Number the qrels queries (first appearance) and collapse duplicate (query, doc) pairs to
+    their maximum relevance. Duplicates are found on fingerprints, then checked exactly."""
+    codes, dictionary = rk.encode(queries)
+    codes = codes.astype(np.int64)
+    doc_fp = rk.fingerprint(docs)
+    key = np.sort(rk.pair_key(codes, doc_fp))
+    if not np.any(key[1:] == key[:-1]):  # no duplicate pair (the common case)
+        return _Qrels(dictionary, codes, docs, doc_fp, relevance, 0, 0)
+    import pandas as pd  # duplicates (or a fingerprint collision): the exact, slower path
+
+    frame = pd.DataFrame({"qi": codes, "d": docs.to_pandas(), "r": relevance})
     dup = frame.duplicated(subset=["qi", "d"], keep=False)
-    n_dup_rows = n_dup_queries = 0
-    if dup.any():
-        n_dup_rows = int(dup.sum() - frame[dup].drop_duplicates(["qi", "d"]).shape[0])
-        n_dup_queries = int(frame.loc[dup, "qi"].nunique())
-        frame = frame.groupby(["qi", "d"], sort=False, as_index=False)["r"].max()
-    docs = rk.as_string_array(frame["d"])
+    n_dup_rows = int(dup.sum() - frame[dup].drop_duplicates(["qi", "d"]).shape[0])
+    n_dup_queries = int(frame.loc[dup, "qi"].nunique())
+    frame = frame.groupby(["qi", "d"], sort=False, as_index=False)["r"].max()
+    unique_docs = rk.as_string_array(frame["d"])
     return _Qrels(
-        queries=pd.Index(queries, dtype="str"),
+        queries=dictionary,
         query_index=frame["qi"].to_numpy(dtype=np.int64),
-        docs=docs,
-        doc_fp=rk.fingerprint(docs),
+        docs=unique_docs,
+        doc_fp=rk.fingerprint(unique_docs),
         relevance=frame["r"].to_numpy(dtype=np.int64),
         n_duplicate_rows=n_dup_rows,
         n_duplicate_queries=n_dup_queries,
@@ -264,7 +282,7 @@ def _rank(queries: rk.Ids, docs: rk.Ids, scores: np.ndarray, ties: str) -> _Rank
         raise InputError("run", None, f"score {value!r} of row {i + 1} is not a finite number")
     for name, ids in (("query_id", queries), ("doc_id", docs)):
         if ids.null_count:  # a missing id would get the code -1 and break the grouping
-            i = int(np.flatnonzero(np.asarray(pc.is_null(ids)))[0])
+            i = int(np.flatnonzero(rk.to_numpy(pc.is_null(ids)))[0])
             raise InputError("run", None, f"{name} of row {i + 1} is missing")
     codes, dictionary = rk.encode(queries)
     order = rk.order_run(codes, scores, docs, ties)
@@ -305,12 +323,14 @@ def rank_run(run: pd.DataFrame, ties: TiePolicy = "trec_eval") -> pd.DataFrame:
     Returns:
         DataFrame ``query_id, doc_id, score, rank`` (other columns of ``run`` are dropped).
     """
+    import pandas as pd
+
     ranked = _rank(*run_arrays(run), ties)
     src = ranked.order.source(np.arange(len(ranked.codes)))
-    docs = ranked.docs.take(pa.array(src, pa.int64()))
+    docs = ranked.docs.take(rk.from_numpy(src))
     return pd.DataFrame(
         {
-            "query_id": ranked.dictionary.take(pa.array(ranked.codes)).to_pandas(),
+            "query_id": ranked.dictionary.take(rk.from_numpy(ranked.codes)).to_pandas(),
             "doc_id": docs.to_pandas(),
             "score": ranked.scores,
             "rank": ranked.rank_of(np.arange(len(ranked.codes))),
@@ -435,6 +455,8 @@ def evaluate_run(
         appearance in the qrels): ``query_id`` then one float column per metric, named as
         requested.
     """
+    import pandas as pd
+
     query_ids, columns, warnings, wanted = evaluate_arrays(
         *run_arrays(run),
         qrels,
@@ -443,7 +465,7 @@ def evaluate_run(
         relevance_threshold=relevance_threshold,
         diagnostics=diagnostics,
     )
-    per_query = pd.DataFrame({"query_id": pd.Series(query_ids, dtype="str"), **columns})
+    per_query = pd.DataFrame({"query_id": pd.Series(query_ids.to_pylist(), dtype="str"), **columns})
     return Evaluation(per_query, tuple(warnings), tuple(wanted))
 
 
@@ -451,26 +473,25 @@ def evaluate_arrays(
     queries: rk.Ids,
     docs: rk.Ids,
     scores: np.ndarray,
-    qrels: pd.DataFrame,
+    qrels: pd.DataFrame | QrelsArrays,
     metrics: str | Iterable[str] = DEFAULT_METRICS,
     *,
     ties: TiePolicy = "trec_eval",
     relevance_threshold: int = 1,
     diagnostics: bool = False,
-) -> tuple[pd.Index, dict[str, np.ndarray], list[DataWarning], list[Metric]]:
+) -> tuple[pa.Array, dict[str, np.ndarray], list[DataWarning], list[Metric]]:
     """:func:`evaluate_run` on a run given as columns (Arrow id arrays and a score array), for
     large files read straight into Arrow; returns ``(query ids, columns, warnings, metrics)``."""
     wanted = parse_metrics(metrics)
     if int(relevance_threshold) < 1:
         raise ValueError("relevance_threshold must be at least 1")
-    q = _prepare_qrels(qrels)
+    q = _prepare_qrels(*(qrels if isinstance(qrels, tuple) else qrels_arrays(qrels)))
     ranked = _rank(queries, docs, scores, ties)
     nq = len(q.queries)
 
     # query numbering: run code -> qrels index, and qrels row -> run code
-    run_ids = pd.Index(ranked.dictionary.to_pandas(), dtype="str")
-    run_to_qrels = q.queries.get_indexer(run_ids)
-    qrels_code = run_ids.get_indexer(q.queries)[q.query_index]
+    run_to_qrels = rk.index_of(ranked.dictionary, q.queries)
+    qrels_code = rk.index_of(q.queries, ranked.dictionary)[q.query_index]
     rows, qrows = rk.lookup_pairs(
         ranked.codes, ranked.doc_fp, ranked.docs, ranked.order, qrels_code, q.doc_fp, q.docs
     )
@@ -601,7 +622,7 @@ def _warnings(
                 len(missing),
                 f"{len(missing)} of {nq} queries in the qrels are missing from the run; "
                 "they score 0 on every metric (as trec_eval -c)",
-                _examples(q.queries[missing]),
+                _examples(rk.take(q.queries, missing).to_pylist()),
             )
         )
     extra = np.flatnonzero(run_to_qrels < 0)
@@ -619,7 +640,7 @@ def _warnings(
                 len(extra),
                 f"{len(extra)} of {n_run} queries in the run are not in the qrels; they are left "
                 f"out{hint}",
-                _examples(ranked.dictionary.take(pa.array(extra)).to_pylist()),
+                _examples(rk.take(ranked.dictionary, extra).to_pylist()),
             )
         )
     no_rel = np.flatnonzero(n_rel == 0)
@@ -629,7 +650,7 @@ def _warnings(
                 "no_relevant",
                 len(no_rel),
                 f"{len(no_rel)} queries have no relevant document in the qrels; they score 0",
-                _examples(q.queries[no_rel]),
+                _examples(rk.take(q.queries, no_rel).to_pylist()),
             )
         )
     if ranked.n_duplicate_rows:
@@ -659,7 +680,7 @@ def _warnings(
                     len(over),
                     f"{len(over)} queries have more than {k} relevant documents, so recall@{k} "
                     "cannot reach 1 for them",
-                    _examples(q.queries[over]),
+                    _examples(rk.take(q.queries, over).to_pylist()),
                 )
             )
     if tied_queries is not None:
@@ -674,7 +695,7 @@ def _warnings(
                     "ties",
                     len(tied_q),
                     f"{len(tied_q)} queries have tied scores{detail}",
-                    _examples(q.queries[tied_q]),
+                    _examples(rk.take(q.queries, tied_q).to_pylist()),
                 )
             )
     return out

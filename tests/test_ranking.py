@@ -196,8 +196,8 @@ def test_take_from_chunked_ids_matches_a_plain_take():
     values = [f"d{i:04d}" for i in range(200)]
     chunked = pa.chunked_array([pa.array(values[i : i + 37]) for i in range(0, 200, 37)])
     rows = rng.integers(0, 200, 500)
-    assert rk._take(chunked, rows).to_pylist() == [values[i] for i in rows]
-    assert rk._take(chunked, np.zeros(0, dtype=np.int64)).to_pylist() == []
+    assert rk.take(chunked, rows).to_pylist() == [values[i] for i in rows]
+    assert rk.take(chunked, np.zeros(0, dtype=np.int64)).to_pylist() == []
 
 
 def test_evaluate_arrays_on_chunked_ids_equals_the_dataframe_path():
@@ -222,7 +222,7 @@ def test_evaluate_arrays_on_chunked_ids_equals_the_dataframe_path():
         metrics,
         diagnostics=True,
     )
-    assert list(ids) == expected.per_query["query_id"].tolist()
+    assert ids.to_pylist() == expected.per_query["query_id"].tolist()
     for name, values in columns.items():
         np.testing.assert_array_equal(values, expected.per_query[name].to_numpy(), err_msg=name)
 
@@ -241,3 +241,43 @@ def test_encode_dictionary_ids_in_any_dictionary_order(dictionary_order):
     codes, dictionary_out = rk.encode(arr)
     assert codes.tolist() == [0, 0, 1, 2, 1]  # numbered by first appearance
     assert dictionary_out.to_pylist() == ["q2", "q1", "q3"]
+
+
+@pytest.mark.parametrize("width", [1, 8, 150])
+def test_lookup_pairs_by_table_and_by_key_agree_with_a_merge(monkeypatch, width):
+    # queries judged with up to `width` docs: at most MAX_QRELS_WIDTH (8) uses the padded table,
+    # more uses the sorted pair keys; both must find exactly the pairs a merge finds
+    rng = np.random.default_rng(width)
+    n_q = 30
+    run = pd.DataFrame(
+        {
+            "query_id": np.repeat([f"q{i}" for i in range(n_q)], 80),
+            "doc_id": [f"d{x}" for x in rng.integers(0, 300, n_q * 80)],
+            "score": rng.random(n_q * 80),
+        }
+    ).drop_duplicates(["query_id", "doc_id"])
+    qrels = pd.DataFrame(
+        {
+            "query_id": np.repeat([f"q{i}" for i in range(n_q)], width),
+            "doc_id": [f"d{x}" for x in rng.integers(0, 300, n_q * width)],
+            "relevance": 1,
+        }
+    ).drop_duplicates(["query_id", "doc_id"])
+    merged = run.merge(qrels, on=["query_id", "doc_id"])
+    per_query = evaluate(run, qrels, ["recall@1000"])
+    expected = merged.groupby("query_id").size() / qrels.groupby("query_id").size()
+    got = per_query.set_index("query_id")["recall@1000"]
+    np.testing.assert_allclose(got.loc[expected.index].to_numpy(), expected.fillna(0).to_numpy())
+
+
+def test_to_numpy_and_from_numpy_round_trip_without_pandas_shim():
+    values = np.array([3, -1, 7], dtype=np.int64)
+    assert rk.to_numpy(rk.from_numpy(values)).tolist() == [3, -1, 7]
+    flags = np.array([True, False, True, True, False, False, True, False, True])
+    assert rk.to_numpy(rk.from_numpy(flags)).tolist() == flags.tolist()
+    with_nulls = pa.array([1, None, 3], pa.int32())
+    assert rk.to_numpy(with_nulls, fill=-1).tolist() == [1, -1, 3]
+    with pytest.raises(ValueError, match="nulls"):
+        rk.to_numpy(with_nulls)
+    sliced = pa.array([0.5, 1.5, 2.5, 3.5]).slice(1, 2)
+    assert rk.to_numpy(sliced).tolist() == [1.5, 2.5]

@@ -20,13 +20,17 @@ runs ``query_id, doc_id, score`` (+ ``rank`` when the file gives ranks only), qr
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from analysis.errors import InputError
-from analysis.loaders import stark, tables, trec
+from analysis.loaders import trec
 from analysis.loaders._text import check_file, first_data_line, head_text
+
+if TYPE_CHECKING:  # the table readers (and pandas) are imported where used: the command line
+    import pandas as pd  # reads TREC files without them
+
 
 FORMATS = ("trec_run", "trec_qrels", "stark_qa", "stark_eval", "split_index", "table")
 
@@ -80,6 +84,8 @@ def _check_ids(frame: pd.DataFrame, path: Path) -> None:
 
 
 def _check_run_table(frame: pd.DataFrame, path: Path) -> pd.DataFrame:
+    import pandas as pd
+
     missing = [c for c in ("query_id", "doc_id") if c not in frame.columns]
     if missing or not ({"score", "rank"} & set(frame.columns)):
         raise InputError(
@@ -112,6 +118,8 @@ def _row_line(path: Path, row: int) -> int | None:
 
 def load_run(path: str | Path, fmt: str = "auto") -> pd.DataFrame:
     """Load a run: ``query_id, doc_id, score`` (+ ``rank`` for rank-only formats), file order."""
+    from analysis.loaders import stark, tables
+
     p = check_file(path)
     fmt = detect_format(p) if fmt == "auto" else fmt
     if fmt == "trec_run":
@@ -125,6 +133,10 @@ def load_run(path: str | Path, fmt: str = "auto") -> pd.DataFrame:
 
 def load_qrels(path: str | Path, fmt: str = "auto") -> pd.DataFrame:
     """Load qrels: ``query_id, doc_id, relevance`` (int64)."""
+    import pandas as pd
+
+    from analysis.loaders import stark, tables
+
     p = check_file(path)
     fmt = detect_format(p) if fmt == "auto" else fmt
     if fmt == "trec_qrels":
@@ -152,6 +164,8 @@ def load_qrels(path: str | Path, fmt: str = "auto") -> pd.DataFrame:
 
 def load_queries(path: str | Path, fmt: str = "auto") -> pd.DataFrame:
     """Load queries: ``query_id, text`` + any other columns (STaRK QA or a table)."""
+    from analysis.loaders import stark, tables
+
     p = check_file(path)
     fmt = detect_format(p) if fmt == "auto" else fmt
     if fmt == "stark_qa":
@@ -170,6 +184,8 @@ def load_queries(path: str | Path, fmt: str = "auto") -> pd.DataFrame:
 
 def load_entities(path: str | Path) -> pd.DataFrame:
     """Load entities (KB nodes, POIs): ``doc_id, name, text, ...`` from a table."""
+    from analysis.loaders import tables
+
     p = check_file(path)
     frame = tables.read_table(p)
     if "doc_id" not in frame.columns:

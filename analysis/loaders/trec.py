@@ -18,14 +18,18 @@ from __future__ import annotations
 import math
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.csv as pcsv
 
+from analysis._ranking import to_numpy
 from analysis.errors import InputError
 from analysis.loaders._text import check_file, head_text, iter_lines, read_text
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 RUN_FIELDS = ("query_id", "q0", "doc_id", "file_rank", "score", "tag")
 QRELS_FIELDS = ("query_id", "iteration", "doc_id", "relevance")
@@ -92,7 +96,7 @@ def read_trec_run_table(path: str | Path) -> pa.Table:
     )
     if table is not None:
         table = table.unify_dictionaries()
-        scores = table["score"].to_numpy()
+        scores = to_numpy(table["score"])
         if np.isfinite(scores).all() and not _has_empty(table):
             return table.select(["query_id", "doc_id", "score"])
     return _slow_run(p)
@@ -183,12 +187,17 @@ def read_trec_qrels(path: str | Path) -> pd.DataFrame:
     Raises:
         InputError: a line with fewer than 4 fields, or a relevance that is not an integer.
     """
+    return read_trec_qrels_table(path).to_pandas()
+
+
+def read_trec_qrels_table(path: str | Path) -> pa.Table:
+    """:func:`read_trec_qrels` as an Arrow table."""
     p = check_file(path)
     table = _fast_read(
         p, QRELS_FIELDS, {"query_id": pa.string(), "doc_id": pa.string(), "relevance": pa.int64()}
     )
     if table is not None and not _has_empty(table):
-        return table.select(["query_id", "doc_id", "relevance"]).to_pandas()
+        return table.select(["query_id", "doc_id", "relevance"])
     qids: list[str] = []
     docs: list[str] = []
     rels: list[int] = []
@@ -213,7 +222,7 @@ def read_trec_qrels(path: str | Path) -> pd.DataFrame:
             "doc_id": pa.array(docs, pa.string()),
             "relevance": pa.array(rels, pa.int64()),
         }
-    ).to_pandas()
+    )
 
 
 def looks_like_trec(line: str) -> str | None:
