@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
@@ -284,9 +285,13 @@ def _rank(queries: rk.Ids, docs: rk.Ids, scores: np.ndarray, ties: str) -> _Rank
         if ids.null_count:  # a missing id would get the code -1 and break the grouping
             i = int(np.flatnonzero(rk.to_numpy(pc.is_null(ids)))[0])
             raise InputError("run", None, f"{name} of row {i + 1} is missing")
-    codes, dictionary = rk.encode(queries)
-    order = rk.order_run(codes, scores, docs, ties)
-    doc_fp = rk.fingerprint(docs)
+    # the doc fingerprints (Arrow and numpy kernels, which release the GIL) are computed on the
+    # second core while the queries are numbered and the run is ordered
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        fingerprints = pool.submit(rk.fingerprint, docs)
+        codes, dictionary = rk.encode(queries)
+        order = rk.order_run(codes, scores, docs, ties)
+        doc_fp = fingerprints.result()
     if order.perm is not None:
         codes, scores, doc_fp = codes[order.perm], scores[order.perm], doc_fp[order.perm]
     elif order.moved is not None:  # only docs inside ties moved
