@@ -363,7 +363,35 @@ def _minmax(m: FloatArray) -> FloatArray:
 # ----------------------------------------------------------------------------------------------
 # BM25
 # ----------------------------------------------------------------------------------------------
-class BM25:
+class _TextRetriever:
+    """Shared ``search`` of the text retrievers: top-``k`` per query from ``score_block``."""
+
+    doc_ids: list[str]
+
+    def score_block(self, query_texts: Sequence[str]) -> FloatArray:
+        raise NotImplementedError
+
+    def search(
+        self,
+        query_texts: Sequence[str] | pd.Series,
+        k: int = 100,
+        query_ids: Sequence[str] | None = None,
+        decimals: int | None = 6,
+    ) -> pd.DataFrame:
+        """Top-``k`` documents per query: ``query_id, doc_id, score, rank``.
+
+        ``query_ids`` defaults to the Series index, else to positions ``"0", "1", ...``. Only
+        documents with a positive score are returned.
+        """
+        qids = _query_ids(query_texts, query_ids)
+        texts = list(query_texts)
+        hits = _rank_blocks(
+            len(texts), len(self.doc_ids), lambda sl: self.score_block(texts[sl]), k, decimals, True
+        )
+        return _run_frame(qids, self.doc_ids, hits)
+
+
+class BM25(_TextRetriever):
     """Okapi BM25 with Lucene's idf, vectorized with scipy.sparse.
 
     For query ``q`` and document ``d``::
@@ -420,30 +448,11 @@ class BM25:
         """Dense BM25 scores ``(n_queries, n_docs)``."""
         return (self.query_matrix(query_texts) @ self._weights_t).toarray()
 
-    def search(
-        self,
-        query_texts: Sequence[str] | pd.Series,
-        k: int = 100,
-        query_ids: Sequence[str] | None = None,
-        decimals: int | None = 6,
-    ) -> pd.DataFrame:
-        """Top-``k`` documents per query: ``query_id, doc_id, score, rank``.
-
-        ``query_ids`` defaults to the Series index, else to positions ``"0", "1", ...``. Only
-        documents sharing a term with the query (score > 0) are returned.
-        """
-        qids = _query_ids(query_texts, query_ids)
-        texts = list(query_texts)
-        hits = _rank_blocks(
-            len(texts), len(self.doc_ids), lambda sl: self.score_block(texts[sl]), k, decimals, True
-        )
-        return _run_frame(qids, self.doc_ids, hits)
-
 
 # ----------------------------------------------------------------------------------------------
 # Character n-gram TF-IDF
 # ----------------------------------------------------------------------------------------------
-class CharNgramTfidf:
+class CharNgramTfidf(_TextRetriever):
     """Cosine similarity of sublinear TF-IDF vectors over character n-grams.
 
     Features are the :func:`char_ngrams` of every word (n = 3..5 for padded Latin words, 1..3 for
@@ -499,26 +508,11 @@ class CharNgramTfidf:
         q = self._weigh(self._ngram_counts(query_texts, fit=False))
         return (q @ self._docs_t).toarray()
 
-    def search(
-        self,
-        query_texts: Sequence[str] | pd.Series,
-        k: int = 100,
-        query_ids: Sequence[str] | None = None,
-        decimals: int | None = 6,
-    ) -> pd.DataFrame:
-        """Top-``k`` documents per query (score > 0): ``query_id, doc_id, score, rank``."""
-        qids = _query_ids(query_texts, query_ids)
-        texts = list(query_texts)
-        hits = _rank_blocks(
-            len(texts), len(self.doc_ids), lambda sl: self.score_block(texts[sl]), k, decimals, True
-        )
-        return _run_frame(qids, self.doc_ids, hits)
-
 
 # ----------------------------------------------------------------------------------------------
 # Relation-aware retrieval over a knowledge base (STaRK)
 # ----------------------------------------------------------------------------------------------
-class RelationAwareRetriever:
+class RelationAwareRetriever(_TextRetriever):
     """BM25 on candidate texts fused with a walk along knowledge-base edges from linked entities.
 
     1. **Entity linking.** Every KB entity's name is a bag of terms. The *coverage* of entity
@@ -675,21 +669,6 @@ class RelationAwareRetriever:
         seed_cand = s[:, self.cand_idx]
         fused[seed_cand.nonzero()] = 0.0
         return fused
-
-    def search(
-        self,
-        query_texts: Sequence[str] | pd.Series,
-        k: int = 100,
-        query_ids: Sequence[str] | None = None,
-        decimals: int | None = 6,
-    ) -> pd.DataFrame:
-        """Top-``k`` candidates per query (score > 0): ``query_id, doc_id, score, rank``."""
-        qids = _query_ids(query_texts, query_ids)
-        texts = list(query_texts)
-        hits = _rank_blocks(
-            len(texts), len(self.doc_ids), lambda sl: self.score_block(texts[sl]), k, decimals, True
-        )
-        return _run_frame(qids, self.doc_ids, hits)
 
 
 # ----------------------------------------------------------------------------------------------

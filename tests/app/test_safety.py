@@ -27,7 +27,7 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.app.conftest import APP, ROOT, TIMEOUT, no_exception
+from tests.app.conftest import APP, ROOT, TIMEOUT, no_exception, open_page
 from tests.bad_input.corpus import GOOD, Case, cases
 from ui import data, widgets
 
@@ -79,17 +79,6 @@ def _small_bundle(folder: Path, *, name: str = "small", datasets: tuple[str, ...
     return folder
 
 
-def _open(page: str | None = None, **params: str) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    for key, value in params.items():
-        at.query_params[key] = value
-    at.run()
-    if page is not None:
-        at.switch_page(f"pages/{page}")
-        at.run()
-    return at
-
-
 def _unescape(text: str) -> str:
     """Undo :func:`ui.widgets.escape_markdown` (backslash before punctuation, hard breaks)."""
     return re.sub(r"\\(.)", r"\1", text.replace("  \n", "\n"))
@@ -116,7 +105,7 @@ UPLOAD_CASES = cases("run", "stark_eval", outcome="error")
 def test_broken_upload_shows_the_error_and_keeps_the_app(roots: Path, case: Case) -> None:
     """The Home page's uploader (``st.file_uploader(key="upload_file")``) driven by AppTest."""
     _small_bundle(roots / "small")
-    at = _open()
+    at = open_page()
     no_exception(at)
     assert _leaderboard(at) is not None
     at.file_uploader(key="upload_file").set_value(
@@ -138,7 +127,7 @@ def test_broken_upload_shows_the_error_and_keeps_the_app(roots: Path, case: Case
 @pytest.mark.parametrize("case", cases("run", "stark_eval", outcome="ok")[:3], ids=lambda c: c.id)
 def test_good_upload_is_added(roots: Path, case: Case) -> None:
     _small_bundle(roots / "small")
-    at = _open()
+    at = open_page()
     at.file_uploader(key="upload_file").set_value((case.path.name, case.path.read_bytes(), ""))
     at.run()
     no_exception(at)
@@ -155,7 +144,7 @@ def test_oversized_upload_is_refused_with_a_clear_message(
     monkeypatch.setattr(widgets, "MAX_UPLOAD_BYTES", 100)
     seen: list[str] = []
     monkeypatch.setattr(data, "add_upload", lambda *args: seen.append("parsed") or "x")
-    at = _open()
+    at = open_page()
     content = GOOD["run"].read_bytes()
     assert len(content) > 100
     at.file_uploader(key="upload_file").set_value(("big.run", content, ""))
@@ -178,7 +167,7 @@ def test_upload_size_limit_is_also_set_for_the_server() -> None:
 
 def test_upload_with_markdown_in_its_name_is_shown_literally(roots: Path) -> None:
     _small_bundle(roots / "small")
-    at = _open()
+    at = open_page()
     name = "[x](javascript:alert(1)).txt"
     at.file_uploader(key="upload_file").set_value((name, b"q1 Q0 d1 1 nan sys\n", ""))
     at.run()
@@ -196,7 +185,7 @@ def test_bundle_cases_in_the_app(roots: Path, case: Case) -> None:
     """Each corpus bundle under the data root: its error in ``st.error``, the rest usable."""
     folder = roots / case.path.name
     shutil.copytree(case.path, folder)
-    at = _open()
+    at = open_page()
     no_exception(at)
     errors = _errors(at)
     if case.outcome == "ok":
@@ -227,7 +216,7 @@ def test_one_broken_dataset_keeps_the_others_on_every_page(roots: Path) -> None:
     run_file = (folder / "broken" / "runs" / "bm25.run").resolve()
     expected = f"Dataset broken could not be loaded: {run_file}:2: score 'nan' is not a finite"
     for page in (None, "1_Slices.py", "2_Queries.py", "3_Compare.py", "4_Map.py"):
-        at = _open(page)
+        at = open_page(page)
         no_exception(at)
         errors = _errors(at)
         assert any(e.startswith("Dataset missing is left out: ") for e in errors), errors
@@ -235,7 +224,7 @@ def test_one_broken_dataset_keeps_the_others_on_every_page(roots: Path) -> None:
         assert at.multiselect(key="w_datasets").options == ["web", "broken"]
         if page in (None, "1_Slices.py", "2_Queries.py"):
             assert any(e.startswith(expected) for e in errors), (page, errors)
-    at = _open()
+    at = open_page()
     assert set(_leaderboard(at)["dataset"]) == {"web"}
 
 
@@ -459,7 +448,7 @@ def test_url_cannot_open_a_path_outside_the_roots(
 
     monkeypatch.setattr(data, "read_manifest", spy)
     for value in attempts:
-        at = _open(bundle=value)
+        at = open_page(bundle=value)
         no_exception(at)
         assert at.selectbox(key="w_bundle").value == "good", value
         assert at.selectbox(key="w_bundle").options == ["good"]
@@ -473,12 +462,12 @@ def test_url_cannot_open_a_path_outside_the_roots(
 # ------------------------------------------------------------------------------------ faults
 
 
-def test_run_file_removed_or_rewritten_while_open(roots: Path) -> None:
+def test_run_file_removed_or_rewritten_whileopen_page(roots: Path) -> None:
     folder = _small_bundle(roots / "small")
     extra = folder / "web" / "runs" / "dense.run"
     good = GOOD["run"].read_text()
     extra.write_text(good.replace("sys", "dense"))
-    at = _open()
+    at = open_page()
     no_exception(at)
     assert set(_leaderboard(at)["model"]) == {"bm25", "dense"}
 
@@ -514,7 +503,7 @@ def test_run_file_removed_or_rewritten_while_open(roots: Path) -> None:
 
 def test_qrels_removed_while_open_on_every_page(roots: Path) -> None:
     folder = _small_bundle(roots / "small", datasets=("web", "other"))
-    at = _open()
+    at = open_page()
     no_exception(at)
     (folder / "other" / "qrels.txt").unlink()
     for page in ("1_Slices.py", "2_Queries.py", "3_Compare.py", "4_Map.py"):
