@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.errors import InputError
-from analysis.loaders._text import check_file, iter_lines, read_text
+from analysis.loaders._text import check_file, head_text, iter_lines, read_text
 
 csv.field_size_limit(1 << 30)
 
@@ -61,7 +61,9 @@ def _records(path: Path) -> Iterator[tuple[int, dict[str, str]]]:
 
 
 def _header(path: Path) -> list[str]:
-    text = read_text(path)
+    """The header fields, from the head of the file (the records are read once, by
+    :func:`_records`, which also reports any undecodable byte with its line)."""
+    text = head_text(path)
     first = next(iter_lines(text), (1, ""))[1]
     return [h.strip() for h in next(csv.reader([first]), [])]
 
