@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from analysis.errors import InputError
+from analysis.core.errors import InputError
 from ui import data, widgets
 from ui.state import sidebar
 

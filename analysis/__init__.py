@@ -1,4 +1,72 @@
 """Retrieval error analysis: loaders, exact per-query metrics, statistics and geo diagnostics.
 
-This package never imports streamlit; the app's pages call it.
+The library never imports streamlit; the app's pages call it. Its folders are its layers, lowest
+first — a module imports its own layer and lower ones only (``tests/test_layers.py`` checks it):
+
+==================  =========================================================================
+``core``            ids, ranking, metrics, errors (the CLI's fast path: numpy/pyarrow, no pandas)
+``geo``             distances, one CRS per dataset, coordinate stacks, twins, map data
+``baselines``       baseline retrievers (BM25, character n-grams, KB propagation, distance fusion)
+``io``              format detection, loaders, bundle manifests, importers
+``stats``           bootstrap, paired tests, Holm, slicing, the per-query table, failure filters
+``present``         figures, tables, compare/slice views, the report, exports
+``cli``             ``python -m analysis …``
+==================  =========================================================================
+
+The public API a notebook calls is re-exported here (imported on first use, so that
+``import analysis`` stays cheap)::
+
+    import analysis
+    run = analysis.load_run("bm25.trec")
+    qrels = analysis.load_qrels("qrels.txt")
+    per_query = analysis.evaluate(run, qrels, ["hit@1", "recall@20", "mrr"])
+    bundle = analysis.load_bundle("data/demo")          # bundle.toml → Bundle
+    dataset = analysis.load_dataset(bundle.datasets["stark-mag"])
+
+==================  =====================================================================
+``evaluate``        per-query metrics of a run (:func:`analysis.core.metrics.evaluate`)
+``evaluate_run``    the same plus data-check warnings (:func:`analysis.core.metrics.evaluate_run`)
+``rank_run``        a run ranked under a tie policy (:func:`analysis.core.metrics.rank_run`)
+``load_run``        any supported run format (:func:`analysis.io.load_run`)
+``load_qrels``      any supported qrels format (:func:`analysis.io.load_qrels`)
+``load_queries``    queries (:func:`analysis.io.load_queries`)
+``load_entities``   entities (:func:`analysis.io.load_entities`)
+``load_bundle``     a bundle manifest (:func:`analysis.io.bundle.read_manifest`)
+``load_dataset``    one dataset of a bundle (:func:`analysis.io.bundle.load_dataset`)
+``paired_comparison``  paired statistics of two per-query arrays (:mod:`analysis.stats`)
+``per_query_table``    the dashboard's per-query table (:mod:`analysis.stats.perquery`)
+==================  =====================================================================
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_PUBLIC: dict[str, tuple[str, str]] = {
+    "evaluate": ("analysis.core.metrics", "evaluate"),
+    "evaluate_run": ("analysis.core.metrics", "evaluate_run"),
+    "rank_run": ("analysis.core.metrics", "rank_run"),
+    "InputError": ("analysis.core.errors", "InputError"),
+    "load_run": ("analysis.io", "load_run"),
+    "load_qrels": ("analysis.io", "load_qrels"),
+    "load_queries": ("analysis.io", "load_queries"),
+    "load_entities": ("analysis.io", "load_entities"),
+    "load_bundle": ("analysis.io.bundle", "read_manifest"),
+    "load_dataset": ("analysis.io.bundle", "load_dataset"),
+    "paired_comparison": ("analysis.stats", "paired_comparison"),
+    "per_query_table": ("analysis.stats.perquery", "per_query_table"),
+}
+
+__all__ = sorted(_PUBLIC)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _PUBLIC:
+        module, attr = _PUBLIC[name]
+        return getattr(importlib.import_module(module), attr)
+    raise AttributeError(f"module 'analysis' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_PUBLIC))

@@ -16,14 +16,14 @@ from collections.abc import Callable
 import pandas as pd
 import streamlit as st
 
-from analysis.perquery import slice_columns
-from analysis.slicing import (
+from analysis.present.slicing import (
     default_slice_column,
     slice_bar_figure,
     slice_heatmap_figure,
     slice_summary,
     worst_slices,
 )
+from analysis.stats.perquery import slice_columns
 from ui import data, widgets
 from ui.state import local_param, set_local_param, sidebar
 

@@ -12,10 +12,10 @@ from collections.abc import Callable
 import pandas as pd
 import streamlit as st
 
-from analysis import failures
-from analysis.errors import InputError
-from analysis.perquery import slice_columns
-from analysis.rankings import gold_table, ranking_table
+from analysis.core.errors import InputError
+from analysis.present.rankings import gold_table, ranking_table
+from analysis.stats import failures
+from analysis.stats.perquery import slice_columns
 from ui import data, widgets
 from ui.state import local_param, set_local_param, sidebar
 

@@ -15,11 +15,11 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from analysis import compare
-from analysis.errors import InputError
-from analysis.perquery import slice_columns
-from analysis.rankings import gold_table, ranking_table, side_by_side
+from analysis.core.errors import InputError
+from analysis.present import compare
+from analysis.present.rankings import gold_table, ranking_table, side_by_side
 from analysis.stats import compare_slices
+from analysis.stats.perquery import slice_columns
 from ui import data, widgets
 from ui.state import local_param, set_local_param, sidebar
 

@@ -17,11 +17,11 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from analysis import geomap
-from analysis.bundle import Bundle, Dataset
-from analysis.errors import InputError
+from analysis.core.errors import InputError
 from analysis.geo import geo_diagnostics, stack_report
-from analysis.perquery import MEASURE_HELP
+from analysis.geo import mapdata as geomap
+from analysis.io.bundle import Bundle, Dataset
+from analysis.stats.perquery import MEASURE_HELP
 from ui import data, widgets
 from ui.state import local_param, set_local_param, sidebar
 
@@ -206,7 +206,7 @@ def queries_of(
 
 @st.cache_data(max_entries=64, show_spinner=False)
 def default_query_of(_table: pd.DataFrame, key: str, model: str | None, metric: str) -> str | None:
-    """:func:`analysis.geomap.default_query` on the per-query table of one dataset."""
+    """:func:`analysis.geo.mapdata.default_query` on the per-query table of one dataset."""
     del key
     return geomap.default_query(_table, str(_table["dataset"].iloc[0]), model, metric)
 

@@ -2,8 +2,8 @@
 causes, with exports (tables as CSV/Markdown/LaTeX, charts as HTML/PNG/SVG), the whole report as
 one offline HTML file, and a presentation mode.
 
-Everything shown is computed by :func:`analysis.report.build_content` (cached per selection); the
-page draws it. The report metric is the sidebar's metric.
+Everything shown is computed by :func:`analysis.present.report.build_content` (cached per
+selection); the page draws it. The report metric is the sidebar's metric.
 
 Page-local URL parameters: ``present`` (``1`` = presentation mode: no sidebar, large type, one
 chart or table per screen), ``slide`` (1-based slide of the presentation), ``section`` (the
@@ -11,7 +11,7 @@ section shown in normal mode) and ``ds`` (the dataset of the per-dataset charts 
 normal mode). Invalid values fall back to the defaults.
 
 Names from files (models, datasets, slice values, query text) are shown through ``st.text``,
-``st.dataframe``, or as Markdown escaped with :func:`analysis.export.escape_markdown`.
+``st.dataframe``, or as Markdown escaped with :func:`analysis.present.export.escape_markdown`.
 PNG/SVG are rendered only on request (a button), then offered for download; HTML downloads are
 generated when clicked.
 """
@@ -23,9 +23,9 @@ from collections.abc import Callable
 import pandas as pd
 import streamlit as st
 
-from analysis import export, report
-from analysis.bundle import Bundle
-from analysis.perquery import MEASURE_HELP
+from analysis.io.bundle import Bundle
+from analysis.present import export, report
+from analysis.stats.perquery import MEASURE_HELP
 from ui import data, widgets
 from ui.state import local_param, set_local_param, sidebar
 

@@ -22,12 +22,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from analysis.bundle import load_dataset, load_model_run, read_manifest
 from analysis.cli import main
-from analysis.errors import DataWarning, InputError
-from analysis.loaders import load_qrels, load_queries, load_run
-from analysis.loaders.spatial import load_pois
-from analysis.metrics import evaluate_run
+from analysis.core.errors import DataWarning, InputError
+from analysis.core.metrics import evaluate_run
+from analysis.io import load_qrels, load_queries, load_run
+from analysis.io.bundle import load_dataset, load_model_run, read_manifest
+from analysis.io.spatial import load_pois
 from tests.bad_input.corpus import CASES, GOOD, HERE, KINDS, OUTCOMES, WARNING_TEXT, Case, cases
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -1,4 +1,4 @@
-"""Tests for analysis.bundle: manifests, dataset loading and manifest errors."""
+"""Tests for analysis.io.bundle: manifests, dataset loading and manifest errors."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from analysis.bundle import Bundle, load_dataset, load_model_run, read_manifest
-from analysis.errors import InputError
+from analysis.core.errors import InputError
+from analysis.io.bundle import Bundle, load_dataset, load_model_run, read_manifest
 
 MANIFEST = """\
 name = "tiny"

@@ -11,8 +11,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.loaders import load_qrels, load_run
-from analysis.metrics import evaluate
+from analysis.core.metrics import evaluate
+from analysis.io import load_qrels, load_run
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -1,4 +1,4 @@
-"""Tests for analysis.compare: pairing, summary, tables, figures and selection mapping."""
+"""Tests for analysis.present.compare: pairing, summary, tables, figures and selection mapping."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import pytest
 
-from analysis import compare
+from analysis.present import compare
 from analysis.stats import bootstrap_ci, compare_slices, paired_comparison
 
 

@@ -16,9 +16,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.demo import DATASETS, build_datasets, generate_bundle
-from analysis.metrics import evaluate
-from analysis.retrievers import haversine_m
+from analysis.baselines.retrievers import haversine_m
+from analysis.core.metrics import evaluate
+from demo.generate import DATASETS, build_datasets, generate_bundle
 
 DEMO = Path(__file__).resolve().parents[1] / "data" / "demo"
 STARK = ("stark-amazon", "stark-mag", "stark-prime")

@@ -1,5 +1,5 @@
-"""Tests for analysis.export: table writers (CSV, Markdown, LaTeX, HTML) on known numbers, the
-escaping helpers, and figure exports (HTML offline; PNG/SVG through kaleido + chromium)."""
+"""Tests for analysis.present.export: table writers (CSV, Markdown, LaTeX, HTML) on known numbers,
+the escaping helpers, and figure exports (HTML offline; PNG/SVG through kaleido + chromium)."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ import pandas as pd
 import plotly.graph_objects as go
 import pytest
 
-from analysis import export
-from analysis.export import (
+from analysis.present import export
+from analysis.present.export import (
     Estimate,
     ImageExportError,
     StyledTable,
@@ -297,7 +297,7 @@ def test_figure_image_with_a_broken_browser_fails_fast():
     (in a subprocess: the failure is remembered by the process)."""
     code = (
         "import plotly.graph_objects as go\n"
-        "from analysis.export import figure_image, ImageExportError\n"
+        "from analysis.present.export import figure_image, ImageExportError\n"
         "for _ in range(2):\n"
         "    try:\n"
         "        figure_image(go.Figure(go.Bar(x=[1], y=[1])), 'png', timeout=50)\n"

@@ -1,4 +1,4 @@
-"""Tests for analysis.failures: filters, ordering, URL values, selection mapping, details."""
+"""Tests for analysis.stats.failures: filters, ordering, URL values, selection mapping, details."""
 
 from __future__ import annotations
 
@@ -6,9 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis import failures
-from analysis.rankings import gold_table
-from analysis.stats import MISSING_LABEL
+from analysis.present.rankings import gold_table
+from analysis.stats import MISSING_LABEL, failures
 
 
 def _rows() -> pd.DataFrame:

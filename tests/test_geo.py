@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from pyproj import Transformer
 
-from analysis.errors import InputError
+from analysis.core.errors import InputError
 from analysis.geo import (
     EARTH_RADIUS_M,
     canonicalize_twins,
@@ -35,7 +35,7 @@ def _pois(rows: list[tuple[str, str, float, float]]) -> pd.DataFrame:
 
 def _metrics():
     """The metric core, once it exists (written in parallel by another engineer)."""
-    return pytest.importorskip("analysis.metrics")
+    return pytest.importorskip("analysis.core.metrics")
 
 
 def _by_query(res: pd.DataFrame) -> pd.DataFrame:
@@ -476,7 +476,7 @@ def test_twin_aware_recall_ndcg() -> None:
 
 @pytest.fixture(scope="module")
 def geoglue_pois(real_dir):
-    from analysis.loaders.spatial import load_pois
+    from analysis.io.spatial import load_pois
 
     folder = real_dir / "geo" / "geoglue_clean_subset"
     txt = load_pois(folder / "poi.txt", crs="EPSG:2385")
@@ -524,7 +524,7 @@ def test_real_geoglue_stacks_and_twins(geoglue_pois) -> None:
 @pytest.mark.real
 def test_real_geoglue_distance_only_ranking(real_dir, geoglue_pois) -> None:
     """A pure-location retriever: its top-1 is never farther than the gold."""
-    from analysis.loaders.spatial import load_queries
+    from analysis.io.spatial import load_queries
 
     pois = geoglue_pois[0]
     queries, qrels = load_queries(
@@ -569,7 +569,7 @@ def test_real_geoglue_distance_only_ranking(real_dir, geoglue_pois) -> None:
 @pytest.mark.real
 @pytest.mark.parametrize("split", ["train", "dev", "test"])
 def test_real_geoglue_queries_gold_match(real_dir, geoglue_pois, split) -> None:
-    from analysis.loaders.spatial import load_queries
+    from analysis.io.spatial import load_queries
 
     folder = real_dir / "geo" / "geoglue_clean_subset"
     q_txt, qrels_txt = load_queries(folder / f"{split}.txt", crs="EPSG:2385")

@@ -1,4 +1,4 @@
-"""Tests for analysis.geomap: decks and layers, escaping, display jitter, colours, tables."""
+"""Tests for analysis.geo.mapdata: decks and layers, escaping, display jitter, colours, tables."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis import geomap
 from analysis.geo import EARTH_RADIUS_M, haversine_m
+from analysis.geo import mapdata as geomap
 
 M_PER_DEG = EARTH_RADIUS_M * math.pi / 180.0
 EVIL = "<img src=x onerror=alert(1)>"

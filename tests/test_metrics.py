@@ -1,4 +1,4 @@
-"""Tests for analysis.metrics: every metric against pytrec_eval (trec_eval semantics) on random
+"""Tests for analysis.core.metrics: every metric against pytrec_eval (trec_eval semantics) on random
 runs, cross-checks with ir_measures, and hand-made edge cases with exact expected values."""
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ import pandas as pd
 import pytest
 from ir_measures import RR, P, R, Success, nDCG
 
-from analysis import _ranking as rk
-from analysis.errors import InputError
-from analysis.metrics import (
+from analysis.core import ranking as rk
+from analysis.core.errors import InputError
+from analysis.core.metrics import (
     Evaluation,
     Metric,
     check_data,

@@ -1,5 +1,5 @@
-"""Tests for the private kernels in analysis._ranking (grouping, ties, orders, duplicates, chunked
-paths)."""
+"""Tests for the private kernels in analysis.core.ranking (grouping, ties, orders, duplicates,
+chunked paths)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
-from analysis import _ranking as rk
-from analysis.metrics import evaluate, evaluate_arrays, evaluate_run
+from analysis.core import ranking as rk
+from analysis.core.metrics import evaluate, evaluate_arrays, evaluate_run
 from tests.helpers import ALL_METRICS, assert_matches_pytrec, presorted, random_collection
 
 

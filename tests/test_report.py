@@ -1,5 +1,5 @@
-"""Tests for analysis.report: the offline HTML report of the demo bundle (no external URL, the
-expected sections, leaderboard means equal to ``python -m analysis evaluate``), the generated
+"""Tests for analysis.present.report: the offline HTML report of the demo bundle (no external URL,
+the expected sections, leaderboard means equal to ``python -m analysis evaluate``), the generated
 summary on known numbers, escaping of names from files, and errors."""
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis import report
-from analysis.errors import InputError
-from analysis.perquery import per_query_table
+from analysis.core.errors import InputError
+from analysis.present import report
 from analysis.stats import holm
+from analysis.stats.perquery import per_query_table
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "data" / "demo"
@@ -345,8 +345,8 @@ def test_worst_queries_order_and_rankings():
     a = [[(f"n{j}", 10.0 - j) for j in range(i % 5)] + [(f"g{i}", 1.0)] for i in range(40)]
     b = [[(f"g{i}", 1.0)] for i in range(40)]
     table, _, queries, qrels, runs = _synthetic({"a": a, "b": b})
-    from analysis.bundle import Dataset, DatasetSpec
-    from analysis.metrics import rank_run
+    from analysis.core.metrics import rank_run
+    from analysis.io.bundle import Dataset, DatasetSpec
 
     spec = DatasetSpec(name="ds", family="generic", queries=None, qrels=Path("x"), runs={})
     ds = Dataset(spec=spec, queries=queries, qrels=qrels, entities=None, edges=None)

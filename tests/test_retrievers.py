@@ -1,4 +1,5 @@
-"""Tests for analysis.retrievers: formulas against brute-force references, output format, ties."""
+"""Tests for analysis.baselines.retrievers: formulas against brute-force references, output format,
+ties."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.retrievers import (
+from analysis.baselines.retrievers import (
     BM25,
     ENGLISH_STOPWORDS,
     CharNgramTfidf,

@@ -1,4 +1,4 @@
-"""Tests for analysis.slicing: slice labels and order, per-slice means with CIs, heatmap
+"""Tests for analysis.present.slicing: slice labels and order, per-slice means with CIs, heatmap
 matrices, figures and the worst-slices table."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.slicing import (
+from analysis.present.slicing import (
     SUMMARY_COLUMNS,
     WORST_COLUMNS,
     default_slice_column,

@@ -11,7 +11,6 @@ import pytest
 from scipy import stats as sps
 from statsmodels.stats.multitest import multipletests
 
-from analysis import stats
 from analysis.stats import (
     NGOLD_BUCKETS,
     PairedComparison,
@@ -25,6 +24,7 @@ from analysis.stats import (
     slice_finder,
     win_tie_loss,
 )
+from analysis.stats import inference as stats
 
 
 def _mean_diff(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:

@@ -16,12 +16,12 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from analysis.bundle import Bundle, Dataset, DatasetSpec, load_dataset, read_manifest
-from analysis.errors import DataWarning, InputError
-from analysis.loaders import load_run
-from analysis.metrics import rank_run
-from analysis.perquery import dashboard_metrics, per_query_table
+from analysis.core.errors import DataWarning, InputError
+from analysis.core.metrics import rank_run
+from analysis.io import load_run
+from analysis.io.bundle import Bundle, Dataset, DatasetSpec, load_dataset, read_manifest
 from analysis.stats import mean_ci
+from analysis.stats.perquery import dashboard_metrics, per_query_table
 
 ROOT = Path(__file__).resolve().parents[1]
 ROOTS_ENV = "RETRIEVAL_DASHBOARD_DATA_ROOTS"

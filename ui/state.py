@@ -17,10 +17,10 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from analysis.bundle import Bundle
-from analysis.errors import InputError
-from analysis.metrics import TIE_POLICIES
-from analysis.perquery import CUTOFFS, MEASURE_HELP, MEASURES, metric_column
+from analysis.core.errors import InputError
+from analysis.core.metrics import TIE_POLICIES
+from analysis.io.bundle import Bundle
+from analysis.stats.perquery import CUTOFFS, MEASURE_HELP, MEASURES, metric_column
 from ui import data
 
 WRITTEN = "_url_written"
@@ -120,7 +120,7 @@ def _select(
 
 
 def _escape(text: str) -> str:
-    from ui.widgets import escape_markdown  # ui.widgets imports this module
+    from analysis.present.export import escape_markdown
 
     return escape_markdown(text)
 

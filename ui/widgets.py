@@ -6,8 +6,8 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from analysis.export import escape_markdown
-from analysis.perquery import MEASURE_HELP, metric_column
+from analysis.present.export import escape_markdown
+from analysis.stats.perquery import MEASURE_HELP, metric_column
 from ui import data
 from ui.state import Selection
 

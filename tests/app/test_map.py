@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from analysis.bundle import load_dataset, read_manifest
 from analysis.geo import coordinate_stacks
+from analysis.io.bundle import load_dataset, read_manifest
 from tests.app.conftest import ROOT, no_exception, open_page
 
 PAGE = "4_Map.py"

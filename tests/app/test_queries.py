@@ -6,7 +6,7 @@ from functools import cache
 
 import pandas as pd
 
-from analysis.bundle import load_dataset, read_manifest
+from analysis.io.bundle import load_dataset, read_manifest
 from tests.app.conftest import ROOT, no_exception, open_page
 
 PAGE = "2_Queries.py"

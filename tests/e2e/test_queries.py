@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from analysis.bundle import load_dataset, read_manifest
+from analysis.io.bundle import load_dataset, read_manifest
 from tests.e2e.conftest import ROOT, assert_no_exception, screenshot, wait_ready
 
 pytestmark = pytest.mark.e2e

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from analysis.report import write_report
+from analysis.present.report import write_report
 from tests.e2e.conftest import assert_no_exception, screenshot, wait_ready
 
 pytestmark = pytest.mark.e2e

@@ -1,4 +1,4 @@
-"""Tests for analysis.loaders.detect_format and the generic load_* dispatch."""
+"""Tests for analysis.io.detect_format and the generic load_* dispatch."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from analysis.errors import InputError
-from analysis.loaders import (
+from analysis.core.errors import InputError
+from analysis.io import (
     FORMATS,
     detect_format,
     load_qrels,

@@ -1,4 +1,4 @@
-"""Tests for analysis.loaders.spatial on small hand-made files."""
+"""Tests for analysis.io.spatial on small hand-made files."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 from pyproj import Transformer
 
-from analysis.errors import InputError
-from analysis.loaders.spatial import (
+from analysis.core.errors import InputError
+from analysis.io.spatial import (
     detect_spatial_format,
     load_geobloom_pois,
     load_geobloom_queries,

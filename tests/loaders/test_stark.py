@@ -1,4 +1,4 @@
-"""Tests for analysis.loaders.stark on hand-made files, and on the real STaRK files (marker
+"""Tests for analysis.io.stark on hand-made files, and on the real STaRK files (marker
 ``real``): the ada-002 evaluation output must reproduce STaRK's own per-query Hit@1, Hit@5 and
 Recall@20."""
 
@@ -11,9 +11,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.errors import InputError
-from analysis.loaders import detect_format, load_qrels, load_queries, load_run
-from analysis.loaders.stark import (
+from analysis.core.errors import InputError
+from analysis.core.metrics import evaluate, evaluate_run
+from analysis.io import detect_format, load_qrels, load_queries, load_run
+from analysis.io.stark import (
     parse_id_list,
     read_metapaths,
     read_query_groups,
@@ -21,7 +22,6 @@ from analysis.loaders.stark import (
     read_stark_eval,
     read_stark_qa,
 )
-from analysis.metrics import evaluate, evaluate_run
 
 QA = (
     "id,query,answer_ids,answer_ids_source\n"  # line 1

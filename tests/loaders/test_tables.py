@@ -1,4 +1,4 @@
-"""Tests for analysis.loaders.tables and the table branches of the generic loaders."""
+"""Tests for analysis.io.tables and the table branches of the generic loaders."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from analysis.errors import InputError
-from analysis.loaders import load_entities, load_qrels, load_queries, load_run
-from analysis.loaders.tables import read_table, table_columns
+from analysis.core.errors import InputError
+from analysis.io import load_entities, load_qrels, load_queries, load_run
+from analysis.io.tables import read_table, table_columns
 
 RUN = pd.DataFrame(
     {

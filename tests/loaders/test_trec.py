@@ -1,4 +1,4 @@
-"""Tests for analysis.loaders.trec: TREC runs and qrels, fast (Arrow) and slow (line) paths."""
+"""Tests for analysis.io.trec: TREC runs and qrels, fast (Arrow) and slow (line) paths."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from analysis.errors import InputError
-from analysis.loaders import load_qrels, load_run, trec
-from analysis.loaders.trec import looks_like_trec, read_trec_qrels, read_trec_run
+from analysis.core.errors import InputError
+from analysis.io import load_qrels, load_run, trec
+from analysis.io.trec import looks_like_trec, read_trec_qrels, read_trec_run
 
 RUN_LINES = [
     ("007", "d1", "2.5"),

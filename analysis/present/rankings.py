@@ -47,7 +47,7 @@ def ranking_table(
     threshold: int = 1,
 ) -> pd.DataFrame:
     """The top ``top`` of one query's ranked run (``query_id, doc_id, score, rank`` as from
-    :func:`analysis.metrics.rank_run`) with ``gold`` (relevant per the qrels), ``relevance``,
+    :func:`analysis.core.metrics.rank_run`) with ``gold`` (relevant per the qrels), ``relevance``,
     ``tied`` (score shared with another doc of the list) and the entity ``name``/``text``."""
     rows = ranked[ranked["query_id"] == query_id]
     tied = rows["score"].duplicated(keep=False)

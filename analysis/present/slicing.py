@@ -3,7 +3,7 @@ bootstrap CIs, the model x slice heatmap, and the slices where a model does wors
 
 A *slice* is one value of one slice column of the per-query table (``dataset``, ``query_type``,
 ``n_gold_bucket``, ``split``, any categorical metadata column; see
-:func:`analysis.perquery.slice_columns`). Conventions:
+:func:`analysis.stats.perquery.slice_columns`). Conventions:
 
 * A missing slice value is its own slice, labelled ``"(missing)"`` (e.g. ``metapath`` on the
   spatial datasets, which have none) and shown last.
@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from analysis.export import plotly_text
+from analysis.present.export import plotly_text
 from analysis.stats import MISSING_LABEL, mean_ci, slice_finder
 
 __all__ = [

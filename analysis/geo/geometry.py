@@ -12,7 +12,7 @@ Conventions (the project's column vocabulary):
   degrees. A POI with a missing (NaN) ``lat`` or ``lon`` belongs to no stack and has no twin.
 * queries: ``query_id, text, lat, lon, ...``; qrels: ``query_id, doc_id, relevance`` (relevant
   means ``relevance >= 1``); ranked runs: ``query_id, doc_id, score, rank`` (rank 1-based, one row
-  per document per query, as produced by ``analysis.metrics.rank_run``).
+  per document per query, as produced by ``analysis.core.metrics.rank_run``).
 
 Distances are great-circle distances on a sphere of the WGS84 mean radius ``R = 6,371,008.8 m``
 (IUGG arithmetic mean radius ``R1 = (2a + b) / 3``). The spherical model differs from the
@@ -40,7 +40,7 @@ from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 from scipy.spatial import cKDTree
 
-from analysis.errors import InputError
+from analysis.core.errors import InputError
 
 __all__ = [
     "EARTH_RADIUS_M",
@@ -392,7 +392,7 @@ def geo_diagnostics(
     k: int = 10,
 ) -> pd.DataFrame:
     """Per-query geo diagnostics, one row per query id in ``qrels`` (the rows of
-    ``analysis.metrics.evaluate``, so the two tables merge one-to-one on ``query_id``).
+    ``analysis.core.metrics.evaluate``, so the two tables merge one-to-one on ``query_id``).
 
     Columns:
 
@@ -416,7 +416,7 @@ def geo_diagnostics(
       coordinate with any gold of the query.
 
     ``ranked_run`` must already be ranked (``query_id, doc_id, rank``; see
-    ``analysis.metrics.rank_run``). Query ids of the run that are not in ``qrels`` are ignored.
+    ``analysis.core.metrics.rank_run``). Query ids of the run that are not in ``qrels`` are ignored.
     ``queries`` without ``lat``/``lon`` columns give NaN distances. ``pois`` needs unique
     ``doc_id`` and numeric ``lat, lon``.
     """
@@ -425,7 +425,7 @@ def geo_diagnostics(
             raise InputError(
                 "run",
                 None,
-                f"missing column {col} (rank the run first, e.g. analysis.metrics.rank_run)",
+                f"missing column {col} (rank the run first, e.g. analysis.core.metrics.rank_run)",
             )
     _require_unique_ids(pois, "doc_id", "pois")
     _require_unique_ids(queries, "query_id", "queries")
@@ -536,7 +536,7 @@ def canonicalize_twins(
       order on equal scores). Other columns of the kept row are unchanged.
     * qrels: per ``(query_id, canonical doc)`` the maximum ``relevance``.
 
-    Twin-aware Recall/NDCG are then ``analysis.metrics.evaluate(run_c, qrels_c, ...)`` on the
+    Twin-aware Recall/NDCG are then ``analysis.core.metrics.evaluate(run_c, qrels_c, ...)`` on the
     returned tables: a retrieved twin of a gold counts as the gold, a gold group counts once in
     the denominator (|relevant| = distinct gold groups) and in the ideal DCG, and a second twin
     of an already-retrieved gold no longer takes a rank in the list. Without twins the tables

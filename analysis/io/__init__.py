@@ -1,4 +1,5 @@
-"""Read runs, qrels, queries and entities from any supported format, detected from the content.
+"""Layer 3 — read runs, qrels, queries and entities from any supported format, detected from
+the content.
 
 =================  ===========================================  ==================================
 format             recognised by                                 gives
@@ -14,7 +15,9 @@ format             recognised by                                 gives
 ``.gz`` works for the text formats. The returned tables use the project's vocabulary:
 runs ``query_id, doc_id, score`` (+ ``rank`` when the file gives ranks only), qrels
 ``query_id, doc_id, relevance``, queries ``query_id, text, ...``, entities ``doc_id, name, text,
-...``. Ids are strings. Bad input raises :class:`~analysis.errors.InputError`.
+...``. Ids are strings. Bad input raises :class:`~analysis.core.errors.InputError`.
+
+May import :mod:`analysis.core`, :mod:`analysis.geo` and :mod:`analysis.baselines`.
 """
 
 from __future__ import annotations
@@ -24,9 +27,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from analysis.errors import InputError
-from analysis.loaders import trec
-from analysis.loaders._text import check_file, first_data_line, head_text
+from analysis.core.errors import InputError
+from analysis.io import trec
+from analysis.io._text import check_file, first_data_line, head_text
 
 if TYPE_CHECKING:  # the table readers (and pandas) are imported where used: the command line
     import pandas as pd  # reads TREC files without them
@@ -118,7 +121,7 @@ def _row_line(path: Path, row: int) -> int | None:
 
 def load_run(path: str | Path, fmt: str = "auto") -> pd.DataFrame:
     """Load a run: ``query_id, doc_id, score`` (+ ``rank`` for rank-only formats), file order."""
-    from analysis.loaders import stark, tables
+    from analysis.io import stark, tables
 
     p = check_file(path)
     fmt = detect_format(p) if fmt == "auto" else fmt
@@ -135,7 +138,7 @@ def load_qrels(path: str | Path, fmt: str = "auto") -> pd.DataFrame:
     """Load qrels: ``query_id, doc_id, relevance`` (int64)."""
     import pandas as pd
 
-    from analysis.loaders import stark, tables
+    from analysis.io import stark, tables
 
     p = check_file(path)
     fmt = detect_format(p) if fmt == "auto" else fmt
@@ -164,7 +167,7 @@ def load_qrels(path: str | Path, fmt: str = "auto") -> pd.DataFrame:
 
 def load_queries(path: str | Path, fmt: str = "auto") -> pd.DataFrame:
     """Load queries: ``query_id, text`` + any other columns (STaRK QA or a table)."""
-    from analysis.loaders import stark, tables
+    from analysis.io import stark, tables
 
     p = check_file(path)
     fmt = detect_format(p) if fmt == "auto" else fmt
@@ -184,7 +187,7 @@ def load_queries(path: str | Path, fmt: str = "auto") -> pd.DataFrame:
 
 def load_entities(path: str | Path) -> pd.DataFrame:
     """Load entities (KB nodes, POIs): ``doc_id, name, text, ...`` from a table."""
-    from analysis.loaders import tables
+    from analysis.io import tables
 
     p = check_file(path)
     frame = tables.read_table(p)

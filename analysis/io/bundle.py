@@ -35,9 +35,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from analysis.errors import InputError
-from analysis.loaders import load_entities, load_qrels, load_queries, load_run, stark, tables
-from analysis.loaders._text import read_text
+from analysis.core.errors import InputError
+from analysis.io import load_entities, load_qrels, load_queries, load_run, stark, tables
+from analysis.io._text import read_text
 
 MANIFEST = "bundle.toml"
 FAMILIES = ("stark", "spatial", "generic")

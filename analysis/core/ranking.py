@@ -1,7 +1,7 @@
 """Private vectorized kernels: order a run, fingerprint ids, find duplicates, join the qrels.
 
 Everything here works on whole columns at once (numpy arrays and Arrow string arrays); nothing
-loops over queries. The public entry points are in :mod:`analysis.metrics`.
+loops over queries. The public entry points are in :mod:`analysis.core.metrics`.
 
 Ids are compared exactly. For speed, ids are first reduced to 64-bit fingerprints (an exact
 big-endian packing of the first bytes, folded with a 64-bit mixer for longer ids); every match

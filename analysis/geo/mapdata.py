@@ -40,8 +40,8 @@ import pandas as pd
 import plotly.graph_objects as go
 import pydeck as pdk
 
+from analysis.core.metrics import evaluate
 from analysis.geo import EARTH_RADIUS_M, canonicalize_twins, coordinate_stacks
-from analysis.metrics import evaluate
 
 __all__ = [
     "BASEMAPS",
@@ -837,7 +837,7 @@ def strict_vs_twin_aware(
 ) -> pd.DataFrame:
     """Per-query strict and twin-aware values of ``metrics`` (e.g. ``recall@10, ndcg@10``).
 
-    Strict: :func:`analysis.metrics.evaluate` of the ranked run (``query_id, doc_id, rank``,
+    Strict: :func:`analysis.core.metrics.evaluate` of the ranked run (``query_id, doc_id, rank``,
     evaluated in rank order, so the tie policy already applied stays). Twin-aware: the same
     on :func:`analysis.geo.canonicalize_twins` of run and qrels (twins at ``tolerance_m``): a
     retrieved twin of a gold counts as the gold, a gold twin group counts once.

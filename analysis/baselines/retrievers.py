@@ -1,6 +1,6 @@
 """Small, real retrievers: BM25, character n-gram TF-IDF, KB propagation and BM25-distance fusion.
 
-They produce the demo bundle's runs (:mod:`analysis.demo`) and can rank any corpus of entity texts.
+They produce the demo bundle's runs (:mod:`demo.generate`) and can rank any corpus of entity texts.
 Every retriever is vectorized over all queries with :mod:`scipy.sparse`: the query-term matrix
 times the document-term matrix gives a block of scores for a chunk of queries at once; only the
 top-k extraction walks the rows of a chunk (``np.argpartition`` first, then an exact sort of the

@@ -16,8 +16,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from analysis.errors import InputError
-from analysis.loaders._text import check_file, head_text, read_text
+from analysis.core.errors import InputError
+from analysis.io._text import check_file, head_text, read_text
 
 _LINE_RE = re.compile(r"line (\d+)")
 _QUOTE_RE = re.compile(r"EOF inside string starting at row (\d+)")

@@ -24,9 +24,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pcsv
 
-from analysis._ranking import to_numpy
-from analysis.errors import InputError
-from analysis.loaders._text import check_file, head_text, iter_lines, read_text
+from analysis.core.errors import InputError
+from analysis.core.ranking import to_numpy
+from analysis.io._text import check_file, head_text, iter_lines, read_text
 
 if TYPE_CHECKING:
     import pandas as pd

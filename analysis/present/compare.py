@@ -272,8 +272,8 @@ def gold_with_ranks(
     ranked_b: pd.DataFrame | None,
     query_id: str,
 ) -> pd.DataFrame:
-    """``gold`` (:func:`analysis.rankings.gold_table`) with ``rank_a`` and ``rank_b``: the rank
-    of each gold doc in A's and B's whole ranked list of the query (nullable int, missing when
+    """``gold`` (:func:`analysis.present.rankings.gold_table`) with ``rank_a`` and ``rank_b``: the
+    rank of each gold doc in A's and B's whole ranked list of the query (nullable int, missing when
     the model did not retrieve it or has no run). Placed after ``doc_id``."""
     out = gold.copy()
     for col, ranked in (("rank_a", ranked_a), ("rank_b", ranked_b)):

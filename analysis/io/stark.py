@@ -26,8 +26,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analysis.errors import InputError
-from analysis.loaders._text import check_file, head_text, iter_lines, read_text
+from analysis.core.errors import InputError
+from analysis.io._text import check_file, head_text, iter_lines, read_text
 
 csv.field_size_limit(1 << 30)
 

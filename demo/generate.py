@@ -31,8 +31,8 @@ Text is Chinese for the three spatial sets (the real ones are Chinese), English 
 of brands, people, institutions, drugs and genes are invented.
 
 Runs (top 100, every query): ``bm25`` and ``char-ngram-tfidf`` on every dataset;
-``bm25-kb-propagation`` (:class:`analysis.retrievers.RelationAwareRetriever`) on STaRK and
-``bm25-distance-fusion`` (:class:`analysis.retrievers.SpatialFusion`) on the spatial sets.
+``bm25-kb-propagation`` (:class:`analysis.baselines.retrievers.RelationAwareRetriever`) on STaRK and
+``bm25-distance-fusion`` (:class:`analysis.baselines.retrievers.SpatialFusion`) on the spatial sets.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from analysis.retrievers import (
+from analysis.baselines.retrievers import (
     BM25,
     CharNgramTfidf,
     RelationAwareRetriever,

@@ -1,7 +1,7 @@
 """The per-query table the dashboard slices: one row per (dataset, model, query).
 
 Columns: ``dataset, model, query_id``, one column per metric (``hit@1`` ... ``ndcg@100``,
-``mrr``), the diagnostics of :func:`analysis.metrics.evaluate_run` (``n_gold``,
+``mrr``), the diagnostics of :func:`analysis.core.metrics.evaluate_run` (``n_gold``,
 ``first_gold_rank``, ``tie_sensitive``, ``<metric>_min/_max``, ...), and slice columns: the
 query's ``query_type`` and metadata columns from the queries table, ``n_gold_bucket`` (``1``,
 ``2–5``, ``6–20``, ``>20``) and ``query_length`` (words, bucketed into quartiles).
@@ -14,9 +14,9 @@ from collections.abc import Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from analysis.errors import DataWarning
+from analysis.core.errors import DataWarning
+from analysis.core.metrics import TiePolicy, evaluate, evaluate_run, parse_metrics, rank_run
 from analysis.geo import canonicalize_twins, geo_diagnostics
-from analysis.metrics import TiePolicy, evaluate, evaluate_run, parse_metrics, rank_run
 from analysis.stats import bucket_numeric, n_gold_bucket
 
 MEASURES: tuple[str, ...] = ("hit", "recall", "ndcg", "precision", "mrr")

@@ -34,10 +34,10 @@ Content (:func:`build_content`, from a per-query table, DESIGN §3):
 
 The summary is a list of plain-text sentences generated from these numbers. Names of models,
 datasets and slices come from files: the page escapes them
-(:func:`analysis.export.escape_markdown`), the HTML escapes every data string with
-:func:`html.escape`, figures with :func:`analysis.export.plotly_text`. The HTML inlines plotly.js
-once (``include_plotlyjs=True`` for the first figure, ``False`` after) and contains no external
-URL.
+(:func:`analysis.present.export.escape_markdown`), the HTML escapes every data string with
+:func:`html.escape`, figures with :func:`analysis.present.export.plotly_text`. The HTML inlines
+plotly.js once (``include_plotlyjs=True`` for the first figure, ``False`` after) and contains no
+external URL.
 
 The module never imports streamlit.
 """
@@ -57,9 +57,10 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from analysis.bundle import Dataset, load_dataset, load_model_run, read_manifest
-from analysis.errors import DataWarning, InputError
-from analysis.export import (
+from analysis.core.errors import DataWarning, InputError
+from analysis.core.metrics import TIE_POLICIES, parse_metric, rank_run
+from analysis.io.bundle import Dataset, load_dataset, load_model_run, read_manifest
+from analysis.present.export import (
     PLOTLY_CONFIG,
     Estimate,
     StyledTable,
@@ -68,10 +69,9 @@ from analysis.export import (
     results_table,
     to_html,
 )
-from analysis.metrics import TIE_POLICIES, parse_metric, rank_run
-from analysis.perquery import dashboard_metrics, per_query_table, slice_columns
-from analysis.rankings import gold_table, ranking_table, side_by_side
+from analysis.present.rankings import gold_table, ranking_table, side_by_side
 from analysis.stats import compare_slices, holm, mean_ci, slice_finder
+from analysis.stats.perquery import dashboard_metrics, per_query_table, slice_columns
 
 __all__ = [
     "Block",

@@ -1,7 +1,7 @@
 """Opening input files: ``.gz`` transparently, UTF-8 with an optional BOM, any line ending.
 
-Every problem becomes an :class:`~analysis.errors.InputError` naming the file (and the line when
-one is known). Files are only ever opened for reading.
+Every problem becomes an :class:`~analysis.core.errors.InputError` naming the file (and the line
+when one is known). Files are only ever opened for reading.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
-from analysis.errors import InputError
+from analysis.core.errors import InputError
 
 BOM = "\ufeff"
 

@@ -61,8 +61,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from analysis import _ranking as rk
-from analysis.errors import DataWarning, InputError
+from analysis.core import ranking as rk
+from analysis.core.errors import DataWarning, InputError
 
 if TYPE_CHECKING:  # pandas is imported where tables are built, not by the command line's core
     import pandas as pd

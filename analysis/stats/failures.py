@@ -2,7 +2,7 @@
 a query, and shape one query's details. Pure pandas (no Streamlit).
 
 Filtering (:func:`failing_queries`), on the rows of one model of the per-query table
-(:func:`analysis.perquery.per_query_table`):
+(:func:`analysis.stats.perquery.per_query_table`):
 
 * **threshold** ``max_value``: keep rows whose metric value ``v`` satisfies ``v <= max_value``;
   ``max_value >= 1`` (the default, :data:`FAILURES`) means *failures*: ``v < 1``. No metric exceeds
@@ -450,8 +450,8 @@ def entities_for(
 
 
 def gold_with_ranks(gold: pd.DataFrame, ranking: pd.DataFrame) -> pd.DataFrame:
-    """The gold table of one query (:func:`analysis.rankings.gold_table`) with ``rank``: each
-    gold document's rank in the model's list (nullable integer, missing when not retrieved), as
+    """The gold table of one query (:func:`analysis.present.rankings.gold_table`) with ``rank``:
+    each gold document's rank in the model's list (nullable integer, missing when not retrieved), as
     the second column; ordered by rank, unretrieved last, then as given."""
     ranks = ranking.drop_duplicates("doc_id").set_index("doc_id")["rank"]
     out = gold.copy()

@@ -36,7 +36,7 @@ Formats:
   brackets and quotes allowed), turned into qrels.
 
 Common rules: ``.gz`` files are read with ``gzip.open``; a UTF-8 BOM and CRLF line endings are
-fine; files are only read. Bad input raises :class:`analysis.errors.InputError` naming the file
+fine; files are only read. Bad input raises :class:`analysis.core.errors.InputError` naming the file
 and, where there is one, the line: non-numeric or missing coordinates, latitude outside
 [-90, 90] or longitude outside [-180, 180] (after conversion, for projected input), a missing
 column, an empty or duplicate POI id, malformed JSON or CSV.
@@ -59,7 +59,7 @@ import numpy.typing as npt
 import pandas as pd
 from pyproj import CRS
 
-from analysis.errors import InputError
+from analysis.core.errors import InputError
 from analysis.geo import to_wgs84
 
 __all__ = [

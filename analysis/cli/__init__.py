@@ -1,0 +1,58 @@
+"""Command line: ``python -m analysis <command> ...``.
+
+Commands:
+    evaluate   per-query metrics of a run to CSV/Parquet, means and data checks to stdout
+    validate   data checks of a run against qrels, or of a whole bundle (--bundle)
+    geo        duplicate-coordinate and twin report of a POI file, as JSON
+    report     one self-contained offline HTML report of a bundle
+    demo       regenerate the demo bundle
+
+Bad input exits with code 2 and one line ``error: <file>:<line>: <what is wrong>`` on stderr.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Sequence
+
+from analysis.cli._common import _Parser
+
+#: One module per command (or pair of commands), each with ``NAMES``, ``add_parsers(sub)`` and
+#: ``run(args) -> int``. Modules are imported when the parser is built; heavy libraries are
+#: imported inside ``run`` so that ``evaluate`` on TREC files stays free of pandas.
+COMMAND_MODULES: tuple[str, ...] = (
+    "analysis.cli.evaluate",
+    "analysis.cli.geo",
+    "analysis.cli.report",
+    "analysis.cli.demo",
+)
+
+
+def _modules() -> list:
+    return [importlib.import_module(name) for name in COMMAND_MODULES]
+
+
+def build_parser() -> _Parser:
+    parser = _Parser(prog="python -m analysis", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    for module in _modules():
+        module.add_parsers(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI; returns the exit code (0 ok, 2 bad input)."""
+    from analysis.core.errors import InputError
+
+    args = build_parser().parse_args(argv)
+    by_name = {name: module for module in _modules() for name in module.NAMES}
+    try:
+        return by_name[args.command].run(args)
+    except InputError as exc:
+        sys.stderr.write(f"error: {exc}\n")
+        return 2
+    except OSError as exc:  # a file that vanished or cannot be opened between checks and reads
+        where = f"{exc.filename}: " if exc.filename else ""
+        sys.stderr.write(f"error: {where}{exc.strerror or exc}\n")
+        return 2

@@ -1,0 +1,60 @@
+"""Shared pieces of the CLI commands: the one-line-error parser, evaluation arguments, output."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.csv as pcsv
+
+from analysis.core.errors import DataWarning, InputError
+from analysis.core.metrics import DEFAULT_METRICS, TIE_POLICIES
+from analysis.core.ranking import from_numpy
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors (exit code 2), like every other bad input."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        sys.stderr.write(f"error: {self.prog}: {message}\n")
+        raise SystemExit(2)
+
+
+def add_eval_args(cmd: argparse.ArgumentParser, *, required: bool = True) -> None:
+    cmd.add_argument(
+        "--run", required=required, help="run file (TREC run, STaRK eval_results, table)"
+    )
+    cmd.add_argument("--qrels", required=required, help="qrels (TREC qrels, STaRK QA CSV, table)")
+    cmd.add_argument(
+        "--metrics",
+        default=",".join(DEFAULT_METRICS),
+        help="comma-separated metrics, e.g. hit@1,hit@5,recall@20,mrr,ndcg@10",
+    )
+    cmd.add_argument("--ties", choices=TIE_POLICIES, default="trec_eval", help="tie policy")
+    cmd.add_argument(
+        "--relevance-threshold", type=int, default=1, help="relevant means relevance >= this"
+    )
+
+
+def print_warnings(warnings: Sequence[DataWarning]) -> None:
+    for w in warnings:
+        print(str(w))
+
+
+def write_table(query_ids: pa.Array, columns: dict[str, np.ndarray], out: Path) -> None:
+    """Write ``query_id`` + columns as CSV (Arrow's writer: shortest round-trip floats) or
+    Parquet, by the file extension."""
+    table = pa.table({"query_id": query_ids, **{k: from_numpy(v) for k, v in columns.items()}})
+    try:
+        if out.suffix.lower() == ".parquet":
+            import pyarrow.parquet as pq
+
+            pq.write_table(table, out)
+        else:
+            pcsv.write_csv(table, out, write_options=pcsv.WriteOptions(quoting_style="needed"))
+    except (OSError, pa.ArrowException) as exc:
+        raise InputError(out, None, f"cannot write: {exc}") from None

@@ -1,0 +1,24 @@
+"""``geo``: duplicate-coordinate and twin report of a POI file, as JSON."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+NAMES = ("geo",)
+
+
+def add_parsers(sub: argparse._SubParsersAction) -> None:
+    geo = sub.add_parser("geo", help="duplicate-coordinate report of a POI file (JSON)")
+    geo.add_argument("--pois", required=True, help="POI file (CSV with lat/lon, LIST, GeoGLUE…)")
+    geo.add_argument("--tolerance-m", type=float, default=0.0, help="stack tolerance in metres")
+    geo.add_argument("--crs", default=None, help="CRS of projected coordinates, e.g. EPSG:2385")
+
+
+def run(args: argparse.Namespace) -> int:
+    from analysis.geo import stack_report
+    from analysis.io.spatial import load_pois
+
+    pois = load_pois(args.pois, crs=args.crs)
+    print(json.dumps(stack_report(pois, tolerance_m=args.tolerance_m), ensure_ascii=False))
+    return 0

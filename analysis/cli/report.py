@@ -1,0 +1,36 @@
+"""``report``: one self-contained offline HTML report of a bundle."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from analysis.core.metrics import TIE_POLICIES
+
+NAMES = ("report",)
+
+
+def add_parsers(sub: argparse._SubParsersAction) -> None:
+    rep = sub.add_parser("report", help="one self-contained offline HTML report of a bundle")
+    rep.add_argument("--bundle", required=True, help="bundle folder (with bundle.toml)")
+    rep.add_argument("--datasets", default=None, help="comma-separated datasets (default: all)")
+    rep.add_argument("--a", default=None, help="model A")
+    rep.add_argument("--b", default=None, help="model B")
+    rep.add_argument("--ties", choices=TIE_POLICIES, default="trec_eval", help="tie policy")
+    rep.add_argument("--out", required=True, help="output HTML file")
+
+
+def run(args: argparse.Namespace) -> int:
+    from analysis.present.report import write_report
+
+    datasets = [d for d in args.datasets.split(",") if d] if args.datasets else None
+    write_report(
+        Path(args.bundle),
+        Path(args.out),
+        datasets=datasets,
+        model_a=args.a,
+        model_b=args.b,
+        ties=args.ties,
+    )
+    print(f"report written to {args.out}")
+    return 0

@@ -1,0 +1,28 @@
+"""Layer 1 — geometry (distances, one CRS per dataset), coordinate stacks, twins, map data.
+
+May import :mod:`analysis.core`. The geometry functions are re-exported here.
+"""
+
+from analysis.geo.geometry import (
+    EARTH_RADIUS_M,
+    canonicalize_twins,
+    coordinate_stacks,
+    geo_diagnostics,
+    haversine_m,
+    normalize_text,
+    stack_report,
+    to_wgs84,
+    twins,
+)
+
+__all__ = [
+    "EARTH_RADIUS_M",
+    "canonicalize_twins",
+    "coordinate_stacks",
+    "geo_diagnostics",
+    "haversine_m",
+    "normalize_text",
+    "stack_report",
+    "to_wgs84",
+    "twins",
+]
