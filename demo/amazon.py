@@ -1,0 +1,463 @@
+"""STaRK-Amazon-like dataset: sports & outdoors products with brands, categories, colors."""
+
+from __future__ import annotations
+
+from typing import Final
+
+import numpy as np
+import pandas as pd
+
+from demo.common import (
+    ONE_HOP,
+    TEXTUAL,
+    TWO_HOPS,
+    Dataset,
+    Query,
+    Rng,
+    article,
+    collect,
+    digit_ids,
+    pick,
+    plural,
+    sample,
+    str_col,
+    typo,
+    vocabulary,
+    zipf,
+)
+from demo.stark import stark_dataset
+
+_V = vocabulary("amazon")
+_AMAZON_TYPES: Final = [(t["name"], t["category"], t["use"], t["features"]) for t in _V["types"]]
+_GENERIC_FEATURES: Final = _V["generic_features"]
+_N_SPECIFIC: Final = 8
+_AMAZON_COLORS: Final = _V["colors"]
+_BRAND_A: Final = _V["brand_starts"]
+_BRAND_B: Final = _V["brand_ends"]
+_MODELS: Final = _V["models"]
+_REVIEWS: Final = _V["reviews"]
+_PTYPE_SYNONYMS: Final = _V["type_synonyms"]
+_RELATIVES: Final = _V["relatives"]
+
+
+def amazon(rng: Rng) -> Dataset:
+    types = _AMAZON_TYPES
+    n_types = len(types)
+    brands = sorted({a + b for a in _BRAND_A for b in _BRAND_B if a.lower()[-1] != b[0]})
+    brands = [brands[i] for i in np.sort(rng.choice(len(brands), 110, replace=False))]
+    # each brand covers 2-4 product types; each type gets the brands that cover it
+    type_brands: list[list[int]] = [[] for _ in range(n_types)]
+    for bi in range(len(brands)):
+        for t in rng.choice(n_types, int(rng.integers(2, 5)), replace=False):
+            type_brands[int(t)].append(bi)
+    sizes = rng.integers(22, 112, n_types)
+    sizes[int(rng.integers(n_types))] = 100  # a type with exactly 100 products (the max answer set)
+
+    p_type, p_brand, p_color, p_feats, p_title, p_model = [], [], [], [], [], []
+    for ti, (_, _, _, feats) in enumerate(types):
+        fw = zipf(len(feats), 0.7)
+        bw = zipf(len(type_brands[ti]), 0.8)
+        for _ in range(int(sizes[ti])):
+            bi = type_brands[ti][int(rng.choice(len(type_brands[ti]), p=bw))]
+            nf = int(rng.integers(1, 3))
+            fs = [int(f) for f in rng.choice(len(feats), nf, replace=False, p=fw)]
+            ng = int(rng.integers(1, 3))
+            gw = zipf(len(_GENERIC_FEATURES), 0.5)
+            fs += [_N_SPECIFIC + int(f) for f in rng.choice(len(gw), ng, replace=False, p=gw)]
+            p_type.append(ti)
+            p_brand.append(bi)
+            p_color.append(int(rng.choice(len(_AMAZON_COLORS), p=zipf(len(_AMAZON_COLORS), 0.6))))
+            p_feats.append(fs)
+            p_model.append(f"{pick(rng, _MODELS)} {int(rng.integers(1, 9)) * 10}")
+    n = len(p_type)
+    order = rng.permutation(n)  # interleave product types in id order
+    p_type = [p_type[i] for i in order]
+    p_brand = [p_brand[i] for i in order]
+    p_color = [p_color[i] for i in order]
+    p_feats = [p_feats[i] for i in order]
+    p_model = [p_model[i] for i in order]
+
+    def feat(ti: int, fi: int, para: bool = False) -> str:
+        """Feature ``fi`` of product type ``ti`` (``fi >= 8``: a generic feature), or its
+        paraphrase."""
+        spec = types[ti][3][fi] if fi < _N_SPECIFIC else _GENERIC_FEATURES[fi - _N_SPECIFIC]
+        phrase, _, alt = spec.partition("|")
+        return alt if para and alt else phrase
+
+    texts = []
+    p_revs: list[list[int]] = []
+    for i in range(n):
+        ti = p_type[i]
+        ptype, cat, use, _ = types[ti]
+        f = [feat(ti, fi) for fi in p_feats[i]]
+        title = f"{brands[p_brand[i]]} {p_model[i]} {ptype.title()} with {f[0].capitalize()}"
+        p_title.append(title)
+        p_revs.append(sorted(sample(rng, range(len(_REVIEWS)), int(rng.integers(1, 4)))))
+        revs = [_REVIEWS[r].capitalize() for r in p_revs[-1]]
+        missing = [fi for fi in range(_N_SPECIFIC + len(_GENERIC_FEATURES)) if fi not in p_feats[i]]
+        if rng.random() < 0.4:  # reviews mention what a product lacks: lexical false positives
+            revs.append(f"Wish it had {feat(ti, pick(rng, missing))}")
+        if rng.random() < 0.25:
+            revs.append(f"Pairs well with my {pick(rng, types)[0]}")
+        texts.append(
+            f"- product: {title}\n- brand: {brands[p_brand[i]]}\n- category: Sports & Outdoors > "
+            f"{cat} > {ptype.title()}\n- color: {_AMAZON_COLORS[p_color[i]]}\n"
+            f"- features: {'; '.join(f)}\n"
+            f"- description: a {ptype} built for {use}, with {' and '.join(f)}.\n"
+            f"- reviews: " + " ".join(f'"{r}."' for r in revs)
+        )
+    p_type_a, p_brand_a, p_color_a = np.array(p_type), np.array(p_brand), np.array(p_color)
+    feat_sets = np.zeros((n, _N_SPECIFIC + len(_GENERIC_FEATURES)), bool)
+    for i, fs in enumerate(p_feats):
+        feat_sets[i, fs] = True
+
+    # edges: brand, category, color; also_bought (complementary types), also_viewed (same type)
+    cats = list(dict.fromkeys(t[1] for t in types))
+    complement = [
+        [int(c) for c in rng.choice([j for j in range(n_types) if j != ti], 3, replace=False)]
+        for ti in range(n_types)
+    ]
+    by_type = [np.flatnonzero(p_type_a == ti) for ti in range(n_types)]
+    bought: list[list[int]] = [[] for _ in range(n)]
+    viewed: list[list[int]] = [[] for _ in range(n)]
+    for i in range(n):
+        for _ in range(int(rng.integers(0, 6))):
+            pool = by_type[pick(rng, complement[p_type[i]])]
+            j = int(pool[rng.integers(len(pool))])
+            if j not in bought[i]:
+                bought[i].append(j)
+        for j in rng.choice(by_type[p_type[i]], int(rng.integers(0, 3)), replace=False):
+            if int(j) != i:
+                viewed[i].append(int(j))
+
+    n_other = len(brands) + len(cats) + len(_AMAZON_COLORS)
+    all_ids = digit_ids(rng, n + n_other, 0, 960_000)
+    prod_ids = all_ids[:n]
+    brand_ids = all_ids[n : n + len(brands)]
+    cat_ids = all_ids[n + len(brands) : n + len(brands) + len(cats)]
+    color_ids = all_ids[n + len(brands) + len(cats) :]
+    src, rel, dst = [], [], []
+    for i in range(n):
+        src += [prod_ids[i]] * 3
+        rel += ["has_brand", "has_category", "has_color"]
+        dst += [
+            brand_ids[p_brand[i]],
+            cat_ids[cats.index(types[p_type[i]][1])],
+            color_ids[p_color[i]],
+        ]
+        for j in bought[i]:
+            src.append(prod_ids[i]), rel.append("also_bought"), dst.append(prod_ids[j])
+        for j in viewed[i]:
+            src.append(prod_ids[i]), rel.append("also_viewed"), dst.append(prod_ids[j])
+    edges = pd.DataFrame({"src_id": str_col(src), "relation": str_col(rel), "dst_id": str_col(dst)})
+
+    bcount = np.bincount(p_brand_a, minlength=len(brands))
+    entities = pd.DataFrame(
+        {
+            "doc_id": str_col(prod_ids + brand_ids + cat_ids + color_ids),
+            "name": str_col(p_title + brands + cats + _AMAZON_COLORS),
+            "text": str_col(
+                texts
+                + [f"- brand: {b}\n- products: {bcount[i]}" for i, b in enumerate(brands)]
+                + [f"- category: Sports & Outdoors > {c}" for c in cats]
+                + [f"- color: {c}" for c in _AMAZON_COLORS]
+            ),
+            "type": str_col(
+                ["product"] * n
+                + ["brand"] * len(brands)
+                + ["category"] * len(cats)
+                + ["color"] * len(_AMAZON_COLORS)
+            ),
+            "brand": str_col([brands[b] for b in p_brand] + [None] * n_other),
+            "category": str_col([types[t][1] for t in p_type] + [None] * n_other),
+            "color": str_col([_AMAZON_COLORS[c] for c in p_color] + [None] * n_other),
+        }
+    )
+
+    # ---- query templates: each returns a Query (text, gold product indices, slices) or None
+    def anchor(rng: Rng) -> int:
+        return int(rng.integers(n))
+
+    def ptype_name(ti: int, synonym: float = 0.0) -> str:
+        """The product type, or with probability ``synonym`` a synonym of it."""
+        pt = types[ti][0]
+        return _PTYPE_SYNONYMS[pt] if synonym and rng.random() < synonym else pt
+
+    def q_text2(rng: Rng) -> Query | None:
+        a = anchor(rng)
+        ti = p_type[a]
+        if len(p_feats[a]) < 2:
+            return None
+        f1, f2 = sample(rng, p_feats[a], 2)
+        gold = np.flatnonzero((p_type_a == ti) & feat_sets[:, f1] & feat_sets[:, f2])
+        a1, a2 = feat(ti, f1, rng.random() < 0.5), feat(ti, f2, rng.random() < 0.5)
+        pt = ptype_name(ti, 0.4)
+        text = pick(
+            rng,
+            [
+                f"Can you suggest {article(pt)} {pt} that has {a1} and {a2}?",
+                f"I'm looking for {article(pt)} {pt} with {a1}, ideally with {a2}. "
+                "Any suggestions?",
+                f"What {pt} would you recommend that offers {a1} along with {a2}?",
+            ],
+        )
+        return Query(
+            text, gold.tolist(), "synthesized", {"metapath": "product", "pattern": TEXTUAL}
+        )
+
+    def q_review(rng: Rng) -> Query | None:
+        a = anchor(rng)
+        ti = p_type[a]
+        f1, r = pick(rng, p_feats[a]), pick(rng, p_revs[a])
+        gold = [i for i in np.flatnonzero((p_type_a == ti) & feat_sets[:, f1]) if r in p_revs[i]]
+        pt = ptype_name(ti, 0.3)
+        text = pick(
+            rng,
+            [
+                f"What {pt} with {feat(ti, f1, rng.random() < 0.5)} do reviewers describe as "
+                f"{_REVIEWS[r]}?",
+                f"I'd like {article(pt)} {pt} that has {feat(ti, f1, rng.random() < 0.5)} and that "
+                f"buyers say is {_REVIEWS[r]}.",
+            ],
+        )
+        return Query(text, gold, "synthesized", {"metapath": "product", "pattern": TEXTUAL})
+
+    def q_text1(rng: Rng) -> Query | None:
+        a = anchor(rng)
+        ti = p_type[a]
+        f1 = pick(rng, p_feats[a])
+        gold = np.flatnonzero((p_type_a == ti) & feat_sets[:, f1])
+        pt, use = plural(ptype_name(ti, 0.3)), types[ti][2]
+        f1_text = feat(ti, f1, rng.random() < 0.5)
+        text = pick(
+            rng,
+            [
+                f"Could you help me find {pt} that have {f1_text} for {use}?",
+                f"Which {pt} come with {feat(ti, f1)}?",
+            ],
+        )
+        return Query(
+            text, gold.tolist(), "synthesized", {"metapath": "product", "pattern": TEXTUAL}
+        )
+
+    def q_broad(rng: Rng) -> Query | None:
+        ti = int(rng.integers(n_types))
+        gold = np.flatnonzero(p_type_a == ti)
+        pt, use = plural(ptype_name(ti, 0.3)), types[ti][2]
+        text = pick(
+            rng,
+            [
+                f"What are some good {pt} for {use}?",
+                f"I need recommendations for {pt} suitable for {use}.",
+            ],
+        )
+        return Query(
+            text, gold.tolist(), "synthesized", {"metapath": "product", "pattern": TEXTUAL}
+        )
+
+    def q_color(rng: Rng) -> Query | None:
+        a = anchor(rng)
+        ti, c = p_type[a], p_color[a]
+        f1 = pick(rng, p_feats[a])
+        gold = np.flatnonzero((p_type_a == ti) & (p_color_a == c) & feat_sets[:, f1])
+        pt, col = ptype_name(ti), _AMAZON_COLORS[c].lower()
+        text = pick(
+            rng,
+            [
+                f"Do you have {article(col)} {col} {pt} with {feat(ti, f1)}?",
+                f"I want a {pt} in {col} that has {feat(ti, f1)}.",
+            ],
+        )
+        return Query(
+            text, gold.tolist(), "synthesized", {"metapath": "color -> product", "pattern": ONE_HOP}
+        )
+
+    def q_brand(rng: Rng) -> Query | None:
+        a = anchor(rng)
+        ti, bi = p_type[a], p_brand[a]
+        pt, b = ptype_name(ti), brands[bi]
+        if rng.random() < 0.5:
+            f1 = pick(rng, p_feats[a])
+            gold = np.flatnonzero((p_type_a == ti) & (p_brand_a == bi) & feat_sets[:, f1])
+            text = f"Looking for {article(b)} {b} brand {pt} with {feat(ti, f1)}."
+        else:
+            gold = np.flatnonzero((p_type_a == ti) & (p_brand_a == bi))
+            text = f"Show me {plural(pt)} made by {b}."
+        return Query(
+            text, gold.tolist(), "synthesized", {"metapath": "brand -> product", "pattern": ONE_HOP}
+        )
+
+    def q_same_brand(rng: Rng) -> Query | None:
+        x = anchor(rng)
+        bi = p_brand[x]
+        others = sorted({p_type[j] for j in np.flatnonzero(p_brand_a == bi)} - {p_type[x]})
+        if not others:
+            return None
+        t2 = pick(rng, others)
+        gold = np.flatnonzero((p_brand_a == bi) & (p_type_a == t2))
+        pt = ptype_name(t2)
+        text = pick(
+            rng,
+            [
+                f"I have the {p_title[x]}. Can you recommend {article(pt)} {pt} from the same "
+                "brand?",
+                f"What {pt} does the brand of the {p_title[x]} also make?",
+            ],
+        )
+        return Query(
+            text,
+            gold.tolist(),
+            "synthesized",
+            {"metapath": "product -> brand -> product", "pattern": TWO_HOPS},
+        )
+
+    def q_bought(rng: Rng) -> Query | None:
+        x = anchor(rng)
+        if not bought[x]:
+            return None
+        t2 = p_type[pick(rng, bought[x])]
+        gold = [j for j in bought[x] if p_type[j] == t2]
+        pt = ptype_name(t2)
+        text = pick(
+            rng,
+            [
+                f"What {pt} do customers often buy together with the {p_title[x]}?",
+                f"People who bought the {p_title[x]} also bought which {pt}?",
+            ],
+        )
+        return Query(
+            text,
+            gold,
+            "synthesized",
+            {"metapath": "product -> also_bought -> product", "pattern": ONE_HOP},
+        )
+
+    def q_compatible(rng: Rng) -> Query | None:
+        # STaRK's generator sometimes names the seed product itself as context ("... that can
+        # work well with my <title>"), and the seed is then among the answers
+        x = anchor(rng)
+        ti, bi = p_type[x], p_brand[x]
+        f1 = pick(rng, p_feats[x])
+        gold = np.flatnonzero((p_type_a == ti) & (p_brand_a == bi) & feat_sets[:, f1])
+        pt = ptype_name(ti)
+        text = (
+            f"What {pt} with {feat(ti, f1)} would you suggest that can work well with my "
+            f"{p_title[x]}?"
+        )
+        return Query(
+            text, gold.tolist(), "synthesized", {"metapath": "brand -> product", "pattern": ONE_HOP}
+        )
+
+    def h_need(rng: Rng) -> Query | None:
+        a = anchor(rng)
+        ti = p_type[a]
+        f1 = pick(rng, p_feats[a])
+        c = p_color[a]
+        gold = np.flatnonzero((p_type_a == ti) & feat_sets[:, f1] & (p_color_a == c))
+        text = (
+            f"My {pick(rng, _RELATIVES)} is into {types[ti][2]}. need a {ptype_name(ti, 0.5)} "
+            f"with "
+            f"{feat(ti, f1, True)}, {_AMAZON_COLORS[c].lower()} would be perfect"
+        )
+        return Query(
+            typo(rng, text, int(rng.integers(0, 3))),
+            gold.tolist(),
+            "human",
+            {"metapath": "color -> product", "pattern": ONE_HOP},
+        )
+
+    def h_short(rng: Rng) -> Query | None:
+        a = anchor(rng)
+        ti = p_type[a]
+        f1 = pick(rng, p_feats[a])
+        gold = np.flatnonzero((p_type_a == ti) & feat_sets[:, f1])
+        text = pick(
+            rng,
+            [
+                f"{ptype_name(ti, 0.5)} with {feat(ti, f1, True)}? {pick(rng, _REVIEWS)} "
+                "would be nice",
+                f"any {plural(ptype_name(ti, 0.5))} that have {feat(ti, f1, True)}",
+            ],
+        )
+        return Query(
+            typo(rng, text, int(rng.integers(1, 3))),
+            gold.tolist(),
+            "human",
+            {"metapath": "product", "pattern": TEXTUAL},
+        )
+
+    def h_brand(rng: Rng) -> Query | None:
+        x = anchor(rng)
+        bi = p_brand[x]
+        others = sorted({p_type[j] for j in np.flatnonzero(p_brand_a == bi)} - {p_type[x]})
+        if not others:
+            return None
+        t2 = pick(rng, others)
+        gold = np.flatnonzero((p_brand_a == bi) & (p_type_a == t2))
+        text = (
+            f"I bought a {ptype_name(p_type[x])} from {brands[bi]} and use it every day, "
+            f"please recommend something from the same brand, like a {ptype_name(t2)}"
+        )
+        return Query(
+            typo(rng, text, int(rng.integers(0, 2))),
+            gold.tolist(),
+            "human",
+            {"metapath": "brand -> product", "pattern": ONE_HOP},
+        )
+
+    def h_bought(rng: Rng) -> Query | None:
+        x = anchor(rng)
+        if not bought[x]:
+            return None
+        t2 = p_type[pick(rng, bought[x])]
+        gold = [j for j in bought[x] if p_type[j] == t2]
+        text = (
+            f"I just bought a {brands[p_brand[x]]} {p_model[x]} {ptype_name(p_type[x])}, "
+            f"what {ptype_name(t2)} do people get with it?"
+        )
+        return Query(
+            typo(rng, text, int(rng.integers(0, 2))),
+            gold,
+            "human",
+            {"metapath": "product -> also_bought -> product", "pattern": ONE_HOP},
+        )
+
+    synth = collect(
+        rng,
+        330,
+        [
+            q_text2,
+            q_review,
+            q_text1,
+            q_broad,
+            q_color,
+            q_brand,
+            q_same_brand,
+            q_bought,
+            q_compatible,
+        ],
+        [0.1, 0.12, 0.1, 0.07, 0.12, 0.12, 0.13, 0.15, 0.07],
+        100,
+    )
+    human = collect(rng, 90, [h_need, h_short, h_brand, h_bought], [0.3, 0.3, 0.2, 0.2], 100)
+    return stark_dataset(
+        "stark-amazon",
+        "STaRK-Amazon-like: sports & outdoors products with brands, categories, colors, reviews",
+        rng,
+        synth,
+        human,
+        prod_ids,
+        entities,
+        edges,
+        ("product",),
+        {
+            "brand": ("has_brand",),
+            "made": ("has_brand",),
+            "bought": ("also_bought",),
+            "buy": ("also_bought",),
+            "together": ("also_bought",),
+            "get": ("also_bought",),
+            "color": ("has_color",),
+            "colour": ("has_color",),
+        },
+    )

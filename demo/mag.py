@@ -1,0 +1,355 @@
+"""STaRK-MAG-like dataset: papers with authors, institutions, fields of study and citations."""
+
+from __future__ import annotations
+
+from typing import Final
+
+import numpy as np
+import pandas as pd
+
+from demo.common import (
+    ONE_HOP,
+    TEXTUAL,
+    TWO_HOPS,
+    Dataset,
+    Query,
+    Rng,
+    collect,
+    digit_ids,
+    pick,
+    sample,
+    str_col,
+    typo,
+    vocabulary,
+    zipf,
+)
+from demo.stark import stark_dataset
+
+_V = vocabulary("mag")
+_MAG_FIELDS: Final = _V["fields"]
+_MAG_METHODS: Final = _V["methods"]
+_MAG_ASPECTS: Final = _V["aspects"]
+_MAG_CONTEXTS: Final = _V["contexts"]
+_MAG_FINDINGS: Final = _V["findings"]
+_VENUES: Final = _V["venues"]
+_FIRST: Final = _V["first_names"]
+_LAST: Final = _V["last_names"]
+_PLACES: Final = _V["places"]
+_INST_FORMS: Final = _V["institution_forms"]
+
+
+def mag(rng: Rng) -> Dataset:
+    fields = list(_MAG_FIELDS)
+    topics = [(f, t) for f in fields for t in _MAG_FIELDS[f]]
+    n_topics = len(topics)
+    insts = [pick(rng, _INST_FORMS).format(p=p) for p in sample(rng, _PLACES, 26)]
+    n_auth = 1100
+    names: dict[str, None] = {}
+    while len(names) < n_auth:
+        f, l_ = pick(rng, _FIRST), pick(rng, _LAST)
+        style = int(rng.integers(3))
+        nm = f"{f} {l_}" if style else f"{f} {chr(65 + int(rng.integers(26)))}. {l_}"
+        names[nm] = None
+    authors = list(names)
+    auth_inst = rng.choice(len(insts), n_auth, p=zipf(len(insts), 0.6))
+    inst_auth = [np.flatnonzero(auth_inst == i) for i in range(len(insts))]
+
+    n_pap = 2800
+    topic_w = zipf(n_topics, 0.5)[rng.permutation(n_topics)]
+    p_topic = rng.choice(n_topics, n_pap, p=topic_w)
+    p_topic2 = np.array(
+        [
+            pick(rng, [j for j in range(n_topics) if topics[j][0] == topics[t][0] and j != t])
+            if rng.random() < 0.6
+            else int(rng.integers(n_topics))
+            for t in p_topic
+        ]
+    )
+    p_topic2[p_topic2 == p_topic] = (p_topic2[p_topic2 == p_topic] + 1) % n_topics
+    p_year = rng.integers(2005, 2021, n_pap)
+    p_method = rng.integers(len(_MAG_METHODS), size=n_pap)
+    p_auth: list[list[int]] = []
+    for _ in range(n_pap):
+        i = int(rng.choice(len(insts), p=zipf(len(insts), 0.6)))
+        pool = inst_auth[i]
+        k = min(int(rng.integers(1, 5)), len(pool))
+        team = [int(a) for a in rng.choice(pool, k, replace=False, p=zipf(len(pool), 0.9))]
+        if rng.random() < 0.3:
+            team.append(int(rng.integers(n_auth)))
+        p_auth.append(list(dict.fromkeys(team)))
+    titles, texts = [], []
+    for i in range(n_pap):
+        t, t2 = topics[p_topic[i]][1], topics[p_topic2[i]][1]
+        m, asp, ctx = _MAG_METHODS[p_method[i]], pick(rng, _MAG_ASPECTS), pick(rng, _MAG_CONTEXTS)
+        title = pick(
+            rng,
+            [
+                f"{t[0].upper() + t[1:]} in {ctx}: {m}",
+                f"On the {asp} of {t}",
+                f"{m[0].upper() + m[1:]} of {t} with {t2}",
+                f"{asp.capitalize()} of {t} in {ctx}",
+            ],
+        )
+        titles.append(title)
+        abstract = (
+            f"We study the {asp} of {t} using {m}. Our results show {pick(rng, _MAG_FINDINGS)} "
+            f"for {t2} in {ctx}."
+        )
+        texts.append(
+            f"- paper: {title}\n- abstract: {abstract}\n- authors: "
+            f"{', '.join(authors[a] for a in p_auth[i])}\n- fields of study: "
+            f"{topics[p_topic[i]][0]}; {t.capitalize()}; {t2.capitalize()}\n"
+            f"- year: {p_year[i]}\n- venue: {pick(rng, _VENUES)}"
+        )
+    cites: list[list[int]] = [[] for _ in range(n_pap)]
+    by_topic = [np.flatnonzero(p_topic == j) for j in range(n_topics)]
+    for i in range(n_pap):
+        older_same = [int(j) for j in by_topic[p_topic[i]] if p_year[j] < p_year[i]]
+        for _ in range(int(rng.integers(0, 9))):
+            j = (
+                pick(rng, older_same)
+                if older_same and rng.random() < 0.7
+                else int(rng.integers(n_pap))
+            )
+            if j != i and j not in cites[i]:
+                cites[i].append(j)
+    auth_papers = [[] for _ in range(n_auth)]
+    for i, team in enumerate(p_auth):
+        for a in team:
+            auth_papers[a].append(i)
+    paper_has_inst = np.zeros((n_pap, len(insts)), bool)
+    for i, team in enumerate(p_auth):
+        paper_has_inst[i, auth_inst[team]] = True
+
+    field_names = fields + [t[1].capitalize() for t in topics]
+    other = n_auth + len(insts) + len(field_names)
+    ids_other = digit_ids(rng, other, 0, 1_200_000)
+    auth_ids = ids_other[:n_auth]
+    inst_ids = ids_other[n_auth : n_auth + len(insts)]
+    field_ids = ids_other[n_auth + len(insts) :]
+    pap_ids = digit_ids(rng, n_pap, 1_200_000, 1_870_000)
+    src, rel, dst = [], [], []
+    for i in range(n_pap):
+        for a in p_auth[i]:
+            src.append(pap_ids[i]), rel.append("written_by"), dst.append(auth_ids[a])
+        (
+            src.append(pap_ids[i]),
+            rel.append("has_field"),
+            dst.append(field_ids[fields.index(topics[p_topic[i]][0])]),
+        )
+        for t in (p_topic[i], p_topic2[i]):
+            src.append(pap_ids[i]), rel.append("has_field"), dst.append(field_ids[len(fields) + t])
+        for j in cites[i]:
+            src.append(pap_ids[i]), rel.append("cites"), dst.append(pap_ids[j])
+    for a in range(n_auth):
+        src.append(auth_ids[a]), rel.append("affiliated_with"), dst.append(inst_ids[auth_inst[a]])
+    edges = pd.DataFrame({"src_id": str_col(src), "relation": str_col(rel), "dst_id": str_col(dst)})
+    entities = pd.DataFrame(
+        {
+            "doc_id": str_col(pap_ids + auth_ids + inst_ids + field_ids),
+            "name": str_col(titles + authors + insts + field_names),
+            "text": str_col(
+                texts
+                + [f"- author: {a}\n- papers: {len(auth_papers[i])}" for i, a in enumerate(authors)]
+                + [f"- institution: {x}" for x in insts]
+                + [f"- field of study: {f}" for f in field_names]
+            ),
+            "type": str_col(
+                ["paper"] * n_pap
+                + ["author"] * n_auth
+                + ["institution"] * len(insts)
+                + ["field_of_study"] * len(field_names)
+            ),
+            "year": pd.array([int(y) for y in p_year] + [None] * other, dtype="Int64"),
+            "field": str_col([topics[t][0] for t in p_topic] + [None] * other),
+        }
+    )
+
+    def paper(rng: Rng) -> int:
+        return int(rng.integers(n_pap))
+
+    def q_inst(rng: Rng) -> Query | None:
+        a = paper(rng)
+        inst = int(auth_inst[pick(rng, p_auth[a])])
+        t = p_topic[a]
+        mask = paper_has_inst[:, inst] & ((p_topic == t) | (p_topic2 == t))
+        f, tn = topics[t]
+        if rng.random() < 0.5:
+            mask &= p_year == p_year[a]
+            text = pick(
+                rng,
+                [
+                    f"Find {p_year[a]} {f} papers from {insts[inst]} discussing {tn}.",
+                    f"{f} research papers from {insts[inst]}, published in {p_year[a]}, "
+                    f"focusing on {tn}.",
+                ],
+            )
+        else:
+            text = f"Are there any studies from {insts[inst]} focusing on {tn}?"
+        return Query(
+            text,
+            np.flatnonzero(mask).tolist(),
+            "synthesized",
+            {"metapath": "institution -> author -> paper", "pattern": TWO_HOPS},
+        )
+
+    def q_author(rng: Rng) -> Query | None:
+        a = paper(rng)
+        au = pick(rng, p_auth[a])
+        t = p_topic[a]
+        gold = [i for i in auth_papers[au] if t in (p_topic[i], p_topic2[i])]
+        text = pick(
+            rng,
+            [
+                f"Show me publications by {authors[au]} focusing on {topics[t][1]}.",
+                f"What has {authors[au]} written about {topics[t][1]}?",
+            ],
+        )
+        return Query(text, gold, "synthesized", {"metapath": "author -> paper", "pattern": ONE_HOP})
+
+    def q_cites(rng: Rng) -> Query | None:
+        x = paper(rng)
+        if not cites[x]:
+            return None
+        t = p_topic[pick(rng, cites[x])]
+        gold = [j for j in cites[x] if t in (p_topic[j], p_topic2[j])]
+        text = (
+            f"What are some other studies on {topics[t][1]} referenced in the paper titled "
+            f'"{titles[x]}"?'
+        )
+        return Query(
+            text, gold, "synthesized", {"metapath": "paper -> cites -> paper", "pattern": ONE_HOP}
+        )
+
+    def q_coauthor(rng: Rng) -> Query | None:
+        x = paper(rng)
+        co = sorted({j for a in p_auth[x] for j in auth_papers[a]} - {x})
+        if not co:
+            return None
+        t = p_topic[pick(rng, co)]
+        gold = [j for j in co if t in (p_topic[j], p_topic2[j])]
+        text = (
+            f'Can you locate publications with a shared author from the paper titled "{titles[x]}" '
+            f"that also focus on {topics[t][1]}?"
+        )
+        return Query(
+            text, gold, "synthesized", {"metapath": "paper -> author -> paper", "pattern": TWO_HOPS}
+        )
+
+    def q_topic(rng: Rng) -> Query | None:
+        a = paper(rng)
+        t, t2 = p_topic[a], p_topic2[a]
+        gold = np.flatnonzero((p_topic == t) & (p_topic2 == t2)).tolist()
+        text = pick(
+            rng,
+            [
+                f"Find papers on {topics[t][1]} that also address {topics[t2][1]}.",
+                f"Which publications discuss both {topics[t][1]} and {topics[t2][1]}?",
+            ],
+        )
+        return Query(text, gold, "synthesized", {"metapath": "paper", "pattern": TEXTUAL})
+
+    def q_field_year(rng: Rng) -> Query | None:
+        a = paper(rng)
+        t = p_topic[a]
+        m = p_method[a]
+        gold = np.flatnonzero((p_topic == t) & (p_method == m)).tolist()
+        text = f"Papers about {topics[t][1]} based on {_MAG_METHODS[m]}."
+        return Query(text, gold, "synthesized", {"metapath": "field -> paper", "pattern": ONE_HOP})
+
+    def h_author_year(rng: Rng) -> Query | None:
+        a = paper(rng)
+        au = pick(rng, p_auth[a])
+        gold = [i for i in auth_papers[au] if p_year[i] == p_year[a]]
+        text = pick(
+            rng,
+            [
+                f"Paper by {authors[au]} in {p_year[a]}",
+                f"what did {authors[au]} publish in {p_year[a]}",
+            ],
+        )
+        return Query(text, gold, "human", {"metapath": "author -> paper", "pattern": ONE_HOP})
+
+    def h_interest(rng: Rng) -> Query | None:
+        a = paper(rng)
+        t, t2 = p_topic[a], p_topic2[a]
+        gold = np.flatnonzero((p_topic == t) & (p_topic2 == t2)).tolist()
+        text = (
+            f"I am interested in {topics[t][1].lower()} and {topics[t2][1].lower()} -- what is a "
+            f"paper I should read?"
+        )
+        return Query(
+            typo(rng, text, int(rng.integers(1, 3))),
+            gold,
+            "human",
+            {"metapath": "paper", "pattern": TEXTUAL},
+        )
+
+    def h_cited_inst(rng: Rng) -> Query | None:
+        x = paper(rng)
+        if not cites[x]:
+            return None
+        j0 = pick(rng, cites[x])
+        inst = int(auth_inst[pick(rng, p_auth[j0])])
+        gold = [j for j in cites[x] if paper_has_inst[j, inst]]
+        text = (
+            f"Find me a paper written by a co-author from {insts[inst]} and is cited by a paper "
+            f'called "{titles[x]}"'
+        )
+        return Query(
+            typo(rng, text, int(rng.integers(0, 2))),
+            gold,
+            "human",
+            {"metapath": "institution -> author -> paper <- cites <- paper", "pattern": TWO_HOPS},
+        )
+
+    def h_shares(rng: Rng) -> Query | None:
+        x = paper(rng)
+        co = sorted({j for a in p_auth[x] for j in auth_papers[a]} - {x})
+        if not co:
+            return None
+        text = f"other papers from the authors of {titles[x].lower()}"
+        return Query(
+            typo(rng, text, int(rng.integers(0, 2))),
+            co,
+            "human",
+            {"metapath": "paper -> author -> paper", "pattern": TWO_HOPS},
+        )
+
+    synth = collect(
+        rng,
+        330,
+        [q_inst, q_author, q_cites, q_coauthor, q_topic, q_field_year],
+        [0.2, 0.16, 0.16, 0.16, 0.16, 0.16],
+        60,
+    )
+    human = collect(
+        rng, 90, [h_author_year, h_interest, h_cited_inst, h_shares], [0.25, 0.35, 0.2, 0.2], 60
+    )
+    uni = ("affiliated_with", "written_by")
+    return stark_dataset(
+        "stark-mag",
+        "STaRK-MAG-like: papers with authors, institutions, fields of study and citations",
+        rng,
+        synth,
+        human,
+        pap_ids,
+        entities,
+        edges,
+        ("paper",),
+        {
+            "referenced": ("cites",),
+            "cited": ("cites",),
+            "cites": ("cites",),
+            "references": ("cites",),
+            "author": ("written_by",),
+            "authors": ("written_by",),
+            "by": ("written_by",),
+            "written": ("written_by",),
+            "university": uni,
+            "institute": uni,
+            "academy": uni,
+            "college": uni,
+            "center": uni,
+        },
+    )

@@ -1,0 +1,447 @@
+"""STaRK-Prime-like dataset: diseases, drugs, genes/proteins, pathways, anatomy, GO terms."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Final
+
+import numpy as np
+import pandas as pd
+
+from demo.common import (
+    ONE_HOP,
+    TEXTUAL,
+    TWO_HOPS,
+    Dataset,
+    Query,
+    Rng,
+    collect,
+    digit_ids,
+    pick,
+    sample,
+    str_col,
+    typo,
+    vocabulary,
+)
+from demo.stark import stark_dataset
+
+_V = vocabulary("prime")
+_GENE_FAMILIES: Final = list(_V["gene_families"].items())
+_PHENOTYPES: Final = _V["phenotypes"]
+_LAY_TERMS: Final = _V["lay_terms"]
+_ANATOMY: Final = _V["anatomy"]
+_CC: Final = _V["cellular_components"]
+_MF: Final = _V["molecular_functions"]
+_BP: Final = [g["form"].format(x) for g in _V["biological_processes"] for x in g["items"]]
+_PATHWAYS: Final = _V["pathways"]
+_DRUG_PREFIX: Final = _V["drug_prefixes"]
+_DRUG_CLASSES: Final = [(k, c, r) for k, (c, r) in _V["drug_classes"].items()]
+_DISEASE_ADJ: Final = _V["disease_adjectives"]
+_DISEASE_NOUN: Final = list(_V["disease_nouns"].items())
+_EPONYMS: Final = _V["eponyms"]
+
+
+def prime(rng: Rng) -> Dataset:
+    # nodes
+    genes: dict[str, int] = {}
+    while len(genes) < 640:
+        fi = int(rng.integers(len(_GENE_FAMILIES)))
+        num = int(rng.integers(1, 40))
+        letter = "" if rng.random() < 0.7 else "ABC"[int(rng.integers(3))]
+        sym = f"{_GENE_FAMILIES[fi][0]}{num}{letter}"
+        genes.setdefault(sym, fi)
+    gene_syms = list(genes)
+    gene_fam = [genes[s] for s in gene_syms]
+    drug_names = sorted({p + c[0] for p in _DRUG_PREFIX for c in _DRUG_CLASSES})
+    drug_names = [
+        drug_names[int(i)] for i in np.sort(rng.choice(len(drug_names), 280, replace=False))
+    ]
+    drug_cls = [next(c for c in _DRUG_CLASSES if d.endswith(c[0])) for d in drug_names]
+    drug_names = [d.capitalize() for d in drug_names]
+    diseases: dict[str, str] = {}
+    while len(diseases) < 380:
+        noun, cat = _DISEASE_NOUN[int(rng.integers(len(_DISEASE_NOUN)))]
+        r = rng.random()
+        if r < 0.3:
+            nm = f"{pick(rng, _EPONYMS)} syndrome"
+            cat = pick(rng, ["neurological", "skin", "metabolic", "musculoskeletal"])
+        elif r < 0.8:
+            nm = f"{pick(rng, _DISEASE_ADJ)} {noun}"
+        else:
+            nm = f"{noun} type {int(rng.integers(1, 12))}"
+        diseases.setdefault(nm, cat)
+    dis_names = list(diseases)
+    dis_cat = [diseases[d] for d in dis_names]
+
+    types_: list[str] = []
+    names: list[str] = []
+
+    def add(kind: str, items: Sequence[str]) -> list[int]:
+        start = len(names)
+        names.extend(items)
+        types_.extend([kind] * len(items))
+        return list(range(start, len(names)))
+
+    g_ix = add("gene/protein", gene_syms)
+    d_ix = add("drug", drug_names)
+    s_ix = add("disease", dis_names)
+    ph_ix = add("effect/phenotype", _PHENOTYPES)
+    an_ix = add("anatomy", _ANATOMY)
+    cc_ix = add("cellular_component", _CC)
+    mf_ix = add("molecular_function", _MF)
+    bp_ix = add("biological_process", _BP)
+    pw_ix = add("pathway", _PATHWAYS)
+    n = len(names)
+
+    edges_l: list[tuple[int, str, int]] = []
+    nbr: dict[str, list[list[int]]] = {}
+
+    def link(a: int, r: str, b: int) -> None:
+        edges_l.append((a, r, b))
+        if r not in nbr:
+            nbr[r] = [[] for _ in range(n)]
+        if b not in nbr[r][a]:
+            nbr[r][a].append(b)
+            nbr[r][b].append(a)
+
+    fam_genes = [
+        [g for g, f in zip(g_ix, gene_fam, strict=True) if f == fi]
+        for fi in range(len(_GENE_FAMILIES))
+    ]
+    gene_mf: dict[int, list[int]] = {}
+    gene_bp: dict[int, list[int]] = {}
+    fam_mf = [sample(rng, mf_ix, 3) for _ in _GENE_FAMILIES]
+    fam_bp = [sample(rng, bp_ix, 4) for _ in _GENE_FAMILIES]
+    for g, fi in zip(g_ix, gene_fam, strict=True):
+        gene_mf[g] = list(dict.fromkeys(sample(rng, fam_mf[fi], 2) + sample(rng, mf_ix, 1)))
+        gene_bp[g] = list(dict.fromkeys(sample(rng, fam_bp[fi], 2) + sample(rng, bp_ix, 1)))
+        for m in gene_mf[g]:
+            link(g, "interacts with", m)
+        for b in gene_bp[g]:
+            link(g, "interacts with", b)
+        for c in sample(rng, cc_ix, int(rng.integers(1, 3))):
+            link(g, "interacts with", c)
+        for a in sample(rng, an_ix, int(rng.integers(2, 6))):
+            link(a, "expression present", g)
+        if rng.random() < 0.6:
+            link(g, "interacts with", pick(rng, pw_ix))
+        for h in sample(rng, fam_genes[fi], int(rng.integers(0, 3))):
+            if h != g:
+                link(g, "ppi", h)
+    dis_ph: dict[int, list[int]] = {}
+    for s in s_ix:
+        dis_ph[s] = sample(rng, ph_ix, int(rng.integers(3, 6)))
+        for p in dis_ph[s]:
+            link(s, "phenotype present", p)
+        for g in sample(rng, g_ix, int(rng.integers(1, 5))):
+            link(g, "associated with", s)
+    drug_ind: dict[int, list[int]] = {}
+    for d in d_ix:
+        drug_ind[d] = sample(rng, s_ix, int(rng.integers(1, 4)))
+        for s in drug_ind[d]:
+            link(d, "indication", s)
+        fam_pool = fam_genes[int(rng.integers(len(_GENE_FAMILIES)))]
+        for g in sample(rng, fam_pool, int(rng.integers(2, 9))):
+            link(d, "target", g)
+        if rng.random() < 0.4:
+            link(d, "contraindication", pick(rng, s_ix))
+
+    texts: list[str] = [""] * n
+    for g, fi in zip(g_ix, gene_fam, strict=True):
+        sym = names[g]
+        num = "".join(ch for ch in sym[len(_GENE_FAMILIES[fi][0]) :] if ch.isdigit())
+        texts[g] = (
+            f"- gene/protein: {sym}\n- full name: {_GENE_FAMILIES[fi][1]} {num}\n"
+            f"- molecular function: {'; '.join(names[m] for m in gene_mf[g])}\n"
+            f"- biological process: {'; '.join(names[b] for b in gene_bp[g])}"
+        )
+    drug_route = {}
+    for d, cls in zip(d_ix, drug_cls, strict=True):
+        route = cls[2] if rng.random() < 0.8 else pick(rng, ["tablet", "capsule", "injection"])
+        drug_route[d] = route
+        texts[d] = (
+            f"- drug: {names[d]}\n- class: {cls[1]}\n- route: {route}\n"
+            f"- half-life: about {int(rng.integers(2, 40))} hours\n"
+            f"- indication: {'; '.join(names[s] for s in drug_ind[d])}"
+        )
+    for s, cat in zip(s_ix, dis_cat, strict=True):
+        ph = [names[p] for p in dis_ph[s]]
+        other = [names[p] for p in sample(rng, [p for p in ph_ix if p not in dis_ph[s]], 2)]
+        texts[s] = (
+            f"- disease: {names[s]}\n- category: {cat} disorder\n- description: a {cat} disorder "
+            f"characterized by {', '.join(ph[:-1])} and {ph[-1]}. It is distinguished from "
+            f"disorders with {other[0]} or {other[1]}."
+        )
+    for ix, kind in (
+        (ph_ix, "effect/phenotype"),
+        (an_ix, "anatomy"),
+        (cc_ix, "cellular component"),
+        (mf_ix, "molecular function"),
+        (bp_ix, "biological process"),
+        (pw_ix, "pathway"),
+    ):
+        for i in ix:
+            texts[i] = f"- {kind}: {names[i]}"
+
+    ids = digit_ids(rng, n, 0, 129_375)
+    edges = pd.DataFrame(
+        {
+            "src_id": str_col([ids[a] for a, _, _ in edges_l]),
+            "relation": str_col([r for _, r, _ in edges_l]),
+            "dst_id": str_col([ids[b] for _, _, b in edges_l]),
+        }
+    )
+    entities = pd.DataFrame(
+        {
+            "doc_id": str_col(ids),
+            "name": str_col(names),
+            "text": str_col(texts),
+            "type": str_col(types_),
+        }
+    )
+
+    def nb(r: str, i: int) -> list[int]:
+        return nbr.get(r, [[] for _ in range(n)])[i]
+
+    def say(i: int, p: float) -> str:
+        """The name of entity ``i``, or with probability ``p`` its lay paraphrase."""
+        lay = _LAY_TERMS.get(names[i])
+        return lay if lay and rng.random() < p else names[i]
+
+    def does(mf: int, p: float) -> str:
+        lay = _LAY_TERMS.get(names[mf])
+        return f"that {lay}" if lay and rng.random() < p else f"with {names[mf]}"
+
+    def q_drug_gene(rng: Rng) -> Query | None:
+        d = pick(rng, d_ix)
+        tg = nb("target", d)
+        mf = pick(rng, gene_mf[pick(rng, tg)])
+        gold = [g for g in tg if mf in gene_mf[g]]
+        text = pick(
+            rng,
+            [
+                f"Which genes or proteins {does(mf, 0.5)} are targeted by {names[d]}?",
+                f"What are the targets of {names[d]} {does(mf, 0.5)}?",
+            ],
+        )
+        return Query(
+            text,
+            gold,
+            "synthesized",
+            {"metapath": "drug -target-> gene/protein", "pattern": ONE_HOP},
+        )
+
+    def q_drug_cc(rng: Rng) -> Query | None:
+        d = pick(rng, d_ix)
+        gold = sorted(
+            {
+                c
+                for g in nb("target", d)
+                for c in nb("interacts with", g)
+                if types_[c] == "cellular_component"
+            }
+        )
+        text = (
+            f"Which cellular structures are involved in interactions with genes or proteins that "
+            f"are the targets of {names[d]}?"
+        )
+        return Query(
+            text,
+            gold,
+            "synthesized",
+            {
+                "metapath": "drug -target-> gene/protein -interacts with-> cellular_component",
+                "pattern": TWO_HOPS,
+            },
+        )
+
+    def q_dis_drug(rng: Rng) -> Query | None:
+        s = pick(rng, s_ix)
+        cands = [d for d in nb("indication", s) if types_[d] == "drug"]
+        if not cands:
+            return None
+        route = drug_route[pick(rng, cands)]
+        gold = [d for d in cands if drug_route[d] == route]
+        text = f"Which medications given as {route} are indicated for {names[s]}?"
+        return Query(
+            text,
+            gold,
+            "synthesized",
+            {"metapath": "disease -indication-> drug", "pattern": ONE_HOP},
+        )
+
+    def q_anat_gene(rng: Rng) -> Query | None:
+        g0 = pick(rng, g_ix)
+        an = pick(rng, nb("expression present", g0))
+        bp = pick(rng, gene_bp[g0])
+        gold = [g for g in nb("expression present", an) if bp in gene_bp[g]]
+        text = (
+            f"Which genes or proteins are expressed in the {names[an]} and take part in "
+            f"{say(bp, 0.5)}?"
+        )
+        return Query(
+            text,
+            gold,
+            "synthesized",
+            {"metapath": "anatomy -expression present-> gene/protein", "pattern": ONE_HOP},
+        )
+
+    def q_gene_dis(rng: Rng) -> Query | None:
+        s0 = pick(rng, s_ix)
+        g = pick(rng, [x for x in nb("associated with", s0) if types_[x] == "gene/protein"])
+        p = pick(rng, dis_ph[s0])
+        gold = [s for s in nb("associated with", g) if types_[s] == "disease" and p in dis_ph[s]]
+        text = f"Which disease associated with the {names[g]} gene presents with {say(p, 0.4)}?"
+        return Query(
+            text,
+            gold,
+            "synthesized",
+            {"metapath": "gene/protein -associated with-> disease", "pattern": ONE_HOP},
+        )
+
+    def q_dis_text(rng: Rng) -> Query | None:
+        s0 = pick(rng, s_ix)
+        ps = sample(rng, dis_ph[s0], 3)
+        gold = [s for s in s_ix if all(p in dis_ph[s] for p in ps)]
+        p1, p2, p3 = (say(p, 0.4) for p in ps)
+        text = pick(
+            rng,
+            [
+                f"What disease is characterized by {p1}, {p2} and {p3}?",
+                f"Which {dis_cat[s0 - s_ix[0]]} disorder shows {p1}, {p2} and {p3}?",
+            ],
+        )
+        return Query(text, gold, "synthesized", {"metapath": "disease", "pattern": TEXTUAL})
+
+    def q_gene_text(rng: Rng) -> Query | None:
+        g0 = pick(rng, g_ix)
+        mf, bp = pick(rng, gene_mf[g0]), pick(rng, gene_bp[g0])
+        gold = [g for g in g_ix if mf in gene_mf[g] and bp in gene_bp[g]]
+        text = f"Identify genes or proteins {does(mf, 0.4)} that contribute to {say(bp, 0.4)}."
+        return Query(text, gold, "synthesized", {"metapath": "gene/protein", "pattern": TEXTUAL})
+
+    def q_family(rng: Rng) -> Query | None:
+        # names one answer as an example: a retriever that drops named entities loses it
+        g0 = pick(rng, g_ix)
+        fi = gene_fam[g0 - g_ix[0]]
+        bp = pick(rng, gene_bp[g0])
+        gold = [g for g in fam_genes[fi] if bp in gene_bp[g]]
+        text = (
+            f"Which {_GENE_FAMILIES[fi][1]} genes, such as {names[g0]}, are involved in "
+            f"{say(bp, 0.3)}?"
+        )
+        return Query(text, gold, "synthesized", {"metapath": "gene/protein", "pattern": TEXTUAL})
+
+    def q_ppi(rng: Rng) -> Query | None:
+        g0 = pick(rng, g_ix)
+        ppi = nb("ppi", g0)
+        if not ppi:
+            return None
+        bp = pick(rng, gene_bp[pick(rng, ppi)])
+        gold = [g for g in ppi if bp in gene_bp[g]]
+        text = (
+            f"Which genes or proteins interact with {names[g0]} and are involved in {say(bp, 0.4)}?"
+        )
+        return Query(
+            text,
+            gold,
+            "synthesized",
+            {"metapath": "gene/protein -ppi-> gene/protein", "pattern": ONE_HOP},
+        )
+
+    def h_symptoms(rng: Rng) -> Query | None:
+        s0 = pick(rng, s_ix)
+        ps = sample(rng, dis_ph[s0], 2)
+        cat = dis_cat[s0 - s_ix[0]]
+        gold = [s for s in s_ix if all(p in dis_ph[s] for p in ps) and dis_cat[s - s_ix[0]] == cat]
+        text = f"I have {say(ps[0], 0.6)} and {say(ps[1], 0.6)}. What {cat} disease might I have?"
+        return Query(
+            typo(rng, text, int(rng.integers(0, 2))),
+            gold,
+            "human",
+            {"metapath": "disease", "pattern": TEXTUAL},
+        )
+
+    def h_prescribed(rng: Rng) -> Query | None:
+        d = pick(rng, d_ix)
+        gold = list(drug_ind[d])
+        text = f"My friend has been prescribed {names[d]}, what diseases might they have?"
+        return Query(
+            typo(rng, text, int(rng.integers(0, 2))),
+            gold,
+            "human",
+            {"metapath": "drug -indication-> disease", "pattern": ONE_HOP},
+        )
+
+    def h_gene(rng: Rng) -> Query | None:
+        g0 = pick(rng, g_ix)
+        an = pick(rng, nb("expression present", g0))
+        mf = pick(rng, gene_mf[g0])
+        gold = [g for g in nb("expression present", an) if mf in gene_mf[g]]
+        text = f"which gene is present in {names[an]} and {does(mf, 0.6)}"
+        return Query(
+            typo(rng, text, int(rng.integers(0, 2))),
+            gold,
+            "human",
+            {"metapath": "anatomy -expression present-> gene/protein", "pattern": ONE_HOP},
+        )
+
+    def h_target_sounds(rng: Rng) -> Query | None:
+        d = pick(rng, d_ix)
+        cls = drug_cls[d - d_ix[0]]
+        gold = [
+            x for x in d_ix if drug_cls[x - d_ix[0]] == cls and set(drug_ind[x]) & set(drug_ind[d])
+        ]
+        s = pick(rng, drug_ind[d])
+        text = f"what {cls[1]} is used for {names[s].lower()}"
+        return Query(
+            typo(rng, text, int(rng.integers(0, 2))),
+            gold,
+            "human",
+            {"metapath": "disease -indication-> drug", "pattern": ONE_HOP},
+        )
+
+    synth = collect(
+        rng,
+        330,
+        [
+            q_drug_gene,
+            q_drug_cc,
+            q_dis_drug,
+            q_anat_gene,
+            q_gene_dis,
+            q_dis_text,
+            q_gene_text,
+            q_ppi,
+            q_family,
+        ],
+        [0.12, 0.1, 0.12, 0.12, 0.11, 0.12, 0.1, 0.11, 0.1],
+        60,
+    )
+    human = collect(
+        rng, 90, [h_symptoms, h_prescribed, h_gene, h_target_sounds], [0.3, 0.25, 0.25, 0.2], 60
+    )
+    return stark_dataset(
+        "stark-prime",
+        "STaRK-Prime-like: diseases, drugs, genes/proteins, pathways, anatomy and GO terms",
+        rng,
+        synth,
+        human,
+        ids,
+        entities,
+        edges,
+        None,
+        {
+            "targeted": ("target",),
+            "targets": ("target",),
+            "target": ("target",),
+            "interactions": ("interacts with", "target"),
+            "structures": ("interacts with", "target"),
+            "interact": ("ppi",),
+            "expressed": ("expression present",),
+            "present": ("expression present",),
+            "indicated": ("indication",),
+            "prescribed": ("indication",),
+            "associated": ("associated with",),
+        },
+    )
