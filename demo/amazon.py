@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Final
 
 import numpy as np
-import pandas as pd
 
 from demo.common import (
     ONE_HOP,
@@ -15,17 +14,15 @@ from demo.common import (
     Query,
     Rng,
     article,
-    collect,
     digit_ids,
     pick,
     plural,
     sample,
-    str_col,
-    typo,
     vocabulary,
     zipf,
 )
-from demo.stark import stark_dataset
+from demo.kb import KnowledgeBase
+from demo.stark import StarkDomain, human, stark_dataset, synthesized
 
 _V = vocabulary("amazon")
 _AMAZON_TYPES: Final = [(t["name"], t["category"], t["use"], t["features"]) for t in _V["types"]]
@@ -38,6 +35,12 @@ _MODELS: Final = _V["models"]
 _REVIEWS: Final = _V["reviews"]
 _PTYPE_SYNONYMS: Final = _V["type_synonyms"]
 _RELATIVES: Final = _V["relatives"]
+#: query words -> the relations they make the KB-propagation baseline walk
+_TRIGGERS: Final = {
+    **dict.fromkeys(["brand", "made"], ("has_brand",)),
+    **dict.fromkeys(["bought", "buy", "together", "get"], ("also_bought",)),
+    **dict.fromkeys(["color", "colour"], ("has_color",)),
+}
 
 
 def amazon(rng: Rng) -> Dataset:
@@ -130,49 +133,30 @@ def amazon(rng: Rng) -> Dataset:
             if int(j) != i:
                 viewed[i].append(int(j))
 
-    n_other = len(brands) + len(cats) + len(_AMAZON_COLORS)
-    all_ids = digit_ids(rng, n + n_other, 0, 960_000)
-    prod_ids = all_ids[:n]
-    brand_ids = all_ids[n : n + len(brands)]
-    cat_ids = all_ids[n + len(brands) : n + len(brands) + len(cats)]
-    color_ids = all_ids[n + len(brands) + len(cats) :]
-    src, rel, dst = [], [], []
-    for i in range(n):
-        src += [prod_ids[i]] * 3
-        rel += ["has_brand", "has_category", "has_color"]
-        dst += [
-            brand_ids[p_brand[i]],
-            cat_ids[cats.index(types[p_type[i]][1])],
-            color_ids[p_color[i]],
-        ]
-        for j in bought[i]:
-            src.append(prod_ids[i]), rel.append("also_bought"), dst.append(prod_ids[j])
-        for j in viewed[i]:
-            src.append(prod_ids[i]), rel.append("also_viewed"), dst.append(prod_ids[j])
-    edges = pd.DataFrame({"src_id": str_col(src), "relation": str_col(rel), "dst_id": str_col(dst)})
-
-    bcount = np.bincount(p_brand_a, minlength=len(brands))
-    entities = pd.DataFrame(
-        {
-            "doc_id": str_col(prod_ids + brand_ids + cat_ids + color_ids),
-            "name": str_col(p_title + brands + cats + _AMAZON_COLORS),
-            "text": str_col(
-                texts
-                + [f"- brand: {b}\n- products: {bcount[i]}" for i, b in enumerate(brands)]
-                + [f"- category: Sports & Outdoors > {c}" for c in cats]
-                + [f"- color: {c}" for c in _AMAZON_COLORS]
-            ),
-            "type": str_col(
-                ["product"] * n
-                + ["brand"] * len(brands)
-                + ["category"] * len(cats)
-                + ["color"] * len(_AMAZON_COLORS)
-            ),
-            "brand": str_col([brands[b] for b in p_brand] + [None] * n_other),
-            "category": str_col([types[t][1] for t in p_type] + [None] * n_other),
-            "color": str_col([_AMAZON_COLORS[c] for c in p_color] + [None] * n_other),
-        }
+    kb = KnowledgeBase()
+    kb.add(
+        "product",
+        p_title,
+        texts,
+        brand=[brands[b] for b in p_brand],
+        category=[types[t][1] for t in p_type],
+        color=[_AMAZON_COLORS[c] for c in p_color],
     )
+    bcount = np.bincount(p_brand_a, minlength=len(brands))
+    brand_ix = kb.add(
+        "brand", brands, [f"- brand: {b}\n- products: {bcount[i]}" for i, b in enumerate(brands)]
+    )
+    cat_ix = kb.add("category", cats, [f"- category: Sports & Outdoors > {c}" for c in cats])
+    color_ix = kb.add("color", _AMAZON_COLORS, [f"- color: {c}" for c in _AMAZON_COLORS])
+    for i in range(n):
+        kb.link(i, "has_brand", brand_ix[p_brand[i]])
+        kb.link(i, "has_category", cat_ix[cats.index(types[p_type[i]][1])])
+        kb.link(i, "has_color", color_ix[p_color[i]])
+        for j in bought[i]:
+            kb.link(i, "also_bought", j)
+        for j in viewed[i]:
+            kb.link(i, "also_viewed", j)
+    ids = digit_ids(rng, len(kb), 0, 960_000)
 
     # ---- query templates: each returns a Query (text, gold product indices, slices) or None
     def anchor(rng: Rng) -> int:
@@ -201,9 +185,7 @@ def amazon(rng: Rng) -> Dataset:
                 f"What {pt} would you recommend that offers {a1} along with {a2}?",
             ],
         )
-        return Query(
-            text, gold.tolist(), "synthesized", {"metapath": "product", "pattern": TEXTUAL}
-        )
+        return synthesized(text, gold, "product", TEXTUAL)
 
     def q_review(rng: Rng) -> Query | None:
         a = anchor(rng)
@@ -220,7 +202,7 @@ def amazon(rng: Rng) -> Dataset:
                 f"buyers say is {_REVIEWS[r]}.",
             ],
         )
-        return Query(text, gold, "synthesized", {"metapath": "product", "pattern": TEXTUAL})
+        return synthesized(text, gold, "product", TEXTUAL)
 
     def q_text1(rng: Rng) -> Query | None:
         a = anchor(rng)
@@ -236,9 +218,7 @@ def amazon(rng: Rng) -> Dataset:
                 f"Which {pt} come with {feat(ti, f1)}?",
             ],
         )
-        return Query(
-            text, gold.tolist(), "synthesized", {"metapath": "product", "pattern": TEXTUAL}
-        )
+        return synthesized(text, gold, "product", TEXTUAL)
 
     def q_broad(rng: Rng) -> Query | None:
         ti = int(rng.integers(n_types))
@@ -251,9 +231,7 @@ def amazon(rng: Rng) -> Dataset:
                 f"I need recommendations for {pt} suitable for {use}.",
             ],
         )
-        return Query(
-            text, gold.tolist(), "synthesized", {"metapath": "product", "pattern": TEXTUAL}
-        )
+        return synthesized(text, gold, "product", TEXTUAL)
 
     def q_color(rng: Rng) -> Query | None:
         a = anchor(rng)
@@ -268,9 +246,7 @@ def amazon(rng: Rng) -> Dataset:
                 f"I want a {pt} in {col} that has {feat(ti, f1)}.",
             ],
         )
-        return Query(
-            text, gold.tolist(), "synthesized", {"metapath": "color -> product", "pattern": ONE_HOP}
-        )
+        return synthesized(text, gold, "color -> product", ONE_HOP)
 
     def q_brand(rng: Rng) -> Query | None:
         a = anchor(rng)
@@ -283,9 +259,7 @@ def amazon(rng: Rng) -> Dataset:
         else:
             gold = np.flatnonzero((p_type_a == ti) & (p_brand_a == bi))
             text = f"Show me {plural(pt)} made by {b}."
-        return Query(
-            text, gold.tolist(), "synthesized", {"metapath": "brand -> product", "pattern": ONE_HOP}
-        )
+        return synthesized(text, gold, "brand -> product", ONE_HOP)
 
     def q_same_brand(rng: Rng) -> Query | None:
         x = anchor(rng)
@@ -304,12 +278,7 @@ def amazon(rng: Rng) -> Dataset:
                 f"What {pt} does the brand of the {p_title[x]} also make?",
             ],
         )
-        return Query(
-            text,
-            gold.tolist(),
-            "synthesized",
-            {"metapath": "product -> brand -> product", "pattern": TWO_HOPS},
-        )
+        return synthesized(text, gold, "product -> brand -> product", TWO_HOPS)
 
     def q_bought(rng: Rng) -> Query | None:
         x = anchor(rng)
@@ -325,12 +294,7 @@ def amazon(rng: Rng) -> Dataset:
                 f"People who bought the {p_title[x]} also bought which {pt}?",
             ],
         )
-        return Query(
-            text,
-            gold,
-            "synthesized",
-            {"metapath": "product -> also_bought -> product", "pattern": ONE_HOP},
-        )
+        return synthesized(text, gold, "product -> also_bought -> product", ONE_HOP)
 
     def q_compatible(rng: Rng) -> Query | None:
         # STaRK's generator sometimes names the seed product itself as context ("... that can
@@ -344,9 +308,7 @@ def amazon(rng: Rng) -> Dataset:
             f"What {pt} with {feat(ti, f1)} would you suggest that can work well with my "
             f"{p_title[x]}?"
         )
-        return Query(
-            text, gold.tolist(), "synthesized", {"metapath": "brand -> product", "pattern": ONE_HOP}
-        )
+        return synthesized(text, gold, "brand -> product", ONE_HOP)
 
     def h_need(rng: Rng) -> Query | None:
         a = anchor(rng)
@@ -359,12 +321,7 @@ def amazon(rng: Rng) -> Dataset:
             f"with "
             f"{feat(ti, f1, True)}, {_AMAZON_COLORS[c].lower()} would be perfect"
         )
-        return Query(
-            typo(rng, text, int(rng.integers(0, 3))),
-            gold.tolist(),
-            "human",
-            {"metapath": "color -> product", "pattern": ONE_HOP},
-        )
+        return human(rng, text, gold, "color -> product", ONE_HOP, (0, 3))
 
     def h_short(rng: Rng) -> Query | None:
         a = anchor(rng)
@@ -379,12 +336,7 @@ def amazon(rng: Rng) -> Dataset:
                 f"any {plural(ptype_name(ti, 0.5))} that have {feat(ti, f1, True)}",
             ],
         )
-        return Query(
-            typo(rng, text, int(rng.integers(1, 3))),
-            gold.tolist(),
-            "human",
-            {"metapath": "product", "pattern": TEXTUAL},
-        )
+        return human(rng, text, gold, "product", TEXTUAL, (1, 3))
 
     def h_brand(rng: Rng) -> Query | None:
         x = anchor(rng)
@@ -398,12 +350,7 @@ def amazon(rng: Rng) -> Dataset:
             f"I bought a {ptype_name(p_type[x])} from {brands[bi]} and use it every day, "
             f"please recommend something from the same brand, like a {ptype_name(t2)}"
         )
-        return Query(
-            typo(rng, text, int(rng.integers(0, 2))),
-            gold.tolist(),
-            "human",
-            {"metapath": "brand -> product", "pattern": ONE_HOP},
-        )
+        return human(rng, text, gold, "brand -> product", ONE_HOP, (0, 2))
 
     def h_bought(rng: Rng) -> Query | None:
         x = anchor(rng)
@@ -415,49 +362,30 @@ def amazon(rng: Rng) -> Dataset:
             f"I just bought a {brands[p_brand[x]]} {p_model[x]} {ptype_name(p_type[x])}, "
             f"what {ptype_name(t2)} do people get with it?"
         )
-        return Query(
-            typo(rng, text, int(rng.integers(0, 2))),
-            gold,
-            "human",
-            {"metapath": "product -> also_bought -> product", "pattern": ONE_HOP},
-        )
+        return human(rng, text, gold, "product -> also_bought -> product", ONE_HOP, (0, 2))
 
-    synth = collect(
-        rng,
-        330,
-        [
-            q_text2,
-            q_review,
-            q_text1,
-            q_broad,
-            q_color,
-            q_brand,
-            q_same_brand,
-            q_bought,
-            q_compatible,
-        ],
-        [0.1, 0.12, 0.1, 0.07, 0.12, 0.12, 0.13, 0.15, 0.07],
-        100,
-    )
-    human = collect(rng, 90, [h_need, h_short, h_brand, h_bought], [0.3, 0.3, 0.2, 0.2], 100)
     return stark_dataset(
-        "stark-amazon",
-        "STaRK-Amazon-like: sports & outdoors products with brands, categories, colors, reviews",
         rng,
-        synth,
-        human,
-        prod_ids,
-        entities,
-        edges,
-        ("product",),
-        {
-            "brand": ("has_brand",),
-            "made": ("has_brand",),
-            "bought": ("also_bought",),
-            "buy": ("also_bought",),
-            "together": ("also_bought",),
-            "get": ("also_bought",),
-            "color": ("has_color",),
-            "colour": ("has_color",),
-        },
+        StarkDomain(
+            "stark-amazon",
+            "STaRK-Amazon-like: sports & outdoors products with brands, categories, colors, "
+            "reviews",
+            kb,
+            ids,
+            synthesized=[
+                (q_text2, 0.1),
+                (q_review, 0.12),
+                (q_text1, 0.1),
+                (q_broad, 0.07),
+                (q_color, 0.12),
+                (q_brand, 0.12),
+                (q_same_brand, 0.13),
+                (q_bought, 0.15),
+                (q_compatible, 0.07),
+            ],
+            human=[(h_need, 0.3), (h_short, 0.3), (h_brand, 0.2), (h_bought, 0.2)],
+            max_answers=100,
+            candidate_types=("product",),
+            triggers=_TRIGGERS,
+        ),
     )

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Final
 
 import numpy as np
-import pandas as pd
 
 from demo.common import (
     ONE_HOP,
@@ -14,16 +13,14 @@ from demo.common import (
     Dataset,
     Query,
     Rng,
-    collect,
     digit_ids,
     pick,
     sample,
-    str_col,
-    typo,
     vocabulary,
     zipf,
 )
-from demo.stark import stark_dataset
+from demo.kb import KnowledgeBase
+from demo.stark import StarkDomain, human, stark_dataset, synthesized
 
 _V = vocabulary("mag")
 _MAG_FIELDS: Final = _V["fields"]
@@ -36,6 +33,15 @@ _FIRST: Final = _V["first_names"]
 _LAST: Final = _V["last_names"]
 _PLACES: Final = _V["places"]
 _INST_FORMS: Final = _V["institution_forms"]
+#: query words -> the relations they make the KB-propagation baseline walk
+_TRIGGERS: Final = {
+    **dict.fromkeys(["referenced", "cited", "cites", "references"], ("cites",)),
+    **dict.fromkeys(["author", "authors", "by", "written"], ("written_by",)),
+    **dict.fromkeys(
+        ["university", "institute", "academy", "college", "center"],
+        ("affiliated_with", "written_by"),
+    ),
+}
 
 
 def mag(rng: Rng) -> Dataset:
@@ -122,48 +128,35 @@ def mag(rng: Rng) -> Dataset:
         paper_has_inst[i, auth_inst[team]] = True
 
     field_names = fields + [t[1].capitalize() for t in topics]
-    other = n_auth + len(insts) + len(field_names)
-    ids_other = digit_ids(rng, other, 0, 1_200_000)
-    auth_ids = ids_other[:n_auth]
-    inst_ids = ids_other[n_auth : n_auth + len(insts)]
-    field_ids = ids_other[n_auth + len(insts) :]
-    pap_ids = digit_ids(rng, n_pap, 1_200_000, 1_870_000)
-    src, rel, dst = [], [], []
+    kb = KnowledgeBase()
+    kb.add(
+        "paper",
+        titles,
+        texts,
+        year=[int(y) for y in p_year],
+        field=[topics[t][0] for t in p_topic],
+    )
+    auth_ix = kb.add(
+        "author",
+        authors,
+        [f"- author: {a}\n- papers: {len(auth_papers[i])}" for i, a in enumerate(authors)],
+    )
+    inst_ix = kb.add("institution", insts, [f"- institution: {x}" for x in insts])
+    field_ix = kb.add(
+        "field_of_study", field_names, [f"- field of study: {f}" for f in field_names]
+    )
     for i in range(n_pap):
         for a in p_auth[i]:
-            src.append(pap_ids[i]), rel.append("written_by"), dst.append(auth_ids[a])
-        (
-            src.append(pap_ids[i]),
-            rel.append("has_field"),
-            dst.append(field_ids[fields.index(topics[p_topic[i]][0])]),
-        )
+            kb.link(i, "written_by", auth_ix[a])
+        kb.link(i, "has_field", field_ix[fields.index(topics[p_topic[i]][0])])
         for t in (p_topic[i], p_topic2[i]):
-            src.append(pap_ids[i]), rel.append("has_field"), dst.append(field_ids[len(fields) + t])
+            kb.link(i, "has_field", field_ix[len(fields) + t])
         for j in cites[i]:
-            src.append(pap_ids[i]), rel.append("cites"), dst.append(pap_ids[j])
+            kb.link(i, "cites", j)
     for a in range(n_auth):
-        src.append(auth_ids[a]), rel.append("affiliated_with"), dst.append(inst_ids[auth_inst[a]])
-    edges = pd.DataFrame({"src_id": str_col(src), "relation": str_col(rel), "dst_id": str_col(dst)})
-    entities = pd.DataFrame(
-        {
-            "doc_id": str_col(pap_ids + auth_ids + inst_ids + field_ids),
-            "name": str_col(titles + authors + insts + field_names),
-            "text": str_col(
-                texts
-                + [f"- author: {a}\n- papers: {len(auth_papers[i])}" for i, a in enumerate(authors)]
-                + [f"- institution: {x}" for x in insts]
-                + [f"- field of study: {f}" for f in field_names]
-            ),
-            "type": str_col(
-                ["paper"] * n_pap
-                + ["author"] * n_auth
-                + ["institution"] * len(insts)
-                + ["field_of_study"] * len(field_names)
-            ),
-            "year": pd.array([int(y) for y in p_year] + [None] * other, dtype="Int64"),
-            "field": str_col([topics[t][0] for t in p_topic] + [None] * other),
-        }
-    )
+        kb.link(auth_ix[a], "affiliated_with", inst_ix[auth_inst[a]])
+    ids_other = digit_ids(rng, len(kb) - n_pap, 0, 1_200_000)  # authors, institutions, fields
+    ids = digit_ids(rng, n_pap, 1_200_000, 1_870_000) + ids_other
 
     def paper(rng: Rng) -> int:
         return int(rng.integers(n_pap))
@@ -186,12 +179,7 @@ def mag(rng: Rng) -> Dataset:
             )
         else:
             text = f"Are there any studies from {insts[inst]} focusing on {tn}?"
-        return Query(
-            text,
-            np.flatnonzero(mask).tolist(),
-            "synthesized",
-            {"metapath": "institution -> author -> paper", "pattern": TWO_HOPS},
-        )
+        return synthesized(text, np.flatnonzero(mask), "institution -> author -> paper", TWO_HOPS)
 
     def q_author(rng: Rng) -> Query | None:
         a = paper(rng)
@@ -205,7 +193,7 @@ def mag(rng: Rng) -> Dataset:
                 f"What has {authors[au]} written about {topics[t][1]}?",
             ],
         )
-        return Query(text, gold, "synthesized", {"metapath": "author -> paper", "pattern": ONE_HOP})
+        return synthesized(text, gold, "author -> paper", ONE_HOP)
 
     def q_cites(rng: Rng) -> Query | None:
         x = paper(rng)
@@ -217,9 +205,7 @@ def mag(rng: Rng) -> Dataset:
             f"What are some other studies on {topics[t][1]} referenced in the paper titled "
             f'"{titles[x]}"?'
         )
-        return Query(
-            text, gold, "synthesized", {"metapath": "paper -> cites -> paper", "pattern": ONE_HOP}
-        )
+        return synthesized(text, gold, "paper -> cites -> paper", ONE_HOP)
 
     def q_coauthor(rng: Rng) -> Query | None:
         x = paper(rng)
@@ -232,9 +218,7 @@ def mag(rng: Rng) -> Dataset:
             f'Can you locate publications with a shared author from the paper titled "{titles[x]}" '
             f"that also focus on {topics[t][1]}?"
         )
-        return Query(
-            text, gold, "synthesized", {"metapath": "paper -> author -> paper", "pattern": TWO_HOPS}
-        )
+        return synthesized(text, gold, "paper -> author -> paper", TWO_HOPS)
 
     def q_topic(rng: Rng) -> Query | None:
         a = paper(rng)
@@ -247,7 +231,7 @@ def mag(rng: Rng) -> Dataset:
                 f"Which publications discuss both {topics[t][1]} and {topics[t2][1]}?",
             ],
         )
-        return Query(text, gold, "synthesized", {"metapath": "paper", "pattern": TEXTUAL})
+        return synthesized(text, gold, "paper", TEXTUAL)
 
     def q_field_year(rng: Rng) -> Query | None:
         a = paper(rng)
@@ -255,7 +239,7 @@ def mag(rng: Rng) -> Dataset:
         m = p_method[a]
         gold = np.flatnonzero((p_topic == t) & (p_method == m)).tolist()
         text = f"Papers about {topics[t][1]} based on {_MAG_METHODS[m]}."
-        return Query(text, gold, "synthesized", {"metapath": "field -> paper", "pattern": ONE_HOP})
+        return synthesized(text, gold, "field -> paper", ONE_HOP)
 
     def h_author_year(rng: Rng) -> Query | None:
         a = paper(rng)
@@ -268,7 +252,7 @@ def mag(rng: Rng) -> Dataset:
                 f"what did {authors[au]} publish in {p_year[a]}",
             ],
         )
-        return Query(text, gold, "human", {"metapath": "author -> paper", "pattern": ONE_HOP})
+        return human(rng, text, gold, "author -> paper", ONE_HOP, None)
 
     def h_interest(rng: Rng) -> Query | None:
         a = paper(rng)
@@ -278,12 +262,7 @@ def mag(rng: Rng) -> Dataset:
             f"I am interested in {topics[t][1].lower()} and {topics[t2][1].lower()} -- what is a "
             f"paper I should read?"
         )
-        return Query(
-            typo(rng, text, int(rng.integers(1, 3))),
-            gold,
-            "human",
-            {"metapath": "paper", "pattern": TEXTUAL},
-        )
+        return human(rng, text, gold, "paper", TEXTUAL, (1, 3))
 
     def h_cited_inst(rng: Rng) -> Query | None:
         x = paper(rng)
@@ -296,11 +275,8 @@ def mag(rng: Rng) -> Dataset:
             f"Find me a paper written by a co-author from {insts[inst]} and is cited by a paper "
             f'called "{titles[x]}"'
         )
-        return Query(
-            typo(rng, text, int(rng.integers(0, 2))),
-            gold,
-            "human",
-            {"metapath": "institution -> author -> paper <- cites <- paper", "pattern": TWO_HOPS},
+        return human(
+            rng, text, gold, "institution -> author -> paper <- cites <- paper", TWO_HOPS, (0, 2)
         )
 
     def h_shares(rng: Rng) -> Query | None:
@@ -309,47 +285,26 @@ def mag(rng: Rng) -> Dataset:
         if not co:
             return None
         text = f"other papers from the authors of {titles[x].lower()}"
-        return Query(
-            typo(rng, text, int(rng.integers(0, 2))),
-            co,
-            "human",
-            {"metapath": "paper -> author -> paper", "pattern": TWO_HOPS},
-        )
+        return human(rng, text, co, "paper -> author -> paper", TWO_HOPS, (0, 2))
 
-    synth = collect(
-        rng,
-        330,
-        [q_inst, q_author, q_cites, q_coauthor, q_topic, q_field_year],
-        [0.2, 0.16, 0.16, 0.16, 0.16, 0.16],
-        60,
-    )
-    human = collect(
-        rng, 90, [h_author_year, h_interest, h_cited_inst, h_shares], [0.25, 0.35, 0.2, 0.2], 60
-    )
-    uni = ("affiliated_with", "written_by")
     return stark_dataset(
-        "stark-mag",
-        "STaRK-MAG-like: papers with authors, institutions, fields of study and citations",
         rng,
-        synth,
-        human,
-        pap_ids,
-        entities,
-        edges,
-        ("paper",),
-        {
-            "referenced": ("cites",),
-            "cited": ("cites",),
-            "cites": ("cites",),
-            "references": ("cites",),
-            "author": ("written_by",),
-            "authors": ("written_by",),
-            "by": ("written_by",),
-            "written": ("written_by",),
-            "university": uni,
-            "institute": uni,
-            "academy": uni,
-            "college": uni,
-            "center": uni,
-        },
+        StarkDomain(
+            "stark-mag",
+            "STaRK-MAG-like: papers with authors, institutions, fields of study and citations",
+            kb,
+            ids,
+            synthesized=[
+                (q_inst, 0.2),
+                (q_author, 0.16),
+                (q_cites, 0.16),
+                (q_coauthor, 0.16),
+                (q_topic, 0.16),
+                (q_field_year, 0.16),
+            ],
+            human=[(h_author_year, 0.25), (h_interest, 0.35), (h_cited_inst, 0.2), (h_shares, 0.2)],
+            max_answers=60,
+            candidate_types=("paper",),
+            triggers=_TRIGGERS,
+        ),
     )

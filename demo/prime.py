@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Final
 
 import numpy as np
-import pandas as pd
 
 from demo.common import (
     ONE_HOP,
@@ -15,15 +13,13 @@ from demo.common import (
     Dataset,
     Query,
     Rng,
-    collect,
     digit_ids,
     pick,
     sample,
-    str_col,
-    typo,
     vocabulary,
 )
-from demo.stark import stark_dataset
+from demo.kb import KnowledgeBase
+from demo.stark import StarkDomain, human, stark_dataset, synthesized
 
 _V = vocabulary("prime")
 _GENE_FAMILIES: Final = list(_V["gene_families"].items())
@@ -39,6 +35,15 @@ _DRUG_CLASSES: Final = [(k, c, r) for k, (c, r) in _V["drug_classes"].items()]
 _DISEASE_ADJ: Final = _V["disease_adjectives"]
 _DISEASE_NOUN: Final = list(_V["disease_nouns"].items())
 _EPONYMS: Final = _V["eponyms"]
+#: query words -> the relations they make the KB-propagation baseline walk
+_TRIGGERS: Final = {
+    **dict.fromkeys(["targeted", "targets", "target"], ("target",)),
+    **dict.fromkeys(["interactions", "structures"], ("interacts with", "target")),
+    "interact": ("ppi",),
+    **dict.fromkeys(["expressed", "present"], ("expression present",)),
+    **dict.fromkeys(["indicated", "prescribed"], ("indication",)),
+    "associated": ("associated with",),
+}
 
 
 def prime(rng: Rng) -> Dataset:
@@ -73,36 +78,19 @@ def prime(rng: Rng) -> Dataset:
     dis_names = list(diseases)
     dis_cat = [diseases[d] for d in dis_names]
 
-    types_: list[str] = []
-    names: list[str] = []
-
-    def add(kind: str, items: Sequence[str]) -> list[int]:
-        start = len(names)
-        names.extend(items)
-        types_.extend([kind] * len(items))
-        return list(range(start, len(names)))
-
-    g_ix = add("gene/protein", gene_syms)
-    d_ix = add("drug", drug_names)
-    s_ix = add("disease", dis_names)
-    ph_ix = add("effect/phenotype", _PHENOTYPES)
-    an_ix = add("anatomy", _ANATOMY)
-    cc_ix = add("cellular_component", _CC)
-    mf_ix = add("molecular_function", _MF)
-    bp_ix = add("biological_process", _BP)
-    pw_ix = add("pathway", _PATHWAYS)
-    n = len(names)
-
-    edges_l: list[tuple[int, str, int]] = []
-    nbr: dict[str, list[list[int]]] = {}
-
-    def link(a: int, r: str, b: int) -> None:
-        edges_l.append((a, r, b))
-        if r not in nbr:
-            nbr[r] = [[] for _ in range(n)]
-        if b not in nbr[r][a]:
-            nbr[r][a].append(b)
-            nbr[r][b].append(a)
+    kb = KnowledgeBase()
+    g_ix = kb.add("gene/protein", gene_syms)
+    d_ix = kb.add("drug", drug_names)
+    s_ix = kb.add("disease", dis_names)
+    ph_ix = kb.add("effect/phenotype", _PHENOTYPES)
+    an_ix = kb.add("anatomy", _ANATOMY)
+    cc_ix = kb.add("cellular_component", _CC)
+    mf_ix = kb.add("molecular_function", _MF)
+    bp_ix = kb.add("biological_process", _BP)
+    pw_ix = kb.add("pathway", _PATHWAYS)
+    n = len(kb)
+    names, types_, texts = kb.names, kb.kinds, kb.texts
+    link, nb = kb.link, kb.neighbours
 
     fam_genes = [
         [g for g, f in zip(g_ix, gene_fam, strict=True) if f == fi]
@@ -146,7 +134,6 @@ def prime(rng: Rng) -> Dataset:
         if rng.random() < 0.4:
             link(d, "contraindication", pick(rng, s_ix))
 
-    texts: list[str] = [""] * n
     for g, fi in zip(g_ix, gene_fam, strict=True):
         sym = names[g]
         num = "".join(ch for ch in sym[len(_GENE_FAMILIES[fi][0]) :] if ch.isdigit())
@@ -184,24 +171,6 @@ def prime(rng: Rng) -> Dataset:
             texts[i] = f"- {kind}: {names[i]}"
 
     ids = digit_ids(rng, n, 0, 129_375)
-    edges = pd.DataFrame(
-        {
-            "src_id": str_col([ids[a] for a, _, _ in edges_l]),
-            "relation": str_col([r for _, r, _ in edges_l]),
-            "dst_id": str_col([ids[b] for _, _, b in edges_l]),
-        }
-    )
-    entities = pd.DataFrame(
-        {
-            "doc_id": str_col(ids),
-            "name": str_col(names),
-            "text": str_col(texts),
-            "type": str_col(types_),
-        }
-    )
-
-    def nb(r: str, i: int) -> list[int]:
-        return nbr.get(r, [[] for _ in range(n)])[i]
 
     def say(i: int, p: float) -> str:
         """The name of entity ``i``, or with probability ``p`` its lay paraphrase."""
@@ -224,12 +193,7 @@ def prime(rng: Rng) -> Dataset:
                 f"What are the targets of {names[d]} {does(mf, 0.5)}?",
             ],
         )
-        return Query(
-            text,
-            gold,
-            "synthesized",
-            {"metapath": "drug -target-> gene/protein", "pattern": ONE_HOP},
-        )
+        return synthesized(text, gold, "drug -target-> gene/protein", ONE_HOP)
 
     def q_drug_cc(rng: Rng) -> Query | None:
         d = pick(rng, d_ix)
@@ -245,14 +209,8 @@ def prime(rng: Rng) -> Dataset:
             f"Which cellular structures are involved in interactions with genes or proteins that "
             f"are the targets of {names[d]}?"
         )
-        return Query(
-            text,
-            gold,
-            "synthesized",
-            {
-                "metapath": "drug -target-> gene/protein -interacts with-> cellular_component",
-                "pattern": TWO_HOPS,
-            },
+        return synthesized(
+            text, gold, "drug -target-> gene/protein -interacts with-> cellular_component", TWO_HOPS
         )
 
     def q_dis_drug(rng: Rng) -> Query | None:
@@ -263,12 +221,7 @@ def prime(rng: Rng) -> Dataset:
         route = drug_route[pick(rng, cands)]
         gold = [d for d in cands if drug_route[d] == route]
         text = f"Which medications given as {route} are indicated for {names[s]}?"
-        return Query(
-            text,
-            gold,
-            "synthesized",
-            {"metapath": "disease -indication-> drug", "pattern": ONE_HOP},
-        )
+        return synthesized(text, gold, "disease -indication-> drug", ONE_HOP)
 
     def q_anat_gene(rng: Rng) -> Query | None:
         g0 = pick(rng, g_ix)
@@ -279,12 +232,7 @@ def prime(rng: Rng) -> Dataset:
             f"Which genes or proteins are expressed in the {names[an]} and take part in "
             f"{say(bp, 0.5)}?"
         )
-        return Query(
-            text,
-            gold,
-            "synthesized",
-            {"metapath": "anatomy -expression present-> gene/protein", "pattern": ONE_HOP},
-        )
+        return synthesized(text, gold, "anatomy -expression present-> gene/protein", ONE_HOP)
 
     def q_gene_dis(rng: Rng) -> Query | None:
         s0 = pick(rng, s_ix)
@@ -292,12 +240,7 @@ def prime(rng: Rng) -> Dataset:
         p = pick(rng, dis_ph[s0])
         gold = [s for s in nb("associated with", g) if types_[s] == "disease" and p in dis_ph[s]]
         text = f"Which disease associated with the {names[g]} gene presents with {say(p, 0.4)}?"
-        return Query(
-            text,
-            gold,
-            "synthesized",
-            {"metapath": "gene/protein -associated with-> disease", "pattern": ONE_HOP},
-        )
+        return synthesized(text, gold, "gene/protein -associated with-> disease", ONE_HOP)
 
     def q_dis_text(rng: Rng) -> Query | None:
         s0 = pick(rng, s_ix)
@@ -311,14 +254,14 @@ def prime(rng: Rng) -> Dataset:
                 f"Which {dis_cat[s0 - s_ix[0]]} disorder shows {p1}, {p2} and {p3}?",
             ],
         )
-        return Query(text, gold, "synthesized", {"metapath": "disease", "pattern": TEXTUAL})
+        return synthesized(text, gold, "disease", TEXTUAL)
 
     def q_gene_text(rng: Rng) -> Query | None:
         g0 = pick(rng, g_ix)
         mf, bp = pick(rng, gene_mf[g0]), pick(rng, gene_bp[g0])
         gold = [g for g in g_ix if mf in gene_mf[g] and bp in gene_bp[g]]
         text = f"Identify genes or proteins {does(mf, 0.4)} that contribute to {say(bp, 0.4)}."
-        return Query(text, gold, "synthesized", {"metapath": "gene/protein", "pattern": TEXTUAL})
+        return synthesized(text, gold, "gene/protein", TEXTUAL)
 
     def q_family(rng: Rng) -> Query | None:
         # names one answer as an example: a retriever that drops named entities loses it
@@ -330,7 +273,7 @@ def prime(rng: Rng) -> Dataset:
             f"Which {_GENE_FAMILIES[fi][1]} genes, such as {names[g0]}, are involved in "
             f"{say(bp, 0.3)}?"
         )
-        return Query(text, gold, "synthesized", {"metapath": "gene/protein", "pattern": TEXTUAL})
+        return synthesized(text, gold, "gene/protein", TEXTUAL)
 
     def q_ppi(rng: Rng) -> Query | None:
         g0 = pick(rng, g_ix)
@@ -342,12 +285,7 @@ def prime(rng: Rng) -> Dataset:
         text = (
             f"Which genes or proteins interact with {names[g0]} and are involved in {say(bp, 0.4)}?"
         )
-        return Query(
-            text,
-            gold,
-            "synthesized",
-            {"metapath": "gene/protein -ppi-> gene/protein", "pattern": ONE_HOP},
-        )
+        return synthesized(text, gold, "gene/protein -ppi-> gene/protein", ONE_HOP)
 
     def h_symptoms(rng: Rng) -> Query | None:
         s0 = pick(rng, s_ix)
@@ -355,23 +293,13 @@ def prime(rng: Rng) -> Dataset:
         cat = dis_cat[s0 - s_ix[0]]
         gold = [s for s in s_ix if all(p in dis_ph[s] for p in ps) and dis_cat[s - s_ix[0]] == cat]
         text = f"I have {say(ps[0], 0.6)} and {say(ps[1], 0.6)}. What {cat} disease might I have?"
-        return Query(
-            typo(rng, text, int(rng.integers(0, 2))),
-            gold,
-            "human",
-            {"metapath": "disease", "pattern": TEXTUAL},
-        )
+        return human(rng, text, gold, "disease", TEXTUAL, (0, 2))
 
     def h_prescribed(rng: Rng) -> Query | None:
         d = pick(rng, d_ix)
         gold = list(drug_ind[d])
         text = f"My friend has been prescribed {names[d]}, what diseases might they have?"
-        return Query(
-            typo(rng, text, int(rng.integers(0, 2))),
-            gold,
-            "human",
-            {"metapath": "drug -indication-> disease", "pattern": ONE_HOP},
-        )
+        return human(rng, text, gold, "drug -indication-> disease", ONE_HOP, (0, 2))
 
     def h_gene(rng: Rng) -> Query | None:
         g0 = pick(rng, g_ix)
@@ -379,12 +307,7 @@ def prime(rng: Rng) -> Dataset:
         mf = pick(rng, gene_mf[g0])
         gold = [g for g in nb("expression present", an) if mf in gene_mf[g]]
         text = f"which gene is present in {names[an]} and {does(mf, 0.6)}"
-        return Query(
-            typo(rng, text, int(rng.integers(0, 2))),
-            gold,
-            "human",
-            {"metapath": "anatomy -expression present-> gene/protein", "pattern": ONE_HOP},
-        )
+        return human(rng, text, gold, "anatomy -expression present-> gene/protein", ONE_HOP, (0, 2))
 
     def h_target_sounds(rng: Rng) -> Query | None:
         d = pick(rng, d_ix)
@@ -394,54 +317,34 @@ def prime(rng: Rng) -> Dataset:
         ]
         s = pick(rng, drug_ind[d])
         text = f"what {cls[1]} is used for {names[s].lower()}"
-        return Query(
-            typo(rng, text, int(rng.integers(0, 2))),
-            gold,
-            "human",
-            {"metapath": "disease -indication-> drug", "pattern": ONE_HOP},
-        )
+        return human(rng, text, gold, "disease -indication-> drug", ONE_HOP, (0, 2))
 
-    synth = collect(
-        rng,
-        330,
-        [
-            q_drug_gene,
-            q_drug_cc,
-            q_dis_drug,
-            q_anat_gene,
-            q_gene_dis,
-            q_dis_text,
-            q_gene_text,
-            q_ppi,
-            q_family,
-        ],
-        [0.12, 0.1, 0.12, 0.12, 0.11, 0.12, 0.1, 0.11, 0.1],
-        60,
-    )
-    human = collect(
-        rng, 90, [h_symptoms, h_prescribed, h_gene, h_target_sounds], [0.3, 0.25, 0.25, 0.2], 60
-    )
     return stark_dataset(
-        "stark-prime",
-        "STaRK-Prime-like: diseases, drugs, genes/proteins, pathways, anatomy and GO terms",
         rng,
-        synth,
-        human,
-        ids,
-        entities,
-        edges,
-        None,
-        {
-            "targeted": ("target",),
-            "targets": ("target",),
-            "target": ("target",),
-            "interactions": ("interacts with", "target"),
-            "structures": ("interacts with", "target"),
-            "interact": ("ppi",),
-            "expressed": ("expression present",),
-            "present": ("expression present",),
-            "indicated": ("indication",),
-            "prescribed": ("indication",),
-            "associated": ("associated with",),
-        },
+        StarkDomain(
+            "stark-prime",
+            "STaRK-Prime-like: diseases, drugs, genes/proteins, pathways, anatomy and GO terms",
+            kb,
+            ids,
+            synthesized=[
+                (q_drug_gene, 0.12),
+                (q_drug_cc, 0.1),
+                (q_dis_drug, 0.12),
+                (q_anat_gene, 0.12),
+                (q_gene_dis, 0.11),
+                (q_dis_text, 0.12),
+                (q_gene_text, 0.1),
+                (q_ppi, 0.11),
+                (q_family, 0.1),
+            ],
+            human=[
+                (h_symptoms, 0.3),
+                (h_prescribed, 0.25),
+                (h_gene, 0.25),
+                (h_target_sounds, 0.2),
+            ],
+            max_answers=60,
+            candidate_types=None,
+            triggers=_TRIGGERS,
+        ),
     )
