@@ -7,9 +7,6 @@ from typing import Final
 import numpy as np
 
 from demo.common import (
-    ONE_HOP,
-    TEXTUAL,
-    TWO_HOPS,
     Dataset,
     Query,
     Rng,
@@ -22,7 +19,7 @@ from demo.common import (
     zipf,
 )
 from demo.kb import KnowledgeBase
-from demo.stark import StarkDomain, human, stark_dataset, synthesized
+from demo.stark import Phrasebook, StarkDomain, stark_dataset
 
 _V = vocabulary("amazon")
 _AMAZON_TYPES: Final = [(t["name"], t["category"], t["use"], t["features"]) for t in _V["types"]]
@@ -35,6 +32,7 @@ _MODELS: Final = _V["models"]
 _REVIEWS: Final = _V["reviews"]
 _PTYPE_SYNONYMS: Final = _V["type_synonyms"]
 _RELATIVES: Final = _V["relatives"]
+ask: Final = Phrasebook(_V["queries"]).ask
 #: query words -> the relations they make the KB-propagation baseline walk
 _TRIGGERS: Final = {
     **dict.fromkeys(["brand", "made"], ("has_brand",)),
@@ -176,16 +174,7 @@ def amazon(rng: Rng) -> Dataset:
         gold = np.flatnonzero((p_type_a == ti) & feat_sets[:, f1] & feat_sets[:, f2])
         a1, a2 = feat(ti, f1, rng.random() < 0.5), feat(ti, f2, rng.random() < 0.5)
         pt = ptype_name(ti, 0.4)
-        text = pick(
-            rng,
-            [
-                f"Can you suggest {article(pt)} {pt} that has {a1} and {a2}?",
-                f"I'm looking for {article(pt)} {pt} with {a1}, ideally with {a2}. "
-                "Any suggestions?",
-                f"What {pt} would you recommend that offers {a1} along with {a2}?",
-            ],
-        )
-        return synthesized(text, gold, "product", TEXTUAL)
+        return ask(rng, "q_text2", gold, a=article(pt), ptype=pt, feature=a1, feature2=a2)
 
     def q_review(rng: Rng) -> Query | None:
         a = anchor(rng)
@@ -193,16 +182,18 @@ def amazon(rng: Rng) -> Dataset:
         f1, r = pick(rng, p_feats[a]), pick(rng, p_revs[a])
         gold = [i for i in np.flatnonzero((p_type_a == ti) & feat_sets[:, f1]) if r in p_revs[i]]
         pt = ptype_name(ti, 0.3)
-        text = pick(
+        said = feat(ti, f1, rng.random() < 0.5), feat(ti, f1, rng.random() < 0.5)
+        review = _REVIEWS[r]
+        return ask(
             rng,
-            [
-                f"What {pt} with {feat(ti, f1, rng.random() < 0.5)} do reviewers describe as "
-                f"{_REVIEWS[r]}?",
-                f"I'd like {article(pt)} {pt} that has {feat(ti, f1, rng.random() < 0.5)} and that "
-                f"buyers say is {_REVIEWS[r]}.",
-            ],
+            "q_review",
+            gold,
+            a=article(pt),
+            ptype=pt,
+            feature=said[0],
+            feature2=said[1],
+            review=review,
         )
-        return synthesized(text, gold, "product", TEXTUAL)
 
     def q_text1(rng: Rng) -> Query | None:
         a = anchor(rng)
@@ -210,28 +201,13 @@ def amazon(rng: Rng) -> Dataset:
         f1 = pick(rng, p_feats[a])
         gold = np.flatnonzero((p_type_a == ti) & feat_sets[:, f1])
         pt, use = plural(ptype_name(ti, 0.3)), types[ti][2]
-        f1_text = feat(ti, f1, rng.random() < 0.5)
-        text = pick(
-            rng,
-            [
-                f"Could you help me find {pt} that have {f1_text} for {use}?",
-                f"Which {pt} come with {feat(ti, f1)}?",
-            ],
-        )
-        return synthesized(text, gold, "product", TEXTUAL)
+        said, listed = feat(ti, f1, rng.random() < 0.5), feat(ti, f1)
+        return ask(rng, "q_text1", gold, ptypes=pt, use=use, feature=said, listed_feature=listed)
 
     def q_broad(rng: Rng) -> Query | None:
         ti = int(rng.integers(n_types))
         gold = np.flatnonzero(p_type_a == ti)
-        pt, use = plural(ptype_name(ti, 0.3)), types[ti][2]
-        text = pick(
-            rng,
-            [
-                f"What are some good {pt} for {use}?",
-                f"I need recommendations for {pt} suitable for {use}.",
-            ],
-        )
-        return synthesized(text, gold, "product", TEXTUAL)
+        return ask(rng, "q_broad", gold, ptypes=plural(ptype_name(ti, 0.3)), use=types[ti][2])
 
     def q_color(rng: Rng) -> Query | None:
         a = anchor(rng)
@@ -239,14 +215,7 @@ def amazon(rng: Rng) -> Dataset:
         f1 = pick(rng, p_feats[a])
         gold = np.flatnonzero((p_type_a == ti) & (p_color_a == c) & feat_sets[:, f1])
         pt, col = ptype_name(ti), _AMAZON_COLORS[c].lower()
-        text = pick(
-            rng,
-            [
-                f"Do you have {article(col)} {col} {pt} with {feat(ti, f1)}?",
-                f"I want a {pt} in {col} that has {feat(ti, f1)}.",
-            ],
-        )
-        return synthesized(text, gold, "color -> product", ONE_HOP)
+        return ask(rng, "q_color", gold, a=article(col), color=col, ptype=pt, feature=feat(ti, f1))
 
     def q_brand(rng: Rng) -> Query | None:
         a = anchor(rng)
@@ -255,60 +224,48 @@ def amazon(rng: Rng) -> Dataset:
         if rng.random() < 0.5:
             f1 = pick(rng, p_feats[a])
             gold = np.flatnonzero((p_type_a == ti) & (p_brand_a == bi) & feat_sets[:, f1])
-            text = f"Looking for {article(b)} {b} brand {pt} with {feat(ti, f1)}."
-        else:
-            gold = np.flatnonzero((p_type_a == ti) & (p_brand_a == bi))
-            text = f"Show me {plural(pt)} made by {b}."
-        return synthesized(text, gold, "brand -> product", ONE_HOP)
+            f = feat(ti, f1)
+            return ask(rng, "q_brand_feature", gold, a=article(b), brand=b, ptype=pt, feature=f)
+        gold = np.flatnonzero((p_type_a == ti) & (p_brand_a == bi))
+        return ask(rng, "q_brand", gold, ptypes=plural(pt), brand=b)
+
+    def other_type_of_brand(x: int) -> int | None:
+        """Another product type the brand of product ``x`` makes (None when it makes one)."""
+        bi = p_brand[x]
+        others = sorted({p_type[j] for j in np.flatnonzero(p_brand_a == bi)} - {p_type[x]})
+        return pick(rng, others) if others else None
 
     def q_same_brand(rng: Rng) -> Query | None:
         x = anchor(rng)
-        bi = p_brand[x]
-        others = sorted({p_type[j] for j in np.flatnonzero(p_brand_a == bi)} - {p_type[x]})
-        if not others:
+        t2 = other_type_of_brand(x)
+        if t2 is None:
             return None
-        t2 = pick(rng, others)
-        gold = np.flatnonzero((p_brand_a == bi) & (p_type_a == t2))
+        gold = np.flatnonzero((p_brand_a == p_brand[x]) & (p_type_a == t2))
         pt = ptype_name(t2)
-        text = pick(
-            rng,
-            [
-                f"I have the {p_title[x]}. Can you recommend {article(pt)} {pt} from the same "
-                "brand?",
-                f"What {pt} does the brand of the {p_title[x]} also make?",
-            ],
-        )
-        return synthesized(text, gold, "product -> brand -> product", TWO_HOPS)
+        return ask(rng, "q_same_brand", gold, title=p_title[x], a=article(pt), ptype=pt)
 
-    def q_bought(rng: Rng) -> Query | None:
-        x = anchor(rng)
+    def bought_type(x: int) -> tuple[int, list[int]] | None:
+        """A type among what was bought with product ``x``, and those products of that type."""
         if not bought[x]:
             return None
         t2 = p_type[pick(rng, bought[x])]
-        gold = [j for j in bought[x] if p_type[j] == t2]
-        pt = ptype_name(t2)
-        text = pick(
-            rng,
-            [
-                f"What {pt} do customers often buy together with the {p_title[x]}?",
-                f"People who bought the {p_title[x]} also bought which {pt}?",
-            ],
-        )
-        return synthesized(text, gold, "product -> also_bought -> product", ONE_HOP)
+        return t2, [j for j in bought[x] if p_type[j] == t2]
+
+    def q_bought(rng: Rng) -> Query | None:
+        x = anchor(rng)
+        found = bought_type(x)
+        if found is None:
+            return None
+        t2, gold = found
+        return ask(rng, "q_bought", gold, ptype=ptype_name(t2), title=p_title[x])
 
     def q_compatible(rng: Rng) -> Query | None:
-        # STaRK's generator sometimes names the seed product itself as context ("... that can
-        # work well with my <title>"), and the seed is then among the answers
         x = anchor(rng)
         ti, bi = p_type[x], p_brand[x]
         f1 = pick(rng, p_feats[x])
         gold = np.flatnonzero((p_type_a == ti) & (p_brand_a == bi) & feat_sets[:, f1])
         pt = ptype_name(ti)
-        text = (
-            f"What {pt} with {feat(ti, f1)} would you suggest that can work well with my "
-            f"{p_title[x]}?"
-        )
-        return synthesized(text, gold, "brand -> product", ONE_HOP)
+        return ask(rng, "q_compatible", gold, ptype=pt, feature=feat(ti, f1), title=p_title[x])
 
     def h_need(rng: Rng) -> Query | None:
         a = anchor(rng)
@@ -316,53 +273,38 @@ def amazon(rng: Rng) -> Dataset:
         f1 = pick(rng, p_feats[a])
         c = p_color[a]
         gold = np.flatnonzero((p_type_a == ti) & feat_sets[:, f1] & (p_color_a == c))
-        text = (
-            f"My {pick(rng, _RELATIVES)} is into {types[ti][2]}. need a {ptype_name(ti, 0.5)} "
-            f"with "
-            f"{feat(ti, f1, True)}, {_AMAZON_COLORS[c].lower()} would be perfect"
-        )
-        return human(rng, text, gold, "color -> product", ONE_HOP, (0, 3))
+        relative, use = pick(rng, _RELATIVES), types[ti][2]
+        pt, col = ptype_name(ti, 0.5), _AMAZON_COLORS[c].lower()
+        f = feat(ti, f1, True)
+        return ask(rng, "h_need", gold, relative=relative, use=use, ptype=pt, feature=f, color=col)
 
     def h_short(rng: Rng) -> Query | None:
         a = anchor(rng)
         ti = p_type[a]
         f1 = pick(rng, p_feats[a])
         gold = np.flatnonzero((p_type_a == ti) & feat_sets[:, f1])
-        text = pick(
-            rng,
-            [
-                f"{ptype_name(ti, 0.5)} with {feat(ti, f1, True)}? {pick(rng, _REVIEWS)} "
-                "would be nice",
-                f"any {plural(ptype_name(ti, 0.5))} that have {feat(ti, f1, True)}",
-            ],
-        )
-        return human(rng, text, gold, "product", TEXTUAL, (1, 3))
+        pt, f, review = ptype_name(ti, 0.5), feat(ti, f1, True), pick(rng, _REVIEWS)
+        pts = plural(ptype_name(ti, 0.5))
+        return ask(rng, "h_short", gold, ptype=pt, feature=f, review=review, ptypes=pts)
 
     def h_brand(rng: Rng) -> Query | None:
         x = anchor(rng)
-        bi = p_brand[x]
-        others = sorted({p_type[j] for j in np.flatnonzero(p_brand_a == bi)} - {p_type[x]})
-        if not others:
+        t2 = other_type_of_brand(x)
+        if t2 is None:
             return None
-        t2 = pick(rng, others)
+        bi = p_brand[x]
         gold = np.flatnonzero((p_brand_a == bi) & (p_type_a == t2))
-        text = (
-            f"I bought a {ptype_name(p_type[x])} from {brands[bi]} and use it every day, "
-            f"please recommend something from the same brand, like a {ptype_name(t2)}"
-        )
-        return human(rng, text, gold, "brand -> product", ONE_HOP, (0, 2))
+        pt, pt2 = ptype_name(p_type[x]), ptype_name(t2)
+        return ask(rng, "h_brand", gold, ptype=pt, brand=brands[bi], ptype2=pt2)
 
     def h_bought(rng: Rng) -> Query | None:
         x = anchor(rng)
-        if not bought[x]:
+        found = bought_type(x)
+        if found is None:
             return None
-        t2 = p_type[pick(rng, bought[x])]
-        gold = [j for j in bought[x] if p_type[j] == t2]
-        text = (
-            f"I just bought a {brands[p_brand[x]]} {p_model[x]} {ptype_name(p_type[x])}, "
-            f"what {ptype_name(t2)} do people get with it?"
-        )
-        return human(rng, text, gold, "product -> also_bought -> product", ONE_HOP, (0, 2))
+        t2, gold = found
+        b, pt, pt2 = brands[p_brand[x]], ptype_name(p_type[x]), ptype_name(t2)
+        return ask(rng, "h_bought", gold, brand=b, model=p_model[x], ptype=pt, ptype2=pt2)
 
     return stark_dataset(
         rng,

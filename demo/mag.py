@@ -7,9 +7,6 @@ from typing import Final
 import numpy as np
 
 from demo.common import (
-    ONE_HOP,
-    TEXTUAL,
-    TWO_HOPS,
     Dataset,
     Query,
     Rng,
@@ -20,7 +17,7 @@ from demo.common import (
     zipf,
 )
 from demo.kb import KnowledgeBase
-from demo.stark import StarkDomain, human, stark_dataset, synthesized
+from demo.stark import Phrasebook, StarkDomain, stark_dataset
 
 _V = vocabulary("mag")
 _MAG_FIELDS: Final = _V["fields"]
@@ -33,6 +30,7 @@ _FIRST: Final = _V["first_names"]
 _LAST: Final = _V["last_names"]
 _PLACES: Final = _V["places"]
 _INST_FORMS: Final = _V["institution_forms"]
+ask: Final = Phrasebook(_V["queries"]).ask
 #: query words -> the relations they make the KB-propagation baseline walk
 _TRIGGERS: Final = {
     **dict.fromkeys(["referenced", "cited", "cites", "references"], ("cites",)),
@@ -169,31 +167,18 @@ def mag(rng: Rng) -> Dataset:
         f, tn = topics[t]
         if rng.random() < 0.5:
             mask &= p_year == p_year[a]
-            text = pick(
-                rng,
-                [
-                    f"Find {p_year[a]} {f} papers from {insts[inst]} discussing {tn}.",
-                    f"{f} research papers from {insts[inst]}, published in {p_year[a]}, "
-                    f"focusing on {tn}.",
-                ],
-            )
+            name = "q_inst_year"
         else:
-            text = f"Are there any studies from {insts[inst]} focusing on {tn}?"
-        return synthesized(text, np.flatnonzero(mask), "institution -> author -> paper", TWO_HOPS)
+            name = "q_inst"
+        gold = np.flatnonzero(mask)
+        return ask(rng, name, gold, year=p_year[a], field=f, institution=insts[inst], topic=tn)
 
     def q_author(rng: Rng) -> Query | None:
         a = paper(rng)
         au = pick(rng, p_auth[a])
         t = p_topic[a]
         gold = [i for i in auth_papers[au] if t in (p_topic[i], p_topic2[i])]
-        text = pick(
-            rng,
-            [
-                f"Show me publications by {authors[au]} focusing on {topics[t][1]}.",
-                f"What has {authors[au]} written about {topics[t][1]}?",
-            ],
-        )
-        return synthesized(text, gold, "author -> paper", ONE_HOP)
+        return ask(rng, "q_author", gold, author=authors[au], topic=topics[t][1])
 
     def q_cites(rng: Rng) -> Query | None:
         x = paper(rng)
@@ -201,11 +186,7 @@ def mag(rng: Rng) -> Dataset:
             return None
         t = p_topic[pick(rng, cites[x])]
         gold = [j for j in cites[x] if t in (p_topic[j], p_topic2[j])]
-        text = (
-            f"What are some other studies on {topics[t][1]} referenced in the paper titled "
-            f'"{titles[x]}"?'
-        )
-        return synthesized(text, gold, "paper -> cites -> paper", ONE_HOP)
+        return ask(rng, "q_cites", gold, topic=topics[t][1], title=titles[x])
 
     def q_coauthor(rng: Rng) -> Query | None:
         x = paper(rng)
@@ -214,55 +195,32 @@ def mag(rng: Rng) -> Dataset:
             return None
         t = p_topic[pick(rng, co)]
         gold = [j for j in co if t in (p_topic[j], p_topic2[j])]
-        text = (
-            f'Can you locate publications with a shared author from the paper titled "{titles[x]}" '
-            f"that also focus on {topics[t][1]}?"
-        )
-        return synthesized(text, gold, "paper -> author -> paper", TWO_HOPS)
+        return ask(rng, "q_coauthor", gold, title=titles[x], topic=topics[t][1])
 
     def q_topic(rng: Rng) -> Query | None:
         a = paper(rng)
         t, t2 = p_topic[a], p_topic2[a]
-        gold = np.flatnonzero((p_topic == t) & (p_topic2 == t2)).tolist()
-        text = pick(
-            rng,
-            [
-                f"Find papers on {topics[t][1]} that also address {topics[t2][1]}.",
-                f"Which publications discuss both {topics[t][1]} and {topics[t2][1]}?",
-            ],
-        )
-        return synthesized(text, gold, "paper", TEXTUAL)
+        gold = np.flatnonzero((p_topic == t) & (p_topic2 == t2))
+        return ask(rng, "q_topic", gold, topic=topics[t][1], topic2=topics[t2][1])
 
     def q_field_year(rng: Rng) -> Query | None:
         a = paper(rng)
-        t = p_topic[a]
-        m = p_method[a]
-        gold = np.flatnonzero((p_topic == t) & (p_method == m)).tolist()
-        text = f"Papers about {topics[t][1]} based on {_MAG_METHODS[m]}."
-        return synthesized(text, gold, "field -> paper", ONE_HOP)
+        t, m = p_topic[a], p_method[a]
+        gold = np.flatnonzero((p_topic == t) & (p_method == m))
+        return ask(rng, "q_field_year", gold, topic=topics[t][1], method=_MAG_METHODS[m])
 
     def h_author_year(rng: Rng) -> Query | None:
         a = paper(rng)
         au = pick(rng, p_auth[a])
         gold = [i for i in auth_papers[au] if p_year[i] == p_year[a]]
-        text = pick(
-            rng,
-            [
-                f"Paper by {authors[au]} in {p_year[a]}",
-                f"what did {authors[au]} publish in {p_year[a]}",
-            ],
-        )
-        return human(rng, text, gold, "author -> paper", ONE_HOP, None)
+        return ask(rng, "h_author_year", gold, author=authors[au], year=p_year[a])
 
     def h_interest(rng: Rng) -> Query | None:
         a = paper(rng)
         t, t2 = p_topic[a], p_topic2[a]
-        gold = np.flatnonzero((p_topic == t) & (p_topic2 == t2)).tolist()
-        text = (
-            f"I am interested in {topics[t][1].lower()} and {topics[t2][1].lower()} -- what is a "
-            f"paper I should read?"
-        )
-        return human(rng, text, gold, "paper", TEXTUAL, (1, 3))
+        gold = np.flatnonzero((p_topic == t) & (p_topic2 == t2))
+        topic, topic2 = topics[t][1].lower(), topics[t2][1].lower()
+        return ask(rng, "h_interest", gold, topic=topic, topic2=topic2)
 
     def h_cited_inst(rng: Rng) -> Query | None:
         x = paper(rng)
@@ -271,21 +229,14 @@ def mag(rng: Rng) -> Dataset:
         j0 = pick(rng, cites[x])
         inst = int(auth_inst[pick(rng, p_auth[j0])])
         gold = [j for j in cites[x] if paper_has_inst[j, inst]]
-        text = (
-            f"Find me a paper written by a co-author from {insts[inst]} and is cited by a paper "
-            f'called "{titles[x]}"'
-        )
-        return human(
-            rng, text, gold, "institution -> author -> paper <- cites <- paper", TWO_HOPS, (0, 2)
-        )
+        return ask(rng, "h_cited_inst", gold, institution=insts[inst], title=titles[x])
 
     def h_shares(rng: Rng) -> Query | None:
         x = paper(rng)
         co = sorted({j for a in p_auth[x] for j in auth_papers[a]} - {x})
         if not co:
             return None
-        text = f"other papers from the authors of {titles[x].lower()}"
-        return human(rng, text, co, "paper -> author -> paper", TWO_HOPS, (0, 2))
+        return ask(rng, "h_shares", co, title=titles[x].lower())
 
     return stark_dataset(
         rng,

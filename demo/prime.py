@@ -7,9 +7,6 @@ from typing import Final
 import numpy as np
 
 from demo.common import (
-    ONE_HOP,
-    TEXTUAL,
-    TWO_HOPS,
     Dataset,
     Query,
     Rng,
@@ -19,7 +16,7 @@ from demo.common import (
     vocabulary,
 )
 from demo.kb import KnowledgeBase
-from demo.stark import StarkDomain, human, stark_dataset, synthesized
+from demo.stark import Phrasebook, StarkDomain, stark_dataset
 
 _V = vocabulary("prime")
 _GENE_FAMILIES: Final = list(_V["gene_families"].items())
@@ -35,6 +32,7 @@ _DRUG_CLASSES: Final = [(k, c, r) for k, (c, r) in _V["drug_classes"].items()]
 _DISEASE_ADJ: Final = _V["disease_adjectives"]
 _DISEASE_NOUN: Final = list(_V["disease_nouns"].items())
 _EPONYMS: Final = _V["eponyms"]
+ask: Final = Phrasebook(_V["queries"]).ask
 #: query words -> the relations they make the KB-propagation baseline walk
 _TRIGGERS: Final = {
     **dict.fromkeys(["targeted", "targets", "target"], ("target",)),
@@ -186,32 +184,13 @@ def prime(rng: Rng) -> Dataset:
         tg = nb("target", d)
         mf = pick(rng, gene_mf[pick(rng, tg)])
         gold = [g for g in tg if mf in gene_mf[g]]
-        text = pick(
-            rng,
-            [
-                f"Which genes or proteins {does(mf, 0.5)} are targeted by {names[d]}?",
-                f"What are the targets of {names[d]} {does(mf, 0.5)}?",
-            ],
-        )
-        return synthesized(text, gold, "drug -target-> gene/protein", ONE_HOP)
+        return ask(rng, "q_drug_gene", gold, does=does(mf, 0.5), drug=names[d], does2=does(mf, 0.5))
 
     def q_drug_cc(rng: Rng) -> Query | None:
         d = pick(rng, d_ix)
-        gold = sorted(
-            {
-                c
-                for g in nb("target", d)
-                for c in nb("interacts with", g)
-                if types_[c] == "cellular_component"
-            }
-        )
-        text = (
-            f"Which cellular structures are involved in interactions with genes or proteins that "
-            f"are the targets of {names[d]}?"
-        )
-        return synthesized(
-            text, gold, "drug -target-> gene/protein -interacts with-> cellular_component", TWO_HOPS
-        )
+        reached = {c for g in nb("target", d) for c in nb("interacts with", g)}
+        gold = sorted(c for c in reached if types_[c] == "cellular_component")
+        return ask(rng, "q_drug_cc", gold, drug=names[d])
 
     def q_dis_drug(rng: Rng) -> Query | None:
         s = pick(rng, s_ix)
@@ -220,60 +199,43 @@ def prime(rng: Rng) -> Dataset:
             return None
         route = drug_route[pick(rng, cands)]
         gold = [d for d in cands if drug_route[d] == route]
-        text = f"Which medications given as {route} are indicated for {names[s]}?"
-        return synthesized(text, gold, "disease -indication-> drug", ONE_HOP)
+        return ask(rng, "q_dis_drug", gold, route=route, disease=names[s])
 
     def q_anat_gene(rng: Rng) -> Query | None:
         g0 = pick(rng, g_ix)
         an = pick(rng, nb("expression present", g0))
         bp = pick(rng, gene_bp[g0])
         gold = [g for g in nb("expression present", an) if bp in gene_bp[g]]
-        text = (
-            f"Which genes or proteins are expressed in the {names[an]} and take part in "
-            f"{say(bp, 0.5)}?"
-        )
-        return synthesized(text, gold, "anatomy -expression present-> gene/protein", ONE_HOP)
+        return ask(rng, "q_anat_gene", gold, anatomy=names[an], process=say(bp, 0.5))
 
     def q_gene_dis(rng: Rng) -> Query | None:
         s0 = pick(rng, s_ix)
         g = pick(rng, [x for x in nb("associated with", s0) if types_[x] == "gene/protein"])
         p = pick(rng, dis_ph[s0])
         gold = [s for s in nb("associated with", g) if types_[s] == "disease" and p in dis_ph[s]]
-        text = f"Which disease associated with the {names[g]} gene presents with {say(p, 0.4)}?"
-        return synthesized(text, gold, "gene/protein -associated with-> disease", ONE_HOP)
+        return ask(rng, "q_gene_dis", gold, gene=names[g], phenotype=say(p, 0.4))
 
     def q_dis_text(rng: Rng) -> Query | None:
         s0 = pick(rng, s_ix)
         ps = sample(rng, dis_ph[s0], 3)
         gold = [s for s in s_ix if all(p in dis_ph[s] for p in ps)]
         p1, p2, p3 = (say(p, 0.4) for p in ps)
-        text = pick(
-            rng,
-            [
-                f"What disease is characterized by {p1}, {p2} and {p3}?",
-                f"Which {dis_cat[s0 - s_ix[0]]} disorder shows {p1}, {p2} and {p3}?",
-            ],
-        )
-        return synthesized(text, gold, "disease", TEXTUAL)
+        cat = dis_cat[s0 - s_ix[0]]
+        return ask(rng, "q_dis_text", gold, p1=p1, p2=p2, p3=p3, category=cat)
 
     def q_gene_text(rng: Rng) -> Query | None:
         g0 = pick(rng, g_ix)
         mf, bp = pick(rng, gene_mf[g0]), pick(rng, gene_bp[g0])
         gold = [g for g in g_ix if mf in gene_mf[g] and bp in gene_bp[g]]
-        text = f"Identify genes or proteins {does(mf, 0.4)} that contribute to {say(bp, 0.4)}."
-        return synthesized(text, gold, "gene/protein", TEXTUAL)
+        return ask(rng, "q_gene_text", gold, does=does(mf, 0.4), process=say(bp, 0.4))
 
     def q_family(rng: Rng) -> Query | None:
-        # names one answer as an example: a retriever that drops named entities loses it
         g0 = pick(rng, g_ix)
         fi = gene_fam[g0 - g_ix[0]]
         bp = pick(rng, gene_bp[g0])
         gold = [g for g in fam_genes[fi] if bp in gene_bp[g]]
-        text = (
-            f"Which {_GENE_FAMILIES[fi][1]} genes, such as {names[g0]}, are involved in "
-            f"{say(bp, 0.3)}?"
-        )
-        return synthesized(text, gold, "gene/protein", TEXTUAL)
+        family = _GENE_FAMILIES[fi][1]
+        return ask(rng, "q_family", gold, family=family, gene=names[g0], process=say(bp, 0.3))
 
     def q_ppi(rng: Rng) -> Query | None:
         g0 = pick(rng, g_ix)
@@ -282,42 +244,34 @@ def prime(rng: Rng) -> Dataset:
             return None
         bp = pick(rng, gene_bp[pick(rng, ppi)])
         gold = [g for g in ppi if bp in gene_bp[g]]
-        text = (
-            f"Which genes or proteins interact with {names[g0]} and are involved in {say(bp, 0.4)}?"
-        )
-        return synthesized(text, gold, "gene/protein -ppi-> gene/protein", ONE_HOP)
+        return ask(rng, "q_ppi", gold, gene=names[g0], process=say(bp, 0.4))
 
     def h_symptoms(rng: Rng) -> Query | None:
         s0 = pick(rng, s_ix)
         ps = sample(rng, dis_ph[s0], 2)
         cat = dis_cat[s0 - s_ix[0]]
         gold = [s for s in s_ix if all(p in dis_ph[s] for p in ps) and dis_cat[s - s_ix[0]] == cat]
-        text = f"I have {say(ps[0], 0.6)} and {say(ps[1], 0.6)}. What {cat} disease might I have?"
-        return human(rng, text, gold, "disease", TEXTUAL, (0, 2))
+        p1, p2 = say(ps[0], 0.6), say(ps[1], 0.6)
+        return ask(rng, "h_symptoms", gold, p1=p1, p2=p2, category=cat)
 
     def h_prescribed(rng: Rng) -> Query | None:
         d = pick(rng, d_ix)
-        gold = list(drug_ind[d])
-        text = f"My friend has been prescribed {names[d]}, what diseases might they have?"
-        return human(rng, text, gold, "drug -indication-> disease", ONE_HOP, (0, 2))
+        return ask(rng, "h_prescribed", drug_ind[d], drug=names[d])
 
     def h_gene(rng: Rng) -> Query | None:
         g0 = pick(rng, g_ix)
         an = pick(rng, nb("expression present", g0))
         mf = pick(rng, gene_mf[g0])
         gold = [g for g in nb("expression present", an) if mf in gene_mf[g]]
-        text = f"which gene is present in {names[an]} and {does(mf, 0.6)}"
-        return human(rng, text, gold, "anatomy -expression present-> gene/protein", ONE_HOP, (0, 2))
+        return ask(rng, "h_gene", gold, anatomy=names[an], does=does(mf, 0.6))
 
     def h_target_sounds(rng: Rng) -> Query | None:
         d = pick(rng, d_ix)
         cls = drug_cls[d - d_ix[0]]
-        gold = [
-            x for x in d_ix if drug_cls[x - d_ix[0]] == cls and set(drug_ind[x]) & set(drug_ind[d])
-        ]
+        indicated = set(drug_ind[d])
+        gold = [x for x in d_ix if drug_cls[x - d_ix[0]] == cls and set(drug_ind[x]) & indicated]
         s = pick(rng, drug_ind[d])
-        text = f"what {cls[1]} is used for {names[s].lower()}"
-        return human(rng, text, gold, "disease -indication-> drug", ONE_HOP, (0, 2))
+        return ask(rng, "h_target_sounds", gold, drug_class=cls[1], disease=names[s].lower())
 
     return stark_dataset(
         rng,

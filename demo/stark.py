@@ -8,13 +8,25 @@ val/test split and the tables, the same way for every domain.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from demo.common import Dataset, Query, Rng, collect, pick, query_tables, typo
+from demo.common import (
+    ONE_HOP,
+    TEXTUAL,
+    TWO_HOPS,
+    Dataset,
+    Query,
+    Rng,
+    collect,
+    pick,
+    query_tables,
+    typo,
+)
 from demo.kb import KnowledgeBase
 
-__all__ = ["N_HUMAN", "N_SYNTHESIZED", "StarkDomain", "human", "stark_dataset", "synthesized"]
+__all__ = ["N_HUMAN", "N_SYNTHESIZED", "PATTERNS", "Phrasebook", "StarkDomain", "stark_dataset"]
 
 N_SYNTHESIZED = 330
 N_HUMAN = 90
@@ -22,28 +34,42 @@ N_HUMAN = 90
 Template = Callable[[Rng], Query | None]
 
 
-def synthesized(text: str, gold: Iterable[int], metapath: str, pattern: str) -> Query:
-    """A synthesized query (STaRK's template-rendered kind) with its MoR-style ``metapath`` and
-    textual/relational ``pattern`` slices; ``gold`` are node indices of the knowledge base."""
-    return Query(
-        text, [int(g) for g in gold], "synthesized", {"metapath": metapath, "pattern": pattern}
-    )
+PATTERNS = (TEXTUAL, ONE_HOP, TWO_HOPS)
 
 
-def human(
-    rng: Rng,
-    text: str,
-    gold: Iterable[int],
-    metapath: str,
-    pattern: str,
-    typos: tuple[int, int] | None,
-) -> Query:
-    """A human-style query: ``text`` with ``rng.integers(*typos)`` typos (see :func:`typo`);
-    ``typos=None`` keeps the text as it is (and draws nothing)."""
-    if typos is not None:
-        n = int(rng.integers(*typos))
-        text = typo(rng, text, n)
-    return Query(text, [int(g) for g in gold], "human", {"metapath": metapath, "pattern": pattern})
+@dataclass(frozen=True)
+class Phrasebook:
+    """How a domain's queries are worded and sliced: the ``[queries.<name>]`` tables of its
+    vocabulary (``demo/vocab/<domain>.toml``).
+
+    A table has ``kind`` (``"synthesized"`` or ``"human"``), ``metapath`` (MoR-style path),
+    ``pattern`` (one of :data:`PATTERNS`), ``text`` (one or more phrasings, :meth:`str.format`
+    templates over the values a query template computed) and, for human queries, optionally
+    ``typos = [low, high]``.
+    """
+
+    tables: Mapping[str, Mapping[str, Any]]
+
+    def __post_init__(self) -> None:
+        for name, t in self.tables.items():
+            if t["kind"] not in ("synthesized", "human") or t["pattern"] not in PATTERNS:
+                raise ValueError(f"query table {name!r}: bad kind or pattern")
+
+    def ask(self, rng: Rng, name: str, gold: Iterable[int], **values: Any) -> Query:
+        """The query ``name`` answered by ``gold`` (node indices of the knowledge base).
+
+        With several phrasings one is picked (``rng``); a single one draws nothing. Then the
+        phrasing is filled with ``values`` and, with ``typos``, gets ``rng.integers(*typos)``
+        typos (:func:`demo.common.typo`).
+        """
+        t = self.tables[name]
+        texts = t["text"]
+        text = (texts[0] if len(texts) == 1 else pick(rng, texts)).format(**values)
+        if "typos" in t:
+            n = int(rng.integers(*t["typos"]))
+            text = typo(rng, text, n)
+        meta = {"metapath": t["metapath"], "pattern": t["pattern"]}
+        return Query(text, [int(g) for g in gold], t["kind"], meta)
 
 
 @dataclass
