@@ -8,6 +8,7 @@ import numpy as np
 
 from demo.common import (
     Dataset,
+    NoQuery,
     Query,
     Rng,
     article,
@@ -15,36 +16,23 @@ from demo.common import (
     pick,
     plural,
     sample,
+    some,
     vocabulary,
     zipf,
 )
 from demo.kb import KnowledgeBase
-from demo.stark import Phrasebook, StarkDomain, stark_dataset
+from demo.stark import Phrasebook, StarkDomain, Templates, stark_dataset
 
-_V = vocabulary("amazon")
-_AMAZON_TYPES: Final = [(t["name"], t["category"], t["use"], t["features"]) for t in _V["types"]]
-_GENERIC_FEATURES: Final = _V["generic_features"]
+V: Final = vocabulary("amazon")
+_AMAZON_TYPES: Final = [(t["name"], t["category"], t["use"], t["features"]) for t in V.types]
 _N_SPECIFIC: Final = 8
-_AMAZON_COLORS: Final = _V["colors"]
-_BRAND_A: Final = _V["brand_starts"]
-_BRAND_B: Final = _V["brand_ends"]
-_MODELS: Final = _V["models"]
-_REVIEWS: Final = _V["reviews"]
-_PTYPE_SYNONYMS: Final = _V["type_synonyms"]
-_RELATIVES: Final = _V["relatives"]
-ask: Final = Phrasebook(_V["queries"]).ask
-#: query words -> the relations they make the KB-propagation baseline walk
-_TRIGGERS: Final = {
-    **dict.fromkeys(["brand", "made"], ("has_brand",)),
-    **dict.fromkeys(["bought", "buy", "together", "get"], ("also_bought",)),
-    **dict.fromkeys(["color", "colour"], ("has_color",)),
-}
+ask: Final = Phrasebook(V.queries).ask
 
 
 def amazon(rng: Rng) -> Dataset:
     types = _AMAZON_TYPES
     n_types = len(types)
-    brands = sorted({a + b for a in _BRAND_A for b in _BRAND_B if a.lower()[-1] != b[0]})
+    brands = sorted({a + b for a in V.brand_starts for b in V.brand_ends if a.lower()[-1] != b[0]})
     brands = [brands[i] for i in np.sort(rng.choice(len(brands), 110, replace=False))]
     # each brand covers 2-4 product types; each type gets the brands that cover it
     type_brands: list[list[int]] = [[] for _ in range(n_types)]
@@ -63,13 +51,13 @@ def amazon(rng: Rng) -> Dataset:
             nf = int(rng.integers(1, 3))
             fs = [int(f) for f in rng.choice(len(feats), nf, replace=False, p=fw)]
             ng = int(rng.integers(1, 3))
-            gw = zipf(len(_GENERIC_FEATURES), 0.5)
+            gw = zipf(len(V.generic_features), 0.5)
             fs += [_N_SPECIFIC + int(f) for f in rng.choice(len(gw), ng, replace=False, p=gw)]
             p_type.append(ti)
             p_brand.append(bi)
-            p_color.append(int(rng.choice(len(_AMAZON_COLORS), p=zipf(len(_AMAZON_COLORS), 0.6))))
+            p_color.append(int(rng.choice(len(V.colors), p=zipf(len(V.colors), 0.6))))
             p_feats.append(fs)
-            p_model.append(f"{pick(rng, _MODELS)} {int(rng.integers(1, 9)) * 10}")
+            p_model.append(f"{pick(rng, V.models)} {int(rng.integers(1, 9)) * 10}")
     n = len(p_type)
     order = rng.permutation(n)  # interleave product types in id order
     p_type = [p_type[i] for i in order]
@@ -81,7 +69,7 @@ def amazon(rng: Rng) -> Dataset:
     def feat(ti: int, fi: int, para: bool = False) -> str:
         """Feature ``fi`` of product type ``ti`` (``fi >= 8``: a generic feature), or its
         paraphrase."""
-        spec = types[ti][3][fi] if fi < _N_SPECIFIC else _GENERIC_FEATURES[fi - _N_SPECIFIC]
+        spec = types[ti][3][fi] if fi < _N_SPECIFIC else V.generic_features[fi - _N_SPECIFIC]
         phrase, _, alt = spec.partition("|")
         return alt if para and alt else phrase
 
@@ -93,22 +81,24 @@ def amazon(rng: Rng) -> Dataset:
         f = [feat(ti, fi) for fi in p_feats[i]]
         title = f"{brands[p_brand[i]]} {p_model[i]} {ptype.title()} with {f[0].capitalize()}"
         p_title.append(title)
-        p_revs.append(sorted(sample(rng, range(len(_REVIEWS)), int(rng.integers(1, 4)))))
-        revs = [_REVIEWS[r].capitalize() for r in p_revs[-1]]
-        missing = [fi for fi in range(_N_SPECIFIC + len(_GENERIC_FEATURES)) if fi not in p_feats[i]]
+        p_revs.append(sorted(sample(rng, range(len(V.reviews)), int(rng.integers(1, 4)))))
+        revs = [V.reviews[r].capitalize() for r in p_revs[-1]]
+        missing = [
+            fi for fi in range(_N_SPECIFIC + len(V.generic_features)) if fi not in p_feats[i]
+        ]
         if rng.random() < 0.4:  # reviews mention what a product lacks: lexical false positives
             revs.append(f"Wish it had {feat(ti, pick(rng, missing))}")
         if rng.random() < 0.25:
             revs.append(f"Pairs well with my {pick(rng, types)[0]}")
         texts.append(
             f"- product: {title}\n- brand: {brands[p_brand[i]]}\n- category: Sports & Outdoors > "
-            f"{cat} > {ptype.title()}\n- color: {_AMAZON_COLORS[p_color[i]]}\n"
+            f"{cat} > {ptype.title()}\n- color: {V.colors[p_color[i]]}\n"
             f"- features: {'; '.join(f)}\n"
             f"- description: a {ptype} built for {use}, with {' and '.join(f)}.\n"
             f"- reviews: " + " ".join(f'"{r}."' for r in revs)
         )
     p_type_a, p_brand_a, p_color_a = np.array(p_type), np.array(p_brand), np.array(p_color)
-    feat_sets = np.zeros((n, _N_SPECIFIC + len(_GENERIC_FEATURES)), bool)
+    feat_sets = np.zeros((n, _N_SPECIFIC + len(V.generic_features)), bool)
     for i, fs in enumerate(p_feats):
         feat_sets[i, fs] = True
 
@@ -138,14 +128,14 @@ def amazon(rng: Rng) -> Dataset:
         texts,
         brand=[brands[b] for b in p_brand],
         category=[types[t][1] for t in p_type],
-        color=[_AMAZON_COLORS[c] for c in p_color],
+        color=[V.colors[c] for c in p_color],
     )
     bcount = np.bincount(p_brand_a, minlength=len(brands))
     brand_ix = kb.add(
         "brand", brands, [f"- brand: {b}\n- products: {bcount[i]}" for i, b in enumerate(brands)]
     )
     cat_ix = kb.add("category", cats, [f"- category: Sports & Outdoors > {c}" for c in cats])
-    color_ix = kb.add("color", _AMAZON_COLORS, [f"- color: {c}" for c in _AMAZON_COLORS])
+    color_ix = kb.add("color", V.colors, [f"- color: {c}" for c in V.colors])
     for i in range(n):
         kb.link(i, "has_brand", brand_ix[p_brand[i]])
         kb.link(i, "has_category", cat_ix[cats.index(types[p_type[i]][1])])
@@ -163,61 +153,64 @@ def amazon(rng: Rng) -> Dataset:
     def ptype_name(ti: int, synonym: float = 0.0) -> str:
         """The product type, or with probability ``synonym`` a synonym of it."""
         pt = types[ti][0]
-        return _PTYPE_SYNONYMS[pt] if synonym and rng.random() < synonym else pt
+        return V.type_synonyms[pt] if synonym and rng.random() < synonym else pt
 
-    def q_text2(rng: Rng) -> Query | None:
+    def with_feature(rng: Rng) -> tuple[int, int, int, np.ndarray]:
+        """A product, its type, one of its features, and which products are of that type with
+        that feature (a mask)."""
+        a = anchor(rng)
+        ti = p_type[a]
+        f1 = pick(rng, p_feats[a])
+        return a, ti, f1, (p_type_a == ti) & feat_sets[:, f1]
+
+    templates = Templates()
+
+    @templates.synthesized(0.1)
+    def q_text2(rng: Rng) -> Query:
         a = anchor(rng)
         ti = p_type[a]
         if len(p_feats[a]) < 2:
-            return None
+            raise NoQuery
         f1, f2 = sample(rng, p_feats[a], 2)
         gold = np.flatnonzero((p_type_a == ti) & feat_sets[:, f1] & feat_sets[:, f2])
         a1, a2 = feat(ti, f1, rng.random() < 0.5), feat(ti, f2, rng.random() < 0.5)
         pt = ptype_name(ti, 0.4)
         return ask(rng, "q_text2", gold, a=article(pt), ptype=pt, feature=a1, feature2=a2)
 
-    def q_review(rng: Rng) -> Query | None:
-        a = anchor(rng)
-        ti = p_type[a]
-        f1, r = pick(rng, p_feats[a]), pick(rng, p_revs[a])
-        gold = [i for i in np.flatnonzero((p_type_a == ti) & feat_sets[:, f1]) if r in p_revs[i]]
+    @templates.synthesized(0.12)
+    def q_review(rng: Rng) -> Query:
+        a, ti, f1, same = with_feature(rng)
+        r = pick(rng, p_revs[a])
+        gold = [i for i in np.flatnonzero(same) if r in p_revs[i]]
         pt = ptype_name(ti, 0.3)
         said = feat(ti, f1, rng.random() < 0.5), feat(ti, f1, rng.random() < 0.5)
-        review = _REVIEWS[r]
-        return ask(
-            rng,
-            "q_review",
-            gold,
-            a=article(pt),
-            ptype=pt,
-            feature=said[0],
-            feature2=said[1],
-            review=review,
-        )
+        values = {"a": article(pt), "ptype": pt, "review": V.reviews[r]}
+        return ask(rng, "q_review", gold, feature=said[0], feature2=said[1], **values)
 
-    def q_text1(rng: Rng) -> Query | None:
-        a = anchor(rng)
-        ti = p_type[a]
-        f1 = pick(rng, p_feats[a])
-        gold = np.flatnonzero((p_type_a == ti) & feat_sets[:, f1])
+    @templates.synthesized(0.1)
+    def q_text1(rng: Rng) -> Query:
+        _, ti, f1, same = with_feature(rng)
+        gold = np.flatnonzero(same)
         pt, use = plural(ptype_name(ti, 0.3)), types[ti][2]
         said, listed = feat(ti, f1, rng.random() < 0.5), feat(ti, f1)
         return ask(rng, "q_text1", gold, ptypes=pt, use=use, feature=said, listed_feature=listed)
 
-    def q_broad(rng: Rng) -> Query | None:
+    @templates.synthesized(0.07)
+    def q_broad(rng: Rng) -> Query:
         ti = int(rng.integers(n_types))
         gold = np.flatnonzero(p_type_a == ti)
         return ask(rng, "q_broad", gold, ptypes=plural(ptype_name(ti, 0.3)), use=types[ti][2])
 
-    def q_color(rng: Rng) -> Query | None:
-        a = anchor(rng)
-        ti, c = p_type[a], p_color[a]
-        f1 = pick(rng, p_feats[a])
-        gold = np.flatnonzero((p_type_a == ti) & (p_color_a == c) & feat_sets[:, f1])
-        pt, col = ptype_name(ti), _AMAZON_COLORS[c].lower()
+    @templates.synthesized(0.12)
+    def q_color(rng: Rng) -> Query:
+        a, ti, f1, same = with_feature(rng)
+        c = p_color[a]
+        gold = np.flatnonzero(same & (p_color_a == c))
+        pt, col = ptype_name(ti), V.colors[c].lower()
         return ask(rng, "q_color", gold, a=article(col), color=col, ptype=pt, feature=feat(ti, f1))
 
-    def q_brand(rng: Rng) -> Query | None:
+    @templates.synthesized(0.12)
+    def q_brand(rng: Rng) -> Query:
         a = anchor(rng)
         ti, bi = p_type[a], p_brand[a]
         pt, b = ptype_name(ti), brands[bi]
@@ -229,105 +222,68 @@ def amazon(rng: Rng) -> Dataset:
         gold = np.flatnonzero((p_type_a == ti) & (p_brand_a == bi))
         return ask(rng, "q_brand", gold, ptypes=plural(pt), brand=b)
 
-    def other_type_of_brand(x: int) -> int | None:
-        """Another product type the brand of product ``x`` makes (None when it makes one)."""
-        bi = p_brand[x]
-        others = sorted({p_type[j] for j in np.flatnonzero(p_brand_a == bi)} - {p_type[x]})
-        return pick(rng, others) if others else None
-
-    def q_same_brand(rng: Rng) -> Query | None:
+    def same_brand(rng: Rng) -> tuple[int, int, np.ndarray]:
+        """A product, another product type its brand makes, and its brand's products of that
+        type (:class:`NoQuery` when the brand makes one type)."""
         x = anchor(rng)
-        t2 = other_type_of_brand(x)
-        if t2 is None:
-            return None
-        gold = np.flatnonzero((p_brand_a == p_brand[x]) & (p_type_a == t2))
+        bi = p_brand[x]
+        others = {p_type[j] for j in np.flatnonzero(p_brand_a == bi)} - {p_type[x]}
+        t2 = pick(rng, some(sorted(others)))
+        return x, t2, np.flatnonzero((p_brand_a == bi) & (p_type_a == t2))
+
+    @templates.synthesized(0.13)
+    def q_same_brand(rng: Rng) -> Query:
+        x, t2, gold = same_brand(rng)
         pt = ptype_name(t2)
         return ask(rng, "q_same_brand", gold, title=p_title[x], a=article(pt), ptype=pt)
 
-    def bought_type(x: int) -> tuple[int, list[int]] | None:
-        """A type among what was bought with product ``x``, and those products of that type."""
-        if not bought[x]:
-            return None
-        t2 = p_type[pick(rng, bought[x])]
-        return t2, [j for j in bought[x] if p_type[j] == t2]
-
-    def q_bought(rng: Rng) -> Query | None:
+    def bought_with(rng: Rng) -> tuple[int, int, list[int]]:
+        """A product, the type of something bought with it, and what was bought of that type
+        (:class:`NoQuery` when nothing was)."""
         x = anchor(rng)
-        found = bought_type(x)
-        if found is None:
-            return None
-        t2, gold = found
+        t2 = p_type[pick(rng, some(bought[x]))]
+        return x, t2, [j for j in bought[x] if p_type[j] == t2]
+
+    @templates.synthesized(0.15)
+    def q_bought(rng: Rng) -> Query:
+        x, t2, gold = bought_with(rng)
         return ask(rng, "q_bought", gold, ptype=ptype_name(t2), title=p_title[x])
 
-    def q_compatible(rng: Rng) -> Query | None:
-        x = anchor(rng)
-        ti, bi = p_type[x], p_brand[x]
-        f1 = pick(rng, p_feats[x])
-        gold = np.flatnonzero((p_type_a == ti) & (p_brand_a == bi) & feat_sets[:, f1])
+    @templates.synthesized(0.07)
+    def q_compatible(rng: Rng) -> Query:
+        x, ti, f1, same = with_feature(rng)
+        gold = np.flatnonzero(same & (p_brand_a == p_brand[x]))
         pt = ptype_name(ti)
         return ask(rng, "q_compatible", gold, ptype=pt, feature=feat(ti, f1), title=p_title[x])
 
-    def h_need(rng: Rng) -> Query | None:
-        a = anchor(rng)
-        ti = p_type[a]
-        f1 = pick(rng, p_feats[a])
+    @templates.human(0.3)
+    def h_need(rng: Rng) -> Query:
+        a, ti, f1, same = with_feature(rng)
         c = p_color[a]
-        gold = np.flatnonzero((p_type_a == ti) & feat_sets[:, f1] & (p_color_a == c))
-        relative, use = pick(rng, _RELATIVES), types[ti][2]
-        pt, col = ptype_name(ti, 0.5), _AMAZON_COLORS[c].lower()
+        gold = np.flatnonzero(same & (p_color_a == c))
+        relative, use = pick(rng, V.relatives), types[ti][2]
+        pt, col = ptype_name(ti, 0.5), V.colors[c].lower()
         f = feat(ti, f1, True)
         return ask(rng, "h_need", gold, relative=relative, use=use, ptype=pt, feature=f, color=col)
 
-    def h_short(rng: Rng) -> Query | None:
-        a = anchor(rng)
-        ti = p_type[a]
-        f1 = pick(rng, p_feats[a])
-        gold = np.flatnonzero((p_type_a == ti) & feat_sets[:, f1])
-        pt, f, review = ptype_name(ti, 0.5), feat(ti, f1, True), pick(rng, _REVIEWS)
+    @templates.human(0.3)
+    def h_short(rng: Rng) -> Query:
+        _, ti, f1, same = with_feature(rng)
+        gold = np.flatnonzero(same)
+        pt, f, review = ptype_name(ti, 0.5), feat(ti, f1, True), pick(rng, V.reviews)
         pts = plural(ptype_name(ti, 0.5))
         return ask(rng, "h_short", gold, ptype=pt, feature=f, review=review, ptypes=pts)
 
-    def h_brand(rng: Rng) -> Query | None:
-        x = anchor(rng)
-        t2 = other_type_of_brand(x)
-        if t2 is None:
-            return None
-        bi = p_brand[x]
-        gold = np.flatnonzero((p_brand_a == bi) & (p_type_a == t2))
+    @templates.human(0.2)
+    def h_brand(rng: Rng) -> Query:
+        x, t2, gold = same_brand(rng)
         pt, pt2 = ptype_name(p_type[x]), ptype_name(t2)
-        return ask(rng, "h_brand", gold, ptype=pt, brand=brands[bi], ptype2=pt2)
+        return ask(rng, "h_brand", gold, ptype=pt, brand=brands[p_brand[x]], ptype2=pt2)
 
-    def h_bought(rng: Rng) -> Query | None:
-        x = anchor(rng)
-        found = bought_type(x)
-        if found is None:
-            return None
-        t2, gold = found
+    @templates.human(0.2)
+    def h_bought(rng: Rng) -> Query:
+        x, t2, gold = bought_with(rng)
         b, pt, pt2 = brands[p_brand[x]], ptype_name(p_type[x]), ptype_name(t2)
         return ask(rng, "h_bought", gold, brand=b, model=p_model[x], ptype=pt, ptype2=pt2)
 
-    return stark_dataset(
-        rng,
-        StarkDomain(
-            "stark-amazon",
-            "STaRK-Amazon-like: sports & outdoors products with brands, categories, colors, "
-            "reviews",
-            kb,
-            ids,
-            synthesized=[
-                (q_text2, 0.1),
-                (q_review, 0.12),
-                (q_text1, 0.1),
-                (q_broad, 0.07),
-                (q_color, 0.12),
-                (q_brand, 0.12),
-                (q_same_brand, 0.13),
-                (q_bought, 0.15),
-                (q_compatible, 0.07),
-            ],
-            human=[(h_need, 0.3), (h_short, 0.3), (h_brand, 0.2), (h_bought, 0.2)],
-            max_answers=100,
-            candidate_types=("product",),
-            triggers=_TRIGGERS,
-        ),
-    )
+    return stark_dataset(rng, StarkDomain.from_table(V.domain), kb, ids, templates)

@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any, Final
 
 import numpy as np
@@ -117,22 +118,37 @@ class Query:
     meta: dict[str, str]
 
 
+class NoQuery(Exception):
+    """Raised by a query template whose anchor admits no query; the draw is skipped."""
+
+
+def some(items: Sequence[Any]) -> Sequence[Any]:
+    """``items`` when there are any, else :class:`NoQuery` (a template's anchor has nothing)."""
+    if not items:
+        raise NoQuery
+    return items
+
+
 def collect(
     rng: Rng,
     n: int,
-    makers: Sequence[Callable[[Rng], Query | None]],
+    makers: Sequence[Callable[[Rng], Query]],
     weights: Sequence[float],
     max_gold: int,
 ) -> list[Query]:
-    """Draw queries from template ``makers`` until ``n`` valid ones (1..max_gold answers, unique
-    text) exist."""
+    """Draw queries from template ``makers`` (picked by ``weights``) until ``n`` valid ones exist:
+    1..``max_gold`` answers and a text not seen before. A template raising :class:`NoQuery`
+    counts as a failed draw; after ``200 n`` draws it is a ``RuntimeError``."""
     out: list[Query] = []
     seen: dict[str, None] = {}
     for _ in range(200 * n):
         if len(out) == n:
             break
-        q = pick(rng, makers, weights)(rng)
-        if q is None or not 1 <= len(q.gold) <= max_gold or q.text in seen:
+        try:
+            q = pick(rng, makers, weights)(rng)
+        except NoQuery:
+            continue
+        if not 1 <= len(q.gold) <= max_gold or q.text in seen:
             continue
         seen[q.text] = None
         out.append(q)
@@ -170,7 +186,8 @@ def query_tables(
 
 
 @cache
-def vocabulary(name: str) -> dict[str, Any]:
-    """The vocabulary ``demo/vocab/<name>.toml`` (word lists and tables of one domain)."""
+def vocabulary(name: str) -> SimpleNamespace:
+    """The vocabulary ``demo/vocab/<name>.toml`` (word lists and tables of one domain), its
+    top-level keys as attributes."""
     with (Path(__file__).parent / "vocab" / f"{name}.toml").open("rb") as fh:
-        return tomllib.load(fh)
+        return SimpleNamespace(**tomllib.load(fh))

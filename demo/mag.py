@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Final
 
 import numpy as np
@@ -13,44 +14,26 @@ from demo.common import (
     digit_ids,
     pick,
     sample,
+    some,
     vocabulary,
     zipf,
 )
 from demo.kb import KnowledgeBase
-from demo.stark import Phrasebook, StarkDomain, stark_dataset
+from demo.stark import Phrasebook, StarkDomain, Templates, stark_dataset
 
-_V = vocabulary("mag")
-_MAG_FIELDS: Final = _V["fields"]
-_MAG_METHODS: Final = _V["methods"]
-_MAG_ASPECTS: Final = _V["aspects"]
-_MAG_CONTEXTS: Final = _V["contexts"]
-_MAG_FINDINGS: Final = _V["findings"]
-_VENUES: Final = _V["venues"]
-_FIRST: Final = _V["first_names"]
-_LAST: Final = _V["last_names"]
-_PLACES: Final = _V["places"]
-_INST_FORMS: Final = _V["institution_forms"]
-ask: Final = Phrasebook(_V["queries"]).ask
-#: query words -> the relations they make the KB-propagation baseline walk
-_TRIGGERS: Final = {
-    **dict.fromkeys(["referenced", "cited", "cites", "references"], ("cites",)),
-    **dict.fromkeys(["author", "authors", "by", "written"], ("written_by",)),
-    **dict.fromkeys(
-        ["university", "institute", "academy", "college", "center"],
-        ("affiliated_with", "written_by"),
-    ),
-}
+V: Final = vocabulary("mag")
+ask: Final = Phrasebook(V.queries).ask
 
 
 def mag(rng: Rng) -> Dataset:
-    fields = list(_MAG_FIELDS)
-    topics = [(f, t) for f in fields for t in _MAG_FIELDS[f]]
+    fields = list(V.fields)
+    topics = [(f, t) for f in fields for t in V.fields[f]]
     n_topics = len(topics)
-    insts = [pick(rng, _INST_FORMS).format(p=p) for p in sample(rng, _PLACES, 26)]
+    insts = [pick(rng, V.institution_forms).format(p=p) for p in sample(rng, V.places, 26)]
     n_auth = 1100
     names: dict[str, None] = {}
     while len(names) < n_auth:
-        f, l_ = pick(rng, _FIRST), pick(rng, _LAST)
+        f, l_ = pick(rng, V.first_names), pick(rng, V.last_names)
         style = int(rng.integers(3))
         nm = f"{f} {l_}" if style else f"{f} {chr(65 + int(rng.integers(26)))}. {l_}"
         names[nm] = None
@@ -71,7 +54,7 @@ def mag(rng: Rng) -> Dataset:
     )
     p_topic2[p_topic2 == p_topic] = (p_topic2[p_topic2 == p_topic] + 1) % n_topics
     p_year = rng.integers(2005, 2021, n_pap)
-    p_method = rng.integers(len(_MAG_METHODS), size=n_pap)
+    p_method = rng.integers(len(V.methods), size=n_pap)
     p_auth: list[list[int]] = []
     for _ in range(n_pap):
         i = int(rng.choice(len(insts), p=zipf(len(insts), 0.6)))
@@ -84,7 +67,7 @@ def mag(rng: Rng) -> Dataset:
     titles, texts = [], []
     for i in range(n_pap):
         t, t2 = topics[p_topic[i]][1], topics[p_topic2[i]][1]
-        m, asp, ctx = _MAG_METHODS[p_method[i]], pick(rng, _MAG_ASPECTS), pick(rng, _MAG_CONTEXTS)
+        m, asp, ctx = V.methods[p_method[i]], pick(rng, V.aspects), pick(rng, V.contexts)
         title = pick(
             rng,
             [
@@ -96,14 +79,14 @@ def mag(rng: Rng) -> Dataset:
         )
         titles.append(title)
         abstract = (
-            f"We study the {asp} of {t} using {m}. Our results show {pick(rng, _MAG_FINDINGS)} "
+            f"We study the {asp} of {t} using {m}. Our results show {pick(rng, V.findings)} "
             f"for {t2} in {ctx}."
         )
         texts.append(
             f"- paper: {title}\n- abstract: {abstract}\n- authors: "
             f"{', '.join(authors[a] for a in p_auth[i])}\n- fields of study: "
             f"{topics[p_topic[i]][0]}; {t.capitalize()}; {t2.capitalize()}\n"
-            f"- year: {p_year[i]}\n- venue: {pick(rng, _VENUES)}"
+            f"- year: {p_year[i]}\n- venue: {pick(rng, V.venues)}"
         )
     cites: list[list[int]] = [[] for _ in range(n_pap)]
     by_topic = [np.flatnonzero(p_topic == j) for j in range(n_topics)]
@@ -159,7 +142,10 @@ def mag(rng: Rng) -> Dataset:
     def paper(rng: Rng) -> int:
         return int(rng.integers(n_pap))
 
-    def q_inst(rng: Rng) -> Query | None:
+    templates = Templates()
+
+    @templates.synthesized(0.2)
+    def q_inst(rng: Rng) -> Query:
         a = paper(rng)
         inst = int(auth_inst[pick(rng, p_auth[a])])
         t = p_topic[a]
@@ -173,89 +159,76 @@ def mag(rng: Rng) -> Dataset:
         gold = np.flatnonzero(mask)
         return ask(rng, name, gold, year=p_year[a], field=f, institution=insts[inst], topic=tn)
 
-    def q_author(rng: Rng) -> Query | None:
+    @templates.synthesized(0.16)
+    def q_author(rng: Rng) -> Query:
         a = paper(rng)
         au = pick(rng, p_auth[a])
         t = p_topic[a]
         gold = [i for i in auth_papers[au] if t in (p_topic[i], p_topic2[i])]
         return ask(rng, "q_author", gold, author=authors[au], topic=topics[t][1])
 
-    def q_cites(rng: Rng) -> Query | None:
+    def coauthored(rng: Rng) -> tuple[int, Sequence[int]]:
+        """A paper and the other papers of its authors (:class:`NoQuery` when there are none)."""
         x = paper(rng)
-        if not cites[x]:
-            return None
-        t = p_topic[pick(rng, cites[x])]
-        gold = [j for j in cites[x] if t in (p_topic[j], p_topic2[j])]
+        return x, some(sorted({j for a in p_auth[x] for j in auth_papers[a]} - {x}))
+
+    def on_a_topic(rng: Rng, related: Sequence[int]) -> tuple[int, list[int]]:
+        """The topic of one of the ``related`` papers, and the related papers about it."""
+        t = p_topic[pick(rng, related)]
+        return t, [j for j in related if t in (p_topic[j], p_topic2[j])]
+
+    @templates.synthesized(0.16)
+    def q_cites(rng: Rng) -> Query:
+        x = paper(rng)
+        t, gold = on_a_topic(rng, some(cites[x]))
         return ask(rng, "q_cites", gold, topic=topics[t][1], title=titles[x])
 
-    def q_coauthor(rng: Rng) -> Query | None:
-        x = paper(rng)
-        co = sorted({j for a in p_auth[x] for j in auth_papers[a]} - {x})
-        if not co:
-            return None
-        t = p_topic[pick(rng, co)]
-        gold = [j for j in co if t in (p_topic[j], p_topic2[j])]
+    @templates.synthesized(0.16)
+    def q_coauthor(rng: Rng) -> Query:
+        x, co = coauthored(rng)
+        t, gold = on_a_topic(rng, co)
         return ask(rng, "q_coauthor", gold, title=titles[x], topic=topics[t][1])
 
-    def q_topic(rng: Rng) -> Query | None:
+    @templates.synthesized(0.16)
+    def q_topic(rng: Rng) -> Query:
         a = paper(rng)
         t, t2 = p_topic[a], p_topic2[a]
         gold = np.flatnonzero((p_topic == t) & (p_topic2 == t2))
         return ask(rng, "q_topic", gold, topic=topics[t][1], topic2=topics[t2][1])
 
-    def q_field_year(rng: Rng) -> Query | None:
+    @templates.synthesized(0.16)
+    def q_field_year(rng: Rng) -> Query:
         a = paper(rng)
         t, m = p_topic[a], p_method[a]
         gold = np.flatnonzero((p_topic == t) & (p_method == m))
-        return ask(rng, "q_field_year", gold, topic=topics[t][1], method=_MAG_METHODS[m])
+        return ask(rng, "q_field_year", gold, topic=topics[t][1], method=V.methods[m])
 
-    def h_author_year(rng: Rng) -> Query | None:
+    @templates.human(0.25)
+    def h_author_year(rng: Rng) -> Query:
         a = paper(rng)
         au = pick(rng, p_auth[a])
         gold = [i for i in auth_papers[au] if p_year[i] == p_year[a]]
         return ask(rng, "h_author_year", gold, author=authors[au], year=p_year[a])
 
-    def h_interest(rng: Rng) -> Query | None:
+    @templates.human(0.35)
+    def h_interest(rng: Rng) -> Query:
         a = paper(rng)
         t, t2 = p_topic[a], p_topic2[a]
         gold = np.flatnonzero((p_topic == t) & (p_topic2 == t2))
         topic, topic2 = topics[t][1].lower(), topics[t2][1].lower()
         return ask(rng, "h_interest", gold, topic=topic, topic2=topic2)
 
-    def h_cited_inst(rng: Rng) -> Query | None:
+    @templates.human(0.2)
+    def h_cited_inst(rng: Rng) -> Query:
         x = paper(rng)
-        if not cites[x]:
-            return None
-        j0 = pick(rng, cites[x])
+        j0 = pick(rng, some(cites[x]))
         inst = int(auth_inst[pick(rng, p_auth[j0])])
         gold = [j for j in cites[x] if paper_has_inst[j, inst]]
         return ask(rng, "h_cited_inst", gold, institution=insts[inst], title=titles[x])
 
-    def h_shares(rng: Rng) -> Query | None:
-        x = paper(rng)
-        co = sorted({j for a in p_auth[x] for j in auth_papers[a]} - {x})
-        if not co:
-            return None
+    @templates.human(0.2)
+    def h_shares(rng: Rng) -> Query:
+        x, co = coauthored(rng)
         return ask(rng, "h_shares", co, title=titles[x].lower())
 
-    return stark_dataset(
-        rng,
-        StarkDomain(
-            "stark-mag",
-            "STaRK-MAG-like: papers with authors, institutions, fields of study and citations",
-            kb,
-            ids,
-            synthesized=[
-                (q_inst, 0.2),
-                (q_author, 0.16),
-                (q_cites, 0.16),
-                (q_coauthor, 0.16),
-                (q_topic, 0.16),
-                (q_field_year, 0.16),
-            ],
-            human=[(h_author_year, 0.25), (h_interest, 0.35), (h_cited_inst, 0.2), (h_shares, 0.2)],
-            max_answers=60,
-            candidate_types=("paper",),
-            triggers=_TRIGGERS,
-        ),
-    )
+    return stark_dataset(rng, StarkDomain.from_table(V.domain), kb, ids, templates)

@@ -2,46 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Final
 
 import numpy as np
 
-from demo.common import (
-    Dataset,
-    Query,
-    Rng,
-    digit_ids,
-    pick,
-    sample,
-    vocabulary,
-)
+from demo.common import Dataset, Query, Rng, digit_ids, pick, sample, some, vocabulary
 from demo.kb import KnowledgeBase
-from demo.stark import Phrasebook, StarkDomain, stark_dataset
+from demo.stark import Phrasebook, StarkDomain, Template, Templates, stark_dataset
 
-_V = vocabulary("prime")
-_GENE_FAMILIES: Final = list(_V["gene_families"].items())
-_PHENOTYPES: Final = _V["phenotypes"]
-_LAY_TERMS: Final = _V["lay_terms"]
-_ANATOMY: Final = _V["anatomy"]
-_CC: Final = _V["cellular_components"]
-_MF: Final = _V["molecular_functions"]
-_BP: Final = [g["form"].format(x) for g in _V["biological_processes"] for x in g["items"]]
-_PATHWAYS: Final = _V["pathways"]
-_DRUG_PREFIX: Final = _V["drug_prefixes"]
-_DRUG_CLASSES: Final = [(k, c, r) for k, (c, r) in _V["drug_classes"].items()]
-_DISEASE_ADJ: Final = _V["disease_adjectives"]
-_DISEASE_NOUN: Final = list(_V["disease_nouns"].items())
-_EPONYMS: Final = _V["eponyms"]
-ask: Final = Phrasebook(_V["queries"]).ask
-#: query words -> the relations they make the KB-propagation baseline walk
-_TRIGGERS: Final = {
-    **dict.fromkeys(["targeted", "targets", "target"], ("target",)),
-    **dict.fromkeys(["interactions", "structures"], ("interacts with", "target")),
-    "interact": ("ppi",),
-    **dict.fromkeys(["expressed", "present"], ("expression present",)),
-    **dict.fromkeys(["indicated", "prescribed"], ("indication",)),
-    "associated": ("associated with",),
-}
+V: Final = vocabulary("prime")
+_GENE_FAMILIES: Final = list(V.gene_families.items())
+_BP: Final = [g["form"].format(x) for g in V.biological_processes for x in g["items"]]
+_DRUG_CLASSES: Final = [(k, c, r) for k, (c, r) in V.drug_classes.items()]
+_DISEASE_NOUN: Final = list(V.disease_nouns.items())
+ask: Final = Phrasebook(V.queries).ask
 
 
 def prime(rng: Rng) -> Dataset:
@@ -55,7 +30,7 @@ def prime(rng: Rng) -> Dataset:
         genes.setdefault(sym, fi)
     gene_syms = list(genes)
     gene_fam = [genes[s] for s in gene_syms]
-    drug_names = sorted({p + c[0] for p in _DRUG_PREFIX for c in _DRUG_CLASSES})
+    drug_names = sorted({p + c[0] for p in V.drug_prefixes for c in _DRUG_CLASSES})
     drug_names = [
         drug_names[int(i)] for i in np.sort(rng.choice(len(drug_names), 280, replace=False))
     ]
@@ -66,10 +41,10 @@ def prime(rng: Rng) -> Dataset:
         noun, cat = _DISEASE_NOUN[int(rng.integers(len(_DISEASE_NOUN)))]
         r = rng.random()
         if r < 0.3:
-            nm = f"{pick(rng, _EPONYMS)} syndrome"
+            nm = f"{pick(rng, V.eponyms)} syndrome"
             cat = pick(rng, ["neurological", "skin", "metabolic", "musculoskeletal"])
         elif r < 0.8:
-            nm = f"{pick(rng, _DISEASE_ADJ)} {noun}"
+            nm = f"{pick(rng, V.disease_adjectives)} {noun}"
         else:
             nm = f"{noun} type {int(rng.integers(1, 12))}"
         diseases.setdefault(nm, cat)
@@ -80,12 +55,12 @@ def prime(rng: Rng) -> Dataset:
     g_ix = kb.add("gene/protein", gene_syms)
     d_ix = kb.add("drug", drug_names)
     s_ix = kb.add("disease", dis_names)
-    ph_ix = kb.add("effect/phenotype", _PHENOTYPES)
-    an_ix = kb.add("anatomy", _ANATOMY)
-    cc_ix = kb.add("cellular_component", _CC)
-    mf_ix = kb.add("molecular_function", _MF)
+    ph_ix = kb.add("effect/phenotype", V.phenotypes)
+    an_ix = kb.add("anatomy", V.anatomy)
+    cc_ix = kb.add("cellular_component", V.cellular_components)
+    mf_ix = kb.add("molecular_function", V.molecular_functions)
     bp_ix = kb.add("biological_process", _BP)
-    pw_ix = kb.add("pathway", _PATHWAYS)
+    pw_ix = kb.add("pathway", V.pathways)
     n = len(kb)
     names, types_, texts = kb.names, kb.kinds, kb.texts
     link, nb = kb.link, kb.neighbours
@@ -172,50 +147,68 @@ def prime(rng: Rng) -> Dataset:
 
     def say(i: int, p: float) -> str:
         """The name of entity ``i``, or with probability ``p`` its lay paraphrase."""
-        lay = _LAY_TERMS.get(names[i])
+        lay = V.lay_terms.get(names[i])
         return lay if lay and rng.random() < p else names[i]
 
     def does(mf: int, p: float) -> str:
-        lay = _LAY_TERMS.get(names[mf])
+        lay = V.lay_terms.get(names[mf])
         return f"that {lay}" if lay and rng.random() < p else f"with {names[mf]}"
 
-    def q_drug_gene(rng: Rng) -> Query | None:
+    def expressed(
+        name: str, terms: dict[int, list[int]], slot: str, said: Callable[[int], str]
+    ) -> Template:
+        """The template ``name``: an anatomy where a gene is expressed and one of that gene's GO
+        ``terms`` (said as ``said(term)`` in the phrasing's ``slot``); the answers are the genes
+        expressed there with that term."""
+
+        def template(rng: Rng) -> Query:
+            g0 = pick(rng, g_ix)
+            an = pick(rng, nb("expression present", g0))
+            term = pick(rng, terms[g0])
+            gold = [g for g in nb("expression present", an) if term in terms[g]]
+            return ask(rng, name, gold, anatomy=names[an], **{slot: said(term)})
+
+        return template
+
+    templates = Templates()
+
+    @templates.synthesized(0.12)
+    def q_drug_gene(rng: Rng) -> Query:
         d = pick(rng, d_ix)
         tg = nb("target", d)
         mf = pick(rng, gene_mf[pick(rng, tg)])
         gold = [g for g in tg if mf in gene_mf[g]]
         return ask(rng, "q_drug_gene", gold, does=does(mf, 0.5), drug=names[d], does2=does(mf, 0.5))
 
-    def q_drug_cc(rng: Rng) -> Query | None:
+    @templates.synthesized(0.1)
+    def q_drug_cc(rng: Rng) -> Query:
         d = pick(rng, d_ix)
         reached = {c for g in nb("target", d) for c in nb("interacts with", g)}
         gold = sorted(c for c in reached if types_[c] == "cellular_component")
         return ask(rng, "q_drug_cc", gold, drug=names[d])
 
-    def q_dis_drug(rng: Rng) -> Query | None:
+    @templates.synthesized(0.12)
+    def q_dis_drug(rng: Rng) -> Query:
         s = pick(rng, s_ix)
-        cands = [d for d in nb("indication", s) if types_[d] == "drug"]
-        if not cands:
-            return None
+        cands = some([d for d in nb("indication", s) if types_[d] == "drug"])
         route = drug_route[pick(rng, cands)]
         gold = [d for d in cands if drug_route[d] == route]
         return ask(rng, "q_dis_drug", gold, route=route, disease=names[s])
 
-    def q_anat_gene(rng: Rng) -> Query | None:
-        g0 = pick(rng, g_ix)
-        an = pick(rng, nb("expression present", g0))
-        bp = pick(rng, gene_bp[g0])
-        gold = [g for g in nb("expression present", an) if bp in gene_bp[g]]
-        return ask(rng, "q_anat_gene", gold, anatomy=names[an], process=say(bp, 0.5))
+    templates.synthesized(0.12)(
+        expressed("q_anat_gene", gene_bp, "process", lambda bp: say(bp, 0.5))
+    )
 
-    def q_gene_dis(rng: Rng) -> Query | None:
+    @templates.synthesized(0.11)
+    def q_gene_dis(rng: Rng) -> Query:
         s0 = pick(rng, s_ix)
         g = pick(rng, [x for x in nb("associated with", s0) if types_[x] == "gene/protein"])
         p = pick(rng, dis_ph[s0])
         gold = [s for s in nb("associated with", g) if types_[s] == "disease" and p in dis_ph[s]]
         return ask(rng, "q_gene_dis", gold, gene=names[g], phenotype=say(p, 0.4))
 
-    def q_dis_text(rng: Rng) -> Query | None:
+    @templates.synthesized(0.12)
+    def q_dis_text(rng: Rng) -> Query:
         s0 = pick(rng, s_ix)
         ps = sample(rng, dis_ph[s0], 3)
         gold = [s for s in s_ix if all(p in dis_ph[s] for p in ps)]
@@ -223,13 +216,23 @@ def prime(rng: Rng) -> Dataset:
         cat = dis_cat[s0 - s_ix[0]]
         return ask(rng, "q_dis_text", gold, p1=p1, p2=p2, p3=p3, category=cat)
 
-    def q_gene_text(rng: Rng) -> Query | None:
+    @templates.synthesized(0.1)
+    def q_gene_text(rng: Rng) -> Query:
         g0 = pick(rng, g_ix)
         mf, bp = pick(rng, gene_mf[g0]), pick(rng, gene_bp[g0])
         gold = [g for g in g_ix if mf in gene_mf[g] and bp in gene_bp[g]]
         return ask(rng, "q_gene_text", gold, does=does(mf, 0.4), process=say(bp, 0.4))
 
-    def q_family(rng: Rng) -> Query | None:
+    @templates.synthesized(0.11)
+    def q_ppi(rng: Rng) -> Query:
+        g0 = pick(rng, g_ix)
+        ppi = some(nb("ppi", g0))
+        bp = pick(rng, gene_bp[pick(rng, ppi)])
+        gold = [g for g in ppi if bp in gene_bp[g]]
+        return ask(rng, "q_ppi", gold, gene=names[g0], process=say(bp, 0.4))
+
+    @templates.synthesized(0.1)
+    def q_family(rng: Rng) -> Query:
         g0 = pick(rng, g_ix)
         fi = gene_fam[g0 - g_ix[0]]
         bp = pick(rng, gene_bp[g0])
@@ -237,16 +240,8 @@ def prime(rng: Rng) -> Dataset:
         family = _GENE_FAMILIES[fi][1]
         return ask(rng, "q_family", gold, family=family, gene=names[g0], process=say(bp, 0.3))
 
-    def q_ppi(rng: Rng) -> Query | None:
-        g0 = pick(rng, g_ix)
-        ppi = nb("ppi", g0)
-        if not ppi:
-            return None
-        bp = pick(rng, gene_bp[pick(rng, ppi)])
-        gold = [g for g in ppi if bp in gene_bp[g]]
-        return ask(rng, "q_ppi", gold, gene=names[g0], process=say(bp, 0.4))
-
-    def h_symptoms(rng: Rng) -> Query | None:
+    @templates.human(0.3)
+    def h_symptoms(rng: Rng) -> Query:
         s0 = pick(rng, s_ix)
         ps = sample(rng, dis_ph[s0], 2)
         cat = dis_cat[s0 - s_ix[0]]
@@ -254,18 +249,15 @@ def prime(rng: Rng) -> Dataset:
         p1, p2 = say(ps[0], 0.6), say(ps[1], 0.6)
         return ask(rng, "h_symptoms", gold, p1=p1, p2=p2, category=cat)
 
-    def h_prescribed(rng: Rng) -> Query | None:
+    @templates.human(0.25)
+    def h_prescribed(rng: Rng) -> Query:
         d = pick(rng, d_ix)
         return ask(rng, "h_prescribed", drug_ind[d], drug=names[d])
 
-    def h_gene(rng: Rng) -> Query | None:
-        g0 = pick(rng, g_ix)
-        an = pick(rng, nb("expression present", g0))
-        mf = pick(rng, gene_mf[g0])
-        gold = [g for g in nb("expression present", an) if mf in gene_mf[g]]
-        return ask(rng, "h_gene", gold, anatomy=names[an], does=does(mf, 0.6))
+    templates.human(0.25)(expressed("h_gene", gene_mf, "does", lambda mf: does(mf, 0.6)))
 
-    def h_target_sounds(rng: Rng) -> Query | None:
+    @templates.human(0.2)
+    def h_target_sounds(rng: Rng) -> Query:
         d = pick(rng, d_ix)
         cls = drug_cls[d - d_ix[0]]
         indicated = set(drug_ind[d])
@@ -273,32 +265,4 @@ def prime(rng: Rng) -> Dataset:
         s = pick(rng, drug_ind[d])
         return ask(rng, "h_target_sounds", gold, drug_class=cls[1], disease=names[s].lower())
 
-    return stark_dataset(
-        rng,
-        StarkDomain(
-            "stark-prime",
-            "STaRK-Prime-like: diseases, drugs, genes/proteins, pathways, anatomy and GO terms",
-            kb,
-            ids,
-            synthesized=[
-                (q_drug_gene, 0.12),
-                (q_drug_cc, 0.1),
-                (q_dis_drug, 0.12),
-                (q_anat_gene, 0.12),
-                (q_gene_dis, 0.11),
-                (q_dis_text, 0.12),
-                (q_gene_text, 0.1),
-                (q_ppi, 0.11),
-                (q_family, 0.1),
-            ],
-            human=[
-                (h_symptoms, 0.3),
-                (h_prescribed, 0.25),
-                (h_gene, 0.25),
-                (h_target_sounds, 0.2),
-            ],
-            max_answers=60,
-            candidate_types=None,
-            triggers=_TRIGGERS,
-        ),
-    )
+    return stark_dataset(rng, StarkDomain.from_table(V.domain), kb, ids, templates)

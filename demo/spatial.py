@@ -21,18 +21,15 @@ from demo.common import (
     vocabulary,
 )
 
-_V = vocabulary("spatial")
+V: Final = vocabulary("spatial")
 _POI_CATS: Final = [
     (c["name"], c["major"], c["minor"], c["chains"], c["name_suffixes"], c["share"])
-    for c in _V["list_categories"]
+    for c in V.list_categories
 ]
 _GEO_CATS: Final = [
     (c["name"], c["major"], c["middle"], c["minors"], c["name_suffixes"])
-    for c in _V["geoglue_categories"]
+    for c in V.geoglue_categories
 ]
-_PREFIX: Final = _V["name_prefixes"]
-_ROAD_WORDS: Final = _V["road_words"]
-_ROAD_SUFFIX: Final = _V["road_suffixes"]
 
 
 @dataclass
@@ -43,7 +40,7 @@ class _City:
 
 
 def _city(name: str) -> _City:
-    c = _V["cities"][name]
+    c = V.cities[name]
     return _City(name, [tuple(d) for d in c["districts"]], c["sd_km"])
 
 
@@ -84,8 +81,8 @@ def _make_pois(rng: Rng, city: _City, n: int) -> _Pois:
         [
             f"{w}{s}"
             for w, s in zip(
-                sample(rng, _ROAD_WORDS, 8),
-                [pick(rng, _ROAD_SUFFIX) for _ in range(8)],
+                sample(rng, V.road_words, 8),
+                [pick(rng, V.road_suffixes) for _ in range(8)],
                 strict=True,
             )
         ]
@@ -107,7 +104,7 @@ def _make_pois(rng: Rng, city: _City, n: int) -> _Pois:
         elif _POI_CATS[cats[i]][0] == "subway":
             ch, nm = None, f"{road}站"
         else:
-            ch, nm = None, f"{pick(rng, _PREFIX)}{pick(rng, suffixes)}"
+            ch, nm = None, f"{pick(rng, V.name_prefixes)}{pick(rng, suffixes)}"
         names.append(nm)
         roads_.append(road)
         nums.append(int(rng.integers(1, 400)))
@@ -275,7 +272,7 @@ def geoglue(rng: Rng) -> Dataset:
         [
             f"{w}{s}"
             for w, s in zip(
-                sample(rng, _ROAD_WORDS, 10),
+                sample(rng, V.road_words, 10),
                 [pick(rng, ["路", "街", "巷", "中路", "西路"]) for _ in range(10)],
                 strict=True,
             )
@@ -300,7 +297,7 @@ def geoglue(rng: Rng) -> Dataset:
         elif en == "gas station":
             nm = f"{pick(rng, ['鑫源', '顺通', '恒泰'])}加油站({road})"
         else:
-            nm = f"{pick(rng, _PREFIX)}{pick(rng, sufs)}"
+            nm = f"{pick(rng, V.name_prefixes)}{pick(rng, sufs)}"
             if rng.random() < 0.3:
                 nm += (
                     f"({road}店)"
