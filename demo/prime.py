@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Final
 
 import numpy as np
@@ -65,6 +65,13 @@ def prime(rng: Rng) -> Dataset:
     names, types_, texts = kb.names, kb.kinds, kb.texts
     link, nb = kb.link, kb.neighbours
 
+    def link_some(a: int, relation: str, pool: Sequence[int], low: int, high: int) -> list[int]:
+        """Link ``a`` to ``rng.integers(low, high)`` distinct nodes of ``pool``; returns them."""
+        chosen = sample(rng, pool, int(rng.integers(low, high)))
+        for b in chosen:
+            link(a, relation, b)
+        return chosen
+
     fam_genes = [
         [g for g, f in zip(g_ix, gene_fam, strict=True) if f == fi]
         for fi in range(len(_GENE_FAMILIES))
@@ -76,12 +83,9 @@ def prime(rng: Rng) -> Dataset:
     for g, fi in zip(g_ix, gene_fam, strict=True):
         gene_mf[g] = list(dict.fromkeys(sample(rng, fam_mf[fi], 2) + sample(rng, mf_ix, 1)))
         gene_bp[g] = list(dict.fromkeys(sample(rng, fam_bp[fi], 2) + sample(rng, bp_ix, 1)))
-        for m in gene_mf[g]:
-            link(g, "interacts with", m)
-        for b in gene_bp[g]:
-            link(g, "interacts with", b)
-        for c in sample(rng, cc_ix, int(rng.integers(1, 3))):
-            link(g, "interacts with", c)
+        for term in gene_mf[g] + gene_bp[g]:
+            link(g, "interacts with", term)
+        link_some(g, "interacts with", cc_ix, 1, 3)
         for a in sample(rng, an_ix, int(rng.integers(2, 6))):
             link(a, "expression present", g)
         if rng.random() < 0.6:
@@ -91,19 +95,13 @@ def prime(rng: Rng) -> Dataset:
                 link(g, "ppi", h)
     dis_ph: dict[int, list[int]] = {}
     for s in s_ix:
-        dis_ph[s] = sample(rng, ph_ix, int(rng.integers(3, 6)))
-        for p in dis_ph[s]:
-            link(s, "phenotype present", p)
+        dis_ph[s] = link_some(s, "phenotype present", ph_ix, 3, 6)
         for g in sample(rng, g_ix, int(rng.integers(1, 5))):
             link(g, "associated with", s)
     drug_ind: dict[int, list[int]] = {}
     for d in d_ix:
-        drug_ind[d] = sample(rng, s_ix, int(rng.integers(1, 4)))
-        for s in drug_ind[d]:
-            link(d, "indication", s)
-        fam_pool = fam_genes[int(rng.integers(len(_GENE_FAMILIES)))]
-        for g in sample(rng, fam_pool, int(rng.integers(2, 9))):
-            link(d, "target", g)
+        drug_ind[d] = link_some(d, "indication", s_ix, 1, 4)
+        link_some(d, "target", fam_genes[int(rng.integers(len(_GENE_FAMILIES)))], 2, 9)
         if rng.random() < 0.4:
             link(d, "contraindication", pick(rng, s_ix))
 
