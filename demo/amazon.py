@@ -30,6 +30,9 @@ ask: Final = Phrasebook(V.queries).ask
 
 
 def amazon(rng: Rng) -> Dataset:
+    """STaRK-Amazon-like: ~2,200 products of 33 types (one type has exactly 100 products, the
+    largest answer set) with 110 brands, categories and colors, also-bought/also-viewed edges,
+    and queries over features, reviews, colors, brands and co-purchases."""
     types = _AMAZON_TYPES
     n_types = len(types)
     brands = sorted({a + b for a in V.brand_starts for b in V.brand_ends if a.lower()[-1] != b[0]})

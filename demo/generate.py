@@ -31,14 +31,20 @@ Text is Chinese for the three spatial sets (the real ones are Chinese), English 
 of brands, people, institutions, drugs and genes are invented.
 
 Runs (top 100, every query): ``bm25`` and ``char-ngram-tfidf`` on every dataset;
-``bm25-kb-propagation`` (:class:`analysis.baselines.retrievers.RelationAwareRetriever`) on STaRK and
-``bm25-distance-fusion`` (:class:`analysis.baselines.retrievers.SpatialFusion`) on the spatial sets.
+``bm25-kb-propagation`` (:class:`analysis.baselines.RelationAwareRetriever`) on STaRK and
+``bm25-distance-fusion`` (:class:`analysis.baselines.SpatialFusion`) on the spatial sets.
+
+This module orchestrates; the datasets come from :mod:`demo.amazon`, :mod:`demo.mag` and
+:mod:`demo.prime` (one knowledge-base builder, :mod:`demo.kb`, and one STaRK dataset builder,
+:mod:`demo.stark`) and :mod:`demo.spatial`; files are written by :mod:`demo.write`. Word lists,
+query wording and per-domain settings are data: ``demo/vocab/*.toml``.
 """
 
 from __future__ import annotations
 
 import shutil
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -48,7 +54,7 @@ from demo.amazon import amazon
 from demo.common import DATASETS, SPATIAL_METRICS, STARK_METRICS, TOP_K, Dataset, Rng
 from demo.mag import mag
 from demo.prime import prime
-from demo.spatial import _BEIJING, _SHANGHAI, _list_city, geoglue
+from demo.spatial import geoglue, list_city
 from demo.write import manifest, write_parquet
 
 __all__ = ["DATASETS", "SPATIAL_METRICS", "STARK_METRICS", "build_datasets", "generate_bundle"]
@@ -87,18 +93,8 @@ def build_datasets(seed: int = 0) -> list[Dataset]:
         amazon,
         mag,
         prime,
-        lambda r: _list_city(
-            r,
-            _BEIJING,
-            "LIST-like Beijing: POIs around the real districts, "
-            "click-log style queries with 1-5 gold",
-        ),
-        lambda r: _list_city(
-            r,
-            _SHANGHAI,
-            "LIST-like Shanghai: POIs around the real districts, "
-            "click-log style queries with 1-5 gold",
-        ),
+        partial(list_city, name="beijing"),
+        partial(list_city, name="shanghai"),
         geoglue,
     ]
     return [make(np.random.default_rng([seed, i])) for i, make in enumerate(makers)]

@@ -26,6 +26,9 @@ ask: Final = Phrasebook(V.queries).ask
 
 
 def mag(rng: Rng) -> Dataset:
+    """STaRK-MAG-like: 2,800 papers by 1,100 authors of 26 institutions, 8 fields with 40
+    topics, citations mostly to older papers of the same topic; queries by institution, author,
+    citation, co-authorship, topic and method."""
     fields = list(V.fields)
     topics = [(f, t) for f in fields for t in V.fields[f]]
     n_topics = len(topics)

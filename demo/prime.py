@@ -20,6 +20,9 @@ ask: Final = Phrasebook(V.queries).ask
 
 
 def prime(rng: Rng) -> Dataset:
+    """STaRK-Prime-like: genes/proteins in families, drugs in classes, diseases with phenotypes,
+    anatomy, GO terms and pathways linked by PrimeKG's relation names; every entity is a
+    candidate; queries over targets, indications, expression, associations and lay symptoms."""
     # nodes
     genes: dict[str, int] = {}
     while len(genes) < 640:

@@ -37,16 +37,13 @@ class _City:
     name: str
     districts: list[tuple[str, str, float, float, float]]  # en, zh, lat, lon, weight
     sd_km: float
+    description: str
 
 
 def _city(name: str) -> _City:
     c = V.cities[name]
-    return _City(name, [tuple(d) for d in c["districts"]], c["sd_km"])
+    return _City(name, [tuple(d) for d in c["districts"]], c["sd_km"], c.get("description", ""))
 
-
-_BEIJING: Final = _city("beijing")
-_SHANGHAI: Final = _city("shanghai")
-_HANGZHOU: Final = _city("hangzhou")
 
 _KM_LAT: Final = 1 / 110.574
 
@@ -121,7 +118,10 @@ def _amap_ids(rng: Rng, n: int) -> list[str]:
     return list(out)
 
 
-def _list_city(rng: Rng, city: _City, title: str) -> Dataset:
+def list_city(rng: Rng, name: str) -> Dataset:
+    """A LIST-like dataset of the city ``name`` (``beijing`` or ``shanghai``): 5,000 POIs, 400
+    click-log style queries from user locations with 1-5 gold POIs each."""
+    city = _city(name)
     n_poi, n_q = 5000, 400
     p = _make_pois(rng, city, n_poi)
     ids = _amap_ids(rng, n_poi)
@@ -239,7 +239,7 @@ def _list_city(rng: Rng, city: _City, title: str) -> Dataset:
     return Dataset(
         city.name,
         "spatial",
-        title,
+        city.description,
         qdf,
         qrels,
         entities,
@@ -249,7 +249,10 @@ def _list_city(rng: Rng, city: _City, title: str) -> Dataset:
 
 
 def geoglue(rng: Rng) -> Dataset:
-    city = _HANGZHOU
+    """GeoGLUE-like (Hangzhou): ~4,000 POIs in sites shifted ~1 km and snapped to a 1e-4 degree
+    grid (coordinate stacks of up to 16, twin records), 400 queries with one gold each, located
+    near the true site (a ~20 % far tail searches from elsewhere in the city)."""
+    city = _city("hangzhou")
     # stack sizes like GeoGLUE-clean (983 of 5,000 POIs stacked, largest 16), scaled to ~4,000
     stack_sizes = [2] * 290 + [3] * 36 + [4] * 8 + [5] * 2 + [6] * 2 + [7] * 2 + [8, 9, 12, 16]
     n_single = 4000 - sum(stack_sizes)
