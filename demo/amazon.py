@@ -149,7 +149,7 @@ def amazon(rng: Rng) -> Dataset:
             kb.link(i, "also_viewed", j)
     ids = digit_ids(rng, len(kb), 0, 960_000)
 
-    # ---- query templates: each returns a Query (text, gold product indices, slices) or None
+    # ---- query templates: each returns a Query (gold = product indices) or raises NoQuery
     def anchor(rng: Rng) -> int:
         return int(rng.integers(n))
 
@@ -186,9 +186,9 @@ def amazon(rng: Rng) -> Dataset:
         r = pick(rng, p_revs[a])
         gold = [i for i in np.flatnonzero(same) if r in p_revs[i]]
         pt = ptype_name(ti, 0.3)
-        said = feat(ti, f1, rng.random() < 0.5), feat(ti, f1, rng.random() < 0.5)
-        values = {"a": article(pt), "ptype": pt, "review": V.reviews[r]}
-        return ask(rng, "q_review", gold, feature=said[0], feature2=said[1], **values)
+        f, f2 = feat(ti, f1, rng.random() < 0.5), feat(ti, f1, rng.random() < 0.5)
+        art, review = article(pt), V.reviews[r]
+        return ask(rng, "q_review", gold, a=art, ptype=pt, feature=f, feature2=f2, review=review)
 
     @templates.synthesized(0.1)
     def q_text1(rng: Rng) -> Query:

@@ -51,6 +51,8 @@ class Dataset:
 # Small helpers
 # ----------------------------------------------------------------------------------------------
 def pick(rng: Rng, seq: Sequence[Any], p: Sequence[float] | None = None) -> Any:
+    """One item of ``seq``: uniform (one ``integers`` draw), or with weights ``p`` (normalized to
+    sum 1, one ``choice`` draw)."""
     if p is None:
         return seq[int(rng.integers(len(seq)))]
     w = np.asarray(p, float)
@@ -58,11 +60,13 @@ def pick(rng: Rng, seq: Sequence[Any], p: Sequence[float] | None = None) -> Any:
 
 
 def sample(rng: Rng, seq: Sequence[Any], n: int) -> list[Any]:
+    """``min(n, len(seq))`` distinct items of ``seq`` in drawn order (one ``choice`` draw)."""
     idx = rng.choice(len(seq), size=min(n, len(seq)), replace=False)
     return [seq[int(i)] for i in idx]
 
 
 def zipf(n: int, s: float = 1.0) -> np.ndarray:
+    """Zipf weights ``1 / i**s`` for ranks ``i = 1..n``, normalized to sum 1 (no draw)."""
     w = 1.0 / np.arange(1, n + 1) ** s
     return w / w.sum()
 
@@ -95,6 +99,7 @@ def typo(rng: Rng, text: str, n: int = 1) -> str:
 
 
 def plural(noun: str) -> str:
+    """English plural of a product noun (``-s``, ``-es`` after x/sh/ch; ``-s`` nouns unchanged)."""
     if noun.endswith("s"):
         return noun
     if noun.endswith(("x", "sh", "ch")):
@@ -103,15 +108,20 @@ def plural(noun: str) -> str:
 
 
 def article(word: str) -> str:
+    """``"an"`` before a vowel letter, else ``"a"``."""
     return "an" if word[:1].lower() in "aeiou" else "a"
 
 
 def str_col(values: Sequence[Any]) -> pd.Series:
+    """A pandas string column (``None`` stays missing, anything else becomes ``str``)."""
     return pd.Series(pd.array([None if v is None else str(v) for v in values], dtype="str"))
 
 
 @dataclass
 class Query:
+    """A generated query: its text, gold (indices into the dataset's candidates), its
+    ``query_type`` and slice columns (``meta``)."""
+
     text: str
     gold: list[int]
     query_type: str
