@@ -152,6 +152,8 @@ def prime(rng: Rng) -> Dataset:
         return lay if lay and rng.random() < p else names[i]
 
     def does(mf: int, p: float) -> str:
+        """``"that <lay words>"`` for molecular function ``mf`` with probability ``p`` (when it has
+        lay words), else ``"with <its name>"``."""
         lay = V.lay_terms.get(names[mf])
         return f"that {lay}" if lay and rng.random() < p else f"with {names[mf]}"
 

@@ -81,6 +81,17 @@ def test_generator_and_baseline_modules_stay_small() -> None:
     assert {p: n for p, n in sizes.items() if n > 500} == {}
 
 
+@pytest.mark.parametrize("domain", ["amazon", "mag", "prime"])
+def test_every_query_wording_is_used(domain: str) -> None:
+    """Each ``[queries.<name>]`` table of a STaRK vocabulary is asked for by its domain's code."""
+    root = DEMO.parents[1] / "demo"
+    with (root / "vocab" / f"{domain}.toml").open("rb") as fh:
+        names = tomllib.load(fh)["queries"]
+    code = (root / f"{domain}.py").read_text(encoding="utf-8")
+    assert len(names) >= 10
+    assert [n for n in names if f'"{n}"' not in code] == []
+
+
 def test_seed_changes_the_data() -> None:
     a, b = build_datasets(0)[0], build_datasets(1)[0]
     assert not a.queries["text"].equals(b.queries["text"])
