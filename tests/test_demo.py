@@ -69,6 +69,29 @@ def test_regenerated_bundle_is_byte_identical(tmp_path: Path) -> None:
     assert elapsed < 60, f"generation took {elapsed:.1f} s"
 
 
+def test_generator_and_baseline_modules_stay_small() -> None:
+    """Every module of the generator and of the baseline retrievers is a readable unit."""
+    root = DEMO.parents[1]
+    sizes = {
+        str(p.relative_to(root)): len(p.read_text(encoding="utf-8").splitlines())
+        for folder in ("demo", "analysis/baselines")
+        for p in sorted((root / folder).rglob("*.py"))
+    }
+    assert len(sizes) >= 10, sizes  # the packages were found
+    assert {p: n for p, n in sizes.items() if n > 500} == {}
+
+
+@pytest.mark.parametrize("domain", ["amazon", "mag", "prime"])
+def test_every_query_wording_is_used(domain: str) -> None:
+    """Each ``[queries.<name>]`` table of a STaRK vocabulary is asked for by its domain's code."""
+    root = DEMO.parents[1] / "demo"
+    with (root / "vocab" / f"{domain}.toml").open("rb") as fh:
+        names = tomllib.load(fh)["queries"]
+    code = (root / f"{domain}.py").read_text(encoding="utf-8")
+    assert len(names) >= 10
+    assert [n for n in names if f'"{n}"' not in code] == []
+
+
 def test_seed_changes_the_data() -> None:
     a, b = build_datasets(0)[0], build_datasets(1)[0]
     assert not a.queries["text"].equals(b.queries["text"])
