@@ -27,8 +27,6 @@ name the manifest and, for TOML syntax errors, the line.
 
 from __future__ import annotations
 
-import re
-import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,7 +35,7 @@ import pandas as pd
 
 from analysis.core.errors import InputError
 from analysis.io import load_entities, load_qrels, load_queries, load_run, stark, tables
-from analysis.io._text import read_text
+from analysis.io._text import parse_toml, read_text
 
 MANIFEST = "bundle.toml"
 FAMILIES = ("stark", "spatial", "generic")
@@ -47,7 +45,6 @@ DEFAULT_METRICS = {
     "spatial": ("recall@10", "ndcg@10", "recall@20", "ndcg@20"),
     "generic": ("hit@1", "hit@5", "recall@20", "mrr", "ndcg@10"),
 }
-_TOML_LINE = re.compile(r"line (\d+)")
 _KEYS = {
     "family",
     "queries",
@@ -152,13 +149,7 @@ def read_manifest(path: str | Path, *, skip_broken: bool = False) -> Bundle:
         raise InputError(manifest, None, "no bundle manifest (bundle.toml) here")
     root = manifest.parent
     text = read_text(manifest)  # InputError naming the line of a byte that is not UTF-8
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        match = _TOML_LINE.search(str(exc))
-        raise InputError(
-            manifest, int(match.group(1)) if match else None, f"invalid TOML: {exc}"
-        ) from None
+    data = parse_toml(text, manifest)  # syntax errors and too-deep nesting name the line
     raw = data.get("datasets")
     if not isinstance(raw, dict) or not raw:
         raise InputError(manifest, None, "no [datasets.<name>] table")

@@ -27,7 +27,14 @@ import numpy as np
 import pandas as pd
 
 from analysis.core.errors import InputError
-from analysis.io._text import check_file, head_text, iter_lines, read_text
+from analysis.io._text import (
+    check_file,
+    check_json_depth,
+    head_text,
+    iter_lines,
+    parse_json,
+    read_text,
+)
 
 csv.field_size_limit(1 << 30)
 
@@ -70,6 +77,7 @@ def _header(path: Path) -> list[str]:
 
 def parse_id_list(text: str, path: str | Path, line: int, column: str) -> list[str]:
     """Parse a list literal of ids (``[1, 2]``, ``['a', 'b']``) into strings."""
+    check_json_depth(text, path, line)  # one line instead of a RecursionError
     try:
         value = json.loads(text)
     except ValueError:
@@ -196,11 +204,7 @@ def read_split_index(path: str | Path, split: str | None = None) -> pd.DataFrame
 
 
 def _load_json(path: Path) -> object:
-    text = read_text(path)
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(path, exc.lineno, f"invalid JSON: {exc.msg}") from None
+    return parse_json(read_text(path), path)
 
 
 def read_query_groups(path: str | Path) -> pd.DataFrame:

@@ -17,7 +17,14 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from analysis.core.errors import InputError
-from analysis.io._text import check_file, head_text, read_text
+from analysis.io._text import (
+    check_file,
+    check_json_depth,
+    head_text,
+    parse_json,
+    read_text,
+    source_path,
+)
 
 _LINE_RE = re.compile(r"line (\d+)")
 _QUOTE_RE = re.compile(r"EOF inside string starting at row (\d+)")
@@ -43,13 +50,13 @@ def read_table(path: str | Path) -> pd.DataFrame:
 
 
 def _magic(path: Path) -> bytes:
-    with path.open("rb") as f:
+    with source_path(path).open("rb") as f:
         return f.read(4)
 
 
 def _read_parquet(path: Path) -> pd.DataFrame:
     try:
-        table = pq.read_table(path)
+        table = pq.read_table(source_path(path))
     except (pa.ArrowException, OSError) as exc:
         reason = re.sub(r"Could not open Parquet input source '[^']*': ", "", str(exc))
         raise InputError(path, None, f"cannot read Parquet: {reason}") from None
@@ -65,12 +72,10 @@ def _read_jsonl(path: Path) -> pd.DataFrame:
     text = read_text(path)
     stripped = text.lstrip()
     if stripped.startswith("["):  # a JSON array of records
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InputError(path, exc.lineno, f"invalid JSON: {exc.msg}") from None
+        data = parse_json(text, path)
         rows = data if isinstance(data, list) else []
     else:
+        check_json_depth(text, path)  # once for the file: one line instead of a RecursionError
         for number, line in enumerate(text.splitlines(), start=1):
             if not line.strip():
                 continue
@@ -152,7 +157,7 @@ def table_columns(path: str | Path) -> list[str]:
     name = p.name.lower().removesuffix(".gz")
     if name.endswith(".parquet") or _magic(p) == b"PAR1":
         try:
-            return list(pq.read_schema(p).names)
+            return list(pq.read_schema(source_path(p)).names)
         except (pa.ArrowException, OSError) as exc:
             raise InputError(p, None, f"cannot read Parquet: {exc}") from None
     if name.endswith((".jsonl", ".ndjson", ".json")):

@@ -26,7 +26,15 @@ import pyarrow.csv as pcsv
 
 from analysis.core.errors import InputError
 from analysis.core.ranking import to_numpy
-from analysis.io._text import check_file, head_text, iter_lines, read_text
+from analysis.io._text import (
+    check_file,
+    head_text,
+    is_gzip,
+    iter_lines,
+    open_binary,
+    read_text,
+    source_path,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -55,9 +63,11 @@ def _fast_read(path: Path, names: tuple[str, ...], keep: dict[str, pa.DataType])
     delim = _delimiter(path, len(names))
     if delim is None:
         return None
+    # gzip: decompressed under the size and ratio limits; else the file or a pipe's spool
+    source = open_binary(path) if is_gzip(path) else pa.memory_map(str(source_path(path)))
     try:
         table = pcsv.read_csv(
-            path,
+            source,
             read_options=pcsv.ReadOptions(column_names=list(names), block_size=1 << 22),
             parse_options=pcsv.ParseOptions(delimiter=delim, quote_char=False),
             convert_options=pcsv.ConvertOptions(
@@ -66,6 +76,8 @@ def _fast_read(path: Path, names: tuple[str, ...], keep: dict[str, pa.DataType])
         )
     except (pa.ArrowInvalid, OSError, EOFError):
         return None
+    finally:
+        source.close()
     for name in keep:
         if table[name].null_count:
             return None
