@@ -45,6 +45,7 @@ import numpy as np
 from analysis.core.errors import InputError
 
 BOM = "\ufeff"
+ASCII_SPACE = " \t\n\r\v\f"  # the whitespace trec_eval splits fields on
 MAX_BYTES_ENV = "RETRIEVAL_DASHBOARD_MAX_INPUT_BYTES"
 MAX_RATIO_ENV = "RETRIEVAL_DASHBOARD_MAX_GZIP_RATIO"
 DEFAULT_MAX_BYTES = 4 << 30
