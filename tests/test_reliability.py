@@ -197,7 +197,7 @@ def test_c_float_refuses_what_strtod_does_not_read_whole(text: str) -> None:
 def test_c_float_special_values_are_read_then_refused_as_non_finite() -> None:
     for text in ("inf", "-Infinity", "NaN", "nan(123)"):
         value = c_float(text)
-        assert value is not None and value != value or abs(value) == float("inf")
+        assert (value is not None and value != value) or abs(value) == float("inf")
 
 
 def test_c_int_is_ascii_digits_only() -> None:

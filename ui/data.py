@@ -19,7 +19,14 @@ import streamlit as st
 from analysis.core.errors import DataWarning, InputError
 from analysis.core.metrics import rank_run
 from analysis.io import load_run
-from analysis.io.bundle import Bundle, Dataset, DatasetSpec, load_dataset, read_manifest
+from analysis.io.bundle import (
+    Bundle,
+    Dataset,
+    DatasetSpec,
+    is_confined,
+    load_dataset,
+    read_manifest,
+)
 from analysis.stats import mean_ci
 from analysis.stats.perquery import dashboard_metrics, per_query_table
 
@@ -47,9 +54,10 @@ def available_bundles() -> dict[str, Path]:
     for root in roots:
         for manifest in sorted(root.glob("**/bundle.toml")):
             folder = manifest.parent.resolve()
-            if not manifest.resolve().is_relative_to(folder):
-                continue  # bundle.toml is a link to a file elsewhere
-            rel = folder.relative_to(root) if folder.is_relative_to(root) else None
+            # the confinement rule of the library: no link leading out of the roots
+            if not is_confined(manifest, [folder]) or not is_confined(folder, [root]):
+                continue
+            rel = folder.relative_to(root)
             if rel is None or len(rel.parts) > MAX_DEPTH:
                 continue
             name = rel.as_posix() if rel.parts else root.name
@@ -78,7 +86,7 @@ def stamp(*paths: Path | None) -> tuple[tuple[str, int, int], ...]:
 @st.cache_resource(max_entries=16, show_spinner=False)
 def _bundle(folder: str, key: tuple) -> Bundle:
     del key
-    return read_manifest(folder, skip_broken=True)
+    return read_manifest(folder, skip_broken=True, roots=data_roots())
 
 
 def load_bundle(folder: Path) -> Bundle:
