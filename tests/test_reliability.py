@@ -224,3 +224,177 @@ def test_an_empty_stark_answer_list_is_a_query_scored_zero_and_flagged() -> None
     assert bool(per_query.loc["2", "no_relevant"])
     assert not bool(per_query.loc["1", "no_relevant"])
     assert {w.code for w in result.warnings} == {"no_relevant"}
+
+
+# --------------------------------------------------------------------------- atomic outputs
+
+_SLOW_WRITER = """
+import sys, time
+import pyarrow.csv as pcsv
+
+def slow(table, path, **kwargs):  # writes part of the table, then hangs until killed
+    with open(path, "wb") as f:
+        f.write(b"query_id,hit@1\\nq1,1\\n")
+        f.flush()
+    open(sys.argv[1], "w").write("writing")
+    time.sleep(120)
+
+pcsv.write_csv = slow
+from analysis.cli import main
+main(sys.argv[2:])
+"""
+
+
+@pytest.mark.parametrize("previous", [None, "query_id,hit@1\nold,0\n"])
+def test_kill_9_during_a_write_leaves_no_partial_file(tmp_path: Path, previous: str | None):
+    import signal
+    import time
+
+    out = tmp_path / "per_query.csv"
+    if previous is not None:
+        out.write_text(previous)
+    started = tmp_path / "started"
+    args = ["evaluate", "--run", str(GOOD["run"]), "--qrels", str(GOOD["qrels"]), "--out", str(out)]
+    child = subprocess.Popen(
+        [sys.executable, "-c", _SLOW_WRITER, str(started), *args],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        for _ in range(600):
+            if started.exists() or child.poll() is not None:
+                break
+            time.sleep(0.1)
+        assert started.exists(), "the writer never started"
+        child.send_signal(signal.SIGKILL)
+        child.wait(30)
+    finally:
+        if child.poll() is None:
+            child.kill()
+    assert child.returncode == -signal.SIGKILL
+    if previous is None:
+        assert not out.exists()
+    else:
+        assert out.read_text() == previous
+    partial = [p for p in tmp_path.iterdir() if p.name.startswith(f".{out.name}.")]
+    assert len(partial) == 1  # the half-written table went to the temporary file only
+    assert partial[0].read_bytes().startswith(b"query_id,hit@1\nq1,1\n")
+
+
+def _big_run(path: Path, n: int, score: float) -> Path:
+    with path.open("w") as f:
+        for i in range(n):
+            f.write(f"q{i} Q0 d{i} 1 {score} sys\nq{i} Q0 x{i} 2 {score / 2} sys\n")
+    return path
+
+
+def test_two_concurrent_writers_leave_one_complete_table(tmp_path: Path) -> None:
+    n = 60_000
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("".join(f"q{i} 0 {'d' if i % 2 else 'x'}{i} 1\n" for i in range(n)))
+    runs = [_big_run(tmp_path / "a.run", n, 2.0), _big_run(tmp_path / "b.run", n, -2.0)]
+    # b ranks the same docs; a second metric set makes the two outputs differ
+    metric_sets = ["hit@1,mrr", "hit@1,recall@2"]
+    refs = []
+    for i, run in enumerate(runs):
+        ref = tmp_path / f"ref{i}.csv"
+        proc = _cli("evaluate", "--run", str(run), "--qrels", str(qrels),
+                    "--metrics", metric_sets[i], "--out", str(ref))  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        refs.append(ref.read_bytes())
+    assert refs[0] != refs[1]
+    out = tmp_path / "shared.csv"
+    command = [
+        sys.executable,
+        "-m",
+        "analysis",
+        "evaluate",
+        "--qrels",
+        str(qrels),
+        "--out",
+        str(out),
+    ]
+    children = [
+        subprocess.Popen(
+            [*command, "--run", str(run), "--metrics", metric_sets[i]],
+            cwd=ROOT,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        for i, run in enumerate(runs)
+    ]
+    for child in children:
+        assert child.wait(300) == 0, child.stderr.read() if child.stderr else ""
+        if child.stderr:
+            child.stderr.close()
+    assert out.read_bytes() in refs  # one whole table, never rows of both
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".shared.csv.")]
+
+
+def test_report_refuses_an_out_inside_the_bundle_it_reads(tmp_path: Path) -> None:
+    import shutil
+
+    bundle = tmp_path / "b"
+    shutil.copytree(HERE / "bundle" / "ok", bundle)
+    before = {p: p.read_bytes() for p in bundle.rglob("*") if p.is_file()}
+    web = bundle / "web"
+    targets = (bundle / "bundle.toml", web / "qrels.txt", web / "runs" / "bm25.run")
+    for target in (*targets, web / "queries.csv"):
+        proc = _cli("report", "--bundle", str(bundle), "--out", str(target))
+        assert proc.returncode == 2
+        assert (
+            proc.stderr == f"error: {target}: is a file of the bundle: refusing to overwrite it\n"
+        )
+    link = tmp_path / "link.html"
+    link.symlink_to(bundle / "web" / "qrels.txt")
+    proc = _cli("report", "--bundle", str(bundle), "--out", str(link))
+    assert proc.returncode == 2
+    assert {p: p.read_bytes() for p in bundle.rglob("*") if p.is_file()} == before
+    ok = bundle / "report.html"  # a new file beside the manifest is fine
+    proc = _cli("report", "--bundle", str(bundle), "--out", str(ok))
+    assert proc.returncode == 0, proc.stderr
+    assert ok.read_text(encoding="utf-8").lstrip().lower().startswith("<!doctype html")
+    assert not [p for p in bundle.iterdir() if p.name.startswith(".report.html.")]
+
+
+# ------------------------------------------------------------------------------ confinement
+
+
+def _linked_bundle(tmp_path: Path, target: Path) -> Path:
+    import shutil
+
+    bundle = tmp_path / "roots" / "b"
+    shutil.copytree(HERE / "bundle" / "ok", bundle)
+    run = bundle / "web" / "runs" / "bm25.run"
+    run.unlink()
+    run.symlink_to(target)
+    return bundle
+
+
+def test_a_symlinked_run_leaving_the_bundle_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from analysis.io.bundle import ROOTS_ENV, read_manifest
+
+    monkeypatch.delenv(ROOTS_ENV, raising=False)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "bm25.run").write_bytes(GOOD["run"].read_bytes())
+    bundle = _linked_bundle(tmp_path, elsewhere / "bm25.run")
+    with pytest.raises(InputError) as info:
+        read_manifest(bundle)
+    assert str(info.value) == (
+        f"{bundle / 'bundle.toml'}: dataset 'web': run 'bm25' resolves to "
+        f"{(elsewhere / 'bm25.run').resolve()}, outside the bundle folder and the data roots "
+        f"(add its folder to {ROOTS_ENV})"
+    )
+    proc = _cli("validate", "--bundle", str(bundle))
+    assert proc.returncode == 2
+    assert proc.stderr == f"error: {info.value}\n"
+    # the same file is fine once its folder is a data root (CLI: the environment variable)
+    monkeypatch.setenv(ROOTS_ENV, str(elsewhere))
+    assert read_manifest(bundle).datasets["web"].runs["bm25"] == (elsewhere / "bm25.run").resolve()
+    assert _cli("validate", "--bundle", str(bundle)).returncode == 0
+    with pytest.raises(InputError, match="outside the bundle folder and the data roots"):
+        read_manifest(bundle, roots=[])  # roots given (the app's) replace the variable
