@@ -398,3 +398,81 @@ def test_a_symlinked_run_leaving_the_bundle_is_refused(
     assert _cli("validate", "--bundle", str(bundle)).returncode == 0
     with pytest.raises(InputError, match="outside the bundle folder and the data roots"):
         read_manifest(bundle, roots=[])  # roots given (the app's) replace the variable
+
+
+# ------------------------------------------------------------- manifest metrics, geo options
+
+
+def test_manifest_metric_errors_name_the_metric() -> None:
+    from analysis.io.bundle import read_manifest
+
+    with pytest.raises(InputError) as info:
+        read_manifest(HERE / "bundle" / "metrics_hit0")
+    assert "hit@0" in str(info.value)
+    assert str(info.value).startswith(f"{(HERE / 'bundle' / 'metrics_hit0' / 'bundle.toml')}: ")
+
+
+@pytest.mark.parametrize("value", ["-1", "nan", "inf", "-inf"])
+def test_geo_tolerance_must_be_finite_and_not_negative(value: str) -> None:
+    pois = HERE / "pois" / "bom_crlf_ok.csv"
+    proc = _cli("geo", "--pois", str(pois), f"--tolerance-m={value}")
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("error: --tolerance-m: must be a finite number of metres >= 0")
+    assert len(proc.stderr.splitlines()) == 1
+
+
+def _components_equal(a, b) -> bool:
+    """Same partition (labels may differ)."""
+    import numpy as np
+
+    a, b = np.asarray(a), np.asarray(b)
+    pairs = set(zip(a.tolist(), b.tolist(), strict=True))
+    return len(pairs) == len(set(a.tolist())) == len(set(b.tolist()))
+
+
+def test_tolerance_stacks_equal_the_all_pairs_answer_on_random_inputs() -> None:
+    import numpy as np
+    import pandas as pd
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    from analysis.geo.geometry import coordinate_stacks, haversine_m
+
+    rng = np.random.default_rng(12)
+    for trial in range(60):
+        n = int(rng.integers(2, 120))
+        spread = float(rng.choice([1e-5, 1e-4, 1e-3, 1e-2]))  # degrees: metres to a kilometre
+        lat = 39.9 + rng.normal(0, spread, n)
+        lon = 116.4 + rng.normal(0, spread, n)
+        if trial % 5 == 0:  # exact duplicates too
+            lat[: n // 2], lon[: n // 2] = lat[0], lon[0]
+        tolerance = float(rng.choice([0.5, 5.0, 50.0, 300.0]))
+        got = coordinate_stacks(pd.DataFrame({"lat": lat, "lon": lon}), tolerance)["stack_id"]
+        # all pairs, by great-circle distance (ties at exactly the tolerance have measure zero)
+        i, j = np.triu_indices(n, 1)
+        near = haversine_m(lat[i], lon[i], lat[j], lon[j]) <= tolerance
+        graph = coo_matrix((np.ones(near.sum()), (i[near], j[near])), shape=(n, n))
+        _, want = connected_components(graph, directed=False)
+        assert _components_equal(got, want), (trial, n, spread, tolerance)
+
+
+def test_twenty_thousand_pois_inside_one_metre_are_one_stack_in_bounded_memory() -> None:
+    code = (
+        "import resource, numpy as np, pandas as pd\n"
+        "from analysis.geo.geometry import coordinate_stacks\n"
+        "rng = np.random.default_rng(0)\n"
+        "n = 20000\n"
+        "lat = 39.9 + rng.uniform(0, 5e-6, n)\n"  # about 0.5 m
+        "lon = 116.4 + rng.uniform(0, 5e-6, n)\n"
+        "before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+        "out = coordinate_stacks(pd.DataFrame({'lat': lat, 'lon': lon}), 100.0)\n"
+        "after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+        "print(out['stack_id'].nunique(), out['stack_size'].max(), after - before)\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
+    assert proc.returncode == 0, proc.stderr
+    n_stacks, biggest, grown_kib = map(int, proc.stdout.split())
+    assert (n_stacks, biggest) == (1, 20000)
+    assert grown_kib < 200 * 1024  # all 2e8 pairs would need gigabytes

@@ -43,6 +43,7 @@ from pathlib import Path
 import pandas as pd
 
 from analysis.core.errors import InputError
+from analysis.core.metrics import parse_metrics
 from analysis.io import load_entities, load_qrels, load_queries, load_run, stark, tables
 from analysis.io._text import parse_toml, read_text
 
@@ -260,6 +261,12 @@ def _dataset(
     metrics = body.get("metrics", DEFAULT_METRICS[family])
     if not isinstance(metrics, list | tuple) or not all(isinstance(m, str) for m in metrics):
         raise fail("metrics must be a list of names")
+    if not metrics:
+        raise fail('metrics is empty: name at least one metric, e.g. metrics = ["mrr"]')
+    try:
+        parse_metrics(list(metrics))
+    except ValueError as exc:
+        raise fail(f"metrics: {exc}") from None
     splits_raw = body.get("splits", {})
     if not isinstance(splits_raw, dict):
         raise fail('splits must be a table {split = "file"}')
