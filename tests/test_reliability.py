@@ -476,3 +476,48 @@ def test_twenty_thousand_pois_inside_one_metre_are_one_stack_in_bounded_memory()
     n_stacks, biggest, grown_kib = map(int, proc.stdout.split())
     assert (n_stacks, biggest) == (1, 20000)
     assert grown_kib < 200 * 1024  # all 2e8 pairs would need gigabytes
+
+
+# ------------------------------------------------------------------ plotly template fields
+
+
+def _template_fields(fig) -> list[str]:
+    import re
+
+    found: list[str] = []
+    for trace in fig.to_plotly_json()["data"]:
+        for key in ("hovertemplate", "texttemplate"):
+            found += re.findall(r"%\{[^}]*\}", str(trace.get(key) or ""))
+    return found
+
+
+def test_data_text_never_becomes_a_plotly_template_field() -> None:
+    import pandas as pd
+
+    from analysis.present.export import plotly_text
+    from analysis.present.slicing import slice_bar_figure, slice_heatmap_figure, slice_summary
+
+    assert plotly_text("%{y}") == "&#37;{y}"
+
+    def figures(value: str, column: str, model: str) -> list:
+        table = pd.DataFrame(
+            {
+                "query_id": ["1", "2", "3", "4"] * 2,
+                "model": [model] * 4 + ["other"] * 4,
+                column: [value, value, "b", "b"] * 2,
+                "mrr": [1.0, 0.5, 0.0, 1.0, 0.2, 0.3, 0.4, 0.5],
+            }
+        )
+        summary = slice_summary(table, "mrr", column, n_resamples=200)
+        return [
+            slice_bar_figure(summary, "mrr", column),
+            slice_heatmap_figure(summary, "mrr", column),
+        ]
+
+    plain = figures("a", "kind", "bm25")
+    hostile = figures("%{y}", "%{x}<br>", "%{fullData.name}")
+    for safe, bad in zip(plain, hostile, strict=True):
+        assert _template_fields(bad) == _template_fields(safe)  # only the designed fields
+        text = str(bad.to_plotly_json())
+        assert "&#37;{y}" in text
+        assert "&#37;{x}" in text

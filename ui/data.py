@@ -9,8 +9,12 @@ these roots can be selected (also from a URL).
 
 from __future__ import annotations
 
+import hashlib
 import os
 import tempfile
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
@@ -134,8 +138,11 @@ def uploads(name: str) -> dict[str, tuple[str, bytes]]:
 
 
 def add_upload(dataset_name: str, file_name: str, content: bytes) -> str:
-    """Parse an uploaded run (any run format) and keep it for this session; returns the model
-    name. Raises InputError (naming the uploaded file) when it cannot be read."""
+    """Parse an uploaded run (any run format) and keep it for this browser session (in
+    ``st.session_state``, never shared); returns the model name. Raises InputError (naming the
+    uploaded file) when it cannot be read. Cached results are keyed by the content's SHA-256,
+    not by the file name, so two sessions uploading different runs of one name never see each
+    other's numbers."""
     model = "upload:" + Path(file_name).name.split(".")[0]
     _read_upload(file_name, content)  # validate now: errors name the file and line
     store = st.session_state.setdefault(UPLOADS, {})
@@ -167,15 +174,69 @@ def models_of(bundle: Bundle, datasets: list[str]) -> list[str]:
     return out
 
 
-@st.cache_resource(max_entries=48, show_spinner=False)
+def _upload_key(name: str) -> tuple[tuple[str, str, str], ...]:
+    """(model, file name, SHA-256 of the content) of this session's uploads for ``name``."""
+    return tuple((m, f, hashlib.sha256(c).hexdigest()) for m, (f, c) in uploads(name).items())
+
+
+class _LRU:
+    """A thread-safe least-recently-used map whose capacity follows the size of the bundle
+    in use: ``capacity(n)`` keeps at least ``PER_DATASET`` entries per dataset of the largest
+    bundle seen (never fewer than ``FLOOR``, never more than ``CEILING``), so a 100-dataset
+    selection stays cached between reruns instead of evicting itself."""
+
+    FLOOR, PER_DATASET, CEILING = 48, 3, 4096
+
+    def __init__(self) -> None:
+        self._items: OrderedDict[tuple, object] = OrderedDict()
+        self._lock = threading.Lock()
+        self.capacity = self.FLOOR
+
+    def fit(self, n_datasets: int) -> None:
+        wanted = min(self.CEILING, max(self.FLOOR, self.PER_DATASET * n_datasets))
+        self.capacity = max(self.capacity, wanted)
+
+    def get(self, key: tuple, make: Callable[[], object]) -> object:
+        with self._lock:
+            if key in self._items:
+                self._items.move_to_end(key)
+                return self._items[key]
+        value = make()  # outside the lock: other datasets load meanwhile
+        with self._lock:
+            self._items[key] = value
+            self._items.move_to_end(key)
+            while len(self._items) > self.capacity:
+                self._items.popitem(last=False)
+        return value
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
+@st.cache_resource(max_entries=1, show_spinner=False)
+def _per_query_store() -> _LRU:
+    """The per-dataset per-query tables, shared read-only between sessions."""
+    return _LRU()
+
+
 def _per_query(
     spec: DatasetSpec, ties: str, key: tuple, upload_key: tuple
 ) -> tuple[pd.DataFrame, dict[str, list[DataWarning]]]:
-    del key
+    """The cached per-query table of one dataset (all models, this session's uploads)."""
+    store = _per_query_store()
+    return store.get(  # type: ignore[return-value]
+        (repr(spec), ties, key, upload_key), lambda: _compute_per_query(spec, ties, upload_key)
+    )
+
+
+def _compute_per_query(
+    spec: DatasetSpec, ties: str, upload_key: tuple
+) -> tuple[pd.DataFrame, dict[str, list[DataWarning]]]:
     ds = load_dataset(spec)
     runs = {model: load_run(path) for model, path in spec.runs.items()}
-    for model, file_name, content in upload_key:
-        runs[model] = _read_upload(file_name, content)
+    contents = uploads(spec.name)
+    for model, file_name, _ in upload_key:
+        runs[model] = _read_upload(file_name, contents[model][1])
     metrics = dashboard_metrics(spec.metrics)
     return per_query_table(
         ds.queries,
@@ -199,9 +260,10 @@ def per_query(
     frames: list[pd.DataFrame] = []
     warnings: dict[tuple[str, str], list[DataWarning]] = {}
     errors: dict[str, str] = {}
-    for name in datasets:
+    _per_query_store().fit(len(bundle.datasets))
+    for name in dict.fromkeys(datasets):  # a dataset named twice counts once
         spec = bundle.datasets[name]
-        upload_key = tuple((m, f, c) for m, (f, c) in uploads(name).items())
+        upload_key = _upload_key(name)
         try:
             table, found = _per_query(spec, ties, stamp(*_spec_files(spec)), upload_key)
         except (InputError, OSError) as exc:
@@ -225,7 +287,7 @@ def _summary(
     del key
     frames = []
     for spec in specs:
-        upload_key = tuple((m, f, c) for m, (f, c) in uploads(spec.name).items())
+        upload_key = _upload_key(spec.name)
         frames.append(_per_query(spec, ties, stamp(*_spec_files(spec)), upload_key)[0])
     table = pd.concat(frames, ignore_index=True)
     return mean_ci(table, [m for m in metrics if m in table.columns], by=list(by))
@@ -237,11 +299,8 @@ def summary(
     """Cached :func:`analysis.stats.mean_ci` of the per-query table of the datasets that load
     (mean, n and 95% bootstrap CI of each metric per group of ``by``)."""
     _, _, errors = per_query(bundle, datasets, ties)
-    specs = tuple(bundle.datasets[n] for n in datasets if n not in errors)
-    key = tuple(
-        (stamp(*_spec_files(s)), tuple((m, f) for m, (f, _) in uploads(s.name).items()))
-        for s in specs
-    )
+    specs = tuple(bundle.datasets[n] for n in dict.fromkeys(datasets) if n not in errors)
+    key = tuple((stamp(*_spec_files(s)), _upload_key(s.name)) for s in specs)
     return _summary(specs, ties, key, tuple(metrics), tuple(by))
 
 
