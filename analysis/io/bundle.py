@@ -49,6 +49,7 @@ from analysis.io._text import parse_toml, read_text
 
 MANIFEST = "bundle.toml"
 ROOTS_ENV = "RETRIEVAL_DASHBOARD_DATA_ROOTS"
+MAX_MANIFEST_BYTES = 16 << 20  # thousands of datasets fit in well under 1 MiB
 FAMILIES = ("stark", "spatial", "generic")
 RUN_SUFFIXES = (".run", ".txt", ".trec", ".tsv", ".csv", ".parquet", ".jsonl", ".res")
 DEFAULT_METRICS = {
@@ -193,6 +194,10 @@ def read_manifest(
     if not manifest.is_file():
         raise InputError(manifest, None, "no bundle manifest (bundle.toml) here")
     root = manifest.parent
+    if manifest.stat().st_size > MAX_MANIFEST_BYTES:
+        raise InputError(
+            manifest, None, f"larger than {MAX_MANIFEST_BYTES >> 20} MiB: not a manifest"
+        )
     allowed = [root.resolve(), *(configured_roots() if roots is None else roots)]
     text = read_text(manifest)  # InputError naming the line of a byte that is not UTF-8
     data = parse_toml(text, manifest)  # syntax errors and too-deep nesting name the line

@@ -61,7 +61,7 @@ from pyproj import CRS
 
 from analysis.core.errors import InputError
 from analysis.geo import to_wgs84
-from analysis.io._text import check_json_depth, read_bytes
+from analysis.io._text import check_file, check_json_depth, is_gzip, read_bytes
 
 __all__ = [
     "detect_spatial_format",
@@ -148,6 +148,8 @@ def _read_text(path: PathLike) -> _Source:
         raise InputError(p, None, "file not found")
     if p.is_dir():
         raise InputError(p, None, "is a folder, expected a file")
+    if p.name.lower().endswith(".gz") and not is_gzip(check_file(p)):
+        raise InputError(p, None, "cannot read file (named .gz but not gzip data)")
     raw = read_bytes(p)
     try:
         text = raw.decode("utf-8-sig")

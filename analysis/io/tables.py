@@ -114,29 +114,39 @@ def _read_parquet(path: Path) -> pd.DataFrame:
 
 
 def _describe(value: object) -> str:
-    text = json.dumps(value, ensure_ascii=False)
+    text = repr(value)
     return text if len(text) <= 40 else text[:37] + "..."
 
 
+def _empty(value: object) -> bool:
+    return value is None or (isinstance(value, float) and value != value)
+
+
 def _check_record(record: dict, path: Path, number: int | None) -> None:
-    """Typed checks of one JSON record: ids are strings or integers, score/rank numbers (or a
-    string in C number syntax), relevance an integer within int64."""
+    """Typed checks of one JSON record: ids are strings or integers, score/rank/relevance
+    numbers (or a string in C number syntax, as in a CSV cell), relevance within int64. Empty
+    values (null) are left to the loaders, which name them as empty."""
     for key in VOCABULARY_IDS:
         value = record.get(key)
-        if value is not None and (isinstance(value, bool) or not isinstance(value, str | int)):
+        if not _empty(value) and (isinstance(value, bool) or not isinstance(value, str | int)):
             raise InputError(
                 path, number, f"{key} {_describe(value)} is not an id (a string or an integer)"
             )
     for key in NUMERIC_COLUMNS:
         value = record.get(key)
-        if value is None:
+        if _empty(value) or (isinstance(value, str) and not value.strip(ASCII_SPACE)):
             continue
-        if isinstance(value, str):
-            value = c_float(value.strip(ASCII_SPACE))
-        if value is None or isinstance(value, bool) or not isinstance(value, int | float):
-            raise InputError(path, number, f"{key} {_describe(record[key])} is not a number")
-        if key == "relevance" and isinstance(value, int) and not INT64_MIN <= value <= INT64_MAX:
-            raise InputError(path, number, f"relevance {value} is outside the 64-bit integer range")
+        number_value = c_float(value.strip(ASCII_SPACE)) if isinstance(value, str) else value
+        if isinstance(number_value, bool) or not isinstance(number_value, int | float):
+            raise InputError(path, number, f"{key} {_describe(value)} is not a number")
+        if (
+            key == "relevance"
+            and isinstance(number_value, int)
+            and not INT64_MIN <= number_value <= INT64_MAX
+        ):
+            raise InputError(
+                path, number, f"relevance {value!r} is outside the 64-bit integer range"
+            )
 
 
 def _read_jsonl(path: Path) -> pd.DataFrame:
