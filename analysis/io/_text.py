@@ -10,9 +10,10 @@ Limits (each a one-line error naming the file, never a memory blow-up):
   this many bytes, counted *after* decompression (a regular file larger than the cap is refused
   before it is opened; a gzip stream stops as soon as its output passes the cap).
 * **Compression ratio** ``RETRIEVAL_DASHBOARD_MAX_GZIP_RATIO`` (default 200): once a gzip
-  stream has produced 16 MiB, its output may be at most this many times the compressed size.
-  Text runs and qrels compress 3-20x; a "zip bomb" (1 MB of gzip holding 1 GiB of zeros, ratio
-  ~1000) is refused after reading 16 MiB, so it fails fast with bounded memory.
+  stream has produced 16 MiB, its output may be at most this many times the compressed bytes
+  consumed so far. Text runs and qrels compress 3-20x; a "zip bomb" (1 MB of gzip holding 1 GiB
+  of zeros, ratio ~1000) is refused after 16 MiB of output, whatever its total size, so it fails
+  fast with bounded memory.
 * **Nesting depth** :data:`MAX_DEPTH` (128) for JSON, JSONL and TOML: deeper documents are
   refused with the line where the limit is crossed (Python's parsers would raise
   ``RecursionError``); no data format here nests more than a few levels.
@@ -194,7 +195,8 @@ class _CappedGzip(io.RawIOBase):
         self._out += n
         if self._out > self._cap:
             raise _too_large(self._path, self._cap)
-        if self._out > RATIO_FLOOR and self._out > self._ratio * self._compressed:
+        consumed = max(1, min(self._compressed, self._raw.tell()))
+        if self._out > RATIO_FLOOR and self._out > self._ratio * consumed:
             raise InputError(
                 self._path,
                 None,
