@@ -120,16 +120,14 @@ def _spec_files(spec: DatasetSpec) -> tuple[Path | None, ...]:
     )
 
 
-@st.cache_resource(max_entries=32, show_spinner=False)
-def _dataset(spec: DatasetSpec, key: tuple) -> Dataset:
-    del key
-    return load_dataset(spec)
-
-
 def dataset(bundle: Bundle, name: str) -> Dataset:
-    """A loaded dataset of the bundle (tables only; runs are read by :func:`per_query`)."""
+    """A loaded dataset of the bundle (tables only; runs are read by :func:`per_query`),
+    cached in a store sized for the bundle (a page looping over 100 datasets keeps them all)."""
     spec = bundle.datasets[name]
-    return _dataset(spec, stamp(*_spec_files(spec)))
+    store = _lru("dataset")
+    store.fit(len(bundle.datasets))
+    key = (repr(spec), stamp(*_spec_files(spec)))
+    return store.get(key, lambda: load_dataset(spec))  # type: ignore[return-value]
 
 
 def uploads(name: str) -> dict[str, tuple[str, bytes]]:
@@ -213,10 +211,17 @@ class _LRU:
         return len(self._items)
 
 
-@st.cache_resource(max_entries=1, show_spinner=False)
-def _per_query_store() -> _LRU:
-    """The per-dataset per-query tables, shared read-only between sessions."""
+@st.cache_resource(max_entries=4, show_spinner=False)
+def _lru(kind: str) -> _LRU:
+    """One store per kind of table (``"per_query"``, ``"dataset"``), shared read-only between
+    sessions."""
+    del kind
     return _LRU()
+
+
+def _per_query_store() -> _LRU:
+    """The per-dataset per-query tables."""
+    return _lru("per_query")
 
 
 def _per_query(

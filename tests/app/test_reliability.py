@@ -133,3 +133,18 @@ def test_the_per_query_cache_holds_a_hundred_dataset_bundle(roots: Path) -> None
         data._compute_per_query = real  # type: ignore[assignment]
     assert calls == []  # a rerun is served from the cache
     assert store.capacity <= data._LRU.CEILING
+
+
+def test_the_dataset_cache_holds_a_hundred_dataset_bundle(
+    roots: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    names = [f"d{i:03d}" for i in range(100)]
+    _bundle(roots / "many", 2, datasets=tuple(names))
+    bundle = data.load_bundle((roots / "many").resolve())
+    first = [data.dataset(bundle, name) for name in names]
+    loads: list[str] = []
+    real = data.load_dataset
+    monkeypatch.setattr(data, "load_dataset", lambda spec: loads.append(spec.name) or real(spec))
+    again = [data.dataset(bundle, name) for name in names]
+    assert loads == []  # the second pass over every dataset is served from the cache
+    assert all(a is b for a, b in zip(first, again, strict=True))
