@@ -17,6 +17,10 @@ runs ``query_id, doc_id, score`` (+ ``rank`` when the file gives ranks only), qr
 ``query_id, doc_id, relevance``, queries ``query_id, text, ...``, entities ``doc_id, name, text,
 ...``. Ids are strings. Bad input raises :class:`~analysis.core.errors.InputError`.
 
+Every file is opened through :mod:`analysis.io._text`: a size cap after decompression, a gzip
+ratio limit, pipes read once as streams, devices refused, JSON/TOML depth-limited. Numbers follow
+C's ``strtod``/``atol`` on ASCII (:func:`analysis.io.trec.c_float`); relevance must fit int64.
+
 May import :mod:`analysis.core`, :mod:`analysis.geo` and :mod:`analysis.baselines`.
 """
 
