@@ -158,11 +158,6 @@ def source_path(path: str | Path) -> Path:
     return _SPOOLED.get(str(p), p)
 
 
-def is_regular(path: str | Path) -> bool:
-    """True for a regular file, False for a pipe read through its spool."""
-    return str(Path(path)) not in _SPOOLED
-
-
 def is_gzip(path: str | Path) -> bool:
     """True when the file starts with the gzip magic bytes (whatever its name)."""
     with source_path(path).open("rb") as f:

@@ -19,6 +19,8 @@ error too instead of being cut short silently.
 Large files are parsed by Arrow's multi-threaded CSV reader when they use one consistent
 delimiter (a single space or a single tab); anything else (comments, mixed whitespace, a bad
 value) goes through a line-by-line parser that either reads the file or reports the exact line.
+The fast reader maps regular files (a pipe is read from its private spool, see
+:mod:`analysis.io._text`) and reads gzip through the size- and ratio-capped stream.
 """
 
 from __future__ import annotations
