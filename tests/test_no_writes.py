@@ -10,6 +10,7 @@ writable there, so that a write would succeed and be caught.
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 import stat
 import subprocess
@@ -151,6 +152,8 @@ def test_real_samples_are_never_written(
     )
     before = snapshot(copies, bundle)
     assert len(before) == len(REAL_FILES) + 1
+    # the manifest names files outside its folder: their folder is a configured data root
+    monkeypatch.setenv(ROOTS_ENV, os.pathsep.join([str(bundle.parent), str(copies)]))
     out = tmp_path / "out"
     out.mkdir()
 
@@ -172,7 +175,6 @@ def test_real_samples_are_never_written(
         assert proc.returncode == code, (args, proc.stderr)
         assert "Traceback" not in proc.stderr
 
-    monkeypatch.setenv(ROOTS_ENV, str(bundle.parent))
     _run_every_page(upload=eval_csv)
 
     assert snapshot(copies, bundle) == before

@@ -9,8 +9,12 @@ these roots can be selected (also from a URL).
 
 from __future__ import annotations
 
+import hashlib
 import os
 import tempfile
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
@@ -19,7 +23,14 @@ import streamlit as st
 from analysis.core.errors import DataWarning, InputError
 from analysis.core.metrics import rank_run
 from analysis.io import load_run
-from analysis.io.bundle import Bundle, Dataset, DatasetSpec, load_dataset, read_manifest
+from analysis.io.bundle import (
+    Bundle,
+    Dataset,
+    DatasetSpec,
+    is_confined,
+    load_dataset,
+    read_manifest,
+)
 from analysis.stats import mean_ci
 from analysis.stats.perquery import dashboard_metrics, per_query_table
 
@@ -47,9 +58,10 @@ def available_bundles() -> dict[str, Path]:
     for root in roots:
         for manifest in sorted(root.glob("**/bundle.toml")):
             folder = manifest.parent.resolve()
-            if not manifest.resolve().is_relative_to(folder):
-                continue  # bundle.toml is a link to a file elsewhere
-            rel = folder.relative_to(root) if folder.is_relative_to(root) else None
+            # the confinement rule of the library: no link leading out of the roots
+            if not is_confined(manifest, [folder]) or not is_confined(folder, [root]):
+                continue
+            rel = folder.relative_to(root)
             if rel is None or len(rel.parts) > MAX_DEPTH:
                 continue
             name = rel.as_posix() if rel.parts else root.name
@@ -78,7 +90,7 @@ def stamp(*paths: Path | None) -> tuple[tuple[str, int, int], ...]:
 @st.cache_resource(max_entries=16, show_spinner=False)
 def _bundle(folder: str, key: tuple) -> Bundle:
     del key
-    return read_manifest(folder, skip_broken=True)
+    return read_manifest(folder, skip_broken=True, roots=data_roots())
 
 
 def load_bundle(folder: Path) -> Bundle:
@@ -108,16 +120,14 @@ def _spec_files(spec: DatasetSpec) -> tuple[Path | None, ...]:
     )
 
 
-@st.cache_resource(max_entries=32, show_spinner=False)
-def _dataset(spec: DatasetSpec, key: tuple) -> Dataset:
-    del key
-    return load_dataset(spec)
-
-
 def dataset(bundle: Bundle, name: str) -> Dataset:
-    """A loaded dataset of the bundle (tables only; runs are read by :func:`per_query`)."""
+    """A loaded dataset of the bundle (tables only; runs are read by :func:`per_query`),
+    cached in a store sized for the bundle (a page looping over 100 datasets keeps them all)."""
     spec = bundle.datasets[name]
-    return _dataset(spec, stamp(*_spec_files(spec)))
+    store = _lru("dataset")
+    store.fit(len(bundle.datasets))
+    key = (repr(spec), stamp(*_spec_files(spec)))
+    return store.get(key, lambda: load_dataset(spec))  # type: ignore[return-value]
 
 
 def uploads(name: str) -> dict[str, tuple[str, bytes]]:
@@ -126,8 +136,11 @@ def uploads(name: str) -> dict[str, tuple[str, bytes]]:
 
 
 def add_upload(dataset_name: str, file_name: str, content: bytes) -> str:
-    """Parse an uploaded run (any run format) and keep it for this session; returns the model
-    name. Raises InputError (naming the uploaded file) when it cannot be read."""
+    """Parse an uploaded run (any run format) and keep it for this browser session (in
+    ``st.session_state``, never shared); returns the model name. Raises InputError (naming the
+    uploaded file) when it cannot be read. Cached results are keyed by the content's SHA-256,
+    not by the file name, so two sessions uploading different runs of one name never see each
+    other's numbers."""
     model = "upload:" + Path(file_name).name.split(".")[0]
     _read_upload(file_name, content)  # validate now: errors name the file and line
     store = st.session_state.setdefault(UPLOADS, {})
@@ -159,15 +172,76 @@ def models_of(bundle: Bundle, datasets: list[str]) -> list[str]:
     return out
 
 
-@st.cache_resource(max_entries=48, show_spinner=False)
+def _upload_key(name: str) -> tuple[tuple[str, str, str], ...]:
+    """(model, file name, SHA-256 of the content) of this session's uploads for ``name``."""
+    return tuple((m, f, hashlib.sha256(c).hexdigest()) for m, (f, c) in uploads(name).items())
+
+
+class _LRU:
+    """A thread-safe least-recently-used map whose capacity follows the size of the bundle
+    in use: ``capacity(n)`` keeps at least ``PER_DATASET`` entries per dataset of the largest
+    bundle seen (never fewer than ``FLOOR``, never more than ``CEILING``), so a 100-dataset
+    selection stays cached between reruns instead of evicting itself."""
+
+    FLOOR, PER_DATASET, CEILING = 48, 3, 4096
+
+    def __init__(self) -> None:
+        self._items: OrderedDict[tuple, object] = OrderedDict()
+        self._lock = threading.Lock()
+        self.capacity = self.FLOOR
+
+    def fit(self, n_datasets: int) -> None:
+        wanted = min(self.CEILING, max(self.FLOOR, self.PER_DATASET * n_datasets))
+        self.capacity = max(self.capacity, wanted)
+
+    def get(self, key: tuple, make: Callable[[], object]) -> object:
+        with self._lock:
+            if key in self._items:
+                self._items.move_to_end(key)
+                return self._items[key]
+        value = make()  # outside the lock: other datasets load meanwhile
+        with self._lock:
+            self._items[key] = value
+            self._items.move_to_end(key)
+            while len(self._items) > self.capacity:
+                self._items.popitem(last=False)
+        return value
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
+@st.cache_resource(max_entries=4, show_spinner=False)
+def _lru(kind: str) -> _LRU:
+    """One store per kind of table (``"per_query"``, ``"dataset"``), shared read-only between
+    sessions."""
+    del kind
+    return _LRU()
+
+
+def _per_query_store() -> _LRU:
+    """The per-dataset per-query tables."""
+    return _lru("per_query")
+
+
 def _per_query(
     spec: DatasetSpec, ties: str, key: tuple, upload_key: tuple
 ) -> tuple[pd.DataFrame, dict[str, list[DataWarning]]]:
-    del key
+    """The cached per-query table of one dataset (all models, this session's uploads)."""
+    store = _per_query_store()
+    return store.get(  # type: ignore[return-value]
+        (repr(spec), ties, key, upload_key), lambda: _compute_per_query(spec, ties, upload_key)
+    )
+
+
+def _compute_per_query(
+    spec: DatasetSpec, ties: str, upload_key: tuple
+) -> tuple[pd.DataFrame, dict[str, list[DataWarning]]]:
     ds = load_dataset(spec)
     runs = {model: load_run(path) for model, path in spec.runs.items()}
-    for model, file_name, content in upload_key:
-        runs[model] = _read_upload(file_name, content)
+    contents = uploads(spec.name)
+    for model, file_name, _ in upload_key:
+        runs[model] = _read_upload(file_name, contents[model][1])
     metrics = dashboard_metrics(spec.metrics)
     return per_query_table(
         ds.queries,
@@ -191,9 +265,10 @@ def per_query(
     frames: list[pd.DataFrame] = []
     warnings: dict[tuple[str, str], list[DataWarning]] = {}
     errors: dict[str, str] = {}
-    for name in datasets:
+    _per_query_store().fit(len(bundle.datasets))
+    for name in dict.fromkeys(datasets):  # a dataset named twice counts once
         spec = bundle.datasets[name]
-        upload_key = tuple((m, f, c) for m, (f, c) in uploads(name).items())
+        upload_key = _upload_key(name)
         try:
             table, found = _per_query(spec, ties, stamp(*_spec_files(spec)), upload_key)
         except (InputError, OSError) as exc:
@@ -217,7 +292,7 @@ def _summary(
     del key
     frames = []
     for spec in specs:
-        upload_key = tuple((m, f, c) for m, (f, c) in uploads(spec.name).items())
+        upload_key = _upload_key(spec.name)
         frames.append(_per_query(spec, ties, stamp(*_spec_files(spec)), upload_key)[0])
     table = pd.concat(frames, ignore_index=True)
     return mean_ci(table, [m for m in metrics if m in table.columns], by=list(by))
@@ -229,11 +304,8 @@ def summary(
     """Cached :func:`analysis.stats.mean_ci` of the per-query table of the datasets that load
     (mean, n and 95% bootstrap CI of each metric per group of ``by``)."""
     _, _, errors = per_query(bundle, datasets, ties)
-    specs = tuple(bundle.datasets[n] for n in datasets if n not in errors)
-    key = tuple(
-        (stamp(*_spec_files(s)), tuple((m, f) for m, (f, _) in uploads(s.name).items()))
-        for s in specs
-    )
+    specs = tuple(bundle.datasets[n] for n in dict.fromkeys(datasets) if n not in errors)
+    key = tuple((stamp(*_spec_files(s)), _upload_key(s.name)) for s in specs)
     return _summary(specs, ties, key, tuple(metrics), tuple(by))
 
 

@@ -126,7 +126,9 @@ def _escape(text: str) -> str:
 
 
 def _parse_list(raw: str) -> list[str]:
-    return [item for item in raw.split(",") if item]
+    """A comma list from the URL, empty items dropped and repeats removed (first kept), so
+    ``?datasets=beijing,beijing`` is one dataset, not twice its queries."""
+    return list(dict.fromkeys(item for item in raw.split(",") if item))
 
 
 def sidebar() -> Selection:

@@ -14,6 +14,7 @@ import pyarrow.csv as pcsv
 from analysis.core.errors import DataWarning, InputError
 from analysis.core.metrics import DEFAULT_METRICS, TIE_POLICIES
 from analysis.core.ranking import from_numpy
+from analysis.io.atomic import atomic_write
 
 
 class _Parser(argparse.ArgumentParser):
@@ -47,14 +48,20 @@ def print_warnings(warnings: Sequence[DataWarning]) -> None:
 
 def write_table(query_ids: pa.Array, columns: dict[str, np.ndarray], out: Path) -> None:
     """Write ``query_id`` + columns as CSV (Arrow's writer: shortest round-trip floats) or
-    Parquet, by the file extension."""
+    Parquet, by the file extension, atomically (a temporary file beside ``out``, renamed at the
+    end: a killed run never leaves a partial table, concurrent runs leave one whole table)."""
     table = pa.table({"query_id": query_ids, **{k: from_numpy(v) for k, v in columns.items()}})
-    try:
-        if out.suffix.lower() == ".parquet":
+    parquet = out.suffix.lower() == ".parquet"
+
+    def write(tmp: Path) -> None:
+        if parquet:
             import pyarrow.parquet as pq
 
-            pq.write_table(table, out)
+            pq.write_table(table, tmp)
         else:
-            pcsv.write_csv(table, out, write_options=pcsv.WriteOptions(quoting_style="needed"))
-    except (OSError, pa.ArrowException) as exc:
+            pcsv.write_csv(table, tmp, write_options=pcsv.WriteOptions(quoting_style="needed"))
+
+    try:
+        atomic_write(out, write)
+    except pa.ArrowException as exc:
         raise InputError(out, None, f"cannot write: {exc}") from None

@@ -20,6 +20,7 @@ from analysis.core.metrics import (
 )
 from analysis.core.ranking import as_string_array, to_numpy
 from analysis.io import detect_format, load_qrels, load_run
+from analysis.io.atomic import refuse_overwrite
 from analysis.io.trec import read_trec_qrels_table, read_trec_run_table
 
 NAMES = ("evaluate", "validate")
@@ -63,10 +64,8 @@ def _cmd_evaluate(args: argparse.Namespace, *, write: bool) -> int:
     if args.relevance_threshold < 1:
         raise InputError("--relevance-threshold", None, "must be at least 1")
     out = Path(args.out) if write and args.out else None
-    if out is not None and out.exists():
-        for given in (args.run, args.qrels):
-            if Path(given).exists() and out.samefile(given):
-                raise InputError(out, None, "is an input file: refusing to overwrite it")
+    if out is not None:
+        refuse_overwrite(out, (args.run, args.qrels))
     queries, docs, scores = _load_run_columns(args.run)
     qrels = _load_qrels_columns(args.qrels)
     query_ids, columns, warnings, _ = evaluate_arrays(

@@ -16,8 +16,16 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    import math
+
+    from analysis.core.errors import InputError
     from analysis.geo import stack_report
     from analysis.io.spatial import load_pois
+
+    if not math.isfinite(args.tolerance_m) or args.tolerance_m < 0:
+        raise InputError(
+            "--tolerance-m", None, f"must be a finite number of metres >= 0, not {args.tolerance_m}"
+        )
 
     pois = load_pois(args.pois, crs=args.crs)
     print(json.dumps(stack_report(pois, tolerance_m=args.tolerance_m), ensure_ascii=False))

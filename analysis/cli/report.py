@@ -21,8 +21,13 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from analysis.io.atomic import refuse_overwrite
+    from analysis.io.bundle import bundle_files, read_manifest
     from analysis.present.report import write_report
 
+    # never over bundle.toml or any file the bundle reads (the report is written atomically)
+    inputs = bundle_files(read_manifest(args.bundle))
+    refuse_overwrite(args.out, inputs, what="a file of the bundle")
     datasets = [d for d in args.datasets.split(",") if d] if args.datasets else None
     write_report(
         Path(args.bundle),

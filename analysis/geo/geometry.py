@@ -36,11 +36,9 @@ import numpy.typing as npt
 import pandas as pd
 from pyproj import CRS, Transformer
 from pyproj.exceptions import CRSError, ProjError
-from scipy.sparse import coo_matrix
-from scipy.sparse.csgraph import connected_components
-from scipy.spatial import cKDTree
 
 from analysis.core.errors import InputError
+from analysis.geo.linkage import single_linkage
 
 __all__ = [
     "EARTH_RADIUS_M",
@@ -179,13 +177,7 @@ def _stack_labels(lat: FloatArray, lon: FloatArray, tolerance_m: float) -> npt.N
         # great-circle distance d, so a KD-tree radius query on 3-D points is exact.
         xyz = _ecef_unit(uniq.real, uniq.imag)
         chord = 2.0 * EARTH_RADIUS_M * np.sin(min(tolerance_m / (2.0 * EARTH_RADIUS_M), np.pi / 2))
-        pairs = cKDTree(xyz).query_pairs(r=chord, output_type="ndarray")
-        m = uniq.size
-        graph = coo_matrix(
-            (np.ones(len(pairs), dtype=np.int8), (pairs[:, 0], pairs[:, 1])), shape=(m, m)
-        )
-        _, comp = connected_components(graph, directed=False)
-        exact = comp[exact]
+        exact = single_linkage(xyz, chord)[exact]
     out[valid] = _first_appearance_ids(exact.astype(np.int64))
     return out
 
@@ -205,9 +197,10 @@ def coordinate_stacks(pois: pd.DataFrame, tolerance_m: float = 0.0) -> pd.DataFr
       POIs joins them in which consecutive POIs are at most ``tolerance_m`` metres apart
       (great-circle distance on the sphere of :data:`EARTH_RADIUS_M`, inclusive up to float
       rounding). A stack can therefore be wider than ``tolerance_m``. Implementation: exact
-      duplicates are collapsed, the distinct coordinates are put on the sphere in 3-D, a
-      ``scipy.spatial.cKDTree`` finds all pairs within the equivalent chord length, and
-      ``scipy.sparse.csgraph.connected_components`` labels the clusters.
+      duplicates are collapsed, the distinct coordinates are put on the sphere in 3-D and
+      clustered at the equivalent chord length by a cube grid plus nearest-neighbour queries
+      (see :func:`analysis.geo.linkage.single_linkage`): O(n log n) time and O(n) memory, even
+      when thousands of POIs lie within the tolerance of each other (all pairs: O(n^2)).
 
     POIs with a NaN ``lat`` or ``lon`` get ``stack_id = -1`` and ``stack_size = 0``.
 

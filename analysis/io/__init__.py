@@ -17,6 +17,10 @@ runs ``query_id, doc_id, score`` (+ ``rank`` when the file gives ranks only), qr
 ``query_id, doc_id, relevance``, queries ``query_id, text, ...``, entities ``doc_id, name, text,
 ...``. Ids are strings. Bad input raises :class:`~analysis.core.errors.InputError`.
 
+Every file is opened through :mod:`analysis.io._text`: a size cap after decompression, a gzip
+ratio limit, pipes read once as streams, devices refused, JSON/TOML depth-limited. Numbers follow
+C's ``strtod``/``atol`` on ASCII (:func:`analysis.io.trec.c_float`); relevance must fit int64.
+
 May import :mod:`analysis.core`, :mod:`analysis.geo` and :mod:`analysis.baselines`.
 """
 
@@ -67,7 +71,7 @@ def detect_format(path: str | Path) -> str:
         raise InputError(
             p, found[0], "an HTML/XML page, not data (a web page saved instead of the file?)"
         )
-    if len(line.split()) == 1 and "," not in line:
+    if len(trec.fields(line)) == 1 and "," not in line:
         return "split_index"
     raise InputError(
         p,
@@ -111,6 +115,32 @@ def _check_run_table(frame: pd.DataFrame, path: Path) -> pd.DataFrame:
     return frame
 
 
+def _relevance_column(column: pd.Series, path: Path) -> np.ndarray:
+    """A relevance column as int64: every value an integer (``1.0`` counts) within int64.
+
+    Integers are checked exactly (no detour through float64, which cannot hold every int64);
+    floats must be whole and inside [-2^63, 2^63)."""
+    import pandas as pd
+
+    rel = pd.to_numeric(column, errors="coerce")
+    values = rel.to_numpy()
+    if values.dtype.kind in "iu":
+        bad = values > np.iinfo(np.int64).max if values.dtype.kind == "u" else None
+        if bad is None or not bad.any():
+            return values.astype(np.int64)
+        why = "is outside the 64-bit integer range"
+    else:
+        values = values.astype(np.float64)
+        bad = ~np.isfinite(values) | (values != np.round(values))
+        why = "is not an integer"
+        if not bad.any():
+            bad = (values >= 2.0**63) | (values < -(2.0**63))
+            why = "is outside the 64-bit integer range"
+    i = int(np.flatnonzero(bad)[0])
+    value = column.iloc[[i]].tolist()[0]  # a Python value for the message
+    raise InputError(path, _row_line(path, i), f"relevance {value!r} {why}")
+
+
 def _row_line(path: Path, row: int) -> int | None:
     """File line of table row ``row`` (0-based) for CSV-like files; None for binary formats."""
     name = path.name.lower().removesuffix(".gz")
@@ -136,8 +166,6 @@ def load_run(path: str | Path, fmt: str = "auto") -> pd.DataFrame:
 
 def load_qrels(path: str | Path, fmt: str = "auto") -> pd.DataFrame:
     """Load qrels: ``query_id, doc_id, relevance`` (int64)."""
-    import pandas as pd
-
     from analysis.io import stark, tables
 
     p = check_file(path)
@@ -154,13 +182,7 @@ def load_qrels(path: str | Path, fmt: str = "auto") -> pd.DataFrame:
         _check_ids(frame, p)
         if "relevance" not in frame.columns:  # a list of gold pairs (e.g. LIST's qrels.csv)
             frame["relevance"] = 1
-        rel = pd.to_numeric(frame["relevance"], errors="coerce")
-        bad = rel.isna() | (rel != rel.round())
-        if bad.any():
-            i = int(np.flatnonzero(bad.to_numpy())[0])
-            value = frame["relevance"].iloc[[i]].tolist()[0]  # a Python value for the message
-            raise InputError(p, _row_line(p, i), f"relevance {value!r} is not an integer")
-        frame["relevance"] = rel.astype(np.int64)
+        frame["relevance"] = _relevance_column(frame["relevance"], p)
         return frame[["query_id", "doc_id", "relevance"]]
     raise InputError(p, None, f"a {fmt} file is not a qrels file")
 

@@ -1,46 +1,231 @@
-"""Opening input files: ``.gz`` transparently, UTF-8 with an optional BOM, any line ending.
+"""Opening input files: bounded, ``.gz`` transparently, pipes as streams, UTF-8 with an optional
+BOM, any line ending; bounded JSON and TOML parsing.
 
 Every problem becomes an :class:`~analysis.core.errors.InputError` naming the file (and the line
 when one is known). Files are only ever opened for reading.
+
+Limits (each a one-line error naming the file, never a memory blow-up):
+
+* **Size cap** ``RETRIEVAL_DASHBOARD_MAX_INPUT_BYTES`` (default 4 GiB): no input is read past
+  this many bytes, counted *after* decompression (a regular file larger than the cap is refused
+  before it is opened; a gzip stream stops as soon as its output passes the cap).
+* **Compression ratio** ``RETRIEVAL_DASHBOARD_MAX_GZIP_RATIO`` (default 200): once a gzip
+  stream has produced 16 MiB, its output may be at most this many times the compressed bytes
+  consumed so far. Text runs and qrels compress 3-20x; a "zip bomb" (1 MB of gzip holding 1 GiB
+  of zeros, ratio ~1000) is refused after 16 MiB of output, whatever its total size, so it fails
+  fast with bounded memory.
+* **Nesting depth** :data:`MAX_DEPTH` (128) for JSON, JSONL and TOML: deeper documents are
+  refused with the line where the limit is crossed (Python's parsers would raise
+  ``RecursionError``); no data format here nests more than a few levels.
+
+Non-regular files: a FIFO or pipe (``--run <(zcat run.gz)``, ``/dev/stdin``) is read once, as a
+stream, into a private temporary file (under the size cap) that every later read of the same path
+uses, so format detection and parsing never open the pipe twice (a second open would block
+forever). Devices and sockets (``/dev/zero``, a terminal) are refused.
 """
 
 from __future__ import annotations
 
+import atexit
 import gzip
 import io
+import json
+import os
+import re
+import shutil
+import stat
+import tempfile
+import tomllib
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
+from typing import BinaryIO
+
+import numpy as np
 
 from analysis.core.errors import InputError
 
 BOM = "\ufeff"
+ASCII_SPACE = " \t\n\r\v\f"  # the whitespace trec_eval splits fields on
+MAX_BYTES_ENV = "RETRIEVAL_DASHBOARD_MAX_INPUT_BYTES"
+MAX_RATIO_ENV = "RETRIEVAL_DASHBOARD_MAX_GZIP_RATIO"
+DEFAULT_MAX_BYTES = 4 << 30
+DEFAULT_MAX_RATIO = 200
+RATIO_FLOOR = 16 << 20  # the ratio is only judged after this much output
+MAX_DEPTH = 128
+_CHUNK = 1 << 20
 
 
-def is_gzip(path: Path) -> bool:
-    """True when the file starts with the gzip magic bytes (whatever its name)."""
-    with path.open("rb") as f:
-        return f.read(2) == b"\x1f\x8b"
+def _env_int(name: str, default: int) -> int:
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise InputError(name, None, f"must be a positive integer, not {raw!r}") from None
+    if value < 1:
+        raise InputError(name, None, f"must be a positive integer, not {raw!r}")
+    return value
+
+
+def max_input_bytes() -> int:
+    """The size cap in bytes (``RETRIEVAL_DASHBOARD_MAX_INPUT_BYTES``, default 4 GiB)."""
+    return _env_int(MAX_BYTES_ENV, DEFAULT_MAX_BYTES)
+
+
+def max_gzip_ratio() -> int:
+    """The largest output/input ratio of a gzip stream past 16 MiB of output (default 200)."""
+    return _env_int(MAX_RATIO_ENV, DEFAULT_MAX_RATIO)
+
+
+# ------------------------------------------------------------------------------ opening files
+
+_SPOOLED: dict[str, Path] = {}
+_SPOOL_DIR: list[Path] = []
+
+
+def _spool_dir() -> Path:
+    if not _SPOOL_DIR:
+        folder = Path(tempfile.mkdtemp(prefix="analysis-pipe-"))
+        atexit.register(shutil.rmtree, folder, True)
+        _SPOOL_DIR.append(folder)
+    return _SPOOL_DIR[0]
+
+
+def _spool(path: Path) -> Path:
+    """Copy a FIFO/pipe once into a private temporary file (at most the size cap)."""
+    key = str(path)
+    if key in _SPOOLED:
+        return _SPOOLED[key]
+    cap = max_input_bytes()
+    fd, name = tempfile.mkstemp(dir=_spool_dir())
+    total = 0
+    try:
+        with path.open("rb", buffering=0) as src, os.fdopen(fd, "wb") as dst:
+            while chunk := src.read(_CHUNK):
+                total += len(chunk)
+                if total > cap:
+                    raise _too_large(path, cap)
+                dst.write(chunk)
+    except OSError as exc:
+        Path(name).unlink(missing_ok=True)
+        raise InputError(path, None, f"cannot read the stream: {exc.strerror or exc}") from None
+    except InputError:
+        Path(name).unlink(missing_ok=True)
+        raise
+    _SPOOLED[key] = Path(name)
+    return _SPOOLED[key]
+
+
+def _too_large(path: Path, cap: int) -> InputError:
+    return InputError(
+        path, None, f"larger than the input size limit of {cap} bytes (set {MAX_BYTES_ENV})"
+    )
 
 
 def check_file(path: str | Path) -> Path:
-    """The path as a :class:`Path`, or an InputError when it is not a readable file."""
+    """The path as a :class:`Path`, or an InputError when it is not a readable file.
+
+    A FIFO/pipe is read once into a private spool (see the module notes); a device or socket
+    is refused; a regular file larger than the size cap is refused."""
     p = Path(path)
-    if not p.exists():
-        raise InputError(p, None, "no such file")
-    if p.is_dir():
+    if str(p) in _SPOOLED:
+        return p
+    try:
+        info = p.stat()
+    except FileNotFoundError:
+        raise InputError(p, None, "no such file") from None
+    except OSError as exc:
+        raise InputError(p, None, f"cannot open: {exc.strerror or exc}") from None
+    mode = info.st_mode
+    if stat.S_ISDIR(mode):
         raise InputError(p, None, "is a folder, not a file")
+    if stat.S_ISFIFO(mode):
+        _spool(p)
+        return p
+    if not stat.S_ISREG(mode):
+        raise InputError(p, None, "is a device or socket, not a file (only files and pipes)")
+    cap = max_input_bytes()
+    if info.st_size > cap:
+        raise _too_large(p, cap)
     return p
 
 
+def source_path(path: str | Path) -> Path:
+    """The regular file holding the path's bytes: the file itself, or a pipe's spool."""
+    p = check_file(path)
+    return _SPOOLED.get(str(p), p)
+
+
+def is_gzip(path: str | Path) -> bool:
+    """True when the file starts with the gzip magic bytes (whatever its name)."""
+    with source_path(path).open("rb") as f:
+        return f.read(2) == b"\x1f\x8b"
+
+
+class _CappedGzip(io.RawIOBase):
+    """A gzip stream that raises InputError when its output passes the size cap or the ratio."""
+
+    def __init__(self, path: Path, source: Path) -> None:
+        self._path = path
+        self._raw = source.open("rb")
+        self._gzip = gzip.GzipFile(fileobj=self._raw, mode="rb")
+        self._compressed = max(1, source.stat().st_size)
+        self._cap = max_input_bytes()
+        self._ratio = max_gzip_ratio()
+        self._out = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: memoryview) -> int:  # type: ignore[override]
+        try:
+            data = self._gzip.read(len(buffer))
+        except (EOFError, OSError, zlib.error) as exc:
+            reason = _gzip_reason(exc)
+            raise InputError(self._path, None, f"cannot read the file: {reason}") from None
+        n = len(data)
+        buffer[:n] = data
+        self._out += n
+        if self._out > self._cap:
+            raise _too_large(self._path, self._cap)
+        consumed = max(1, min(self._compressed, self._raw.tell()))
+        if self._out > RATIO_FLOOR and self._out > self._ratio * consumed:
+            raise InputError(
+                self._path,
+                None,
+                f"the gzip data expands more than {self._ratio} times (a decompression bomb?; "
+                f"set {MAX_RATIO_ENV} to allow it)",
+            )
+        return n
+
+    def close(self) -> None:
+        self._gzip.close()
+        self._raw.close()
+        super().close()
+
+
+def open_binary(path: str | Path) -> BinaryIO:
+    """A binary stream of the file's content, decompressed when it is gzip, under the limits.
+
+    Reading past a limit raises InputError; the caller closes the stream."""
+    p = check_file(path)
+    src = _SPOOLED.get(str(p), p)
+    if is_gzip(p):
+        return io.BufferedReader(_CappedGzip(p, src), buffer_size=_CHUNK)  # type: ignore[return-value]
+    return src.open("rb")
+
+
 def read_bytes(path: str | Path) -> bytes:
-    """The file's content, decompressed when it is gzip."""
+    """The file's content, decompressed when it is gzip (bounded by the limits)."""
     p = check_file(path)
     try:
-        if is_gzip(p):
-            with gzip.open(p, "rb") as f:
-                return f.read()
-        return p.read_bytes()
+        with open_binary(p) as f:
+            out = bytearray()
+            while chunk := f.read(_CHUNK):
+                out += chunk
+            return bytes(out)
     except (EOFError, OSError, zlib.error) as exc:
         raise InputError(p, None, f"cannot read the file: {_gzip_reason(exc)}") from None
 
@@ -64,7 +249,7 @@ def decode(data: bytes, path: str | Path) -> str:
 
 
 def read_text(path: str | Path) -> str:
-    """The whole file as text (gzip, BOM and UTF-8 handled)."""
+    """The whole file as text (gzip, BOM and UTF-8 handled, bounded by the limits)."""
     return decode(read_bytes(path), path)
 
 
@@ -78,12 +263,8 @@ def head_text(path: str | Path, n_bytes: int = 65536) -> str:
     """The first bytes of the file as text (for format detection); never raises on a cut char."""
     p = check_file(path)
     try:
-        if is_gzip(p):
-            with gzip.open(p, "rb") as f:
-                data = f.read(n_bytes)
-        else:
-            with p.open("rb") as f:
-                data = f.read(n_bytes)
+        with open_binary(p) as f:
+            data = f.read(n_bytes)
     except (EOFError, OSError, zlib.error) as exc:
         raise InputError(p, None, f"cannot read the file: {_gzip_reason(exc)}") from None
     text = data.decode("utf-8", errors="replace")
@@ -97,3 +278,103 @@ def first_data_line(text: str) -> tuple[int, str] | None:
         if stripped and not stripped.startswith("#"):
             return number, line
     return None
+
+
+# ------------------------------------------------------------------------ bounded JSON / TOML
+
+
+def _json_too_deep(text: str) -> int | None:
+    """The 1-based line where JSON nesting first exceeds :data:`MAX_DEPTH`, or None.
+
+    Brackets inside strings do not count: a ``"`` opens or closes a string unless an odd number
+    of backslashes precedes it. Vectorised over the bracket and quote positions only; skipped
+    outright when the text holds fewer opening brackets than the limit."""
+    if text.count("[") + text.count("{") <= MAX_DEPTH:
+        return None
+    data = np.frombuffer(text.encode("utf-8", errors="surrogatepass"), dtype=np.uint8)
+    quotes = np.flatnonzero(data == ord('"'))
+    if len(quotes):
+        escaped = quotes[(quotes > 0) & (data[np.maximum(quotes - 1, 0)] == ord("\\"))]
+        drop = []
+        for q in escaped.tolist():  # rare: count the run of backslashes before the quote
+            i = q - 1
+            while i >= 0 and data[i] == ord("\\"):
+                i -= 1
+            if (q - 1 - i) % 2:
+                drop.append(q)
+        if drop:
+            quotes = np.setdiff1d(quotes, np.asarray(drop, dtype=quotes.dtype))
+    opening = (data == ord("[")) | (data == ord("{"))
+    closing = (data == ord("]")) | (data == ord("}"))
+    where = np.flatnonzero(opening | closing)
+    outside = np.searchsorted(quotes, where) % 2 == 0
+    where = where[outside]
+    steps = np.where(opening[where], 1, -1).astype(np.int32)
+    depth = np.cumsum(steps, dtype=np.int64)
+    deep = np.flatnonzero(depth > MAX_DEPTH)
+    if not len(deep):
+        return None
+    return int(np.count_nonzero(data[: where[deep[0]]] == ord("\n"))) + 1
+
+
+def check_json_depth(text: str, path: str | Path, first_line: int = 1) -> None:
+    """Raise InputError with the line when JSON in ``text`` nests deeper than MAX_DEPTH."""
+    line = _json_too_deep(text)
+    if line is not None:
+        raise InputError(path, first_line + line - 1, f"JSON nested deeper than {MAX_DEPTH} levels")
+
+
+def parse_json(text: str, path: str | Path, first_line: int = 1) -> object:
+    """``json.loads`` with the depth limit; errors name the file and the line.
+
+    ``first_line`` is the file line where ``text`` starts (for one line of a JSONL file)."""
+    check_json_depth(text, path, first_line)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(path, first_line + exc.lineno - 1, f"invalid JSON: {exc.msg}") from None
+    except RecursionError:  # not reached below MAX_DEPTH; kept as a guard
+        raise InputError(path, first_line, f"JSON nested deeper than {MAX_DEPTH} levels") from None
+
+
+_TOML_TOKENS = re.compile(
+    r'"""(?:[^\\]|\\.)*?"""|\'\'\'.*?\'\'\'|"(?:[^"\\\n]|\\.)*"|\'[^\'\n]*\'|#[^\n]*|[\[\]{}\n]',
+    re.DOTALL,
+)
+_TOML_LINE = re.compile(r"line (\d+)")
+
+
+def _toml_too_deep(text: str) -> int | None:
+    """The line where TOML array/inline-table nesting first exceeds MAX_DEPTH, or None."""
+    if text.count("[") + text.count("{") <= MAX_DEPTH:
+        return None
+    depth, line = 0, 1
+    for match in _TOML_TOKENS.finditer(text):
+        token = match.group()
+        if token == "\n":
+            line += 1
+        elif token in "[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                return line
+        elif token in "]}":
+            depth = max(0, depth - 1)
+        else:
+            line += token.count("\n")
+    return None
+
+
+def parse_toml(text: str, path: str | Path) -> dict[str, object]:
+    """``tomllib.loads`` with the depth limit; errors name the file and the line."""
+    line = _toml_too_deep(text)
+    if line is not None:
+        raise InputError(path, line, f"TOML nested deeper than {MAX_DEPTH} levels")
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        match = _TOML_LINE.search(str(exc))
+        raise InputError(
+            path, int(match.group(1)) if match else None, f"invalid TOML: {exc}"
+        ) from None
+    except RecursionError:
+        raise InputError(path, None, f"TOML nested deeper than {MAX_DEPTH} levels") from None

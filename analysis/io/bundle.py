@@ -23,23 +23,33 @@ Manifest (paths relative to the bundle folder; every key but the dataset table i
 
 A STaRK QA CSV (``id,query,answer_ids``) can serve as both ``queries`` and ``qrels``. Errors
 name the manifest and, for TOML syntax errors, the line.
+
+Confinement (one rule for the command line and the app, :func:`is_confined`): every file the
+manifest names -- and every default ``<dataset>/qrels.*`` or run file found in a folder --
+must resolve, after symlinks, inside the bundle folder or inside one of the data roots listed
+in ``RETRIEVAL_DASHBOARD_DATA_ROOTS`` (separated by ``os.pathsep``; the app passes its own
+roots, ``data/`` by default). ``..``, absolute paths and symlinks that lead elsewhere are a
+one-line error naming the dataset, the key and the path. The app's bundle picker applies the
+same function to bundle folders.
 """
 
 from __future__ import annotations
 
-import re
-import tomllib
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
 
 from analysis.core.errors import InputError
+from analysis.core.metrics import parse_metrics
 from analysis.io import load_entities, load_qrels, load_queries, load_run, stark, tables
-from analysis.io._text import read_text
+from analysis.io._text import parse_toml, read_text
 
 MANIFEST = "bundle.toml"
+ROOTS_ENV = "RETRIEVAL_DASHBOARD_DATA_ROOTS"
+MAX_MANIFEST_BYTES = 16 << 20  # thousands of datasets fit in well under 1 MiB
 FAMILIES = ("stark", "spatial", "generic")
 RUN_SUFFIXES = (".run", ".txt", ".trec", ".tsv", ".csv", ".parquet", ".jsonl", ".res")
 DEFAULT_METRICS = {
@@ -47,7 +57,6 @@ DEFAULT_METRICS = {
     "spatial": ("recall@10", "ndcg@10", "recall@20", "ndcg@20"),
     "generic": ("hit@1", "hit@5", "recall@20", "mrr", "ndcg@10"),
 }
-_TOML_LINE = re.compile(r"line (\d+)")
 _KEYS = {
     "family",
     "queries",
@@ -118,6 +127,34 @@ class Dataset:
         return list(self.spec.runs)
 
 
+def configured_roots() -> list[Path]:
+    """The data roots of ``RETRIEVAL_DASHBOARD_DATA_ROOTS`` (resolved; empty when unset)."""
+    raw = os.environ.get(ROOTS_ENV, "")
+    return [Path(p).expanduser().resolve() for p in raw.split(os.pathsep) if p]
+
+
+def is_confined(path: str | Path, roots: Iterable[str | Path]) -> bool:
+    """True when ``path``, with every symlink resolved, is one of ``roots`` or lies inside one
+    (the roots are resolved too). A path that cannot be resolved (a symlink loop) is not."""
+    try:
+        real = Path(path).resolve()
+        return any(real.is_relative_to(Path(r).resolve()) for r in roots)
+    except (OSError, RuntimeError):
+        return False
+
+
+def bundle_files(bundle: Bundle) -> list[Path]:
+    """The manifest and every file (and runs folder) its datasets read: what an output must
+    never overwrite."""
+    out = [bundle.root / MANIFEST]
+    for spec in bundle.datasets.values():
+        named = (spec.queries, spec.qrels, spec.entities, spec.edges, spec.query_groups)
+        out += [p for p in (*named, spec.metapaths, *spec.splits.values()) if p is not None]
+        out += list(spec.runs.values())
+        out += sorted({p.parent for p in spec.runs.values()})
+    return out
+
+
 def _find(folder: Path, stem: str) -> Path | None:
     """``folder/stem.*`` (first match in name order), or None."""
     if not folder.is_dir():
@@ -135,8 +172,13 @@ def _model_name(path: Path) -> str:
     return path.stem
 
 
-def read_manifest(path: str | Path, *, skip_broken: bool = False) -> Bundle:
+def read_manifest(
+    path: str | Path, *, skip_broken: bool = False, roots: Sequence[str | Path] | None = None
+) -> Bundle:
     """Parse ``bundle.toml`` (``path`` may be the file or its folder).
+
+    ``roots`` are the data roots files may also live in (default: :func:`configured_roots`);
+    the bundle folder itself is always allowed (see the module notes on confinement).
 
     With ``skip_broken=True`` a dataset whose entry is wrong (unknown key, missing file, empty
     runs folder, ...) is left out and its error kept in ``Bundle.broken``, so the other datasets
@@ -144,21 +186,21 @@ def read_manifest(path: str | Path, *, skip_broken: bool = False) -> Bundle:
 
     Raises:
         InputError: no manifest, TOML syntax error (with its line), unknown keys, a dataset
-            without qrels or runs, a path that does not exist.
+            without qrels or runs, a path that does not exist or resolves outside the bundle
+            folder and the data roots.
     """
     p = Path(path)
     manifest = p / MANIFEST if p.is_dir() else p
     if not manifest.is_file():
         raise InputError(manifest, None, "no bundle manifest (bundle.toml) here")
     root = manifest.parent
-    text = read_text(manifest)  # InputError naming the line of a byte that is not UTF-8
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        match = _TOML_LINE.search(str(exc))
+    if manifest.stat().st_size > MAX_MANIFEST_BYTES:
         raise InputError(
-            manifest, int(match.group(1)) if match else None, f"invalid TOML: {exc}"
-        ) from None
+            manifest, None, f"larger than {MAX_MANIFEST_BYTES >> 20} MiB: not a manifest"
+        )
+    allowed = [root.resolve(), *(configured_roots() if roots is None else roots)]
+    text = read_text(manifest)  # InputError naming the line of a byte that is not UTF-8
+    data = parse_toml(text, manifest)  # syntax errors and too-deep nesting name the line
     raw = data.get("datasets")
     if not isinstance(raw, dict) or not raw:
         raise InputError(manifest, None, "no [datasets.<name>] table")
@@ -166,7 +208,7 @@ def read_manifest(path: str | Path, *, skip_broken: bool = False) -> Bundle:
     broken: dict[str, str] = {}
     for name, body in raw.items():
         try:
-            datasets[str(name)] = _dataset(manifest, root, str(name), body)
+            datasets[str(name)] = _dataset(manifest, root, str(name), body, allowed)
         except InputError as exc:
             if not skip_broken:
                 raise
@@ -180,9 +222,19 @@ def read_manifest(path: str | Path, *, skip_broken: bool = False) -> Bundle:
     )
 
 
-def _dataset(manifest: Path, root: Path, name: str, body: object) -> DatasetSpec:
+def _dataset(
+    manifest: Path, root: Path, name: str, body: object, allowed: list[str | Path]
+) -> DatasetSpec:
     def fail(message: str) -> InputError:
         return InputError(manifest, None, f"dataset {name!r}: {message}")
+
+    def confine(what: str, path: Path) -> Path:
+        if not is_confined(path, allowed):
+            raise fail(
+                f"{what} resolves to {path.resolve()}, outside the bundle folder and the data "
+                f"roots (add its folder to {ROOTS_ENV})"
+            )
+        return path.resolve()
 
     if not isinstance(body, dict):
         raise fail("expected a table of keys")
@@ -193,13 +245,14 @@ def _dataset(manifest: Path, root: Path, name: str, body: object) -> DatasetSpec
     def path_of(key: str, default_stem: str | None = None) -> Path | None:
         value = body.get(key)
         if value is None:
-            return _find(root / name, default_stem) if default_stem else None
+            found = _find(root / name, default_stem) if default_stem else None
+            return confine(f"{key} {found.name!r}", found) if found is not None else None
         if not isinstance(value, str):
             raise fail(f"{key} must be a path string")
         resolved = (root / value).resolve()
         if not resolved.exists():
             raise fail(f"{key} {value!r} does not exist")
-        return resolved
+        return confine(f"{key} {value!r}", root / value)
 
     family = str(body.get("family", "generic"))
     if family not in FAMILIES:
@@ -207,10 +260,18 @@ def _dataset(manifest: Path, root: Path, name: str, body: object) -> DatasetSpec
     qrels = path_of("qrels", "qrels")
     if qrels is None:
         raise fail('no qrels (set qrels = "..." or add <dataset>/qrels.*)')
-    runs = _runs(body.get("runs"), root, name, fail)
+    runs = {
+        m: confine(f"run {m!r}", p) for m, p in _runs(body.get("runs"), root, name, fail).items()
+    }
     metrics = body.get("metrics", DEFAULT_METRICS[family])
     if not isinstance(metrics, list | tuple) or not all(isinstance(m, str) for m in metrics):
         raise fail("metrics must be a list of names")
+    if not metrics:
+        raise fail('metrics is empty: name at least one metric, e.g. metrics = ["mrr"]')
+    try:
+        parse_metrics(list(metrics))
+    except ValueError as exc:
+        raise fail(f"metrics: {exc}") from None
     splits_raw = body.get("splits", {})
     if not isinstance(splits_raw, dict):
         raise fail('splits must be a table {split = "file"}')
@@ -219,7 +280,7 @@ def _dataset(manifest: Path, root: Path, name: str, body: object) -> DatasetSpec
         resolved = (root / str(value)).resolve()
         if not resolved.exists():
             raise fail(f"split file {value!r} does not exist")
-        splits[str(split)] = resolved
+        splits[str(split)] = confine(f"split file {value!r}", root / str(value))
     threshold = body.get("relevance_threshold", 1)
     if not isinstance(threshold, int) or threshold < 1:
         raise fail("relevance_threshold must be an integer >= 1")

@@ -35,17 +35,17 @@ Formats:
   ``gold_doc_ids``/``gold_ids``/``gold`` (one id or a list separated by ``,;|`` or spaces,
   brackets and quotes allowed), turned into qrels.
 
-Common rules: ``.gz`` files are read with ``gzip.open``; a UTF-8 BOM and CRLF line endings are
-fine; files are only read. Bad input raises :class:`analysis.core.errors.InputError` naming the file
-and, where there is one, the line: non-numeric or missing coordinates, latitude outside
-[-90, 90] or longitude outside [-180, 180] (after conversion, for projected input), a missing
-column, an empty or duplicate POI id, malformed JSON or CSV.
+Common rules: gzip files are decompressed (under the input limits of :mod:`analysis.io._text`);
+a UTF-8 BOM and CRLF line endings are fine; files are only read. Bad input raises
+:class:`analysis.core.errors.InputError` naming the file and, where there is one, the line:
+non-numeric or missing coordinates, latitude outside [-90, 90] or longitude outside [-180, 180]
+(after conversion, for projected input), a missing column, an empty or duplicate POI id,
+malformed JSON or CSV.
 """
 
 from __future__ import annotations
 
 import csv
-import gzip
 import io
 import json
 import re
@@ -61,6 +61,7 @@ from pyproj import CRS
 
 from analysis.core.errors import InputError
 from analysis.geo import to_wgs84
+from analysis.io._text import check_file, check_json_depth, is_gzip, read_bytes
 
 __all__ = [
     "detect_spatial_format",
@@ -140,18 +141,16 @@ def _base_name(path: Path) -> str:
 
 
 def _read_text(path: PathLike) -> _Source:
-    """Read a whole file as text: gzip when the name ends in .gz, UTF-8 with optional BOM."""
+    """Read a whole file as text (gzip by its magic bytes, bounded by the input limits of
+    :mod:`analysis.io._text`, pipes as streams), UTF-8 with optional BOM."""
     p = Path(path)
-    opener = gzip.open if p.name.lower().endswith(".gz") else open
-    try:
-        with opener(p, "rb") as fh:
-            raw = fh.read()
-    except FileNotFoundError:
-        raise InputError(p, None, "file not found") from None
-    except IsADirectoryError:
-        raise InputError(p, None, "is a folder, expected a file") from None
-    except (OSError, EOFError) as exc:
-        raise InputError(p, None, f"cannot read file ({exc})") from None
+    if not p.exists():
+        raise InputError(p, None, "file not found")
+    if p.is_dir():
+        raise InputError(p, None, "is a folder, expected a file")
+    if p.name.lower().endswith(".gz") and not is_gzip(check_file(p)):
+        raise InputError(p, None, "cannot read file (named .gz but not gzip data)")
+    raw = read_bytes(p)
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -466,6 +465,7 @@ def _json_records(src: _Source) -> list[Any]:
     Sets ``src.row_lines`` to each record's starting line (unknown -> 0 for wrapped lists).
     """
     text = src.text
+    check_json_depth(text, src.path)  # one line instead of a RecursionError
     stripped = text.lstrip()
     decoder = json.JSONDecoder()
     if stripped.startswith("["):

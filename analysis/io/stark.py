@@ -27,7 +27,15 @@ import numpy as np
 import pandas as pd
 
 from analysis.core.errors import InputError
-from analysis.io._text import check_file, head_text, iter_lines, read_text
+from analysis.io._text import (
+    ASCII_SPACE,
+    check_file,
+    check_json_depth,
+    head_text,
+    iter_lines,
+    parse_json,
+    read_text,
+)
 
 csv.field_size_limit(1 << 30)
 
@@ -70,6 +78,7 @@ def _header(path: Path) -> list[str]:
 
 def parse_id_list(text: str, path: str | Path, line: int, column: str) -> list[str]:
     """Parse a list literal of ids (``[1, 2]``, ``['a', 'b']``) into strings."""
+    check_json_depth(text, path, line)  # one line instead of a RecursionError
     try:
         value = json.loads(text)
     except ValueError:
@@ -99,7 +108,9 @@ def read_stark_qa(path: str | Path) -> tuple[pd.DataFrame, pd.DataFrame]:
     Returns:
         queries ``query_id, text`` and qrels ``query_id, doc_id, relevance`` (1 for every
         answer; an answer listed twice stays twice, and the metric core collapses it with a
-        warning).
+        warning). A query with ``answer_ids = []`` is a judged query with no relevant doc: it
+        gets one qrels row with an empty ``doc_id`` and relevance 0 (an id no run can hold), so
+        it is scored 0 and flagged ``no_relevant`` rather than dropped as "not in the qrels".
 
     Raises:
         InputError: missing columns, an ``answer_ids`` cell that is not a list of ids, an empty id.
@@ -110,6 +121,7 @@ def read_stark_qa(path: str | Path) -> tuple[pd.DataFrame, pd.DataFrame]:
     texts: list[str] = []
     rel_q: list[str] = []
     rel_d: list[str] = []
+    rel: list[int] = []
     for line, rec in _records(p):
         qid = rec["id"].strip()
         if not qid:
@@ -117,8 +129,14 @@ def read_stark_qa(path: str | Path) -> tuple[pd.DataFrame, pd.DataFrame]:
         answers = parse_id_list(rec["answer_ids"], p, line, "answer_ids")
         qids.append(qid)
         texts.append(rec["query"])
+        if not answers:  # judged, with nothing relevant: one non-relevant placeholder row
+            rel_q.append(qid)
+            rel_d.append("")
+            rel.append(0)
+            continue
         rel_q.extend([qid] * len(answers))
         rel_d.extend(answers)
+        rel.extend([1] * len(answers))
     queries = pd.DataFrame(
         {"query_id": pd.array(qids, dtype="str"), "text": pd.array(texts, dtype="str")}
     )
@@ -126,7 +144,7 @@ def read_stark_qa(path: str | Path) -> tuple[pd.DataFrame, pd.DataFrame]:
         {
             "query_id": pd.array(rel_q, dtype="str"),
             "doc_id": pd.array(rel_d, dtype="str"),
-            "relevance": np.ones(len(rel_q), dtype=np.int64),
+            "relevance": np.asarray(rel, dtype=np.int64),
         }
     )
     return queries, qrels
@@ -186,21 +204,17 @@ def read_split_index(path: str | Path, split: str | None = None) -> pd.DataFrame
     name = split or p.name.split(".")[0]
     ids = []
     for number, line in iter_lines(read_text(p)):
-        value = line.strip()
+        value = line.strip(ASCII_SPACE)  # a no-break space belongs to the id
         if not value or value.startswith("#"):
             continue
-        if len(value.split()) != 1:
+        if any(c in value for c in ASCII_SPACE):
             raise InputError(p, number, "expected one query id per line")
         ids.append(value)
     return pd.DataFrame({"query_id": pd.array(ids, dtype="str"), "split": name})
 
 
 def _load_json(path: Path) -> object:
-    text = read_text(path)
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(path, exc.lineno, f"invalid JSON: {exc.msg}") from None
+    return parse_json(read_text(path), path)
 
 
 def read_query_groups(path: str | Path) -> pd.DataFrame:

@@ -2,6 +2,12 @@
 
 Id columns (``query_id``, ``doc_id``, and any column ending in ``_id``) are read as strings, so
 ``"007"`` stays ``"007"``. Other columns keep their types. A CSV error names its line.
+
+Typed checks (Parquet by the schema, JSON per record with its line): ``query_id``/``doc_id``
+must be strings or integers (a ``list<string>`` id would otherwise be stringified and match
+nothing); ``score``, ``rank`` and ``relevance`` must be numbers (a JSON string in C number syntax
+is accepted, like a CSV cell); a JSON relevance must fit in int64. A column named twice (Parquet
+schema, CSV header) is an error.
 """
 
 from __future__ import annotations
@@ -17,8 +23,19 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from analysis.core.errors import InputError
-from analysis.io._text import check_file, head_text, read_text
+from analysis.io._text import (
+    ASCII_SPACE,
+    check_file,
+    check_json_depth,
+    head_text,
+    parse_json,
+    read_text,
+    source_path,
+)
+from analysis.io.trec import INT64_MAX, INT64_MIN, c_float
 
+VOCABULARY_IDS = ("query_id", "doc_id")
+NUMERIC_COLUMNS = ("score", "rank", "relevance")
 _LINE_RE = re.compile(r"line (\d+)")
 _QUOTE_RE = re.compile(r"EOF inside string starting at row (\d+)")
 
@@ -43,15 +60,51 @@ def read_table(path: str | Path) -> pd.DataFrame:
 
 
 def _magic(path: Path) -> bytes:
-    with path.open("rb") as f:
+    with source_path(path).open("rb") as f:
         return f.read(4)
+
+
+def _duplicates(names: list[str], path: Path, line: int | None) -> None:
+    seen: set[str] = set()
+    for name in names:
+        if name in seen:
+            raise InputError(path, line, f"column {name!r} appears more than once")
+        seen.add(name)
+
+
+def _check_parquet_types(schema: pa.Schema, path: Path) -> None:
+    """Ids are strings or integers; score and rank are numbers; relevance is a number (its
+    integer value and int64 range are checked by the qrels loader)."""
+    _duplicates(list(schema.names), path, None)
+    for field in schema:
+        kind = field.type
+        if pa.types.is_dictionary(kind):
+            kind = kind.value_type
+        if field.name in VOCABULARY_IDS:
+            ok = pa.types.is_string(kind) or pa.types.is_large_string(kind)
+            ok = ok or pa.types.is_integer(kind)
+            if not ok:
+                raise InputError(
+                    path,
+                    None,
+                    f"column {field.name} has type {field.type}; ids must be strings or integers",
+                )
+        elif field.name in NUMERIC_COLUMNS and not (
+            pa.types.is_integer(kind) or pa.types.is_floating(kind)
+        ):
+            raise InputError(
+                path, None, f"column {field.name} has type {field.type}; expected numbers"
+            )
 
 
 def _read_parquet(path: Path) -> pd.DataFrame:
     try:
-        table = pq.read_table(path)
+        source = source_path(path)
+        _check_parquet_types(pq.read_schema(source), path)
+        table = pq.read_table(source)
     except (pa.ArrowException, OSError) as exc:
         reason = re.sub(r"Could not open Parquet input source '[^']*': ", "", str(exc))
+        reason = reason.splitlines()[0] if reason else type(exc).__name__
         raise InputError(path, None, f"cannot read Parquet: {reason}") from None
     frame = table.to_pandas()
     for column in frame.columns:
@@ -60,17 +113,55 @@ def _read_parquet(path: Path) -> pd.DataFrame:
     return frame
 
 
+def _describe(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _empty(value: object) -> bool:
+    return value is None or (isinstance(value, float) and value != value)
+
+
+def _check_record(record: dict, path: Path, number: int | None) -> None:
+    """Typed checks of one JSON record: ids are strings or integers, score/rank/relevance
+    numbers (or a string in C number syntax, as in a CSV cell), relevance within int64. Empty
+    values (null) are left to the loaders, which name them as empty."""
+    for key in VOCABULARY_IDS:
+        value = record.get(key)
+        if not _empty(value) and (isinstance(value, bool) or not isinstance(value, str | int)):
+            raise InputError(
+                path, number, f"{key} {_describe(value)} is not an id (a string or an integer)"
+            )
+    for key in NUMERIC_COLUMNS:
+        value = record.get(key)
+        if _empty(value) or (isinstance(value, str) and not value.strip(ASCII_SPACE)):
+            continue
+        number_value = c_float(value.strip(ASCII_SPACE)) if isinstance(value, str) else value
+        if isinstance(number_value, bool) or not isinstance(number_value, int | float):
+            raise InputError(path, number, f"{key} {_describe(value)} is not a number")
+        if (
+            key == "relevance"
+            and isinstance(number_value, int)
+            and not INT64_MIN <= number_value <= INT64_MAX
+        ):
+            raise InputError(
+                path, number, f"relevance {value!r} is outside the 64-bit integer range"
+            )
+
+
 def _read_jsonl(path: Path) -> pd.DataFrame:
     rows = []
     text = read_text(path)
     stripped = text.lstrip()
     if stripped.startswith("["):  # a JSON array of records
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InputError(path, exc.lineno, f"invalid JSON: {exc.msg}") from None
+        data = parse_json(text, path)
         rows = data if isinstance(data, list) else []
+        for index, record in enumerate(rows):
+            if not isinstance(record, dict):
+                raise InputError(path, None, f"record {index} is not a JSON object")
+            _check_record(record, path, None)
     else:
+        check_json_depth(text, path)  # once for the file: one line instead of a RecursionError
         for number, line in enumerate(text.splitlines(), start=1):
             if not line.strip():
                 continue
@@ -80,6 +171,7 @@ def _read_jsonl(path: Path) -> pd.DataFrame:
                 raise InputError(path, number, f"invalid JSON: {exc.msg}") from None
             if not isinstance(record, dict):
                 raise InputError(path, number, "expected one JSON object per line")
+            _check_record(record, path, number)
             rows.append(record)
     frame = pd.DataFrame(rows)
     for column in frame.columns:
@@ -94,6 +186,7 @@ def _read_csv(path: Path, sep: str | None) -> pd.DataFrame:
     if sep is None:
         sep = "\t" if first.count("\t") > first.count(",") else ","
     header = [h.strip().strip('"') for h in first.rstrip("\r").split(sep)]
+    _duplicates(header, path, 1)  # pandas would rename the second one silently
     dtype = {h: "str" for h in header if _is_id(h)}
     try:
         frame = pd.read_csv(
@@ -152,7 +245,7 @@ def table_columns(path: str | Path) -> list[str]:
     name = p.name.lower().removesuffix(".gz")
     if name.endswith(".parquet") or _magic(p) == b"PAR1":
         try:
-            return list(pq.read_schema(p).names)
+            return list(pq.read_schema(source_path(p)).names)
         except (pa.ArrowException, OSError) as exc:
             raise InputError(p, None, f"cannot read Parquet: {exc}") from None
     if name.endswith((".jsonl", ".ndjson", ".json")):

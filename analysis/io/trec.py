@@ -6,11 +6,21 @@ ignored (the ranking comes from the scores) and fields after the sixth are ignor
 
 Accepted as valid (trec_eval 10 accepts them): a UTF-8 BOM, CRLF line endings, blank lines and
 lines starting with ``#``. Errors name the file and line: too few fields, a score that is not a
-finite number (``nan``, ``inf``, text), a relevance that is not an integer.
+finite number (``nan``, ``inf``, text), a relevance that is not an integer or outside int64.
+
+Fields are split on ASCII whitespace only (space, tab, CR, LF, VT, FF), as trec_eval's
+``strtok``-style parser does: a no-break space (U+00A0) or any other Unicode space is part of
+its id. Numbers follow C's ``strtod`` (scores) and ``atol`` (relevance) on ASCII, applied to the
+whole field (see :func:`c_float`, :func:`c_int`): ``1_000``, ``1_0``, full-width ``１２`` or
+Arabic-Indic ``١٢`` digits, which Python's ``float``/``int`` would read, are errors naming the
+line; unlike ``atof``/``atol``, a field with trailing text (``1.5abc``, relevance ``1.5``) is an
+error too instead of being cut short silently.
 
 Large files are parsed by Arrow's multi-threaded CSV reader when they use one consistent
 delimiter (a single space or a single tab); anything else (comments, mixed whitespace, a bad
 value) goes through a line-by-line parser that either reads the file or reports the exact line.
+The fast reader maps regular files (a pipe is read from its private spool, see
+:mod:`analysis.io._text`) and reads gzip through the size- and ratio-capped stream.
 """
 
 from __future__ import annotations
@@ -26,7 +36,15 @@ import pyarrow.csv as pcsv
 
 from analysis.core.errors import InputError
 from analysis.core.ranking import to_numpy
-from analysis.io._text import check_file, head_text, iter_lines, read_text
+from analysis.io._text import (
+    check_file,
+    head_text,
+    is_gzip,
+    iter_lines,
+    open_binary,
+    read_text,
+    source_path,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -43,7 +61,7 @@ def _delimiter(path: Path, n_fields: int) -> str | None:
         return None
     for delim in (" ", "\t"):
         if all(
-            len(line.split(delim)) == n_fields and line.split(delim) == line.split()
+            len(line.split(delim)) == n_fields and line.split(delim) == _FIELDS.findall(line)
             for line in lines
             if line
         ):
@@ -55,9 +73,11 @@ def _fast_read(path: Path, names: tuple[str, ...], keep: dict[str, pa.DataType])
     delim = _delimiter(path, len(names))
     if delim is None:
         return None
+    # gzip: decompressed under the size and ratio limits; else the file or a pipe's spool
+    source = open_binary(path) if is_gzip(path) else pa.memory_map(str(source_path(path)))
     try:
         table = pcsv.read_csv(
-            path,
+            source,
             read_options=pcsv.ReadOptions(column_names=list(names), block_size=1 << 22),
             parse_options=pcsv.ParseOptions(delimiter=delim, quote_char=False),
             convert_options=pcsv.ConvertOptions(
@@ -66,6 +86,8 @@ def _fast_read(path: Path, names: tuple[str, ...], keep: dict[str, pa.DataType])
         )
     except (pa.ArrowInvalid, OSError, EOFError):
         return None
+    finally:
+        source.close()
     for name in keep:
         if table[name].null_count:
             return None
@@ -104,6 +126,11 @@ def read_trec_run_table(path: str | Path) -> pa.Table:
 
 # trec_eval splits fields on ASCII whitespace; both readers do the same
 _FIELDS = re.compile(r"[^ \t\n\r\v\f]+")
+
+
+def fields(line: str) -> list[str]:
+    """The fields of a line, split on ASCII whitespace only (as trec_eval does)."""
+    return _FIELDS.findall(line)
 
 
 def _id_bytes(chunk: pa.Array) -> tuple[np.ndarray, np.ndarray]:
@@ -171,13 +198,70 @@ def _slow_run(path: Path) -> pa.Table:
     )
 
 
+# What C's strtod (trec_eval's atof) reads from a whole field, ASCII only: decimal and
+# hexadecimal floats, inf/infinity and nan/nan(chars), case-insensitive where C is
+_DECIMAL = r"(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
+_HEX = r"0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)(?:[pP][+-]?[0-9]+)?"
+_SPECIAL = r"(?i:inf(?:inity)?|nan(?:\([0-9A-Za-z_]*\))?)"
+C_FLOAT = re.compile(rf"[+-]?(?:{_HEX}|{_DECIMAL}|{_SPECIAL})", re.ASCII)
+# What atol reads, as a whole field: an optional sign and ASCII digits
+C_INT = re.compile(r"[+-]?[0-9]+", re.ASCII)
+INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
+
+
+def c_float(text: str) -> float | None:
+    """The value C's ``strtod`` gives for the whole of ``text``, or None when ``strtod`` would
+    not read all of it.
+
+    Accepted: ``[+-]`` then decimal digits with an optional point and exponent (``1``, ``.5``,
+    ``5.``, ``1e-3``), a hexadecimal float (``0x1p3``), ``inf``/``infinity``/``nan``, ASCII only.
+    Refused (Python's ``float`` reads them, trec_eval does not): ``_`` digit separators
+    (``1_000``), non-ASCII digits (full-width ``１２``, Arabic-Indic ``١٢``), surrounding
+    Unicode spaces."""
+    if not C_FLOAT.fullmatch(text):
+        return None
+    body = text.lstrip("+-")
+    if body[:2] in ("0x", "0X"):
+        value = float.fromhex(body)
+        return -value if text.startswith("-") else value
+    if body[:3].lower() == "nan":
+        return math.nan
+    return float(text)
+
+
+def c_int(text: str) -> int | None:
+    """The integer of ``text`` when it is ``[+-]digits`` in ASCII (what ``atol`` reads as a
+    whole field), else None. Range is not checked here (see :func:`relevance_value`)."""
+    return int(text) if C_INT.fullmatch(text) else None
+
+
+def _why_not(text: str) -> str:
+    if "_" in text:
+        return " (digit separators '_' are not part of the number syntax)"
+    if not text.isascii():
+        return " (only ASCII digits are numbers, as in trec_eval)"
+    return ""
+
+
 def _finite(text: str, path: Path, number: int) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise InputError(path, number, f"score {text!r} is not a number") from None
+    value = c_float(text)
+    if value is None:
+        raise InputError(path, number, f"score {text!r} is not a number{_why_not(text)}")
     if not math.isfinite(value):
         raise InputError(path, number, f"score {text!r} is not a finite number")
+    return value
+
+
+def relevance_value(text: str, path: str | Path, number: int | None) -> int:
+    """A relevance field as trec_eval reads it: an ASCII integer within the 64-bit range.
+
+    Raises:
+        InputError: not an integer (``1.5``, ``１``, ``1_0``), or outside int64."""
+    value = c_int(text)
+    if value is None:
+        raise InputError(path, number, f"relevance {text!r} is not an integer{_why_not(text)}")
+    if not INT64_MIN <= value <= INT64_MAX:
+        raise InputError(path, number, f"relevance {text!r} is outside the 64-bit integer range")
     return value
 
 
@@ -209,10 +293,7 @@ def read_trec_qrels_table(path: str | Path) -> pa.Table:
             raise InputError(
                 p, number, f"expected 4 fields 'qid iter docno rel', found {len(fields)}"
             )
-        try:
-            rel = int(fields[3])
-        except ValueError:
-            raise InputError(p, number, f"relevance {fields[3]!r} is not an integer") from None
+        rel = relevance_value(fields[3], p, number)
         qids.append(fields[0])
         docs.append(fields[2])
         rels.append(rel)
@@ -226,8 +307,9 @@ def read_trec_qrels_table(path: str | Path) -> pa.Table:
 
 
 def looks_like_trec(line: str) -> str | None:
-    """``"trec_run"``, ``"trec_qrels"`` or None, judging from one data line."""
-    fields = line.split()
+    """``"trec_run"``, ``"trec_qrels"`` or None, judging from one data line (fields split on
+    ASCII whitespace only, as trec_eval does: a no-break space stays inside its field)."""
+    fields = _FIELDS.findall(line)
     if len(fields) >= 6 and _is_number(fields[4]):
         return "trec_run"
     if len(fields) == 4 and _is_int(fields[3]):
@@ -242,6 +324,10 @@ def looks_like_trec(line: str) -> str | None:
 
 
 def _is_number(text: str) -> bool:
+    """A number for format detection: C syntax, or something Python reads as one (so that a
+    run with ``1_000`` scores is still a run, and its reader names the line)."""
+    if c_float(text) is not None:
+        return True
     try:
         float(text)
     except ValueError:
@@ -250,6 +336,8 @@ def _is_number(text: str) -> bool:
 
 
 def _is_int(text: str) -> bool:
+    if c_int(text) is not None:
+        return True
     try:
         int(text)
     except ValueError:

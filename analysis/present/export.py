@@ -138,8 +138,11 @@ def escape_latex(text: object) -> str:
 
 def plotly_text(text: object) -> str:
     """``text`` for a plotly label or hover: plotly reads a subset of HTML (``<b>``, ``<a>``,
-    entities) in every string, so ``&`` and ``<`` are written as ``&amp;`` and ``&lt;``."""
-    return str(text).replace("&", "&amp;").replace("<", "&lt;")
+    entities) in every string, so ``&`` and ``<`` are written as ``&amp;`` and ``&lt;``; and
+    it expands ``%{...}`` template fields in hover and text templates, so ``%`` is written as
+    the entity ``&#37;`` (shown as ``%``, never a field): a slice value ``%{y}`` shows literally.
+    """
+    return str(text).replace("&", "&amp;").replace("<", "&lt;").replace("%", "&#37;")
 
 
 # --------------------------------------------------------------------------- cell values

@@ -59,6 +59,7 @@ from plotly.subplots import make_subplots
 
 from analysis.core.errors import DataWarning, InputError
 from analysis.core.metrics import TIE_POLICIES, parse_metric, rank_run
+from analysis.io.atomic import atomic_write_text
 from analysis.io.bundle import Dataset, load_dataset, load_model_run, read_manifest
 from analysis.present.export import (
     PLOTLY_CONFIG,
@@ -1430,7 +1431,8 @@ def write_report(
     model_b: str | None = None,
     ties: str = "trec_eval",
 ) -> None:
-    """Write :func:`build_report` to ``out`` (UTF-8).
+    """Write :func:`build_report` to ``out`` (UTF-8), atomically: a killed run never leaves a
+    partial report.
 
     Raises:
         InputError: as :func:`build_report`, or ``out`` cannot be written.
@@ -1438,7 +1440,4 @@ def write_report(
     text = build_report(
         Path(bundle_dir), datasets=datasets, model_a=model_a, model_b=model_b, ties=ties
     )
-    try:
-        Path(out).write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise InputError(out, None, f"cannot write: {exc.strerror or exc}") from None
+    atomic_write_text(out, text)  # a temporary file beside ``out``, renamed when complete

@@ -904,6 +904,10 @@ def compare_slices(
                     "effect_size": _effect_size(d),
                 }
             )
+    if not records:  # no slice reaches min_size (a dataset of a few queries): no rows
+        empty = pd.DataFrame({c: pd.Series(dtype=object) for c in _COMPARE_COLUMNS})
+        empty.attrs["n_unpaired"] = int(n_unpaired)
+        return empty
     out = pd.DataFrame.from_records(records)
     low, high = _bootstrap_ci_rows(diffs, confidence, n_resamples, seed)
     out["ci_low"] = low

@@ -23,6 +23,7 @@ WARNING_TEXT = {
     "duplicate_qrels": "duplicate qrels rows",
     "not_in_qrels": "queries in the run are not in the qrels",
     "missing_from_run": "queries in the qrels are missing from the run",
+    "no_relevant": "have no relevant document in the qrels",
 }
 
 

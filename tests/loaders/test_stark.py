@@ -50,10 +50,10 @@ def test_stark_qa(tmp_path: Path) -> None:
         "query_id": ["0", "007", "2", "3"],
         "text": ["first line\nsecond line, with a comma", 'say "hi"', "multi\nline\ntext", "plain"],
     }
-    assert qrels.to_dict("list") == {
-        "query_id": ["0", "0", "007", "007", "2", "2"],
-        "doc_id": ["1", "2", "a", "b", "1", "a"],
-        "relevance": [1] * 6,
+    assert qrels.to_dict("list") == {  # query 3 (answer_ids = []): judged, nothing relevant
+        "query_id": ["0", "0", "007", "007", "2", "2", "3"],
+        "doc_id": ["1", "2", "a", "b", "1", "a", ""],
+        "relevance": [1] * 6 + [0],
     }
     assert str(qrels["relevance"].dtype) == "int64"
     # the generic loaders read the same file as queries and as qrels
@@ -67,7 +67,7 @@ def test_stark_qa_with_bom_and_crlf(tmp_path: Path) -> None:
     queries, qrels = read_stark_qa(path)
     assert queries["query_id"].tolist() == ["0", "007", "2", "3"]
     assert queries["text"].iloc[2].splitlines() == ["multi", "line", "text"]  # kept whole
-    assert len(qrels) == 6
+    assert len(qrels) == 7
 
 
 @pytest.mark.parametrize(

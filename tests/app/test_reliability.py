@@ -1,0 +1,150 @@
+"""AppTest: small datasets (1 to 5 queries) on every page and in the report, duplicated URL
+lists, uploads kept per browser session, and the per-query cache sized per bundle."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from analysis.present.report import write_report
+from tests.app.conftest import ROOT, no_exception, open_page
+from ui import data
+
+ROOTS_ENV = "RETRIEVAL_DASHBOARD_DATA_ROOTS"
+PAGES = [None, *(p.name for p in sorted((ROOT / "pages").glob("*.py")))]
+
+
+@pytest.fixture
+def roots(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = tmp_path / "roots"
+    root.mkdir()
+    monkeypatch.setenv(ROOTS_ENV, str(root))
+    return root
+
+
+def _bundle(folder: Path, n_queries: int, datasets: tuple[str, ...] = ("web",)) -> Path:
+    """Generic datasets of ``n_queries`` queries and two models: ``bm25`` finds every gold doc at
+    rank 1, ``dense`` at rank 2 for odd queries (so the models differ)."""
+    manifest = 'name = "tiny"\n'
+    for ds in datasets:
+        runs = folder / ds / "runs"
+        runs.mkdir(parents=True)
+        ids = [f"q{i}" for i in range(1, n_queries + 1)]
+        (folder / ds / "queries.csv").write_text(
+            "query_id,text,kind\n"
+            + "".join(f"{q},query {q},{'ab'[i % 2]}\n" for i, q in enumerate(ids))
+        )
+        (folder / ds / "qrels.txt").write_text("".join(f"{q} 0 d{q} 1\n" for q in ids))
+        (runs / "bm25.run").write_text(
+            "".join(f"{q} Q0 d{q} 1 2.0 bm25\n{q} Q0 x{q} 2 1.0 bm25\n" for q in ids)
+        )
+        (runs / "dense.run").write_text(
+            "".join(
+                f"{q} Q0 x{q} 1 2.0 dense\n{q} Q0 d{q} 2 1.0 dense\n"
+                if i % 2
+                else f"{q} Q0 d{q} 1 2.0 dense\n"
+                for i, q in enumerate(ids)
+            )
+        )
+        manifest += (
+            f'\n[datasets.{ds}]\nfamily = "generic"\nqueries = "{ds}/queries.csv"\n'
+            f'qrels = "{ds}/qrels.txt"\nruns = "{ds}/runs"\n'
+        )
+    (folder / "bundle.toml").write_text(manifest)
+    return folder
+
+
+@pytest.mark.parametrize("n_queries", [1, 2, 3, 4, 5])
+def test_datasets_of_one_to_five_queries_render_every_page_and_the_report(
+    roots: Path, tmp_path: Path, n_queries: int
+) -> None:
+    bundle = _bundle(roots / "tiny", n_queries)
+    for page in PAGES:
+        at = open_page(page)
+        no_exception(at)
+        assert not at.error, (page, [e.value for e in at.error])
+    out = tmp_path / "report.html"
+    write_report(bundle, out, model_a="bm25", model_b="dense")
+    html = out.read_text(encoding="utf-8")
+    assert "bm25" in html
+    assert "dense" in html
+
+
+def test_a_dataset_named_twice_in_the_url_counts_once(roots: Path) -> None:
+    _bundle(roots / "two", 3, datasets=("beijing", "shanghai"))
+    at = open_page(datasets="beijing,beijing")
+    no_exception(at)
+    assert at.multiselect(key="w_datasets").value == ["beijing"]
+    bundle = data.load_bundle((roots / "two").resolve())
+    table, _, _ = data.per_query(bundle, ["beijing", "beijing"], "trec_eval")
+    assert len(table) == 3 * 2  # 3 queries x 2 models, not twice that
+
+
+def _upload(at, name: str, content: bytes):
+    at.file_uploader(key="upload_file").set_value((name, content, ""))
+    at.run()
+    no_exception(at)
+    return at
+
+
+def _upload_row(at) -> dict:
+    for frame in at.dataframe:
+        value = frame.value
+        if {"dataset", "model", "n"} <= set(value.columns):
+            rows = value[value["model"] == "upload:mine"]
+            assert len(rows) == 1
+            return rows.iloc[0].to_dict()
+    raise AssertionError("no leaderboard")
+
+
+def test_uploads_of_one_name_stay_in_their_own_session(roots: Path) -> None:
+    _bundle(roots / "tiny", 3)
+    perfect = b"".join(f"q{i} Q0 dq{i} 1 1.0 u\n".encode() for i in range(1, 4))
+    useless = b"".join(f"q{i} Q0 nothing{i} 1 1.0 u\n".encode() for i in range(1, 4))
+    first = _upload(open_page(), "mine.run", perfect)
+    second = _upload(open_page(), "mine.run", useless)
+    row_first, row_second = _upload_row(first), _upload_row(second)
+    assert row_first != row_second  # same file name, other content: other numbers
+    first.run()  # the first session still sees its own run
+    assert _upload_row(first) == row_first
+    alone = _upload(open_page(), "other-name.run", useless)
+    assert "upload:mine" not in alone.selectbox(key="w_model_a").options  # never shared
+
+
+def test_the_per_query_cache_holds_a_hundred_dataset_bundle(roots: Path) -> None:
+    names = tuple(f"d{i:03d}" for i in range(100))
+    _bundle(roots / "many", 2, datasets=names)
+    bundle = data.load_bundle((roots / "many").resolve())
+    data.per_query(bundle, list(names), "trec_eval")
+    store = data._per_query_store()
+    assert len(store) == 100  # nothing evicted by the selection itself
+    calls: list[str] = []
+    real = data._compute_per_query
+
+    def spy(spec, ties, upload_key):
+        calls.append(spec.name)
+        return real(spec, ties, upload_key)
+
+    data._compute_per_query = spy  # type: ignore[assignment]
+    try:
+        data.per_query(bundle, list(names), "trec_eval")
+    finally:
+        data._compute_per_query = real  # type: ignore[assignment]
+    assert calls == []  # a rerun is served from the cache
+    assert store.capacity <= data._LRU.CEILING
+
+
+def test_the_dataset_cache_holds_a_hundred_dataset_bundle(
+    roots: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    names = [f"d{i:03d}" for i in range(100)]
+    _bundle(roots / "many", 2, datasets=tuple(names))
+    bundle = data.load_bundle((roots / "many").resolve())
+    first = [data.dataset(bundle, name) for name in names]
+    loads: list[str] = []
+    real = data.load_dataset
+    monkeypatch.setattr(data, "load_dataset", lambda spec: loads.append(spec.name) or real(spec))
+    again = [data.dataset(bundle, name) for name in names]
+    assert loads == []  # the second pass over every dataset is served from the cache
+    assert all(a is b for a, b in zip(first, again, strict=True))
