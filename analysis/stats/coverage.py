@@ -20,12 +20,18 @@ Two questions a strict metric cannot answer:
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 import numpy as np
 import pandas as pd
+
+from analysis.core.metrics import TiePolicy, evaluate
+from analysis.io.annotations import amended_qrels
 
 __all__ = [
     "has_explicit_negatives",
     "judgement_coverage",
+    "strict_and_amended",
     "suspected_counts",
     "suspected_missing_answers",
 ]
@@ -142,3 +148,49 @@ def suspected_missing_answers(
 def suspected_counts(suspects: pd.DataFrame) -> pd.Series:
     """Number of suspected missing answers per query (a Series indexed by ``query_id``)."""
     return suspects.groupby("query_id").size().rename("n_suspected")
+
+
+def strict_and_amended(
+    runs: Mapping[str, pd.DataFrame],
+    qrels: pd.DataFrame,
+    judgements: pd.DataFrame | None,
+    metrics: Sequence[str],
+    *,
+    ties: TiePolicy = "trec_eval",
+    relevance_threshold: int = 1,
+) -> pd.DataFrame:
+    """Mean metrics of each run against the strict qrels and against the qrels with the
+    reviewers' judgements applied (:func:`analysis.io.annotations.amended_qrels`), side by side.
+
+    Returns ``model, metric, strict, amended, delta, n_strict, n_amended, queries_changed``
+    (``delta = amended - strict``; ``queries_changed`` = queries whose value differs). Both are
+    computed by the metric core with the same settings; the strict numbers are never replaced.
+    """
+    amended = amended_qrels(qrels, judgements)
+    rows = []
+    for model, run in runs.items():
+        strict = evaluate(run, qrels, metrics, ties=ties, relevance_threshold=relevance_threshold)
+        new = evaluate(run, amended, metrics, ties=ties, relevance_threshold=relevance_threshold)
+        both = strict.merge(new, on="query_id", how="outer", suffixes=("", " (amended)"))
+        for metric in metrics:
+            a, b = both[metric], both[f"{metric} (amended)"]
+            changed = int(((a - b).abs() > 1e-12).sum() + (a.isna() != b.isna()).sum())
+            rows.append(
+                {
+                    "model": model,
+                    "metric": metric,
+                    "strict": float(strict[metric].mean()) if len(strict) else np.nan,
+                    "amended": float(new[metric].mean()) if len(new) else np.nan,
+                    "n_strict": len(strict),
+                    "n_amended": len(new),
+                    "queries_changed": changed,
+                }
+            )
+    out = pd.DataFrame(
+        rows,
+        columns=[
+            "model", "metric", "strict", "amended", "n_strict", "n_amended", "queries_changed",
+        ],
+    )  # fmt: skip
+    out.insert(4, "delta", out["amended"] - out["strict"])
+    return out
