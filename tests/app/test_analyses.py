@@ -145,3 +145,17 @@ def test_every_demo_dataset_renders_without_exception():
         at.selectbox(key="ds").select(name).run()
         no_exception(at)
         assert at.dataframe[0].value.sum(axis=1).gt(0).all(), name
+
+
+def test_queries_page_shows_the_panel_for_the_selected_query(notes):
+    at = open_page("2_Queries.py", datasets="stark-mag", a="bm25", q="5", qd="stark-mag")
+    no_exception(at)
+    assert "Notes and judgements" in [h.value for h in at.subheader]
+    docs = _labelled(at.selectbox, "Document").options
+    assert len(docs) == 20  # the ranked list shown (top 20)
+    _labelled(at.button, "Save judgement").click().run()
+    no_exception(at)
+    store = AnnotationStore(database_path(ROOT / "data" / "demo", notes))
+    judged = store.judgements("stark-mag", "5")
+    assert judged["doc_id"].tolist() == [docs[0]]
+    assert judged["relevance"].tolist() == [1]  # the default choice: relevant
