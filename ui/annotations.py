@@ -126,7 +126,7 @@ def _judgements(store: AnnotationStore, dataset: str, query_id: str, doc_ids: li
     key = _key("judge", dataset, query_id)
     judged = store.judgements(dataset, query_id)
     if doc_ids:
-        c_doc, c_rel, c_button = st.columns([3, 4, 1], vertical_alignment="bottom")
+        c_doc, c_rel, c_button = st.columns([3, 4, 2], vertical_alignment="bottom")
         c_doc.selectbox(
             "Document", doc_ids, key=f"{key}_doc", help="A document of the list shown above."
         )
@@ -149,7 +149,7 @@ def _judgements(store: AnnotationStore, dataset: str, query_id: str, doc_ids: li
         st.caption("No document of this query has been judged yet.")
     else:
         st.dataframe(
-            judged[["doc_id", "relevance", "author"]],
+            judged[["doc_id", "relevance"]],
             hide_index=True,
             width="stretch",
             key=f"{key}_table",
