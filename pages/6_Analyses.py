@@ -17,6 +17,7 @@ import streamlit as st
 
 from analysis.core.errors import InputError
 from analysis.io.annotations import amended_qrels, qrels_trec_text
+from analysis.present.analyses_report import taxonomy_table
 from analysis.stats.complementarity import intersections, oracle, solved_matrix
 from analysis.stats.coverage import strict_and_amended
 from analysis.stats.disagree import disagreement, most_different
@@ -88,10 +89,13 @@ with tab_tax:
         "are retrieved, unjudged entities sharing type and relations with a gold: review them."
     )
     classified = _taxonomy(table, ranked, ds.qrels, ds.entities, ds.edges, k)
-    counts = taxonomy_counts(classified)
-    wide = counts.pivot_table(index="model", columns="category", values="n", sort=False)
-    wide = wide.reindex(index=models, columns=list(CATEGORIES)).fillna(0).astype(int)
-    st.dataframe(wide, width="stretch", key="taxonomy_counts")
+    st.dataframe(taxonomy_table(classified, models), hide_index=True, key="taxonomy_counts")
+    tax_by = st.selectbox("Counts by slice", [NO_SLICE, *slice_columns(table)], key="tax_by")
+    if tax_by != NO_SLICE:
+        by_slice = taxonomy_counts(classified, by=[tax_by]).pivot_table(
+            index=["model", tax_by], columns="category", values="n", sort=False, observed=True
+        )
+        st.dataframe(by_slice.reindex(columns=list(CATEGORIES)), key="taxonomy_by_slice")
     c_model, c_cat = st.columns(2)
     model = c_model.selectbox("Model", models, key="tax_model")
     category = c_cat.selectbox(

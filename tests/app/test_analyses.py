@@ -43,15 +43,19 @@ def _labelled(elements, label: str):
 def test_taxonomy_counts_add_up_and_list_queries():
     at = open_page(PAGE, datasets="stark-prime", a="bm25", b="bm25-kb-propagation")
     no_exception(at)
-    counts = at.dataframe[0].value
-    assert list(counts.columns) == list(CATEGORIES)
-    assert (counts.sum(axis=1) == 420).all()  # every query in one category
+    counts = at.dataframe[0].value.set_index("model")
+    assert list(counts.columns) == [*CATEGORIES, "queries"]
+    assert (counts[list(CATEGORIES)].sum(axis=1) == 420).all()  # every query in one category
     assert at.selectbox(key="ds").value == "stark-prime"
     at.selectbox(key="tax_model").select("bm25").run()
     at.selectbox(key="cat").select("not retrieved").run()
     no_exception(at)
     listed = _by_columns(at, ["query_id", "text", "first_gold_rank"])
     assert len(listed) == counts.loc["bm25", "not retrieved"]
+    at.selectbox(key="tax_by").select("query_type").run()
+    no_exception(at)
+    by_slice = at.dataframe[1].value
+    assert by_slice.to_numpy().sum() == 3 * 420
     assert listed["first_gold_rank"].isna().all()
     assert listed["open"].str.startswith("Queries?").all()
 
@@ -144,7 +148,7 @@ def test_every_demo_dataset_renders_without_exception():
     for name in names:
         at.selectbox(key="ds").select(name).run()
         no_exception(at)
-        assert at.dataframe[0].value.sum(axis=1).gt(0).all(), name
+        assert at.dataframe[0].value["queries"].gt(0).all(), name
 
 
 def test_queries_page_shows_the_panel_for_the_selected_query(notes):
