@@ -193,3 +193,16 @@ def test_concurrent_processes_lose_nothing(tmp_path):
     assert [p.exitcode for p in procs] == [0] * N_WORKERS
     _check_nothing_lost(AnnotationStore(path))
     assert Path(path).exists()
+
+
+def test_reading_creates_nothing_and_the_first_write_creates_the_file(tmp_path):
+    path = tmp_path / "notes" / "new.sqlite3"
+    s = AnnotationStore(path)
+    assert s.tags("d").empty
+    assert s.note("d", "1") == ""
+    assert s.judgements().empty
+    assert "judgement" not in s.export_csv()
+    assert not path.parent.exists()
+    s.add_tag("d", "1", "needs relations")
+    assert path.exists()
+    assert s.tags("d")["tag"].tolist() == ["needs relations"]

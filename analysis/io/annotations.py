@@ -132,17 +132,28 @@ def _busy(exc: sqlite3.OperationalError) -> bool:
 class AnnotationStore:
     """Tags, notes and judgements of one bundle, in one SQLite file (module docstring).
 
+    Reading a store whose file does not exist yet gives empty tables and creates nothing; the
+    file (and its folder) is created by the first write. An existing file is checked at once.
+
     Args:
-        path: the database file (see :func:`database_path`); its folder is created.
+        path: the database file (see :func:`database_path`).
     """
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
+        self._ready = False
+        if self.path.exists():  # check an existing file now; a new one is made on first write
+            self._ensure()
+
+    def _ensure(self) -> None:
+        if self._ready and self.path.exists():
+            return
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise InputError(self.path.parent, None, f"cannot create: {exc.strerror}") from None
         self._retry(self._init)
+        self._ready = True
 
     @classmethod
     def for_bundle(
@@ -198,6 +209,8 @@ class AnnotationStore:
                 raise
 
     def _write(self, sql: str, params: tuple) -> None:
+        self._ensure()
+
         def run() -> None:
             with self._connect() as con:
                 con.execute("BEGIN IMMEDIATE")
@@ -213,9 +226,14 @@ class AnnotationStore:
     def _read(self, sql: str, params: tuple, columns: list[str]) -> pd.DataFrame:
         def run() -> list[tuple]:
             with self._connect() as con:
-                return con.execute(sql, params).fetchall()
+                try:
+                    return con.execute(sql, params).fetchall()
+                except sqlite3.OperationalError as exc:
+                    if "no such table" in str(exc):  # created by a writer a moment ago
+                        return []
+                    raise
 
-        rows = self._retry(run)
+        rows = self._retry(run) if self.path.exists() else []
         frame = pd.DataFrame(rows, columns=columns)
         for c in ("dataset", "query_id", "doc_id", "tag", "note", "author"):
             if c in frame.columns:
