@@ -129,6 +129,19 @@ def test_suspects_share_type_and_a_relation_with_the_gold():
         [qrels, pd.DataFrame({"query_id": ["1"], "doc_id": ["x"], "relevance": [0]})]
     )
     assert suspected_missing_answers(ranked, judged, entities, edges, k=3).empty
+    # with two relation types, one shared brand is not enough; brand and colour are
+    colours = pd.DataFrame(
+        {"src_id": ["g", "x", "y"], "relation": "has_color", "dst_id": ["red", "blue", "red"]}
+    )
+    edges2 = pd.concat([edges, colours], ignore_index=True)
+    assert suspected_missing_answers(ranked, qrels, entities, edges2, k=3).empty
+    y_brand = pd.DataFrame({"src_id": ["y"], "relation": ["has_brand"], "dst_id": ["brandA"]})
+    edges3 = pd.concat([edges2, y_brand], ignore_index=True)
+    both = suspected_missing_answers(ranked, qrels, entities, edges3, k=3)
+    assert both["doc_id"].tolist() == ["y"]
+    assert both["shared_relations"].tolist() == [2]
+    loose = suspected_missing_answers(ranked, qrels, entities, edges2, k=3, min_relations=1)
+    assert loose["doc_id"].tolist() == ["x", "y"]
     # one entity type and no edges: no evidence at all
     same = entities.assign(type="poi")
     assert suspected_missing_answers(ranked, qrels, same, None, k=3).empty

@@ -11,8 +11,12 @@ Two questions a strict metric cannot answer:
 * **Is a "wrong" answer maybe right?** STaRK's answer sets are incomplete. For positives-only
   qrels, :func:`suspected_missing_answers` lists the retrieved non-gold entities of the top k that
   look like the gold: the same entity ``type`` as a gold of the query and, where the knowledge
-  base has edges, at least one shared relation with that gold (an edge ``(relation, neighbour)``
-  both have, in either direction: the same brand, author, pathway ...). Without edges the type is
+  base has edges, shared relations with that gold: a neighbour in common through the same
+  relation (an edge ``(relation, neighbour)`` both have, in either direction: the same brand,
+  author, pathway ...) in at least ``min_relations`` (default 2) different relation types, or in
+  every relation type when the knowledge base has fewer. One shared category or colour alone is
+  too common to suggest a missing answer (on the demo's Amazon-like KB it matches most
+  retrieved products). Without edges the type is
   the only evidence, and when every entity has the same type it is no evidence: nothing is
   suspected then. These are candidates for review; they never change a metric by themselves
   (a reviewer's judgement does, through amended qrels, beside the strict numbers).
@@ -102,14 +106,16 @@ def suspected_missing_answers(
     *,
     k: int = 10,
     relevance_threshold: int = 1,
+    min_relations: int = 2,
 ) -> pd.DataFrame:
     """Retrieved non-gold entities of the top k that share type (and relations) with a gold.
 
     Returns one row per (query, retrieved doc), the best matching gold kept:
     ``query_id, doc_id, rank, type, gold_id, shared_relations`` (``shared_relations`` = number
-    of ``(relation, neighbour)`` pairs the doc shares with ``gold_id``; 0 when there are no
-    edges). Empty when there are no entities, no ``type`` column, or (without edges) a single
-    entity type. Judged non-relevant documents (explicit qrels rows) are never suspects.
+    of relation types in which the doc and ``gold_id`` have a common neighbour, at least
+    ``min(min_relations, relation types in the edges)``; 0 when there are no edges).
+    Empty when there are no entities, no ``type`` column, or (without edges) a single entity
+    type. Judged non-relevant documents (explicit qrels rows) are never suspects.
     """
     if entities is None or "type" not in entities.columns or entities.empty:
         return pd.DataFrame(columns=SUSPECT_COLUMNS)
@@ -132,10 +138,10 @@ def suspected_missing_answers(
         shared = cand.merge(nb, left_on="doc_id", right_on="node").merge(
             nb, left_on=["gold_id", "relation", "other"], right_on=["node", "relation", "other"]
         )
-        counts = shared.groupby(["query_id", "doc_id", "gold_id"], sort=False).size()
-        cand = cand.merge(
-            counts.rename("shared_relations").reset_index(), on=["query_id", "doc_id", "gold_id"]
-        )
+        counts = shared.groupby(["query_id", "doc_id", "gold_id"], sort=False)["relation"]
+        counts = counts.nunique().rename("shared_relations").reset_index()
+        needed = max(1, min(min_relations, edges["relation"].nunique()))
+        cand = cand.merge(counts[counts["shared_relations"] >= needed])
     else:
         cand["shared_relations"] = 0
     cand = cand.sort_values(
