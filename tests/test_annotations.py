@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import csv
 import io
-import multiprocessing
 import sqlite3
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -24,6 +25,8 @@ from analysis.io.annotations import (
 )
 from analysis.io.trec import read_trec_qrels
 from analysis.stats.coverage import strict_and_amended
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture
@@ -183,16 +186,19 @@ def test_concurrent_threads_lose_nothing(tmp_path):
 
 
 def test_concurrent_processes_lose_nothing(tmp_path):
+    # separate interpreters (not multiprocessing: its "spawn" re-imports the parent's __main__,
+    # which an AppTest earlier in the same pytest process may have replaced by app.py)
     path = str(tmp_path / "processes.sqlite3")
-    ctx = multiprocessing.get_context("spawn")
-    procs = [ctx.Process(target=_writer, args=(path, w)) for w in range(N_WORKERS)]
-    for p in procs:
-        p.start()
-    for p in procs:
-        p.join(timeout=120)
-    assert [p.exitcode for p in procs] == [0] * N_WORKERS
+    code = (
+        "import sys; from tests.test_annotations import _writer; "
+        "_writer(sys.argv[1], int(sys.argv[2]))"
+    )
+    procs = [
+        subprocess.Popen([sys.executable, "-c", code, path, str(w)], cwd=ROOT)
+        for w in range(N_WORKERS)
+    ]
+    assert [p.wait(timeout=300) for p in procs] == [0] * N_WORKERS
     _check_nothing_lost(AnnotationStore(path))
-    assert Path(path).exists()
 
 
 def test_reading_creates_nothing_and_the_first_write_creates_the_file(tmp_path):
