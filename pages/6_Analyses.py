@@ -12,7 +12,7 @@ from __future__ import annotations
 from urllib.parse import urlencode
 
 import pandas as pd
-import plotly.express as px
+import plotly.graph_objects as go
 import streamlit as st
 
 from analysis.core.errors import InputError
@@ -34,26 +34,45 @@ sel = sidebar()
 NO_SLICE = "(none)"
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
-def _taxonomy(
-    rows: pd.DataFrame,
-    ranked: dict[str, pd.DataFrame],
-    qrels: pd.DataFrame,
-    entities: pd.DataFrame | None,
-    edges: pd.DataFrame | None,
-    k: int,
+# Cached by ``key`` (file stamps and the ids of the cached ranked runs; an entry that needs the
+# ids keeps a reference to the runs, so an id cannot be reused): hashing the tables would cost
+# more than the rerun. Arguments starting with "_" are not hashed.
+@st.cache_resource(show_spinner=False, max_entries=16)
+def _taxonomy(key: tuple, _rows: pd.DataFrame, _ranked: dict, _ds: object, k: int) -> tuple:
+    out = classify_dataset(_rows, _ranked, _ds.qrels, _ds.entities, _ds.edges, k=k)
+    return out, taxonomy_table(out, list(_ranked)), _ranked
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def _solved(key: tuple, _rows: pd.DataFrame, metric: str, thr: float, models: tuple) -> tuple:
+    solved = solved_matrix(_rows, metric, threshold=thr, models=list(models))
+    return intersections(solved), len(solved)
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def _oracle(key: tuple, _rows: pd.DataFrame, metric: str, models: tuple, by: str) -> pd.DataFrame:
+    return oracle(_rows, metric, models=list(models), by=[] if by == NO_SLICE else [by])
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def _pairs(key: tuple, _rows: pd.DataFrame, metric: str, models: tuple) -> pd.DataFrame:
+    return pairs(_rows, metric, models=list(models), n_resamples=10_000)
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def _disagree(key: tuple, _a: pd.DataFrame, _b: pd.DataFrame, k: int) -> tuple:
+    return most_different(disagreement(_a, _b, k=k)), (_a, _b)
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def _amended(
+    key: tuple, marks: tuple, _ranked: dict, _ds: object, _j: object, heads: tuple, ties: str
 ) -> pd.DataFrame:
-    return classify_dataset(rows, ranked, qrels, entities, edges, k=k)
-
-
-@st.cache_data(show_spinner=False, max_entries=16)
-def _pairs(rows: pd.DataFrame, metric: str, models: tuple[str, ...]) -> pd.DataFrame:
-    return pairs(rows, metric, models=list(models), n_resamples=10_000)
-
-
-@st.cache_data(show_spinner=False, max_entries=16)
-def _disagree(run_a: pd.DataFrame, run_b: pd.DataFrame, k: int) -> pd.DataFrame:
-    return most_different(disagreement(run_a, run_b, k=k))
+    """Also keyed by the judgements themselves (``marks``)."""
+    th = _ds.spec.relevance_threshold
+    return strict_and_amended(
+        _ranked, _ds.qrels, _j, list(heads), ties=ties, relevance_threshold=th
+    )
 
 
 st.title("Analyses")
@@ -78,6 +97,10 @@ except (InputError, OSError) as exc:
     st.error(widgets.escape_markdown(f"Dataset {dataset} could not be loaded: {exc}"))
     st.stop()
 k, metric = sel.k, sel.metric
+spec = sel.bundle.datasets[dataset]
+files = (spec.queries, spec.qrels, spec.entities, spec.edges, *spec.splits.values())
+key = (sel.bundle_id, dataset, sel.ties, data.stamp(*files, *spec.runs.values()))
+key += (tuple((m, id(r)) for m, r in ranked.items()),)
 tab_tax, tab_comp, tab_dis, tab_sig, tab_amend = st.tabs(
     ["Failure taxonomy", "Complementarity", "Disagreement A vs B", "Significance", "Amended"]
 )
@@ -88,8 +111,8 @@ with tab_tax:
         "applies, in this order: " + ", ".join(CATEGORIES[1:]) + ". Suspected missing answers "
         "are retrieved, unjudged entities sharing type and relations with a gold: review them."
     )
-    classified = _taxonomy(table, ranked, ds.qrels, ds.entities, ds.edges, k)
-    st.dataframe(taxonomy_table(classified, models), hide_index=True, key="taxonomy_counts")
+    classified, tax_table, _ = _taxonomy(key, table, ranked, ds, k)
+    st.dataframe(tax_table, hide_index=True, key="taxonomy_counts")
     tax_by = st.selectbox("Counts by slice", [NO_SLICE, *slice_columns(table)], key="tax_by")
     if tax_by != NO_SLICE:
         by_slice = taxonomy_counts(classified, by=[tax_by]).pivot_table(
@@ -131,19 +154,18 @@ with tab_comp:
         bind="query-params",
         help="A model solves a query when its metric reaches this value.",
     )
-    solved = solved_matrix(table, metric, threshold=threshold, models=models)
-    inter = intersections(solved)
-    st.caption(
-        f"Queries solved by exactly these models ({len(solved)} queries); '(none)' = no model."
+    inter, n_solved = _solved(key, table, metric, threshold, tuple(models))
+    st.caption(f"Queries solved by exactly these models ({n_solved} queries); '(none)' = no model.")
+    fig = go.Figure(go.Bar(x=inter["models"], y=inter["n"]))
+    fig.update_layout(
+        height=320, margin={"t": 10, "b": 10}, xaxis_title="solved by exactly", yaxis_title="n"
     )
-    fig = px.bar(inter, x="models", y="n", labels={"models": "solved by exactly", "n": "queries"})
-    fig.update_layout(height=320, margin={"t": 10, "b": 10})
     st.plotly_chart(fig, key="upset_bars", config={"displayModeBar": False})
     st.dataframe(inter, hide_index=True, width="stretch", key="intersections")
     by = st.selectbox(
         "Oracle by slice", [NO_SLICE, *slice_columns(table)], key="by", bind="query-params"
     )
-    best = oracle(table, metric, models=models, by=[] if by == NO_SLICE else [by])
+    best = _oracle(key, table, metric, tuple(models), by)
     st.caption(
         f"Oracle best-of-{len(models)}: the mean over queries of the best model's {metric} per "
         "query, chosen with hindsight (an upper bound, not an achievable score)."
@@ -161,13 +183,13 @@ with tab_dis:
                 "of the shared documents). Most different first."
             )
         )
-        diff = _disagree(ranked[sel.model_a], ranked[sel.model_b], k)
+        diff = _disagree(key, ranked[sel.model_a], ranked[sel.model_b], k)[0]
         text = ds.queries[["query_id", "text"]].drop_duplicates("query_id")
         diff = diff.merge(text, on="query_id", how="left")
         st.dataframe(diff.head(50), hide_index=True, width="stretch", key="most_different")
 
 with tab_sig:
-    pair_table = _pairs(table, metric, tuple(models))
+    pair_table = _pairs(key, table, metric, tuple(models))
     letters = significance_letters(pair_table, models)
     means = table.groupby("model")[metric].mean()
     board = pd.DataFrame(
@@ -196,14 +218,8 @@ with tab_amend:
     )
     if not judged.empty:
         heads = list(dict.fromkeys([metric, *[m for m in ds.spec.metrics if m in table]]))
-        side = strict_and_amended(
-            ranked,
-            ds.qrels,
-            judged,
-            heads,
-            ties=sel.ties,
-            relevance_threshold=ds.spec.relevance_threshold,
-        )
+        marks = tuple(judged[["query_id", "doc_id", "relevance"]].itertuples(index=False))
+        side = _amended(key, marks, ranked, ds, judged, tuple(heads), sel.ties)
         st.dataframe(side, hide_index=True, width="stretch", key="amended")
         st.download_button(
             "Amended qrels (TREC)",
