@@ -17,6 +17,7 @@ from analysis.present.rankings import gold_table, ranking_table
 from analysis.stats import failures
 from analysis.stats.perquery import slice_columns
 from ui import data, widgets
+from ui.annotations import annotation_panel
 from ui.state import local_param, set_local_param, sidebar
 
 st.set_page_config(page_title="Queries", layout="wide")
@@ -324,3 +325,5 @@ else:
             "text": st.column_config.TextColumn("text", width="large"),
         },
     )
+
+annotation_panel(sel, dataset_name, query_id, listing.get("doc_id", pd.Series(dtype=str)).tolist())

@@ -6,6 +6,7 @@ Commands:
     geo        duplicate-coordinate and twin report of a POI file, as JSON
     report     one self-contained offline HTML report of a bundle
     demo       regenerate the demo bundle
+    disagree   per-query rank overlap of two runs without qrels (Jaccard@k, RBO, tau_AP)
 
 Bad input exits with code 2 and one line ``error: <file>:<line>: <what is wrong>`` on stderr.
 """
@@ -26,6 +27,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "analysis.cli.geo",
     "analysis.cli.report",
     "analysis.cli.demo",
+    "analysis.cli.disagree",
 )
 
 

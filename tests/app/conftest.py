@@ -14,6 +14,12 @@ TIMEOUT = 60
 
 
 @pytest.fixture(autouse=True)
+def _notes_in_tmp(tmp_path, monkeypatch):
+    """Annotations written by a page go to a temporary notes folder, not the user's."""
+    monkeypatch.setenv("RETRIEVAL_DASHBOARD_NOTES_DIR", str(tmp_path / "notes"))
+
+
+@pytest.fixture(autouse=True)
 def _clear_caches():
     st.cache_data.clear()
     st.cache_resource.clear()

@@ -1,0 +1,441 @@
+"""What users write about queries, kept in SQLite: tags, notes and per-document judgements.
+
+One database per bundle, in a writable folder the user configures and never inside the input
+data: ``RETRIEVAL_DASHBOARD_NOTES_DIR`` when set, else ``$XDG_DATA_HOME/retrieval-dashboard``,
+else ``~/.local/share/retrieval-dashboard``. The file name is derived from the bundle folder's
+resolved path: ``<folder name>-<first 16 hex digits of sha256(path)>.sqlite3``, so two bundles
+with the same folder name get different databases and the same bundle always finds its own.
+A notes folder inside the bundle is refused.
+
+Tables (every row keyed by ``dataset`` and ``query_id``; ids are text):
+
+* ``tags (dataset, query_id, tag, author, created)``: free tags or the suggested ones
+  (:data:`SUGGESTED_TAGS`); a tag is set once per query.
+* ``notes (dataset, query_id, note, author, updated)``: one note per query (empty = deleted).
+* ``judgements (dataset, query_id, doc_id, relevance, author, updated)``: a reviewer's relevance
+  of one document for one query (0 = not relevant, 1 = relevant, 2 = highly relevant, ...).
+
+Several users of one server (threads) and several processes may write at once: the database is
+in WAL mode (readers never block the writer), every connection waits up to ``busy_timeout``
+(10 s) for a lock, every write is one short ``BEGIN IMMEDIATE`` transaction on its own
+connection, and a write still refused as busy is retried a few times. Nothing is cached in
+memory: every read sees every committed write.
+
+Amendments never replace the strict qrels: :func:`amended_qrels` returns a new table (judged
+pairs override the qrels' relevance, new pairs are added) for computing metrics *with
+amendments* beside the strict ones.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import hashlib
+import io
+import os
+import re
+import sqlite3
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TypeVar
+
+import pandas as pd
+
+from analysis.core.errors import InputError
+
+__all__ = [
+    "NOTES_ENV",
+    "SUGGESTED_TAGS",
+    "AnnotationStore",
+    "amended_qrels",
+    "database_path",
+    "notes_dir",
+    "qrels_trec_text",
+    "write_trec_qrels",
+]
+
+_T = TypeVar("_T")
+NOTES_ENV = "RETRIEVAL_DASHBOARD_NOTES_DIR"
+SUGGESTED_TAGS: tuple[str, ...] = ("label error", "ambiguous query", "needs relations")
+MAX_TAG = 100
+MAX_NOTE = 20_000
+BUSY_TIMEOUT_MS = 10_000
+_RETRIES = 8
+SCHEMA_VERSION = "1"
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS tags (
+    dataset TEXT NOT NULL, query_id TEXT NOT NULL, tag TEXT NOT NULL,
+    author TEXT NOT NULL DEFAULT '', created REAL NOT NULL,
+    PRIMARY KEY (dataset, query_id, tag));
+CREATE TABLE IF NOT EXISTS notes (
+    dataset TEXT NOT NULL, query_id TEXT NOT NULL, note TEXT NOT NULL,
+    author TEXT NOT NULL DEFAULT '', updated REAL NOT NULL,
+    PRIMARY KEY (dataset, query_id));
+CREATE TABLE IF NOT EXISTS judgements (
+    dataset TEXT NOT NULL, query_id TEXT NOT NULL, doc_id TEXT NOT NULL,
+    relevance INTEGER NOT NULL, author TEXT NOT NULL DEFAULT '', updated REAL NOT NULL,
+    PRIMARY KEY (dataset, query_id, doc_id));
+"""
+
+
+def notes_dir() -> Path:
+    """The configured notes folder (not created here)."""
+    raw = os.environ.get(NOTES_ENV, "").strip()
+    if raw:
+        return Path(raw).expanduser()
+    base = os.environ.get("XDG_DATA_HOME", "").strip()
+    root = Path(base).expanduser() if base else Path.home() / ".local" / "share"
+    return root / "retrieval-dashboard"
+
+
+def database_path(bundle_root: str | Path, folder: str | Path | None = None) -> Path:
+    """The annotation database of the bundle in ``bundle_root`` (module docstring).
+
+    Raises:
+        InputError: the notes folder lies inside the bundle (the input data).
+    """
+    root = Path(bundle_root).resolve()
+    target = (Path(folder).expanduser() if folder is not None else notes_dir()).resolve()
+    if target == root or target.is_relative_to(root):
+        raise InputError(
+            target, None, f"the notes folder is inside the bundle {root}; set {NOTES_ENV}"
+        )
+    digest = hashlib.sha256(str(root).encode("utf-8")).hexdigest()[:16]
+    name = re.sub(r"[^A-Za-z0-9._-]+", "_", root.name).strip("._") or "bundle"
+    return target / f"{name}-{digest}.sqlite3"
+
+
+def _clean_id(value: object, what: str) -> str:
+    text = str(value)
+    if not text or len(text) > 10_000:
+        raise ValueError(f"{what} must be a non-empty string of at most 10000 characters")
+    return text
+
+
+def _clean_tag(tag: str) -> str:
+    text = " ".join(str(tag).split())
+    if not text:
+        raise ValueError("a tag cannot be empty")
+    if len(text) > MAX_TAG:
+        raise ValueError(f"a tag has at most {MAX_TAG} characters, got {len(text)}")
+    return text
+
+
+def _busy(exc: sqlite3.OperationalError) -> bool:
+    message = str(exc).lower()
+    return "locked" in message or "busy" in message
+
+
+class AnnotationStore:
+    """Tags, notes and judgements of one bundle, in one SQLite file (module docstring).
+
+    Reading a store whose file does not exist yet gives empty tables and creates nothing; the
+    file (and its folder) is created by the first write. An existing file is checked at once.
+
+    Args:
+        path: the database file (see :func:`database_path`).
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self._ready = False
+        if self.path.exists():  # check an existing file now; a new one is made on first write
+            self._ensure()
+
+    def _ensure(self) -> None:
+        if self._ready and self.path.exists():
+            return
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise InputError(self.path.parent, None, f"cannot create: {exc.strerror}") from None
+        self._retry(self._init)
+        self._ready = True
+
+    @classmethod
+    def for_bundle(
+        cls, bundle_root: str | Path, folder: str | Path | None = None
+    ) -> AnnotationStore:
+        """The store of the bundle in ``bundle_root`` under the configured notes folder."""
+        return cls(database_path(bundle_root, folder))
+
+    # ------------------------------------------------------------------ connections
+
+    @contextlib.contextmanager
+    def _connect(self) -> Iterator[sqlite3.Connection]:
+        try:
+            con = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+        except sqlite3.Error as exc:
+            raise InputError(self.path, None, f"cannot open the notes database: {exc}") from None
+        try:
+            con.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            con.execute("PRAGMA synchronous = NORMAL")
+            yield con
+        finally:
+            con.close()
+
+    def _retry(self, action: Callable[..., _T], *args: object) -> _T:
+        for attempt in range(_RETRIES):
+            try:
+                return action(*args)
+            except sqlite3.OperationalError as exc:
+                if not _busy(exc) or attempt == _RETRIES - 1:
+                    raise InputError(self.path, None, f"notes database: {exc}") from None
+                time.sleep(0.05 * (attempt + 1))
+            except sqlite3.DatabaseError as exc:
+                raise InputError(self.path, None, f"not a notes database: {exc}") from None
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _init(self) -> None:
+        with self._connect() as con:
+            mode = con.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            if str(mode).lower() != "wal":
+                raise sqlite3.OperationalError(f"database is locked (journal mode {mode})")
+            con.execute("BEGIN IMMEDIATE")
+            try:
+                for statement in _SCHEMA.split(";"):
+                    if statement.strip():
+                        con.execute(statement)
+                con.execute(
+                    "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema', ?)",
+                    (SCHEMA_VERSION,),
+                )
+                con.execute("COMMIT")
+            except BaseException:
+                con.execute("ROLLBACK")
+                raise
+
+    def _write(self, sql: str, params: tuple) -> None:
+        self._ensure()
+
+        def run() -> None:
+            with self._connect() as con:
+                con.execute("BEGIN IMMEDIATE")
+                try:
+                    con.execute(sql, params)
+                    con.execute("COMMIT")
+                except BaseException:
+                    con.execute("ROLLBACK")
+                    raise
+
+        self._retry(run)
+
+    def _read(self, sql: str, params: tuple, columns: list[str]) -> pd.DataFrame:
+        def run() -> list[tuple]:
+            with self._connect() as con:
+                try:
+                    return con.execute(sql, params).fetchall()
+                except sqlite3.OperationalError as exc:
+                    if "no such table" in str(exc):  # created by a writer a moment ago
+                        return []
+                    raise
+
+        rows = self._retry(run) if self.path.exists() else []
+        frame = pd.DataFrame(rows, columns=columns)
+        for c in ("dataset", "query_id", "doc_id", "tag", "note", "author"):
+            if c in frame.columns:
+                frame[c] = frame[c].astype("str")
+        return frame
+
+    @staticmethod
+    def _where(dataset: str | None, query_id: str | None) -> tuple[str, tuple]:
+        clauses, params = [], []
+        if dataset is not None:
+            clauses.append("dataset = ?")
+            params.append(str(dataset))
+        if query_id is not None:
+            clauses.append("query_id = ?")
+            params.append(str(query_id))
+        return (" WHERE " + " AND ".join(clauses) if clauses else ""), tuple(params)
+
+    # ------------------------------------------------------------------ tags
+
+    def add_tag(self, dataset: str, query_id: str, tag: str, author: str = "") -> None:
+        """Tag a query (again: no change). Raises ValueError on an empty or overlong tag."""
+        self._write(
+            "INSERT OR IGNORE INTO tags (dataset, query_id, tag, author, created) "
+            "VALUES (?, ?, ?, ?, ?)",
+            (
+                _clean_id(dataset, "dataset"),
+                _clean_id(query_id, "query_id"),
+                _clean_tag(tag),
+                str(author),
+                time.time(),
+            ),
+        )
+
+    def remove_tag(self, dataset: str, query_id: str, tag: str) -> None:
+        """Remove a tag of a query (absent: no change)."""
+        self._write(
+            "DELETE FROM tags WHERE dataset = ? AND query_id = ? AND tag = ?",
+            (str(dataset), str(query_id), _clean_tag(tag)),
+        )
+
+    def tags(self, dataset: str | None = None, query_id: str | None = None) -> pd.DataFrame:
+        """``dataset, query_id, tag, author, created`` rows, oldest first."""
+        where, params = self._where(dataset, query_id)
+        return self._read(
+            f"SELECT dataset, query_id, tag, author, created FROM tags{where} "
+            "ORDER BY created, tag",
+            params,
+            ["dataset", "query_id", "tag", "author", "created"],
+        )
+
+    # ------------------------------------------------------------------ notes
+
+    def set_note(self, dataset: str, query_id: str, note: str, author: str = "") -> None:
+        """Set the note of a query; an empty (blank) note deletes it."""
+        text = str(note)
+        if len(text) > MAX_NOTE:
+            raise ValueError(f"a note has at most {MAX_NOTE} characters, got {len(text)}")
+        ds, qid = _clean_id(dataset, "dataset"), _clean_id(query_id, "query_id")
+        if not text.strip():
+            self._write("DELETE FROM notes WHERE dataset = ? AND query_id = ?", (ds, qid))
+            return
+        self._write(
+            "INSERT INTO notes (dataset, query_id, note, author, updated) VALUES (?, ?, ?, ?, ?) "
+            "ON CONFLICT (dataset, query_id) DO UPDATE SET note = excluded.note, "
+            "author = excluded.author, updated = excluded.updated",
+            (ds, qid, text, str(author), time.time()),
+        )
+
+    def note(self, dataset: str, query_id: str) -> str:
+        """The note of a query ("" when there is none)."""
+        found = self.notes(dataset, query_id)
+        return str(found["note"].iloc[0]) if len(found) else ""
+
+    def notes(self, dataset: str | None = None, query_id: str | None = None) -> pd.DataFrame:
+        """``dataset, query_id, note, author, updated`` rows."""
+        where, params = self._where(dataset, query_id)
+        return self._read(
+            f"SELECT dataset, query_id, note, author, updated FROM notes{where} "
+            "ORDER BY dataset, query_id",
+            params,
+            ["dataset", "query_id", "note", "author", "updated"],
+        )
+
+    # ------------------------------------------------------------------ judgements
+
+    def set_judgement(
+        self, dataset: str, query_id: str, doc_id: str, relevance: int | None, author: str = ""
+    ) -> None:
+        """Judge a document for a query (``None`` removes the judgement).
+
+        Raises:
+            ValueError: relevance not an integer (or a negative one).
+        """
+        ds, qid = _clean_id(dataset, "dataset"), _clean_id(query_id, "query_id")
+        doc = _clean_id(doc_id, "doc_id")
+        if relevance is None:
+            self._write(
+                "DELETE FROM judgements WHERE dataset = ? AND query_id = ? AND doc_id = ?",
+                (ds, qid, doc),
+            )
+            return
+        if isinstance(relevance, bool) or int(relevance) != relevance or relevance < 0:
+            raise ValueError(f"relevance must be a non-negative integer, got {relevance!r}")
+        self._write(
+            "INSERT INTO judgements (dataset, query_id, doc_id, relevance, author, updated) "
+            "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (dataset, query_id, doc_id) DO UPDATE SET "
+            "relevance = excluded.relevance, author = excluded.author, updated = excluded.updated",
+            (ds, qid, doc, int(relevance), str(author), time.time()),
+        )
+
+    def judgements(self, dataset: str | None = None, query_id: str | None = None) -> pd.DataFrame:
+        """``dataset, query_id, doc_id, relevance, author, updated`` rows."""
+        where, params = self._where(dataset, query_id)
+        frame = self._read(
+            "SELECT dataset, query_id, doc_id, relevance, author, updated FROM judgements"
+            f"{where} ORDER BY dataset, query_id, doc_id",
+            params,
+            ["dataset", "query_id", "doc_id", "relevance", "author", "updated"],
+        )
+        frame["relevance"] = frame["relevance"].astype("int64")
+        return frame
+
+    # ------------------------------------------------------------------ exports
+
+    def export_csv(self, dataset: str | None = None) -> str:
+        """Every annotation as CSV text: ``kind, dataset, query_id, doc_id, value, author,
+        updated`` (kind = tag / note / judgement; value = the tag, the note or the relevance;
+        ``updated`` in ISO 8601 UTC)."""
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(["kind", "dataset", "query_id", "doc_id", "value", "author", "updated"])
+
+        def when(t: float) -> str:
+            return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(float(t)))
+
+        for r in self.tags(dataset).itertuples(index=False):
+            writer.writerow(["tag", r.dataset, r.query_id, "", r.tag, r.author, when(r.created)])
+        for r in self.notes(dataset).itertuples(index=False):
+            writer.writerow(["note", r.dataset, r.query_id, "", r.note, r.author, when(r.updated)])
+        for r in self.judgements(dataset).itertuples(index=False):
+            writer.writerow(
+                [
+                    "judgement",
+                    r.dataset,
+                    r.query_id,
+                    r.doc_id,
+                    r.relevance,
+                    r.author,
+                    when(r.updated),
+                ]
+            )
+        return out.getvalue()
+
+
+def amended_qrels(qrels: pd.DataFrame, judgements: pd.DataFrame) -> pd.DataFrame:
+    """The qrels with the judgements applied: a judged (query, doc) pair takes the judged
+    relevance (also when it lowers it), a new pair is added; the input is not modified.
+
+    Returns ``query_id, doc_id, relevance`` (duplicate qrels rows collapsed to their maximum
+    first, as the metric core does).
+    """
+    base = qrels[["query_id", "doc_id", "relevance"]].astype({"query_id": "str", "doc_id": "str"})
+    base = base.groupby(["query_id", "doc_id"], sort=False, as_index=False)["relevance"].max()
+    if judgements is None or judgements.empty:
+        return base.reset_index(drop=True)
+    j = judgements[["query_id", "doc_id", "relevance"]].astype({"query_id": "str", "doc_id": "str"})
+    j = j.drop_duplicates(["query_id", "doc_id"], keep="last")
+    keys = pd.MultiIndex.from_frame(j[["query_id", "doc_id"]])
+    kept = base[~pd.MultiIndex.from_frame(base[["query_id", "doc_id"]]).isin(keys)]
+    out = pd.concat([kept, j], ignore_index=True)
+    out["relevance"] = out["relevance"].astype("int64")
+    return out
+
+
+def qrels_trec_text(qrels: pd.DataFrame) -> str:
+    """Qrels as TREC qrels text: ``query_id 0 doc_id relevance`` per line."""
+    lines = [
+        f"{q} 0 {d} {int(r)}\n"
+        for q, d, r in qrels[["query_id", "doc_id", "relevance"]].itertuples(index=False)
+    ]
+    return "".join(lines)
+
+
+def write_trec_qrels(qrels: pd.DataFrame, out: str | Path) -> None:
+    """Write qrels as TREC qrels, atomically (a temporary file beside ``out``, then renamed).
+
+    Raises:
+        InputError: an id holds whitespace (TREC qrels cannot carry it) or the file cannot be
+            written.
+    """
+    for column in ("query_id", "doc_id"):
+        bad = qrels[column].astype("str").str.contains(r"\s", regex=True)
+        if bad.any():
+            value = qrels[column].astype("str")[bad].iloc[0]
+            raise InputError(out, None, f"{column} {value!r} holds whitespace: not TREC-safe")
+    target = Path(out)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(qrels_trec_text(qrels))
+        Path(tmp).replace(target)
+    except OSError as exc:
+        with contextlib.suppress(NameError, OSError):
+            Path(tmp).unlink(missing_ok=True)
+        raise InputError(target, None, f"cannot write: {exc.strerror or exc}") from None

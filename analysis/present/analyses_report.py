@@ -1,0 +1,177 @@
+"""Report section "Beyond the averages": failure taxonomy and complementarity of one dataset.
+
+:func:`analyses_parts` computes the parts (tables as DataFrames, figures as plotly figures, titles
+and captions as plain text that may hold names from files); :func:`analyses_html` renders them
+as an HTML fragment in which every data string is escaped (tables through
+:func:`analysis.present.export.to_html`, figures as ``<div>`` elements that use the report's
+plotly.js, titles and captions through :func:`html.escape`). The report plugs either in: the
+parts as slides, or the fragment as one section.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import pandas as pd
+import plotly.graph_objects as go
+
+from analysis.present.export import PLOTLY_CONFIG, plotly_text, to_html
+from analysis.present.palette import FONT_FAMILY, model_colours
+from analysis.stats.complementarity import intersections, oracle, solved_matrix
+from analysis.stats.taxonomy import CATEGORIES, classify_dataset, taxonomy_counts
+
+__all__ = ["ReportPart", "analyses_html", "analyses_parts", "taxonomy_table"]
+
+INTRO = (
+    "Why each model misses queries (the first applicable cause, in a fixed precedence), which "
+    "queries each model solves alone or with others, and the oracle that picks the best model "
+    "per query with hindsight."
+)
+
+
+@dataclass(frozen=True)
+class ReportPart:
+    """One table or figure of the section. ``title`` and ``caption`` are plain text."""
+
+    key: str
+    title: str
+    caption: str
+    table: pd.DataFrame | None = None
+    figure: go.Figure | None = None
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_-]+", "-", str(text)).strip("-").lower() or "x"
+
+
+def taxonomy_table(classified: pd.DataFrame, models: Sequence[str]) -> pd.DataFrame:
+    """Counts per model (rows, in ``models`` order) and category (columns, every category of
+    :data:`analysis.stats.taxonomy.CATEGORIES`), plus ``queries``; first column ``model``."""
+    counts = taxonomy_counts(classified)
+    wide = counts.pivot_table(index="model", columns="category", values="n", aggfunc="sum")
+    wide = wide.reindex(index=list(models), columns=list(CATEGORIES)).fillna(0).astype("int64")
+    wide["queries"] = wide.sum(axis=1)
+    wide.columns.name = None
+    return wide.rename_axis("model").reset_index()
+
+
+def _taxonomy_figure(table: pd.DataFrame, dataset: str, k: int) -> go.Figure:
+    fig = go.Figure()
+    colours = model_colours(table["model"].tolist())
+    failures = [c for c in CATEGORIES if c != "hit"]
+    for _, row in table.iterrows():
+        fig.add_bar(
+            name=plotly_text(row["model"]),
+            x=failures,
+            y=[int(row[c]) for c in failures],
+            marker_color=colours[row["model"]],
+        )
+    fig.update_layout(
+        barmode="group",
+        title={"text": plotly_text(f"{dataset}: failure causes at k = {k}"), "x": 0.0},
+        yaxis_title="queries",
+        template="plotly_white",
+        height=420,
+        font={"family": FONT_FAMILY, "size": 14},
+        legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0},
+        margin={"l": 10, "r": 10, "t": 90, "b": 40},
+    )
+    return fig
+
+
+def analyses_parts(
+    dataset: str,
+    per_query: pd.DataFrame,
+    ranked: Mapping[str, pd.DataFrame],
+    qrels: pd.DataFrame,
+    entities: pd.DataFrame | None = None,
+    edges: pd.DataFrame | None = None,
+    *,
+    metric: str = "hit@10",
+    k: int = 10,
+    threshold: float = 1.0,
+    by: Sequence[str] = (),
+) -> list[ReportPart]:
+    """The section's parts for one dataset: the taxonomy counts (table and figure), the
+    UpSet-style intersections of the solved queries (``metric >= threshold``) and the oracle
+    best-of-N (overall and by the ``by`` slice columns).
+
+    ``per_query`` holds the dataset's rows (every model); ``ranked`` maps each model to its
+    ranked run (for the suspected missing answers).
+    """
+    rows = per_query[per_query["dataset"] == dataset] if "dataset" in per_query else per_query
+    models = list(dict.fromkeys(rows["model"]))
+    classified = classify_dataset(rows, ranked, qrels, entities, edges, k=k)
+    tax = taxonomy_table(classified, models)
+    solved = solved_matrix(rows, metric, threshold=threshold, models=models)
+    inter = intersections(solved)
+    best = oracle(rows, metric, models=models)
+    parts = [
+        ReportPart(
+            _slug(f"taxonomy-{dataset}"),
+            f"{dataset}: why queries are missed (k = {k})",
+            "Each query of each model in one category: hit, or the first cause that applies "
+            "in the order " + ", ".join(CATEGORIES[1:]) + ". Suspected missing answers are "
+            "retrieved, unjudged entities sharing type and relations with a gold: candidates "
+            "for review, not errors.",
+            table=tax,
+        ),
+        ReportPart(
+            _slug(f"taxonomy-figure-{dataset}"),
+            f"{dataset}: failure causes per model",
+            "Queries per failure cause (hits left out).",
+            figure=_taxonomy_figure(tax, dataset, k),
+        ),
+        ReportPart(
+            _slug(f"intersections-{dataset}"),
+            f"{dataset}: who solves which queries ({metric} ≥ {threshold:g})",
+            f"Queries solved by exactly these models, of {len(solved)} queries every model was "
+            "evaluated on; '(none)' = no model solves them.",
+            table=inter.drop(columns=models),
+        ),
+        ReportPart(
+            _slug(f"oracle-{dataset}"),
+            f"{dataset}: oracle best-of-{len(models)} ({metric})",
+            "Mean of the best model's value per query, picked with hindsight: an upper bound "
+            "for choosing one model per query, not an achievable score.",
+            table=best,
+        ),
+    ]
+    for column in by:
+        parts.append(
+            ReportPart(
+                _slug(f"oracle-{dataset}-{column}"),
+                f"{dataset}: oracle by {column}",
+                f"As above, per value of {column}.",
+                table=oracle(rows, metric, models=models, by=[column]),
+            )
+        )
+    return parts
+
+
+def analyses_html(parts: Sequence[ReportPart], *, title: str = "Beyond the averages") -> str:
+    """The parts as one ``<section>`` fragment; every data string is escaped. Figures are
+    ``<div>`` elements that need plotly.js loaded once by the page that includes them."""
+    out = [f'<section id="analyses"><h2>{html.escape(title)}</h2><p>{html.escape(INTRO)}</p>']
+    for part in parts:
+        out.append(f'<div class="block" id="{html.escape(part.key)}">')
+        out.append(f"<h3>{html.escape(part.title)}</h3>")
+        if part.caption:
+            out.append(f'<p class="caption">{html.escape(part.caption)}</p>')
+        if part.table is not None:
+            out.append(to_html(part.table, table_id=f"table-{part.key}"))
+        if part.figure is not None:
+            out.append(
+                part.figure.to_html(
+                    full_html=False,
+                    include_plotlyjs=False,
+                    config=PLOTLY_CONFIG,
+                    div_id=f"figure-{part.key}",
+                )
+            )
+        out.append("</div>")
+    out.append("</section>")
+    return "\n".join(out)

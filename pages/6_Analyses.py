@@ -1,0 +1,236 @@
+"""Analyses of one dataset: failure taxonomy per model (each count lists its queries),
+complementarity (UpSet intersections, oracle best-of-N), disagreement of A and B without qrels,
+the N-model significance matrix, and metrics with the reviewers' judgements beside the strict
+ones (with exports).
+
+Page-local URL parameters (bound widgets): ``ds`` (dataset), ``cat`` (taxonomy category),
+``solved`` (complementarity threshold), ``by`` (oracle slice column).
+"""
+
+from __future__ import annotations
+
+from urllib.parse import urlencode
+
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from analysis.core.errors import InputError
+from analysis.io.annotations import amended_qrels, qrels_trec_text
+from analysis.present.analyses_report import taxonomy_table
+from analysis.stats.complementarity import intersections, oracle, solved_matrix
+from analysis.stats.coverage import strict_and_amended
+from analysis.stats.disagree import disagreement, most_different
+from analysis.stats.perquery import slice_columns
+from analysis.stats.significance import model_letters, pairs, significance_letters
+from analysis.stats.taxonomy import CATEGORIES, category_queries, classify_dataset, taxonomy_counts
+from ui import data, widgets
+from ui.annotations import store_for
+from ui.state import sidebar
+
+st.set_page_config(page_title="Analyses", layout="wide")
+sel = sidebar()
+
+NO_SLICE = "(none)"
+
+
+# Cached by ``key`` (file stamps and the ids of the cached ranked runs; an entry that needs the
+# ids keeps a reference to the runs, so an id cannot be reused): hashing the tables would cost
+# more than the rerun. Arguments starting with "_" are not hashed.
+@st.cache_resource(show_spinner=False, max_entries=16)
+def _taxonomy(key: tuple, _rows: pd.DataFrame, _ranked: dict, _ds: object, k: int) -> tuple:
+    out = classify_dataset(_rows, _ranked, _ds.qrels, _ds.entities, _ds.edges, k=k)
+    return out, taxonomy_table(out, list(_ranked)), _ranked
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def _solved(key: tuple, _rows: pd.DataFrame, metric: str, thr: float, models: tuple) -> tuple:
+    solved = solved_matrix(_rows, metric, threshold=thr, models=list(models))
+    return intersections(solved), len(solved)
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def _oracle(key: tuple, _rows: pd.DataFrame, metric: str, models: tuple, by: str) -> pd.DataFrame:
+    return oracle(_rows, metric, models=list(models), by=[] if by == NO_SLICE else [by])
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def _pairs(key: tuple, _rows: pd.DataFrame, metric: str, models: tuple) -> pd.DataFrame:
+    return pairs(_rows, metric, models=list(models), n_resamples=10_000)
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def _disagree(key: tuple, _a: pd.DataFrame, _b: pd.DataFrame, k: int) -> tuple:
+    return most_different(disagreement(_a, _b, k=k)), (_a, _b)
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def _amended(
+    key: tuple, marks: tuple, _ranked: dict, _ds: object, _j: object, heads: tuple, ties: str
+) -> pd.DataFrame:
+    """Also keyed by the judgements themselves (``marks``)."""
+    th = _ds.spec.relevance_threshold
+    return strict_and_amended(
+        _ranked, _ds.qrels, _j, list(heads), ties=ties, relevance_threshold=th
+    )
+
+
+st.title("Analyses")
+widgets.require_datasets(sel)
+dataset = st.selectbox(
+    "Dataset",
+    sel.datasets,
+    key="ds",
+    bind="query-params",
+    help="Every analysis reads one dataset at a time.",
+)
+table, _warnings, errors = data.per_query(sel.bundle, [dataset], sel.ties)
+widgets.show_errors(errors)
+if table.empty or sel.model_a is None:
+    st.info("This dataset has no per-query results (no run, or it could not be loaded).")
+    st.stop()
+try:
+    ds = data.dataset(sel.bundle, dataset)
+    models = list(dict.fromkeys(table["model"]))
+    ranked = {m: data.ranked_run(sel.bundle, dataset, m, sel.ties) for m in models}
+except (InputError, OSError) as exc:
+    st.error(widgets.escape_markdown(f"Dataset {dataset} could not be loaded: {exc}"))
+    st.stop()
+k, metric = sel.k, sel.metric
+spec = sel.bundle.datasets[dataset]
+files = (spec.queries, spec.qrels, spec.entities, spec.edges, *spec.splits.values())
+key = (sel.bundle_id, dataset, sel.ties, data.stamp(*files, *spec.runs.values()))
+key += (tuple((m, id(r)) for m, r in ranked.items()),)
+tab_tax, tab_comp, tab_dis, tab_sig, tab_amend = st.tabs(
+    ["Failure taxonomy", "Complementarity", "Disagreement A vs B", "Significance", "Amended"]
+)
+
+with tab_tax:
+    st.caption(
+        f"Why each query is missed at k = {k} (the sidebar's cutoff): the first cause that "
+        "applies, in this order: " + ", ".join(CATEGORIES[1:]) + ". Suspected missing answers "
+        "are retrieved, unjudged entities sharing type and relations with a gold: review them."
+    )
+    classified, tax_table, _ = _taxonomy(key, table, ranked, ds, k)
+    st.dataframe(tax_table, hide_index=True, key="taxonomy_counts")
+    tax_by = st.selectbox("Counts by slice", [NO_SLICE, *slice_columns(table)], key="tax_by")
+    if tax_by != NO_SLICE:
+        by_slice = taxonomy_counts(classified, by=[tax_by]).pivot_table(
+            index=["model", tax_by], columns="category", values="n", sort=False, observed=True
+        )
+        st.dataframe(by_slice.reindex(columns=list(CATEGORIES)), key="taxonomy_by_slice")
+    c_model, c_cat = st.columns(2)
+    model = c_model.selectbox("Model", models, key="tax_model")
+    category = c_cat.selectbox(
+        "Category", list(CATEGORIES[1:]), key="cat", bind="query-params", help="Its queries:"
+    )
+    picked = category_queries(classified, model, category)
+    st.caption(widgets.escape_markdown(f"{len(picked)} queries of {model} are '{category}'."))
+    if not picked.empty:
+        shown = picked[
+            [c for c in ("query_id", "text", "first_gold_rank", "n_gold") if c in picked]
+        ]
+        link = {**sel.url_params(), "a": model, "qd": dataset}
+        shown = shown.assign(
+            open=[f"Queries?{urlencode({**link, 'q': q})}" for q in shown["query_id"]]
+        )
+        st.dataframe(
+            shown,
+            hide_index=True,
+            width="stretch",
+            key="taxonomy_queries",
+            column_config={
+                "open": st.column_config.LinkColumn("open", display_text="Queries page"),
+                "text": st.column_config.TextColumn("text", width="large"),
+            },
+        )
+
+with tab_comp:
+    threshold = st.select_slider(
+        f"Solved: {metric} at least",
+        options=[0.1, 0.25, 0.5, 0.75, 1.0],
+        value=1.0,
+        key="solved",
+        bind="query-params",
+        help="A model solves a query when its metric reaches this value.",
+    )
+    inter, n_solved = _solved(key, table, metric, threshold, tuple(models))
+    st.caption(f"Queries solved by exactly these models ({n_solved} queries); '(none)' = no model.")
+    fig = go.Figure(go.Bar(x=inter["models"], y=inter["n"]))
+    fig.update_layout(
+        height=320, margin={"t": 10, "b": 10}, xaxis_title="solved by exactly", yaxis_title="n"
+    )
+    st.plotly_chart(fig, key="upset_bars", config={"displayModeBar": False})
+    st.dataframe(inter, hide_index=True, width="stretch", key="intersections")
+    by = st.selectbox(
+        "Oracle by slice", [NO_SLICE, *slice_columns(table)], key="by", bind="query-params"
+    )
+    best = _oracle(key, table, metric, tuple(models), by)
+    st.caption(
+        f"Oracle best-of-{len(models)}: the mean over queries of the best model's {metric} per "
+        "query, chosen with hindsight (an upper bound, not an achievable score)."
+    )
+    st.dataframe(best, hide_index=True, width="stretch", key="oracle")
+
+with tab_dis:
+    if sel.model_b is None or sel.model_b not in ranked:
+        st.info("Choose a model B in the sidebar.")
+    else:
+        st.caption(
+            widgets.escape_markdown(
+                f"How differently {sel.model_a} and {sel.model_b} rank each query's top {k}, "
+                "without qrels: Jaccard overlap, RBO (p = 0.9, extrapolated) and τ_AP (order "
+                "of the shared documents). Most different first."
+            )
+        )
+        diff = _disagree(key, ranked[sel.model_a], ranked[sel.model_b], k)[0]
+        text = ds.queries[["query_id", "text"]].drop_duplicates("query_id")
+        diff = diff.merge(text, on="query_id", how="left")
+        st.dataframe(diff.head(50), hide_index=True, width="stretch", key="most_different")
+
+with tab_sig:
+    pair_table = _pairs(key, table, metric, tuple(models))
+    letters = significance_letters(pair_table, models)
+    means = table.groupby("model")[metric].mean()
+    board = pd.DataFrame(
+        {
+            "letter": list(model_letters(models).values()),
+            "model": models,
+            metric: [means.get(m) for m in models],
+            "beats": [letters[m] for m in models],
+        }
+    )
+    st.caption(
+        f"Every pair of models on {metric}: paired randomization test (10,000 sign flips), "
+        "Holm-corrected over the pairs of this dataset; 'beats' lists the letters of the "
+        "models a model is significantly better than (p < 0.05), as ranx prints them."
+    )
+    st.dataframe(board, hide_index=True, width="stretch", key="letters")
+    st.dataframe(pair_table, hide_index=True, width="stretch", key="pairs")
+
+with tab_amend:
+    store = store_for(sel)
+    judged = store.judgements(dataset) if store is not None else pd.DataFrame()
+    st.caption(
+        f"{len(judged)} judgement(s) on this dataset (made on the Queries page). Metrics with "
+        "amendments (qrels plus judgements) beside the strict ones; the strict ones stay the "
+        "reference."
+    )
+    if not judged.empty:
+        heads = list(dict.fromkeys([metric, *[m for m in ds.spec.metrics if m in table]]))
+        marks = tuple(judged[["query_id", "doc_id", "relevance"]].itertuples(index=False))
+        side = _amended(key, marks, ranked, ds, judged, tuple(heads), sel.ties)
+        st.dataframe(side, hide_index=True, width="stretch", key="amended")
+        st.download_button(
+            "Amended qrels (TREC)",
+            qrels_trec_text(amended_qrels(ds.qrels, judged)),
+            file_name=f"{dataset}-amended.qrels",
+            key="download_qrels",
+        )
+    if store is not None:
+        st.download_button(
+            "Annotations (CSV)",
+            store.export_csv(dataset),
+            file_name=f"{dataset}-annotations.csv",
+            key="download_annotations",
+        )

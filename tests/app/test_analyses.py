@@ -1,0 +1,165 @@
+"""AppTest: the Analyses page (taxonomy, complementarity, disagreement, significance, amended
+metrics) on the demo bundle, and the annotation panel's writes reaching the database."""
+
+from __future__ import annotations
+
+import pytest
+
+from analysis.core.metrics import evaluate
+from analysis.io import load_run
+from analysis.io.annotations import AnnotationStore, database_path
+from analysis.io.bundle import load_dataset, read_manifest
+from analysis.stats.taxonomy import CATEGORIES
+from tests.app.conftest import ROOT, no_exception, open_page
+
+PAGE = "6_Analyses.py"
+
+
+@pytest.fixture(autouse=True)
+def notes(tmp_path, monkeypatch):
+    monkeypatch.setenv("RETRIEVAL_DASHBOARD_NOTES_DIR", str(tmp_path / "notes"))
+    return tmp_path / "notes"
+
+
+def _frame(at, key: str):
+    found = [d for d in at.dataframe if d.key == key]
+    if not found:  # only selectable frames carry their key in AppTest: match by columns
+        return None
+    return found[0].value
+
+
+def _by_columns(at, first: list[str]):
+    found = [d.value for d in at.dataframe if list(d.value.columns)[: len(first)] == first]
+    assert found, first
+    return found[0]
+
+
+def _labelled(elements, label: str):
+    found = [e for e in elements if e.label == label]
+    assert len(found) == 1, label
+    return found[0]
+
+
+def test_taxonomy_counts_add_up_and_list_queries():
+    at = open_page(PAGE, datasets="stark-prime", a="bm25", b="bm25-kb-propagation")
+    no_exception(at)
+    counts = at.dataframe[0].value.set_index("model")
+    assert list(counts.columns) == [*CATEGORIES, "queries"]
+    assert (counts[list(CATEGORIES)].sum(axis=1) == 420).all()  # every query in one category
+    assert at.selectbox(key="ds").value == "stark-prime"
+    at.selectbox(key="tax_model").select("bm25").run()
+    at.selectbox(key="cat").select("not retrieved").run()
+    no_exception(at)
+    listed = _by_columns(at, ["query_id", "text", "first_gold_rank"])
+    assert len(listed) == counts.loc["bm25", "not retrieved"]
+    at.selectbox(key="tax_by").select("query_type").run()
+    no_exception(at)
+    by_slice = at.dataframe[1].value
+    assert by_slice.to_numpy().sum() == 3 * 420
+    assert listed["first_gold_rank"].isna().all()
+    assert listed["open"].str.startswith("Queries?").all()
+
+
+def test_complementarity_disagreement_and_significance_render():
+    at = open_page(PAGE, datasets="beijing", a="bm25", b="char-ngram-tfidf", metric="recall")
+    no_exception(at)
+    inter = _by_columns(at, ["models", "n_models", "n", "share"])
+    assert inter["n"].sum() == 400
+    oracle = _by_columns(at, ["dataset", "n"])
+    assert oracle["oracle"].iloc[0] >= oracle["best_single"].iloc[0]
+    diff = _by_columns(at, ["query_id", "jaccard@10", "rbo", "tau_ap"])
+    assert diff["rbo"].is_monotonic_increasing
+    letters = _by_columns(at, ["letter", "model"])
+    assert letters["letter"].tolist() == ["a", "b", "c"]
+    pairs = _by_columns(at, ["dataset", "model_a", "model_b"])
+    assert len(pairs) == 3
+    at.select_slider(key="solved").set_value(0.5).run()
+    no_exception(at)
+    assert _by_columns(at, ["models", "n_models", "n", "share"])["n"].sum() == 400
+
+
+def test_judgements_give_amended_metrics_beside_strict(notes):
+    at = open_page(PAGE, datasets="geo-glue", a="bm25")
+    no_exception(at)
+    assert not [d for d in at.dataframe if list(d.value.columns)[:2] == ["model", "metric"]]
+    store = AnnotationStore(database_path(ROOT / "data" / "demo", notes))
+    # a reviewer adds a gold document nobody retrieved to a query bm25 solves
+    spec = read_manifest(ROOT / "data" / "demo").datasets["geo-glue"]
+    strict = evaluate(load_run(spec.runs["bm25"]), load_dataset(spec).qrels, ["recall@10"])
+    qid = strict.loc[strict["recall@10"] == 1, "query_id"].iloc[0]
+    store.set_judgement("geo-glue", qid, "zz", 1)
+    store.add_tag("geo-glue", qid, "label error")
+    at.run()
+    no_exception(at)
+    side = _by_columns(at, ["model", "metric", "strict", "amended"])
+    assert set(side["model"]) == {"bm25", "char-ngram-tfidf", "bm25-distance-fusion"}
+    # a judged doc nobody retrieved lowers recall for that query: amended <= strict
+    row = side[(side["model"] == "bm25") & (side["metric"] == "recall@10")].iloc[0]
+    assert row["amended"] < row["strict"]
+    assert row["queries_changed"] == 1
+    labels = [b.label for b in at.get("download_button")]
+    assert labels == ["Amended qrels (TREC)", "Annotations (CSV)"]
+
+
+def test_annotation_panel_writes_tags_notes_and_judgements(notes):
+    at = open_page(PAGE, datasets="stark-mag", a="bm25")
+    no_exception(at)
+    from streamlit.testing.v1 import AppTest
+
+    script = f"""
+import sys
+sys.path.insert(0, {str(ROOT)!r})
+from ui.state import sidebar
+from ui.annotations import annotation_panel
+sel = sidebar()
+annotation_panel(sel, "stark-mag", "007", ["d1", "d2", "d3"])
+"""
+    panel = AppTest.from_string(script, default_timeout=60)
+    panel.query_params["datasets"] = "stark-mag"
+    panel.run()
+    no_exception(panel)
+    tags = panel.multiselect[0]
+    assert "label error" in tags.options
+    tags.select("label error").run()
+    no_exception(panel)
+    panel.text_area[0].input("gold looks wrong").run()
+    _labelled(panel.button, "Save note").click().run()
+    _labelled(panel.selectbox, "Document").select("d2").run()
+    _labelled(panel.radio, "Judgement").set_value(0).run()
+    _labelled(panel.button, "Save judgement").click().run()
+    no_exception(panel)
+    store = AnnotationStore(database_path(ROOT / "data" / "demo", notes))
+    assert store.tags("stark-mag", "007")["tag"].tolist() == ["label error"]
+    assert store.note("stark-mag", "007") == "gold looks wrong"
+    judged = store.judgements("stark-mag", "007")
+    assert dict(zip(judged["doc_id"], judged["relevance"], strict=True)) == {"d2": 0}
+    # a fresh session (a reload) shows what is stored
+    again = AppTest.from_string(script, default_timeout=60)
+    again.query_params["datasets"] = "stark-mag"
+    again.run()
+    assert again.multiselect[0].value == ["label error"]
+    assert again.text_area[0].value == "gold looks wrong"
+
+
+def test_every_demo_dataset_renders_without_exception():
+    at = open_page(PAGE, a="bm25")
+    names = at.selectbox(key="ds").options
+    assert len(names) == 6
+    for name in names:
+        at.selectbox(key="ds").select(name).run()
+        no_exception(at)
+        assert at.dataframe[0].value["queries"].gt(0).all(), name
+
+
+def test_queries_page_shows_the_panel_for_the_selected_query(notes):
+    at = open_page("2_Queries.py", datasets="stark-mag", a="bm25", q="5", qd="stark-mag")
+    no_exception(at)
+    assert "Notes and judgements" in [h.value for h in at.subheader]
+    docs = _labelled(at.selectbox, "Document").options
+    assert len(docs) == 20  # the ranked list shown (top 20)
+    _labelled(at.button, "Save judgement").click().run()
+    no_exception(at)
+    store = AnnotationStore(database_path(ROOT / "data" / "demo", notes))
+    judged = store.judgements("stark-mag", "5")
+    assert judged["doc_id"].tolist() == [docs[0]]
+    assert judged["relevance"].tolist() == [1]  # the default choice: relevant

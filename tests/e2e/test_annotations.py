@@ -1,0 +1,131 @@
+"""Browser: a tag and a judgement added on the Queries page survive a server restart (they are
+in the bundle's SQLite notes database, not in the session)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from analysis.io.annotations import AnnotationStore, database_path
+from tests.e2e.conftest import ROOT, assert_no_exception, screenshot, wait_ready
+from ui.annotations import _key
+
+pytestmark = pytest.mark.e2e
+
+PORT = 8516
+QUERY = "/Queries?datasets=stark-mag&a=bm25&q=5&qd=stark-mag"
+
+
+def _start(notes: Path) -> subprocess.Popen:
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "RETRIEVAL_DASHBOARD_NOTES_DIR": str(notes)}
+    proc = subprocess.Popen(
+        [
+            sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"),
+            "--server.headless", "true", "--server.address", "127.0.0.1",
+            "--server.port", str(PORT), "--browser.gatherUsageStats", "false",
+            "--server.fileWatcherType", "none",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    deadline = time.time() + 90
+    while time.time() < deadline:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{PORT}/_stcore/health", timeout=2):
+                return proc
+        except OSError:
+            time.sleep(0.3)
+    _stop(proc)
+    pytest.fail("streamlit did not start")
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    proc.terminate()
+    try:
+        proc.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+def _pick_tag(page, box: str, tag: str) -> None:
+    """Open the tags box and choose ``tag`` (the dropdown can take a moment on a busy machine:
+    open it again if the option does not show)."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    option = page.get_by_role("option", name=tag, exact=True)
+    for _ in range(3):
+        page.locator(f"{box} input").click()
+        try:
+            option.wait_for(timeout=10_000)
+        except PlaywrightTimeout:
+            page.keyboard.press("Escape")
+            continue
+        option.click()
+        page.keyboard.press("Escape")
+        return
+    pytest.fail(f"the tags box did not offer {tag!r}")
+
+
+def test_tag_and_judgement_survive_a_server_restart(browser, tmp_path):
+    notes = tmp_path / "notes"
+    url = f"http://127.0.0.1:{PORT}"
+    tags_box = f".st-key-{_key('tags', 'stark-mag', '5')}"
+    proc = _start(notes)
+    try:
+        context = browser.new_context(viewport={"width": 1400, "height": 2400})
+        page = context.new_page()
+        page.goto(url + QUERY)
+        wait_ready(page)
+        assert_no_exception(page)
+        _pick_tag(page, tags_box, "label error")
+        wait_ready(page)
+        page.get_by_text("0 · not relevant").click()
+        wait_ready(page)
+        page.get_by_role("button", name="Save judgement").click()
+        wait_ready(page)
+        assert_no_exception(page)
+        page.get_by_text("No document of this query has been judged yet.").wait_for(
+            state="detached", timeout=30_000
+        )
+        context.close()
+    finally:
+        _stop(proc)
+
+    store = AnnotationStore(database_path(ROOT / "data" / "demo", notes))
+    assert store.tags("stark-mag", "5")["tag"].tolist() == ["label error"]
+    judged = store.judgements("stark-mag", "5")
+    assert len(judged) == 1
+    assert judged["relevance"].tolist() == [0]
+
+    proc = _start(notes)  # a new server process: nothing of the old session is left
+    try:
+        context = browser.new_context(viewport={"width": 1400, "height": 2400})
+        page = context.new_page()
+        page.goto(url + QUERY)
+        wait_ready(page)
+        assert_no_exception(page)
+        chip = page.locator(f"{tags_box} .react-aria-ComboBox [data-tag]")
+        chip.first.wait_for(timeout=30_000)
+        assert chip.count() == 1
+        assert "label error" in chip.first.inner_text()
+        assert page.get_by_text("No document of this query has been judged yet.").count() == 0
+        assert screenshot(page, "annotations").stat().st_size > 10_000
+
+        page.goto(url + "/Analyses?datasets=stark-mag&ds=stark-mag&a=bm25")
+        wait_ready(page)
+        assert_no_exception(page)
+        page.get_by_role("tab", name="Amended").click()
+        page.get_by_text("1 judgement(s) on this dataset", exact=False).wait_for(timeout=30_000)
+        assert page.get_by_role("button", name="Amended qrels (TREC)").count() == 1
+        context.close()
+    finally:
+        _stop(proc)

@@ -1,0 +1,214 @@
+"""Annotations in SQLite: tags, notes, judgements, exports, amended qrels and metrics, and
+several concurrent writers (threads and processes) losing nothing."""
+
+from __future__ import annotations
+
+import csv
+import io
+import sqlite3
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from analysis.core.errors import InputError
+from analysis.io.annotations import (
+    NOTES_ENV,
+    AnnotationStore,
+    amended_qrels,
+    database_path,
+    notes_dir,
+    write_trec_qrels,
+)
+from analysis.io.trec import read_trec_qrels
+from analysis.stats.coverage import strict_and_amended
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def store(tmp_path) -> AnnotationStore:
+    return AnnotationStore(tmp_path / "notes" / "b.sqlite3")
+
+
+def test_tags_notes_and_judgements_round_trip(store):
+    store.add_tag("d", "q1", "label error", author="ann")
+    store.add_tag("d", "q1", "  label   error ")  # same tag after whitespace folding
+    store.add_tag("d", "q1", "需要关系")  # free text, any script
+    store.add_tag("e", "q1", "ambiguous query")
+    assert store.tags("d", "q1")["tag"].tolist() == ["label error", "需要关系"]
+    assert len(store.tags()) == 3
+    store.remove_tag("d", "q1", "label error")
+    assert store.tags("d", "q1")["tag"].tolist() == ["需要关系"]
+    with pytest.raises(ValueError, match="empty"):
+        store.add_tag("d", "q1", "   ")
+
+    store.set_note("d", "007", "line one\nline, two <b>not html</b>")
+    assert store.note("d", "007") == "line one\nline, two <b>not html</b>"
+    assert store.note("d", "7") == ""  # ids are strings: "007" is not "7"
+    store.set_note("d", "007", "replaced")
+    assert store.note("d", "007") == "replaced"
+    store.set_note("d", "007", "  ")
+    assert store.note("d", "007") == ""
+
+    store.set_judgement("d", "q1", "doc9", 1)
+    store.set_judgement("d", "q1", "doc9", 0)  # a change of mind overrides
+    store.set_judgement("d", "q1", "doc8", 2)
+    got = store.judgements("d", "q1")
+    assert dict(zip(got["doc_id"], got["relevance"], strict=True)) == {"doc8": 2, "doc9": 0}
+    store.set_judgement("d", "q1", "doc8", None)
+    assert store.judgements("d")["doc_id"].tolist() == ["doc9"]
+    with pytest.raises(ValueError, match="relevance"):
+        store.set_judgement("d", "q1", "doc8", -1)
+
+    # a new store object on the same file sees everything (nothing cached)
+    again = AnnotationStore(store.path)
+    assert again.tags("d", "q1")["tag"].tolist() == ["需要关系"]
+    with sqlite3.connect(store.path) as con:
+        assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_csv_export_keeps_text_as_text(store):
+    store.add_tag("d", "1", "label error")
+    store.set_note("d", "1", 'a "quoted", multi\nline note')
+    store.set_judgement("d", "1", "x", 1)
+    rows = list(csv.DictReader(io.StringIO(store.export_csv())))
+    assert [r["kind"] for r in rows] == ["tag", "note", "judgement"]
+    assert rows[1]["value"] == 'a "quoted", multi\nline note'
+    assert rows[2]["doc_id"] == "x"
+    assert rows[2]["value"] == "1"
+    assert rows[0]["updated"].endswith("Z")
+    assert len(list(csv.DictReader(io.StringIO(store.export_csv("other"))))) == 0
+
+
+def test_database_location_is_per_bundle_and_never_inside_it(tmp_path, monkeypatch):
+    bundle_a, bundle_b = tmp_path / "x" / "demo", tmp_path / "y" / "demo"
+    bundle_a.mkdir(parents=True)
+    bundle_b.mkdir(parents=True)
+    notes = tmp_path / "notes"
+    pa, pb = database_path(bundle_a, notes), database_path(bundle_b, notes)
+    assert pa != pb
+    assert pa.parent == notes
+    assert pa.name.startswith("demo-")
+    assert database_path(bundle_a, notes) == pa  # stable
+    with pytest.raises(InputError, match="inside the bundle"):
+        database_path(bundle_a, bundle_a / "notes")
+    monkeypatch.setenv(NOTES_ENV, str(notes))
+    assert notes_dir() == notes
+    monkeypatch.delenv(NOTES_ENV)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    assert notes_dir() == tmp_path / "xdg" / "retrieval-dashboard"
+
+
+def test_a_file_that_is_not_a_database_is_one_clear_error(tmp_path):
+    bad = tmp_path / "bad.sqlite3"
+    bad.write_text("this is not sqlite\n" * 100)
+    with pytest.raises(InputError, match=r"bad\.sqlite3"):
+        AnnotationStore(bad)
+    assert bad.read_text().startswith("this is not sqlite")  # left as it was
+
+
+def test_amended_qrels_and_metrics_beside_the_strict_ones(tmp_path):
+    qrels = pd.DataFrame(
+        {"query_id": ["1", "1", "2"], "doc_id": ["a", "b", "c"], "relevance": [1, 1, 1]}
+    )
+    before = qrels.copy()
+    judgements = pd.DataFrame(
+        {"query_id": ["1", "2"], "doc_id": ["b", "z"], "relevance": [0, 1]}  # b wrong, z missed
+    )
+    amended = amended_qrels(qrels, judgements)
+    pd.testing.assert_frame_equal(qrels, before)  # the strict qrels are untouched
+    rel = {(q, d): r for q, d, r in amended.itertuples(index=False)}
+    assert rel == {("1", "a"): 1, ("1", "b"): 0, ("2", "c"): 1, ("2", "z"): 1}
+
+    run = pd.DataFrame(
+        {"query_id": ["1", "1", "2", "2"], "doc_id": ["b", "a", "z", "c"], "score": [2, 1, 2, 1]}
+    )
+    table = strict_and_amended({"m": run}, qrels, judgements, ["hit@1", "recall@1"])
+    hit = table[table["metric"] == "hit@1"].iloc[0]
+    assert hit["strict"] == pytest.approx(0.5)  # q1: b is gold at rank 1; q2: z not gold
+    assert hit["amended"] == pytest.approx(0.5)  # q1 loses b, q2 gains z
+    assert hit["queries_changed"] == 2
+    recall = table[table["metric"] == "recall@1"].iloc[0]
+    assert recall["strict"] == pytest.approx(0.25)
+    assert recall["amended"] == pytest.approx(0.25)
+    assert recall["delta"] == pytest.approx(0.0)
+
+    out = tmp_path / "amended.qrels"
+    write_trec_qrels(amended, out)
+    back = read_trec_qrels(out)
+    assert len(back) == 4
+    assert set(back["doc_id"]) == {"a", "b", "c", "z"}
+    assert not list(tmp_path.glob(".amended.qrels.*"))  # no temporary file left
+    with pytest.raises(InputError, match="whitespace"):
+        write_trec_qrels(
+            pd.DataFrame({"query_id": ["a b"], "doc_id": ["x"], "relevance": [1]}), out
+        )
+
+
+N_WORKERS = 6
+N_WRITES = 40
+
+
+def _writer(path: str, worker: int) -> None:
+    s = AnnotationStore(path)
+    for i in range(N_WRITES):
+        q = f"w{worker}-q{i}"
+        s.add_tag("d", q, "label error")
+        s.set_note("d", q, f"note {worker} {i}")
+        s.set_judgement("d", q, f"doc{i}", i % 3)
+        s.add_tag("d", "shared", f"tag-{worker}-{i}")  # every worker writes one hot query
+
+
+def _check_nothing_lost(s: AnnotationStore) -> None:
+    tags = s.tags("d")
+    assert len(tags) == N_WORKERS * N_WRITES * 2
+    assert (tags["query_id"] == "shared").sum() == N_WORKERS * N_WRITES
+    assert len(s.notes("d")) == N_WORKERS * N_WRITES
+    judged = s.judgements("d")
+    assert len(judged) == N_WORKERS * N_WRITES
+    assert judged["relevance"].tolist() == [
+        int(d.removeprefix("doc")) % 3 for d in judged["doc_id"]
+    ]
+
+
+def test_concurrent_threads_lose_nothing(tmp_path):
+    path = str(tmp_path / "threads.sqlite3")
+    threads = [threading.Thread(target=_writer, args=(path, w)) for w in range(N_WORKERS)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    _check_nothing_lost(AnnotationStore(path))
+
+
+def test_concurrent_processes_lose_nothing(tmp_path):
+    # separate interpreters (not multiprocessing: its "spawn" re-imports the parent's __main__,
+    # which an AppTest earlier in the same pytest process may have replaced by app.py)
+    path = str(tmp_path / "processes.sqlite3")
+    code = (
+        "import sys; from tests.test_annotations import _writer; "
+        "_writer(sys.argv[1], int(sys.argv[2]))"
+    )
+    procs = [
+        subprocess.Popen([sys.executable, "-c", code, path, str(w)], cwd=ROOT)
+        for w in range(N_WORKERS)
+    ]
+    assert [p.wait(timeout=300) for p in procs] == [0] * N_WORKERS
+    _check_nothing_lost(AnnotationStore(path))
+
+
+def test_reading_creates_nothing_and_the_first_write_creates_the_file(tmp_path):
+    path = tmp_path / "notes" / "new.sqlite3"
+    s = AnnotationStore(path)
+    assert s.tags("d").empty
+    assert s.note("d", "1") == ""
+    assert s.judgements().empty
+    assert "judgement" not in s.export_csv()
+    assert not path.parent.exists()
+    s.add_tag("d", "1", "needs relations")
+    assert path.exists()
+    assert s.tags("d")["tag"].tolist() == ["needs relations"]
