@@ -58,6 +58,7 @@ _KEYS = {
     "metrics",
     "query_type",
     "splits",
+    "split",
     "query_groups",
     "metapaths",
     "crs",
@@ -80,6 +81,7 @@ class DatasetSpec:
     metrics: tuple[str, ...] = ()
     query_type: str | None = None
     splits: dict[str, Path] = field(default_factory=dict)
+    default_split: str | None = None
     query_groups: Path | None = None
     metapaths: Path | None = None
     crs: str | None = None
@@ -220,6 +222,9 @@ def _dataset(manifest: Path, root: Path, name: str, body: object) -> DatasetSpec
         if not resolved.exists():
             raise fail(f"split file {value!r} does not exist")
         splits[str(split)] = resolved
+    default_split = body.get("split")
+    if default_split is not None and str(default_split) not in splits:
+        raise fail(f"split {default_split!r} is not one of the splits")
     threshold = body.get("relevance_threshold", 1)
     if not isinstance(threshold, int) or threshold < 1:
         raise fail("relevance_threshold must be an integer >= 1")
@@ -234,6 +239,7 @@ def _dataset(manifest: Path, root: Path, name: str, body: object) -> DatasetSpec
         metrics=tuple(metrics),
         query_type=body.get("query_type"),
         splits=splits,
+        default_split=None if default_split is None else str(default_split),
         query_groups=path_of("query_groups"),
         metapaths=path_of("metapaths"),
         crs=body.get("crs"),

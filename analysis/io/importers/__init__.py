@@ -1,0 +1,23 @@
+"""Importers: the layouts researchers have on disk -> a ready bundle (``bundle.toml`` +
+Parquet), written atomically.
+
+* :func:`import_stark`: a STaRK domain folder (QA CSVs, splits, query groups, metapaths, runs;
+  optionally the SKB for entity names and text).
+* :func:`import_geobloom`, :func:`import_geoglue`, :func:`import_list`: spatio-textual POI
+  benchmarks (GeoBloom text files, GeoGLUE JSON or WGS84 CSVs, LIST CSVs), optional baseline
+  runs.
+
+The same importers back ``python -m analysis import ...``.
+"""
+
+from __future__ import annotations
+
+from analysis.io.importers._write import ImportedDataset, ImportResult, write_bundle
+from analysis.io.importers.stark import import_stark
+
+__all__ = [
+    "ImportResult",
+    "ImportedDataset",
+    "import_stark",
+    "write_bundle",
+]
