@@ -123,9 +123,19 @@ class _Domain:
         self.mapping: dict[str, str] = {}
         self.convention = None
         if amazon:
+            self._old_ids(path)
             self.convention = checks.amazon_convention(self.queries, self.qrels)
             if self.convention is not None:
                 self.mapping = checks.amazon_id_map(self.queries, self.convention)
+
+    def _old_ids(self, path: Path) -> None:
+        """Keep an ``old_id`` column (a re-keyed Amazon QA file) for the id mapping."""
+        header = path.open("rb").readline().decode("utf-8-sig", "replace")
+        if "old_id" not in [h.strip() for h in header.split(",")]:
+            return
+        table = pd.read_csv(path, dtype=str, usecols=["id", "old_id"], keep_default_na=False)
+        old = dict(zip(table["id"].str.strip(), table["old_id"].str.strip(), strict=True))
+        self.queries["old_id"] = self.queries["query_id"].map(old).fillna("").astype("str")
 
     def rekey(self, ids: pd.Series, source: Path, notes: list[str]) -> pd.Series:
         out, changed = checks.rekey(ids, self.ids, self.mapping)
@@ -280,7 +290,8 @@ def import_stark(
 
     datasets = []
     for kind, domain in domains.items():
-        queries = domain.queries.assign(query_type=kind)
+        queries = domain.queries.drop(columns=["old_id"], errors="ignore")
+        queries = queries.assign(query_type=kind)
         for folder, reader in (("query_groups", _groups), ("metapaths", _metapaths)):
             tables = []
             for path in sorted((src / folder).glob("*.json")):
