@@ -1,0 +1,43 @@
+"""AppTest: bundles written by the importers open in the app, and the Queries page shows the
+entity names and text they carry (a STaRK SKB folder built in the processed layout; the real
+GeoGLUE-clean subset)."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from analysis.io.importers import import_stark
+from tests.app.conftest import no_exception, open_page
+from tests.importers.test_skb import _amazon_skb, _toy_stark
+
+ROOTS_ENV = "RETRIEVAL_DASHBOARD_DATA_ROOTS"
+
+
+def _gold(at) -> pd.DataFrame:
+    found = [
+        d.value
+        for d in at.dataframe
+        if list(d.value.columns)[:3] == ["doc_id", "rank", "relevance"]
+    ]
+    assert len(found) == 1
+    return found[0].set_index("doc_id")
+
+
+def test_stark_skb_entity_name_and_text_on_the_queries_page(tmp_path, monkeypatch) -> None:
+    roots = tmp_path / "roots"
+    import_stark(_toy_stark(tmp_path / "amazon"), roots / "stark", skb=_amazon_skb(tmp_path / "s"))
+    monkeypatch.setenv(ROOTS_ENV, str(roots))
+    at = open_page(
+        "2_Queries.py",
+        bundle="stark",
+        datasets="amazon-human",
+        a="bm25",
+        metric="hit",
+        k="1",
+        q="0",
+        qd="amazon-human",
+    )
+    no_exception(at)
+    row = _gold(at).loc["5"]
+    assert row["name"] == "Trail Shooting Stick"
+    assert str(row["text"]).startswith("- product: Trail Shooting Stick")
