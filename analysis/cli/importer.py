@@ -37,6 +37,12 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         geo.add_argument(
             "--baselines", action="store_true", help="add BM25, char n-gram and fusion runs"
         )
+        if name == "geobloom":
+            geo.add_argument(
+                "--easting-first",
+                action="store_true",
+                help="X is the easting (default: the CRS's own axis order; EPSG:2385: northing)",
+            )
     for parser in (stark, *(kinds.choices[n] for n in ("geobloom", "geoglue", "list"))):
         parser.add_argument("--root", required=True, help="the folder to import (only read)")
         parser.add_argument("--name", default=None, help="bundle/dataset name (default: folder)")
@@ -52,6 +58,8 @@ def run(args: argparse.Namespace) -> int:
     else:
         func = getattr(importers, f"import_{args.kind}")
         kwargs = {"name": args.name, "baselines": args.baselines}
+        if getattr(args, "easting_first", False):
+            kwargs["easting_first"] = True
         if args.crs is not None:
             kwargs["crs"] = args.crs
         result = func(args.root, args.out, **kwargs)

@@ -13,11 +13,15 @@ The same importers back ``python -m analysis import ...``.
 from __future__ import annotations
 
 from analysis.io.importers._write import ImportedDataset, ImportResult, write_bundle
+from analysis.io.importers.spatial import import_geobloom, import_geoglue, import_list
 from analysis.io.importers.stark import import_stark
 
 __all__ = [
     "ImportResult",
     "ImportedDataset",
+    "import_geobloom",
+    "import_geoglue",
+    "import_list",
     "import_stark",
     "write_bundle",
 ]

@@ -215,8 +215,64 @@ def _project(
         lat, lon = to_wgs84(x, y, crs, always_xy=always_xy)
     except ValueError as exc:
         raise InputError(src.path, None, str(exc)) from None
+    _check_axis_order(src, x, y, lat, lon, crs, always_xy)
     _check_latlon(src, lat, lon, projected=(x, y, str(crs)))
     return lat, lon
+
+
+AREA_MARGIN_DEG = 1.0
+
+
+def share_in_area(
+    lat: npt.NDArray[np.float64], lon: npt.NDArray[np.float64], crs: CrsLike
+) -> float:
+    """Share of points inside the CRS's area of use (widened by 1 degree); 1.0 when the CRS
+    declares none."""
+    try:
+        area = CRS.from_user_input(crs).area_of_use
+    except Exception:  # pyproj raises several types for odd input; the caller reports the CRS
+        return 1.0
+    if area is None or len(lat) == 0:
+        return 1.0
+    m = AREA_MARGIN_DEG
+    inside = (
+        (lat >= area.south - m)
+        & (lat <= area.north + m)
+        & (lon >= area.west - m)
+        & (lon <= area.east + m)
+    )
+    return float(np.mean(inside))
+
+
+def _check_axis_order(
+    src: _Source,
+    x: npt.NDArray[np.float64],
+    y: npt.NDArray[np.float64],
+    lat: npt.NDArray[np.float64],
+    lon: npt.NDArray[np.float64],
+    crs: CrsLike,
+    always_xy: bool,
+) -> None:
+    """Refuse coordinates whose two axes are swapped: as read, fewer than half of the points fall
+    in the CRS's area of use, read the other way round at least 90 % do (GeoBloom files put the
+    northing first; EPSG:2385's own axis order is northing, easting)."""
+    as_read = share_in_area(lat, lon, crs)
+    if as_read >= 0.5:
+        return
+    with np.errstate(all="ignore"):
+        swapped = share_in_area(*to_wgs84(y, x, crs, always_xy=always_xy), crs)
+    if swapped < 0.9:
+        return
+    order = "(easting, northing)" if always_xy else "the CRS's own axis order"
+    raise InputError(
+        src.path,
+        None,
+        f"the two coordinate columns look swapped for {crs}: read as {order}, "
+        f"{as_read:.0%} of the points fall in the CRS's area, read the other way round "
+        f"{swapped:.0%} do (GeoBloom files put the northing first: use a CRS whose axis order "
+        "is northing, easting, such as EPSG:2385, or switch the axis order: always_xy, "
+        "--easting-first)",
+    )
 
 
 def _ids(src: _Source, values: pd.Series, what: str, unique: bool) -> pd.Series:
