@@ -7,7 +7,9 @@
   eastern zone (easting < 400 km). Converted with one zone, the second group lands ~575 km
   away (LIST's hard-coded maximum distance of 598,971 m is that artefact).
   :func:`utm_zone_split` detects it: eastings fall into those two edge groups, and converting
-  the low group with the next zone east puts both groups side by side. The importer then
+  the low group with the next zone east puts both groups side by side. Which two zones is
+  ambiguous from the numbers alone (zones N-1/N fit as well as N/N+1): the given CRS is taken
+  to be the zone of most points (on a tie, the western of the two). The importer then
   converts each group with the zone it was projected in (the inverse of what LIST did) and says
   so; distances are haversine on WGS84 afterwards.
 * **Swapped axes (GeoBloom: northing first)** are refused by the spatial loaders themselves
@@ -70,20 +72,27 @@ def utm_zone_split(
     high = x > HIGH_EDGE_M
     if not low.any() or not high.any() or (low | high).sum() < len(x):
         return None
-    for west in (zone - 1, zone):  # the high group is in `west`, the low one in `west + 1`
+    lat_1, lon_1 = to_wgs84(x, y, crs)
+    apart = haversine_m(*_centre(lat_1[low], lon_1[low]), *_centre(lat_1[high], lon_1[high]))
+    if apart / 1000 <= 3 * NEIGHBOUR_KM:
+        return None
+    found_splits = []
+    for west in (zone, zone - 1):  # the high group is in `west`, the low one in `west + 1`
         if west < 1 or west + 1 > 60:
             continue
         high_crs, low_crs = _epsg(west, north), _epsg(west + 1, north)
         lat_h, lon_h = to_wgs84(x[high], y[high], high_crs)
         lat_l, lon_l = to_wgs84(x[low], y[low], low_crs)
         together = haversine_m(*_centre(lat_h, lon_h), *_centre(lat_l, lon_l)) / 1000
-        lat_1, lon_1 = to_wgs84(x, y, crs)
-        one_l = _centre(lat_1[low], lon_1[low])
-        one_h = _centre(lat_1[high], lon_1[high])
-        apart = haversine_m(*one_l, *one_h) / 1000
-        if together < NEIGHBOUR_KM and apart > 3 * NEIGHBOUR_KM:
-            return ZoneSplit(low_crs=low_crs, high_crs=high_crs, apart_km=float(apart))
-    return None
+        if together < NEIGHBOUR_KM:
+            in_given = int(high.sum()) if west == zone else int(low.sum())
+            found_splits.append((in_given, ZoneSplit(low_crs, high_crs, float(apart) / 1000)))
+    if not found_splits:
+        return None
+    # Both readings (the given zone and the next one east, or the one west and the given one)
+    # put the groups side by side; the coordinates cannot tell them apart. The given CRS is
+    # taken to be the zone of most points (ties: the given zone is the western one).
+    return max(found_splits, key=lambda item: item[0])[1]
 
 
 def convert_split(

@@ -45,6 +45,7 @@ column, an empty or duplicate POI id, malformed JSON or CSV.
 from __future__ import annotations
 
 import csv
+from pathlib import Path
 
 import pandas as pd
 
@@ -71,6 +72,7 @@ from analysis.io.spatial.latlon import (
     _latlon_queries,
     load_latlon_pois,
     load_latlon_queries,
+    load_table_pois,
 )
 from analysis.io.spatial.list_csv import (
     _list_pois,
@@ -93,6 +95,7 @@ __all__ = [
     "load_list_queries",
     "load_pois",
     "load_queries",
+    "load_table_pois",
 ]
 
 FORMATS = ("list", "geoglue", "geobloom", "latlon")
@@ -141,6 +144,21 @@ def detect_spatial_format(path: PathLike) -> str:
     return _detect(_read_text(path))
 
 
+def is_table(path: PathLike) -> bool:
+    """A Parquet file (by name or magic bytes) or a ``.jsonl`` table with a ``doc_id`` column."""
+    p = Path(path)
+    name = _base_name(p)
+    if name.endswith(".parquet"):
+        return True
+    try:
+        with p.open("rb") as fh:
+            if fh.read(4) == b"PAR1":
+                return True
+    except OSError:
+        return False
+    return False
+
+
 def load_pois(
     path: PathLike, crs: CrsLike | None = None, *, always_xy: bool | None = None
 ) -> pd.DataFrame:
@@ -151,6 +169,8 @@ def load_pois(
     authority order). Returns ``doc_id, name, text, type, lat, lon`` (+ other columns) with
     unique string ids and validated WGS84 coordinates.
     """
+    if is_table(path):
+        return load_table_pois(path)
     src = _read_text(path)
     fmt = _detect(src)
     if fmt == "list":

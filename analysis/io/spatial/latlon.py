@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
@@ -32,9 +33,9 @@ from analysis.io.spatial._source import (
 
 
 def _latlon_common(
-    src: _Source, id_cols: Sequence[str], what: str
+    src: _Source, id_cols: Sequence[str], what: str, table: pd.DataFrame | None = None
 ) -> tuple[pd.DataFrame, str, pd.Series, npt.NDArray[np.float64], npt.NDArray[np.float64]]:
-    df = _read_csv(src)
+    df = _read_csv(src) if table is None else table
     lat_col = _require(src, df, LAT_COLS, "a lat/lon CSV needs lat and lon columns")
     lon_col = _require(src, df, LON_COLS, "a lat/lon CSV needs lat and lon columns")
     id_col = _require(src, df, id_cols, f"the {what} column")
@@ -45,8 +46,8 @@ def _latlon_common(
     return df.drop(columns=[lat_col, lon_col, id_col]), id_col, ids, lat, lon
 
 
-def _latlon_pois(src: _Source) -> pd.DataFrame:
-    df, _, ids, lat, lon = _latlon_common(src, POI_ID_COLS, "POI id")
+def _latlon_pois(src: _Source, table: pd.DataFrame | None = None) -> pd.DataFrame:
+    df, _, ids, lat, lon = _latlon_common(src, POI_ID_COLS, "POI id", table)
     text_col = _pick(list(df.columns), ("text",))
     name_col = _pick(list(df.columns), ("name",))
     if text_col is None and name_col is None:
@@ -55,6 +56,19 @@ def _latlon_pois(src: _Source) -> pd.DataFrame:
     name = df[name_col] if name_col is not None else None
     extra = df.drop(columns=[c for c in (text_col, name_col) if c is not None])
     return _poi_frame(ids, text, name, lat, lon, extra)
+
+
+def load_table_pois(path: PathLike) -> pd.DataFrame:
+    """Load a POI table in Parquet or JSON Lines (an entities table as the importers write it:
+    ``doc_id, name, text, type, lat, lon, ...``); the same columns and checks as
+    :func:`load_latlon_pois`, errors name the record (Parquet has no lines)."""
+    from analysis.io import tables
+
+    table = tables.read_table(path)
+    src = _Source(Path(path), "", row_lines=np.zeros(len(table), dtype=np.int64))
+    if "type" in table.columns:
+        table = table.assign(type=table["type"].astype("str"))
+    return _latlon_pois(src, table.reset_index(drop=True))
 
 
 def load_latlon_pois(path: PathLike) -> pd.DataFrame:

@@ -1,0 +1,227 @@
+"""``import geobloom | geoglue | list``: the real GeoGLUE-clean subset (marker ``real``) from the
+raw GeoBloom text files and from the WGS84 CSVs, and hand-made files for the checks (swapped
+axes, a UTM zone per point, query types)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from pyproj import Transformer
+
+from analysis.cli import main
+from analysis.core.errors import InputError
+from analysis.core.metrics import evaluate
+from analysis.io import load_run
+from analysis.io.bundle import load_dataset, read_manifest
+from analysis.io.importers import import_geobloom, import_geoglue, import_list
+from analysis.io.importers.querytype import query_chars, query_type
+
+GEO = "geo/geoglue_clean_subset"
+
+
+@pytest.mark.real
+def test_geoglue_clean_from_geobloom_text_and_from_csvs_agree(real_dir, tmp_path) -> None:
+    src = real_dir / GEO
+    a = import_geobloom(src, tmp_path / "a", crs="EPSG:2385", name="geoglue")
+    b = import_geoglue(src, tmp_path / "b", name="geoglue")
+    assert a.notes == b.notes == []
+    da = load_dataset(read_manifest(tmp_path / "a").datasets["geoglue"])
+    db = load_dataset(read_manifest(tmp_path / "b").datasets["geoglue"])
+    assert len(da.entities) == len(db.entities) == 5000
+    assert len(da.queries) == len(db.queries) == 1000
+    pois = da.entities.merge(db.entities, on="doc_id")
+    assert len(pois) == 5000
+    # the CSVs hold 7 decimals: the two conversions agree to 1e-7 degrees (~1 cm)
+    assert np.abs(pois["lat_x"] - pois["lat_y"]).max() < 1e-7
+    assert np.abs(pois["lon_x"] - pois["lon_y"]).max() < 1e-7
+    assert (pois["name_x"] == pois["name_y"]).all()
+    assert pois["lat_x"].between(29, 31).all()  # Hangzhou
+    assert pois["lon_x"].between(118, 121).all()
+    key = ["query_id", "doc_id"]
+    pd.testing.assert_frame_equal(
+        da.qrels.sort_values(key, ignore_index=True), db.qrels.sort_values(key, ignore_index=True)
+    )
+    spec = read_manifest(tmp_path / "a").datasets["geoglue"]
+    assert spec.default_split == "test"
+    assert set(spec.splits) == {"train", "dev", "test"}
+    test = da.queries[da.queries["split"] == "test"]
+    assert len(test) == 200
+    # Chinese slices: several query types, lengths in characters (not one whitespace word)
+    assert set(test["query_type"]) >= {"landmark", "intersection", "address", "name"}
+    assert test["query_chars"].nunique() > 20
+    assert test["query_chars"].min() >= 5
+
+
+@pytest.mark.real
+def test_geoglue_baselines_are_runs_over_every_query(real_dir, tmp_path) -> None:
+    import_geoglue(real_dir / GEO, tmp_path / "b", baselines=True)
+    spec = next(iter(read_manifest(tmp_path / "b").datasets.values()))
+    assert list(spec.runs) == ["bm25", "char-ngram-tfidf", "bm25-distance-fusion"]
+    ds = load_dataset(spec)
+    test = ds.qrels[ds.qrels["query_id"].str.startswith("test-")]
+    for model in spec.runs:
+        run = load_run(spec.runs[model])
+        assert run["query_id"].nunique() >= 990
+        recall = evaluate(run, test, ["recall@10"])["recall@10"].mean()
+        assert 0.4 < recall < 1.0, model
+
+
+@pytest.mark.real
+def test_geobloom_read_easting_first_is_refused_as_swapped(real_dir, tmp_path) -> None:
+    with pytest.raises(InputError, match="look swapped") as info:
+        import_geobloom(real_dir / GEO, tmp_path / "x", crs="EPSG:2385", easting_first=True)
+    assert "poi.txt" in str(info.value)
+    assert "northing first" in str(info.value)
+    assert not (tmp_path / "x").exists()
+
+
+@pytest.mark.real
+def test_geo_pois_reads_every_poi_format_the_importers_write(real_dir, tmp_path, capsys) -> None:
+    import_geobloom(real_dir / GEO, tmp_path / "a", crs="EPSG:2385", name="g")
+    reports = []
+    for args in (
+        ["--pois", str(tmp_path / "a" / "g" / "entities.parquet")],
+        ["--pois", str(real_dir / GEO / "geoglue_clean_subset_pois.csv")],
+        ["--pois", str(real_dir / GEO / "poi.txt"), "--crs", "EPSG:2385"],
+    ):
+        assert main(["geo", *args]) == 0
+        reports.append(capsys.readouterr().out)
+    # the Parquet the importer writes and the raw text give the same report; the CSV too, but
+    # for the stack coordinates, which it rounds to 7 decimals
+    assert reports[0] == reports[2]
+    parquet, csv = json.loads(reports[0]), json.loads(reports[1])
+    for a, b in zip(parquet["largest_stacks"], csv["largest_stacks"], strict=True):
+        for axis in ("lat", "lon"):
+            assert abs(a.pop(axis) - b.pop(axis)) < 1e-7
+    assert parquet == csv
+    assert parquet["n_pois"] == 5000
+    assert parquet["n_stacked"] == 983
+
+
+# ------------------------------------------------------------------------------- hand-made
+
+
+def _utm(lat: float, lon: float, zone: int) -> tuple[float, float]:
+    t = Transformer.from_crs("EPSG:4326", f"EPSG:{32600 + zone}", always_xy=True)
+    return t.transform(lon, lat)
+
+
+def _list_folder(root, points: list[tuple[str, float, float]], per_point: bool):
+    """LIST files for points (id, lat, lon); with ``per_point`` each point is projected in the
+    UTM zone of its own longitude, as LIST's preprocessing did."""
+    root.mkdir(parents=True)
+    rows = []
+    for pid, lat, lon in points:
+        zone = int((lon + 180) // 6) + 1 if per_point else 50
+        x, y = _utm(lat, lon, zone)
+        rows.append(f'{pid},"[{x}, {y}]",{pid} 咖啡店')
+    (root / "poi.csv").write_text("id,coor,text\n" + "\n".join(rows) + "\n")
+    qx, qy = _utm(30.25, 119.99, 50)
+    (root / "test").mkdir()
+    (root / "test" / "query.csv").write_text(f'id,coor,text\nq1,"[{qx}, {qy}]",咖啡店\n')
+    (root / "test" / "qrels.csv").write_text("query_id,poi_id\nq1,p1\nq1,p1\n")
+    return root
+
+
+HANGZHOU = [
+    ("p0", 30.24, 119.99),
+    ("p1", 30.25, 119.995),
+    ("p2", 30.26, 120.004),
+    ("p3", 30.27, 120.01),
+]
+
+
+def test_list_per_point_utm_zones_detected_and_converted(tmp_path) -> None:
+    root = _list_folder(tmp_path / "hz", HANGZHOU, per_point=True)
+    result = import_list(root, tmp_path / "out", crs="EPSG:32650")
+    note = " ".join(result.notes)
+    assert "UTM zone per point" in note
+    assert "2 of 5 points have eastings of EPSG:32651" in note
+    ds = load_dataset(next(iter(read_manifest(tmp_path / "out").datasets.values())))
+    ent = ds.entities.set_index("doc_id")
+    for pid, lat, lon in HANGZHOU:
+        assert abs(ent.loc[pid, "lat"] - lat) < 1e-6
+        assert abs(ent.loc[pid, "lon"] - lon) < 1e-6
+
+
+def test_list_one_zone_is_left_alone_and_duplicate_qrels_kept(tmp_path) -> None:
+    root = _list_folder(tmp_path / "hz", HANGZHOU, per_point=False)
+    result = import_list(root, tmp_path / "out", crs="EPSG:32650", baselines=True)
+    assert not any("UTM" in n for n in result.notes)
+    spec = next(iter(read_manifest(tmp_path / "out").datasets.values()))
+    ds = load_dataset(spec)
+    assert abs(ds.entities.set_index("doc_id").loc["p2", "lon"] - 120.004) < 1e-6
+    assert len(ds.qrels) == 2  # LIST's repeated gold rows stay; the metric core warns
+    assert spec.default_split == "test"
+    assert set(ds.queries["query_type"]) == {"category"}
+    assert set(spec.runs) == {"bm25", "char-ngram-tfidf", "bm25-distance-fusion"}
+
+
+def test_list_query_file_without_qrels_is_one_line(tmp_path) -> None:
+    root = _list_folder(tmp_path / "hz", HANGZHOU, per_point=False)
+    (root / "test" / "qrels.csv").unlink()
+    with pytest.raises(InputError, match="no qrels"):
+        import_list(root, tmp_path / "out", crs="EPSG:32650")
+
+
+def test_geoglue_json_records(tmp_path) -> None:
+    root = tmp_path / "gg"
+    root.mkdir()
+    (root / "pois.jsonl").write_text(
+        '{"id": "a", "text": "西湖银泰", "gis": ["x", "120.16,30.25"]}\n'
+        '{"id": "b", "text": "湖滨步行街", "gis": ["120.17,30.26"]}\n'
+    )
+    (root / "test.json").write_text(
+        '[{"id": "q1", "query": "湖滨步行街附近", "gis": ["120.17,30.26"], "gold": "b"}]'
+    )
+    import_geoglue(root, tmp_path / "out", baselines=True)
+    spec = read_manifest(tmp_path / "out").datasets["gg"]
+    ds = load_dataset(spec)
+    assert ds.queries[["query_id", "query_type", "query_chars"]].to_dict("list") == {
+        "query_id": ["q1"],
+        "query_type": ["landmark"],
+        "query_chars": [7],
+    }
+    assert ds.qrels[["query_id", "doc_id"]].to_dict("list") == {"query_id": ["q1"], "doc_id": ["b"]}
+    run = load_run(spec.runs["bm25-distance-fusion"])
+    assert run.sort_values("rank")["doc_id"].iloc[0] == "b"
+
+
+def test_query_ids_repeating_across_splits_are_prefixed(tmp_path) -> None:
+    root = tmp_path / "gg"
+    root.mkdir()
+    (root / "pois.csv").write_text("poi_id,text,lat,lon\n1,店,30.2,120.1\n")
+    for split in ("train", "test"):
+        (root / f"queries_{split}.csv").write_text(
+            "query_id,text,lat,lon,gold_poi_ids\n0,店,30.2,120.1,1\n"
+        )
+    result = import_geoglue(root, tmp_path / "out")
+    assert any("prefixed" in n for n in result.notes)
+    spec = read_manifest(tmp_path / "out").datasets["gg"]
+    assert sorted(load_dataset(spec).queries["query_id"]) == ["test-0", "train-0"]
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("我想去金星路怎么走", "route"),
+        ("闸弄口地铁站D口往东南走90米后左转50米的右手边那栋", "route"),
+        ("文一路与学院路交叉口西南方向170米社区卫生服务中心南门", "intersection"),
+        ("天香华庭对面南郡正南门", "landmark"),
+        ("古墩路东侧康乐新村西门", "landmark"),
+        ("中河中路198号小营绿都(西门)", "address"),
+        ("莫干山路东村43幢", "address"),
+        ("停车场", "category"),
+        ("紫金文苑", "name"),
+        ("coffee near the lake", "landmark"),
+    ],
+)
+def test_query_type_rules(text: str, kind: str) -> None:
+    assert query_type(text) == kind
+
+
+def test_query_chars_counts_characters_not_words() -> None:
+    assert query_chars(["紫金文苑", "a b", "ＡＢ"]).tolist() == [4, 2, 2]
