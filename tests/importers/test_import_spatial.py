@@ -225,3 +225,34 @@ def test_query_type_rules(text: str, kind: str) -> None:
 
 def test_query_chars_counts_characters_not_words() -> None:
     assert query_chars(["紫金文苑", "a b", "ＡＢ"]).tolist() == [4, 2, 2]
+
+
+def test_geobloom_query_file_is_not_trec_qrels_and_gives_qrels(tmp_path) -> None:
+    from analysis.io import detect_format, load_qrels, load_queries
+
+    path = tmp_path / "test.txt"
+    path.write_text("中河中路198号\t3355573.717183463\t506802.9412174981\t4885\n")
+    assert detect_format(path) == "geobloom"
+    assert load_qrels(path).to_dict("list") == {
+        "query_id": ["test-0"],
+        "doc_id": ["4885"],
+        "relevance": [1],
+    }
+    with pytest.raises(InputError, match="need the dataset's CRS"):
+        load_queries(path)
+    trec = tmp_path / "qrels.txt"
+    trec.write_text("q1\t0\td1\t1\n")
+    assert detect_format(trec) == "trec_qrels"
+
+
+def test_query_csv_with_gold_poi_ids_is_accepted_as_qrels(tmp_path) -> None:
+    from analysis.io import load_qrels
+
+    path = tmp_path / "queries_test.csv"
+    path.write_text(
+        'query_id,text,lat,lon,gold_poi_ids\nq1,店,30.2,120.1,"[4, 7]"\nq2,x,30,120,9\n'
+    )
+    assert load_qrels(path)[["query_id", "doc_id"]].to_dict("list") == {
+        "query_id": ["q1", "q1", "q2"],
+        "doc_id": ["4", "7", "9"],
+    }

@@ -64,12 +64,14 @@ from analysis.io.spatial.geobloom import (
     _geobloom_pois,
     _geobloom_queries,
     load_geobloom_pois,
+    load_geobloom_qrels,
     load_geobloom_queries,
 )
 from analysis.io.spatial.geoglue import _geoglue, load_geoglue_pois, load_geoglue_queries
 from analysis.io.spatial.latlon import (
     _latlon_pois,
     _latlon_queries,
+    gold_qrels,
     load_latlon_pois,
     load_latlon_queries,
     load_table_pois,
@@ -84,7 +86,9 @@ from analysis.io.spatial.list_csv import (
 
 __all__ = [
     "detect_spatial_format",
+    "gold_qrels",
     "load_geobloom_pois",
+    "load_geobloom_qrels",
     "load_geobloom_queries",
     "load_geoglue_pois",
     "load_geoglue_queries",

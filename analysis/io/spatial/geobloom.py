@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from analysis.core.errors import InputError
 from analysis.io.spatial._source import (
     CrsLike,
     PathLike,
@@ -79,13 +80,17 @@ def _geobloom_queries(
     queries = _query_frame(ids, df["text"], lat, lon, pd.DataFrame({"x": x, "y": y}))
     if "gold" not in df.columns:
         return queries, _empty_qrels()
-    gold = df["gold"].str.strip()
+    return queries, _gold_rows(src, ids, df["gold"])
+
+
+def _gold_rows(src: _Source, ids: pd.Series, column: pd.Series) -> pd.DataFrame:
+    gold = column.str.strip()
     row = pd.to_numeric(gold, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
     bad = _first(~((row >= 0) & (np.floor(row) == row)))
     if bad is not None:
         raise src.fail(bad, f"gold must be a POI row number (integer >= 0), got {gold.iloc[bad]!r}")
     gold_ids = pd.Series(row.astype(np.int64).astype(str), dtype="str")
-    return queries, _qrels_frame(ids, gold_ids)
+    return _qrels_frame(ids, gold_ids)
 
 
 def load_geobloom_queries(
@@ -104,3 +109,17 @@ def load_geobloom_queries(
     as in :func:`load_geobloom_pois`.
     """
     return _geobloom_queries(_read_text(path), crs, always_xy, id_prefix)
+
+
+def load_geobloom_qrels(path: PathLike, *, id_prefix: str | None = None) -> pd.DataFrame:
+    """The qrels of a GeoBloom query file (4th column = gold POI row), without converting the
+    coordinates (no CRS needed): ``query_id, doc_id, relevance`` with the query ids of
+    :func:`load_geobloom_queries`."""
+    src = _read_text(path)
+    df = _geobloom_fields(src, (3, 4))
+    if id_prefix is None:
+        id_prefix = Path(_base_name(src.path)).stem + "-"
+    ids = pd.Series(id_prefix + pd.Series(np.arange(len(df)).astype(str)), dtype="str")
+    if "gold" not in df.columns:
+        raise InputError(src.path, 1, "no 4th column: this GeoBloom file holds no gold POIs")
+    return _gold_rows(src, ids, df["gold"])

@@ -96,3 +96,14 @@ def load_latlon_queries(path: PathLike) -> tuple[pd.DataFrame, pd.DataFrame]:
     ``text``; returns ``(queries, qrels)``, qrels from a gold column (``gold_poi_ids``, ...)
     or empty. The gold column is not kept in ``queries``."""
     return _latlon_queries(_read_text(path))
+
+
+def gold_qrels(table: pd.DataFrame, path: PathLike) -> pd.DataFrame | None:
+    """qrels from a query table's gold column (``gold_poi_ids``/``gold_doc_ids``/``gold_ids``/
+    ``gold``/``answer_ids``: one id or a list per query), or None when it has none."""
+    gold_col = _pick(list(table.columns), GOLD_COLS)
+    if gold_col is None or "query_id" not in table.columns:
+        return None
+    src = _Source(Path(path), "", row_lines=np.arange(2, len(table) + 2, dtype=np.int64))
+    ids = _ids(src, table["query_id"], "query id", unique=False)
+    return _split_gold(src, ids, table[gold_col].reset_index(drop=True))
