@@ -5,8 +5,9 @@ GeoGLUE-clean subset)."""
 from __future__ import annotations
 
 import pandas as pd
+import pytest
 
-from analysis.io.importers import import_stark
+from analysis.io.importers import import_geoglue, import_stark
 from tests.app.conftest import no_exception, open_page
 from tests.importers.test_skb import _amazon_skb, _toy_stark
 
@@ -41,3 +42,31 @@ def test_stark_skb_entity_name_and_text_on_the_queries_page(tmp_path, monkeypatc
     row = _gold(at).loc["5"]
     assert row["name"] == "Trail Shooting Stick"
     assert str(row["text"]).startswith("- product: Trail Shooting Stick")
+
+
+@pytest.mark.real
+def test_geoglue_poi_names_and_text_on_the_queries_page(real_dir, tmp_path, monkeypatch) -> None:
+
+    roots = tmp_path / "roots"
+    import_geoglue(
+        real_dir / "geo" / "geoglue_clean_subset", roots / "geo", name="geoglue", baselines=True
+    )
+    monkeypatch.setenv(ROOTS_ENV, str(roots))
+    at = open_page(
+        "2_Queries.py",
+        bundle="geo",
+        datasets="geoglue",
+        a="bm25",
+        metric="recall",
+        k="10",
+        q="test-0",
+        qd="geoglue",
+    )
+    no_exception(at)
+    gold = _gold(at)
+    assert list(gold.index) == ["4885"]
+    assert gold.loc["4885", "name"]  # the POI's name and text, not a bare row number
+    assert "," in str(gold.loc["4885", "text"])
+    ranking = [d.value for d in at.dataframe if list(d.value.columns)[:2] == ["rank", "gold"]]
+    assert len(ranking) == 1
+    assert ranking[0]["name"].astype(str).str.len().gt(0).all()
