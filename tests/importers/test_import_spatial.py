@@ -256,3 +256,21 @@ def test_query_csv_with_gold_poi_ids_is_accepted_as_qrels(tmp_path) -> None:
         "query_id": ["q1", "q1", "q2"],
         "doc_id": ["4", "7", "9"],
     }
+
+
+def test_geobloom_northing_first_with_an_easting_first_crs_is_refused(tmp_path) -> None:
+    """GeoBloom writes (northing, easting); UTM's own order is (easting, northing)."""
+    root = tmp_path / "gb"
+    root.mkdir()
+    x, y = _utm(30.25, 120.2, 51)
+    (root / "poi.txt").write_text(f"A店\t{y}\t{x}\nB店\t{y + 10}\t{x + 10}\n")
+    (root / "test.txt").write_text(f"A\t{y}\t{x}\t0\n")
+    with pytest.raises(InputError, match="look swapped for EPSG:32651") as info:
+        import_geobloom(root, tmp_path / "out", crs="EPSG:32651")
+    assert str(info.value).startswith(str(root / "poi.txt"))
+    # the same points written easting first, as the CRS orders them, import
+    (root / "poi.txt").write_text(f"A店\t{x}\t{y}\nB店\t{x + 10}\t{y + 10}\n")
+    (root / "test.txt").write_text(f"A\t{x}\t{y}\t0\n")
+    import_geobloom(root, tmp_path / "out", crs="EPSG:32651")
+    ds = load_dataset(next(iter(read_manifest(tmp_path / "out").datasets.values())))
+    assert abs(ds.entities["lat"].iloc[0] - 30.25) < 1e-6
