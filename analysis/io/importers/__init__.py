@@ -13,15 +13,19 @@ The same importers back ``python -m analysis import ...``.
 from __future__ import annotations
 
 from analysis.io.importers._write import ImportedDataset, ImportResult, write_bundle
+from analysis.io.importers.scan import build_bundle, scan_folder, suggest_importer
 from analysis.io.importers.spatial import import_geobloom, import_geoglue, import_list
 from analysis.io.importers.stark import import_stark
 
 __all__ = [
     "ImportResult",
     "ImportedDataset",
+    "build_bundle",
     "import_geobloom",
     "import_geoglue",
     "import_list",
     "import_stark",
+    "scan_folder",
+    "suggest_importer",
     "write_bundle",
 ]
