@@ -274,3 +274,23 @@ def test_geobloom_northing_first_with_an_easting_first_crs_is_refused(tmp_path) 
     import_geobloom(root, tmp_path / "out", crs="EPSG:32651")
     ds = load_dataset(next(iter(read_manifest(tmp_path / "out").datasets.values())))
     assert abs(ds.entities["lat"].iloc[0] - 30.25) < 1e-6
+
+
+@pytest.mark.real
+def test_geoglue_bundle_numbers_equal_evaluate_on_the_source_qrels(real_dir, tmp_path) -> None:
+    src = real_dir / GEO
+    import_geoglue(src, tmp_path / "b", name="g", baselines=True)
+    spec = read_manifest(tmp_path / "b").datasets["g"]
+    ds = load_dataset(spec)
+    test_ids = set(ds.queries.loc[ds.queries["split"] == "test", "query_id"])
+    metrics = ["recall@1", "recall@10", "ndcg@10", "mrr"]
+    run_file = spec.runs["bm25-distance-fusion"]
+    mine = evaluate(load_run(run_file), ds.qrels[ds.qrels["query_id"].isin(test_ids)], metrics)
+    mine = mine.set_index("query_id").sort_index()[metrics]
+    for qrels in (src / "test.txt", src / "geoglue_clean_subset_queries_test.csv"):
+        out = tmp_path / f"{qrels.stem}.csv"
+        args = ["evaluate", "--run", str(run_file), "--qrels", str(qrels)]
+        assert main([*args, "--metrics", ",".join(metrics), "--out", str(out)]) == 0
+        source = pd.read_csv(out, dtype={"query_id": str}).set_index("query_id").sort_index()
+        pd.testing.assert_frame_equal(mine, source[metrics], check_dtype=False)
+    assert mine["recall@10"].mean() == pytest.approx(0.71)
