@@ -70,3 +70,18 @@ def test_geoglue_poi_names_and_text_on_the_queries_page(real_dir, tmp_path, monk
     ranking = [d.value for d in at.dataframe if list(d.value.columns)[:2] == ["rank", "gold"]]
     assert len(ranking) == 1
     assert ranking[0]["name"].astype(str).str.len().gt(0).all()
+
+
+PAGES = [None, "1_Slices.py", "2_Queries.py", "3_Compare.py", "4_Map.py", "5_Report.py"]
+
+
+@pytest.mark.real
+@pytest.mark.parametrize("page", PAGES)
+def test_every_page_opens_an_imported_stark_bundle(real_dir, tmp_path, monkeypatch, page):
+    """Prime as imported: a synthesized dataset without runs beside the human one with ada-002."""
+    roots = tmp_path / "roots"
+    import_stark(real_dir / "stark" / "prime", roots / "prime")
+    monkeypatch.setenv(ROOTS_ENV, str(roots))
+    at = open_page(page, bundle="prime", datasets="prime-synthesized,prime-human")
+    no_exception(at)
+    assert not at.error, [e.value for e in at.error]
