@@ -184,3 +184,17 @@ def test_import_with_skb_gives_entities(tmp_path) -> None:
     assert ent.loc["6", "text"].startswith("- product: Camp Stool\n")
     assert (spec.edges is None) == (torch is None)
     assert any("need torch" in n for n in result.notes) == (torch is None)
+
+
+def test_skb_entities_are_written_once_for_both_query_sets(tmp_path) -> None:
+    root = _toy_stark(tmp_path / "amazon")
+    (root / "stark_qa.csv").write_text("id,query,answer_ids\n5,a stick,[5]\n")
+    import_stark(root, tmp_path / "out", skb=_amazon_skb(tmp_path / "skb"))
+    bundle = read_manifest(tmp_path / "out")
+    syn, human = bundle.datasets["amazon-synthesized"], bundle.datasets["amazon-human"]
+    assert (
+        syn.entities
+        == human.entities
+        == tmp_path / "out" / "amazon-synthesized" / ("entities.parquet")
+    )
+    assert not (tmp_path / "out" / "amazon-human" / "entities.parquet").exists()

@@ -15,7 +15,9 @@ Layout written (one folder per dataset)::
     <dataset>/split/<name>.index                                           (optional)
     <dataset>/runs/<model>.parquet   query_id, doc_id, score, rank
 
-Models whose names are not plain file stems (``ada-002/test``) are listed in the manifest as a
+An entities or edges table shared by several datasets (a STaRK SKB serves both query sets) is
+written once, in the first dataset's folder, and both manifest entries point at it. Models whose
+names are not plain file stems (``ada-002/test``) are listed in the manifest as a
 ``runs = {model = "file"}`` table. Parquet is written with fixed options (zstd, no pandas index)
 so equal data gives equal bytes.
 """
@@ -143,7 +145,21 @@ def _toml_key(key: str) -> str:
     return key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else _toml_str(key)
 
 
+def _shared_paths(datasets: Sequence[ImportedDataset], table: str) -> dict[str, str | None]:
+    """Dataset -> path of its ``entities``/``edges`` file: a table shared by several datasets
+    (the same object, e.g. a STaRK SKB) is written once, in the first dataset's folder."""
+    first: dict[int, str] = {}
+    out: dict[str, str | None] = {}
+    for ds in datasets:
+        frame = getattr(ds, table)
+        out[ds.name] = (
+            None if frame is None else first.setdefault(id(frame), f"{ds.name}/{table}.parquet")
+        )
+    return out
+
+
 def _manifest(name: str, description: str, datasets: Sequence[ImportedDataset]) -> str:
+    shared = {t: _shared_paths(datasets, t) for t in ("entities", "edges")}
     lines = [f"name = {_toml_str(name)}"]
     if description:
         lines.append(f"description = {_toml_str(description)}")
@@ -156,10 +172,10 @@ def _manifest(name: str, description: str, datasets: Sequence[ImportedDataset]) 
             lines.append(f"crs = {_toml_str(ds.crs)}")
         lines.append(f"queries = {_toml_str(f'{ds.name}/queries.parquet')}")
         lines.append(f"qrels = {_toml_str(f'{ds.name}/qrels.parquet')}")
-        if ds.entities is not None:
-            lines.append(f"entities = {_toml_str(f'{ds.name}/entities.parquet')}")
-        if ds.edges is not None:
-            lines.append(f"edges = {_toml_str(f'{ds.name}/edges.parquet')}")
+        for table in ("entities", "edges"):
+            path = shared[table][ds.name]
+            if path is not None:
+                lines.append(f"{table} = {_toml_str(path)}")
         if ds.splits:
             items = ", ".join(
                 f"{_toml_key(s)} = {_toml_str(f'{ds.name}/split/{s}.index')}" for s in ds.splits
@@ -189,15 +205,16 @@ def write_bundle(
     """
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    shared = {t: _shared_paths(datasets, t) for t in ("entities", "edges")}
     try:
         for ds in datasets:
             folder = tmp / ds.name
             write_parquet(ds.queries, folder / "queries.parquet")
             write_parquet(ds.qrels, folder / "qrels.parquet")
-            if ds.entities is not None:
-                write_parquet(ds.entities, folder / "entities.parquet")
-            if ds.edges is not None:
-                write_parquet(ds.edges, folder / "edges.parquet")
+            for table in ("entities", "edges"):
+                frame = getattr(ds, table)
+                if frame is not None and shared[table][ds.name] == f"{ds.name}/{table}.parquet":
+                    write_parquet(frame, folder / f"{table}.parquet")
             for split, ids in ds.splits.items():
                 path = folder / "split" / f"{split}.index"
                 path.parent.mkdir(parents=True, exist_ok=True)
