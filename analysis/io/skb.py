@@ -373,7 +373,14 @@ def read_skb(folder: str | Path, domain: str | None = None) -> SKB:
             raise InputError(
                 tensors["node_types"], None, f"{len(node_types)} types for {len(ids)} nodes"
             )
-        order = np.asarray([int(i) for i in info], dtype=np.int64)
+        try:
+            order = np.asarray([int(i) for i in info], dtype=np.int64)
+        except (TypeError, ValueError):
+            raise InputError(
+                src / "node_info.pkl", None, "node ids must be integers (rows of node_types.pt)"
+            ) from None
+        if order.min() < 0 or order.max() >= len(node_types):
+            raise InputError(src / "node_info.pkl", None, "node ids outside node_types.pt")
         kinds = [node_dict.get(int(t), str(int(t))) for t in node_types.astype(np.int64)[order]]
     entities = pd.DataFrame(
         {

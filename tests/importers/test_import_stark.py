@@ -259,6 +259,19 @@ def test_prime_human_set_rows_are_named(tmp_path) -> None:
     assert list(read_manifest(tmp_path / "out").datasets) == ["prime-human"]
 
 
+def test_prime_run_made_on_the_other_human_release_is_noted(tmp_path) -> None:
+    root = tmp_path / "prime"
+    _qa(root / "stark_qa_human_generated_eval.csv", [(str(i), f"q{i}", [i]) for i in range(109)])
+    _eval(
+        root / "runs" / "m" / "eval_results_human_generated_eval.csv",
+        [(str(i), str(i), [i]) for i in range(98)],
+    )
+    result = import_stark(root, tmp_path / "out")
+    notes = " ".join(result.notes)
+    assert "older 109-row release (109 queries)" in notes
+    assert "covers 98 of the 109 human queries" in notes
+
+
 def test_cli_import_stark_prints_summary_and_bad_input_is_one_line(tmp_path, capsys) -> None:
     root = _small(tmp_path / "toy")
     assert main(["import", "stark", "--root", str(root), "--out", str(tmp_path / "out")]) == 0

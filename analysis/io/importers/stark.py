@@ -192,7 +192,7 @@ def _model_names(root: Path, files: list[Path]) -> dict[Path, tuple[str, str]]:
 
 
 def _load_runs(
-    root: Path, domains: dict[str, _Domain], notes: list[str]
+    root: Path, domains: dict[str, _Domain], notes: list[str], prime: bool
 ) -> dict[str, dict[str, pd.DataFrame]]:
     runs: dict[str, dict[str, pd.DataFrame]] = {kind: {} for kind in domains}
     for path, (kind, model) in _model_names(root, _run_files(root)).items():
@@ -224,8 +224,11 @@ def _load_runs(
             if message:
                 notes.append(message)
         covered = len(qids & domain.ids)
-        if kind == "human" and root.name.lower() == "prime" and covered not in (0, len(qids)):
-            notes.append(f"{path}: covers {covered} of the {len(domain.ids)} human queries")
+        if kind == "human" and prime and 0 < covered < len(domain.ids):
+            notes.append(
+                f"{path}: covers {covered} of the {len(domain.ids)} human queries (Prime's "
+                "human set has a 98-row and a 109-row release: was the run made on the other?)"
+            )
         runs[kind][model] = run_frame(run)
     return runs
 
@@ -279,7 +282,7 @@ def import_stark(
             table = read_split_index(path)
             ids = syn.rekey(table["query_id"], path, notes)
             splits[path.name.removesuffix(".index")] = ids.astype("str").tolist()
-    runs = _load_runs(src, domains, notes)
+    runs = _load_runs(src, domains, notes, prime="prime" in name.lower())
     entities = edges = None
     if skb is not None:
         from analysis.io.skb import read_skb
