@@ -147,12 +147,17 @@ def test_small_folder_datasets_splits_and_models(tmp_path) -> None:
         [("0", "0", [1, 5])],
     )
     (root / "runs" / "dense.trec").write_text("0 Q0 5 1 2.0 d\n1 Q0 6 1 1.0 d\n")
+    (root / "runs" / "leaderboard").mkdir()
+    (root / "runs" / "leaderboard" / "submission.csv").write_text(  # STaRK's submission format
+        'query_id,pred_rank\n0,"[1, 5]"\n1,"[6]"\n'
+    )
     (root / "runs" / "bm25" / "eval_metrics_test.json").write_text("{}")
     import_stark(root, tmp_path / "out")
     bundle = read_manifest(tmp_path / "out")
     assert list(bundle.datasets) == ["toy-synthesized", "toy-human"]
     syn = bundle.datasets["toy-synthesized"]
-    assert set(syn.runs) == {"bm25", "dense"}
+    assert set(syn.runs) == {"bm25", "dense", "leaderboard"}
+    assert load_run(syn.runs["leaderboard"])["doc_id"].tolist() == ["1", "5", "6"]
     assert list(bundle.datasets["toy-human"].runs) == ["bm25/human"]
     assert set(syn.splits) == {"test", "train", "test-0.1"}
     assert syn.default_split == "test"
