@@ -116,24 +116,27 @@ def _metapaths(path: Path) -> pd.DataFrame:
 class _Domain:
     """The QA tables of one query set and what the checks need to re-key other files."""
 
-    def __init__(self, kind: str, path: Path, amazon: bool) -> None:
+    def __init__(self, kind: str, path: Path) -> None:
         self.kind, self.path = kind, path
         self.queries, self.qrels = read_stark_qa(path)
         self.ids = set(self.queries["query_id"])
+        # Amazon's two id conventions are told apart from the data (most queries owning their
+        # id as an answer), whatever the folder is called; MAG and Prime never match
+        self._old_ids(path)
+        self.convention = checks.amazon_convention(self.queries, self.qrels)
         self.mapping: dict[str, str] = {}
-        self.convention = None
-        if amazon:
-            self._old_ids(path)
-            self.convention = checks.amazon_convention(self.queries, self.qrels)
-            if self.convention is not None:
-                self.mapping = checks.amazon_id_map(self.queries, self.convention)
+        if self.convention is not None:
+            self.mapping = checks.amazon_id_map(self.queries, self.convention)
 
     def _old_ids(self, path: Path) -> None:
         """Keep an ``old_id`` column (a re-keyed Amazon QA file) for the id mapping."""
-        header = path.open("rb").readline().decode("utf-8-sig", "replace")
+        with path.open("rb") as fh:
+            header = fh.readline().decode("utf-8-sig", "replace")
         if "old_id" not in [h.strip() for h in header.split(",")]:
             return
-        table = pd.read_csv(path, dtype=str, usecols=["id", "old_id"], keep_default_na=False)
+        table = pd.read_csv(
+            path, dtype=str, usecols=["id", "old_id"], keep_default_na=False, encoding="utf-8-sig"
+        )
         old = dict(zip(table["id"].str.strip(), table["old_id"].str.strip(), strict=True))
         self.queries["old_id"] = self.queries["query_id"].map(old).fillna("").astype("str")
 
@@ -255,13 +258,12 @@ def import_stark(
     inputs = [src] + ([Path(skb)] if skb is not None else [])
     target = check_out(out, inputs)
     name = name or src.name
-    amazon = "amazon" in name.lower() or "amazon" in src.name.lower()
     notes: list[str] = []
     domains: dict[str, _Domain] = {}
     for kind, names in (("synthesized", QA_NAMES), ("human", HUMAN_NAMES)):
         path = _find(src, names)
         if path is not None:
-            domains[kind] = _Domain(kind, path, amazon)
+            domains[kind] = _Domain(kind, path)
     if not domains:
         raise InputError(src, None, "no stark_qa.csv or stark_qa_human_generated_eval.csv here")
     if "synthesized" in domains and domains["synthesized"].convention == "old":
@@ -284,7 +286,12 @@ def import_stark(
             splits[path.name.removesuffix(".index")] = ids.astype("str").tolist()
     runs = _load_runs(src, domains, notes, prime="prime" in name.lower())
     entities = edges = None
-    if skb is not None:
+    if skb is None:
+        notes.append(
+            "no --skb: entities are bare node ids; pass the SKB folder (the processed/ folder "
+            "stark_qa.load_skb downloads) for their names and text"
+        )
+    else:
         from analysis.io.skb import read_skb
 
         kb = read_skb(skb, _domain_of(name))

@@ -142,6 +142,8 @@ def amazon_id_map(queries: pd.DataFrame, convention: str) -> dict[str, str]:
     """
     if convention == "old":
         old = queries["query_id"].astype("str").to_numpy()
+        if not all(q.isdigit() for q in old):
+            return {}  # the rank mapping is defined on integer ids only
         order = np.argsort(old.astype(np.int64), kind="stable")
         return {str(rank): str(old[i]) for rank, i in enumerate(order)}
     if "old_id" not in queries.columns:
