@@ -28,12 +28,12 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         ("list", "LIST poi.csv, query.csv, qrels.csv (projected coor)"),
     ):
         geo = kinds.add_parser(name, help=helptext)
-        geo.add_argument(
-            "--crs",
-            required=name != "geoglue",
-            default=None,
-            help="the dataset's one projected CRS, e.g. EPSG:2385 (GeoBloom), EPSG:32650 (LIST)",
-        )
+        if name != "geoglue":  # GeoGLUE's coordinates are WGS84 already
+            geo.add_argument(
+                "--crs",
+                required=True,
+                help="the dataset's one projected CRS: EPSG:2385 (GeoGLUE-clean), EPSG:32650 …",
+            )
         geo.add_argument(
             "--baselines", action="store_true", help="add BM25, char n-gram and fusion runs"
         )
@@ -60,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
         kwargs = {"name": args.name, "baselines": args.baselines}
         if getattr(args, "easting_first", False):
             kwargs["easting_first"] = True
-        if args.crs is not None:
+        if getattr(args, "crs", None) is not None:
             kwargs["crs"] = args.crs
         result = func(args.root, args.out, **kwargs)
     for line in result.summary():

@@ -294,3 +294,18 @@ def test_geoglue_bundle_numbers_equal_evaluate_on_the_source_qrels(real_dir, tmp
         source = pd.read_csv(out, dtype={"query_id": str}).set_index("query_id").sort_index()
         pd.testing.assert_frame_equal(mine, source[metrics], check_dtype=False)
     assert mine["recall@10"].mean() == pytest.approx(0.71)
+
+
+def test_cli_import_geoglue_and_geobloom_needs_a_crs(tmp_path, capsys) -> None:
+    root = tmp_path / "gg"
+    root.mkdir()
+    (root / "pois.csv").write_text("poi_id,text,lat,lon\n1,店,30.2,120.1\n")
+    (root / "queries_test.csv").write_text(
+        "query_id,text,lat,lon,gold_poi_ids\nq,店,30.2,120.1,1\n"
+    )
+    assert main(["import", "geoglue", "--root", str(root), "--out", str(tmp_path / "o")]) == 0
+    assert "gg: 1 queries, 1 qrels rows, 1 entities, runs: none" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as info:
+        main(["import", "geobloom", "--root", str(root), "--out", str(tmp_path / "o2")])
+    assert info.value.code == 2
+    assert "--crs" in capsys.readouterr().err
