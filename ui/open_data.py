@@ -23,19 +23,27 @@ MAX_DEPTH = 3
 WRITTEN = "_open_data_written"
 
 
+def _walk(root: Path) -> list[Path]:
+    """Folders under ``root`` up to three levels deep (hidden, ``_``-prefixed and
+    ``__pycache__`` folders pruned, so a large tree is not walked to the bottom)."""
+    found = [root]
+    for current, dirs, _ in os.walk(root):
+        depth = len(Path(current).relative_to(root).parts)
+        dirs[:] = sorted(d for d in dirs if not d.startswith((".", "_")))
+        if depth >= MAX_DEPTH:
+            dirs[:] = []
+        found += [Path(current) / d for d in dirs]
+    return sorted(found)
+
+
 def folders() -> dict[str, Path]:
     """Folder id -> folder for every folder up to three levels under each data root (hidden,
     ``__pycache__`` and ``_opened`` folders left out); ids as for bundles in :mod:`ui.data`."""
     roots = data.data_roots()
     out: dict[str, Path] = {}
     for root in roots:
-        found = [root, *sorted(p for p in root.rglob("*") if p.is_dir())]
-        for folder in found:
+        for folder in _walk(root):
             rel = folder.relative_to(root)
-            if len(rel.parts) > MAX_DEPTH or any(
-                p.startswith((".", "_")) or p == "__pycache__" for p in rel.parts
-            ):
-                continue
             name = rel.as_posix() if rel.parts else root.name
             out[name if len(roots) == 1 else f"{root.name}/{name}"] = folder
     return out
