@@ -9,6 +9,7 @@ format             recognised by                                 gives
 ``stark_qa``       CSV header with ``id, query, answer_ids``       queries and qrels
 ``stark_eval``     CSV header with ``query_id, pred_rank``         run (ranks, no scores)
 ``split_index``    ``*.index``: one id per line                    query ids of one split
+``geobloom``       ``text<TAB>X<TAB>Y[<TAB>gold]`` with decimal X, Y   qrels (gold POI rows)
 ``table``          CSV/TSV/Parquet/JSONL with the column names     run, qrels, queries or entities
 =================  ===========================================  ==================================
 
@@ -39,7 +40,21 @@ if TYPE_CHECKING:  # the table readers (and pandas) are imported where used: the
     import pandas as pd  # reads TREC files without them
 
 
-FORMATS = ("trec_run", "trec_qrels", "stark_qa", "stark_eval", "split_index", "table")
+FORMATS = ("trec_run", "trec_qrels", "stark_qa", "stark_eval", "split_index", "table", "geobloom")
+
+
+def _looks_like_geobloom(line: str) -> bool:
+    """GeoBloom's ``text<TAB>X<TAB>Y[<TAB>gold]``: 3-4 tab-separated fields whose 2nd and 3rd
+    are decimal numbers (projected coordinates), which TREC's integer columns never are."""
+    fields = line.rstrip("\r\n").split("\t")
+    if len(fields) not in (3, 4):
+        return False
+    try:
+        float(fields[1])
+        float(fields[2])
+    except ValueError:
+        return False
+    return "." in fields[1] and "." in fields[2]
 
 
 def detect_format(path: str | Path) -> str:
@@ -64,6 +79,8 @@ def detect_format(path: str | Path) -> str:
             return "stark_eval"
     if "query_id" in columns or "doc_id" in columns:  # also a one-column table
         return "table"
+    if _looks_like_geobloom(line):
+        return "geobloom"
     kind = trec.looks_like_trec(line)
     if kind:
         return kind
@@ -174,8 +191,18 @@ def load_qrels(path: str | Path, fmt: str = "auto") -> pd.DataFrame:
         return trec.read_trec_qrels(p)
     if fmt == "stark_qa":
         return stark.read_stark_qa(p)[1]
+    if fmt == "geobloom":
+        from analysis.io.spatial import load_geobloom_qrels
+
+        return load_geobloom_qrels(p)
     if fmt == "table":
         frame = tables.read_table(p)
+        if "doc_id" not in frame.columns and "query_id" in frame.columns:
+            from analysis.io.spatial import gold_qrels
+
+            found = gold_qrels(frame, p)  # a query table with gold ids (GeoGLUE gold_poi_ids)
+            if found is not None:
+                return found
         missing = [c for c in ("query_id", "doc_id") if c not in frame.columns]
         if missing:
             raise InputError(p, 1, "a qrels table needs the columns query_id, doc_id, relevance")
@@ -204,6 +231,10 @@ def load_queries(path: str | Path, fmt: str = "auto") -> pd.DataFrame:
         return frame
     if fmt == "split_index":
         return stark.read_split_index(p)
+    if fmt == "geobloom":
+        raise InputError(
+            p, None, "GeoBloom queries need the dataset's CRS: python -m analysis import geobloom"
+        )
     raise InputError(p, None, f"a {fmt} file is not a queries file")
 
 

@@ -67,6 +67,7 @@ _KEYS = {
     "metrics",
     "query_type",
     "splits",
+    "split",
     "query_groups",
     "metapaths",
     "crs",
@@ -89,6 +90,7 @@ class DatasetSpec:
     metrics: tuple[str, ...] = ()
     query_type: str | None = None
     splits: dict[str, Path] = field(default_factory=dict)
+    default_split: str | None = None
     query_groups: Path | None = None
     metapaths: Path | None = None
     crs: str | None = None
@@ -281,6 +283,9 @@ def _dataset(
         if not resolved.exists():
             raise fail(f"split file {value!r} does not exist")
         splits[str(split)] = confine(f"split file {value!r}", root / str(value))
+    default_split = body.get("split")
+    if default_split is not None and str(default_split) not in splits:
+        raise fail(f"split {default_split!r} is not one of the splits")
     threshold = body.get("relevance_threshold", 1)
     if not isinstance(threshold, int) or threshold < 1:
         raise fail("relevance_threshold must be an integer >= 1")
@@ -295,6 +300,7 @@ def _dataset(
         metrics=tuple(metrics),
         query_type=body.get("query_type"),
         splits=splits,
+        default_split=None if default_split is None else str(default_split),
         query_groups=path_of("query_groups"),
         metapaths=path_of("metapaths"),
         crs=body.get("crs"),

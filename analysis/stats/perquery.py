@@ -100,8 +100,10 @@ def per_query_table(
         warnings[model] = [
             w for w in result.warnings if not w.code.startswith("gold_exceeds_") or w.code in keep
         ]
-    if not frames:
-        return pd.DataFrame(columns=["dataset", "model", "query_id", *wanted]), warnings
+    if not frames:  # typed columns, so that concatenating with other datasets keeps floats
+        empty = {c: pd.Series(dtype="str") for c in ("dataset", "model", "query_id")}
+        empty |= {m: pd.Series(dtype="float64") for m in wanted}
+        return pd.DataFrame(empty), warnings
     table = pd.concat(frames, ignore_index=True)
     table.insert(0, "dataset", dataset)
     meta = queries.drop(columns=[c for c in ("dataset",) if c in queries.columns])

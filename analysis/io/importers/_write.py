@@ -1,0 +1,254 @@
+"""Write an imported bundle: ``bundle.toml`` plus Parquet tables, atomically.
+
+The bundle is built in a temporary folder beside ``out`` and renamed into place at the end, so
+an import that fails leaves nothing behind (and an existing bundle at ``out`` is only replaced
+once the new one is complete). ``out`` may not lie inside an input folder (importing would write
+into the input) and may not be an input folder's parent's file: both are refused up front.
+
+Layout written (one folder per dataset)::
+
+    bundle.toml
+    <dataset>/queries.parquet   query_id, text, dataset-independent slice columns ...
+    <dataset>/qrels.parquet     query_id, doc_id, relevance
+    <dataset>/entities.parquet  doc_id, name, text, type [+ lat, lon ...]   (optional)
+    <dataset>/edges.parquet     src_id, relation, dst_id                     (optional)
+    <dataset>/split/<name>.index                                           (optional)
+    <dataset>/runs/<model>.parquet   query_id, doc_id, score, rank
+
+An entities or edges table shared by several datasets (a STaRK SKB serves both query sets) is
+written once, in the first dataset's folder, and both manifest entries point at it. Models whose
+names are not plain file stems (``ada-002/test``) are listed in the manifest as a
+``runs = {model = "file"}`` table. Parquet is written with fixed options (zstd, no pandas index)
+so equal data gives equal bytes.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import tempfile
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from analysis.core.errors import InputError
+
+_SAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+@dataclass
+class ImportedDataset:
+    """One dataset of an import, in the project's vocabulary (ids are strings).
+
+    ``splits`` maps a split name to its query ids (written as ``split/<name>.index``);
+    ``default_split`` is the manifest's ``split`` key. ``runs`` maps a model name to a run
+    ``query_id, doc_id, score, rank``.
+    """
+
+    name: str
+    family: str
+    queries: pd.DataFrame
+    qrels: pd.DataFrame
+    metrics: Sequence[str]
+    entities: pd.DataFrame | None = None
+    edges: pd.DataFrame | None = None
+    runs: dict[str, pd.DataFrame] = field(default_factory=dict)
+    splits: dict[str, list[str]] = field(default_factory=dict)
+    default_split: str | None = None
+    crs: str | None = None
+    description: str = ""
+
+
+@dataclass
+class ImportResult:
+    """What an import wrote: the bundle folder, its datasets and the data-check notes."""
+
+    out: Path
+    datasets: list[ImportedDataset]
+    notes: list[str] = field(default_factory=list)
+
+    def summary(self) -> list[str]:
+        """One line per dataset: queries, qrels rows, entities, models."""
+        lines = []
+        for ds in self.datasets:
+            n_ent = 0 if ds.entities is None else len(ds.entities)
+            models = ", ".join(ds.runs) or "none"
+            lines.append(
+                f"{ds.name}: {len(ds.queries):,} queries, {len(ds.qrels):,} qrels rows, "
+                f"{n_ent:,} entities, runs: {models}"
+            )
+        return lines
+
+
+def check_out(out: str | Path, inputs: Iterable[str | Path]) -> Path:
+    """Resolve ``out`` and refuse one inside (or equal to) an input folder or file.
+
+    Raises:
+        InputError: ``out`` is an input, lies inside one, or is an existing non-bundle file.
+    """
+    target = Path(out).expanduser().resolve()
+    for item in inputs:
+        src = Path(item).expanduser().resolve()
+        if target == src or target.is_relative_to(src) or src.is_relative_to(target):
+            raise InputError(
+                out, None, f"--out must lie outside the input {src.name!r} (inputs are only read)"
+            )
+    if target.exists() and not target.is_dir():
+        raise InputError(out, None, "exists and is not a folder")
+    if target.is_dir() and any(target.iterdir()) and not (target / "bundle.toml").is_file():
+        raise InputError(out, None, "is a non-empty folder without bundle.toml; not replacing it")
+    return target
+
+
+def _table(frame: pd.DataFrame) -> pa.Table:
+    columns = {}
+    for name in frame.columns:
+        col = frame[name]
+        numeric = pd.api.types.is_numeric_dtype(col) or pd.api.types.is_bool_dtype(col)
+        if str(name).endswith("_id") or not numeric:
+            values = col.astype(object).where(col.notna(), "").astype("str")
+            columns[str(name)] = pa.array(values.tolist(), type=pa.string())
+        else:
+            columns[str(name)] = pa.array(col.to_numpy())
+    return pa.table(columns)
+
+
+def write_parquet(frame: pd.DataFrame, path: Path) -> None:
+    """Write ``frame`` as Parquet with fixed options (strings for id and text columns)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(
+        _table(frame),
+        path,
+        compression="zstd",
+        compression_level=6,
+        use_dictionary=True,
+        store_schema=False,
+    )
+
+
+def model_file(model: str) -> str:
+    """A file stem for ``model`` (``ada-002/test`` -> ``ada-002__test``)."""
+    return _SAFE.sub("_", model.replace("/", "__")).strip("_") or "model"
+
+
+def _toml_str(value: str) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _toml_key(key: str) -> str:
+    return key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else _toml_str(key)
+
+
+def _shared_paths(datasets: Sequence[ImportedDataset], table: str) -> dict[str, str | None]:
+    """Dataset -> path of its ``entities``/``edges`` file: a table shared by several datasets
+    (the same object, e.g. a STaRK SKB) is written once, in the first dataset's folder."""
+    first: dict[int, str] = {}
+    out: dict[str, str | None] = {}
+    for ds in datasets:
+        frame = getattr(ds, table)
+        out[ds.name] = (
+            None if frame is None else first.setdefault(id(frame), f"{ds.name}/{table}.parquet")
+        )
+    return out
+
+
+def _manifest(name: str, description: str, datasets: Sequence[ImportedDataset]) -> str:
+    shared = {t: _shared_paths(datasets, t) for t in ("entities", "edges")}
+    lines = [f"name = {_toml_str(name)}"]
+    if description:
+        lines.append(f"description = {_toml_str(description)}")
+    for ds in datasets:
+        lines += ["", f"[datasets.{_toml_key(ds.name)}]"]
+        if ds.description:
+            lines.append(f"description = {_toml_str(ds.description)}")
+        lines.append(f"family = {_toml_str(ds.family)}")
+        if ds.crs:
+            lines.append(f"crs = {_toml_str(ds.crs)}")
+        lines.append(f"queries = {_toml_str(f'{ds.name}/queries.parquet')}")
+        lines.append(f"qrels = {_toml_str(f'{ds.name}/qrels.parquet')}")
+        for table in ("entities", "edges"):
+            path = shared[table][ds.name]
+            if path is not None:
+                lines.append(f"{table} = {_toml_str(path)}")
+        if ds.splits:
+            items = ", ".join(
+                f"{_toml_key(s)} = {_toml_str(f'{ds.name}/split/{s}.index')}" for s in ds.splits
+            )
+            lines.append(f"splits = {{ {items} }}")
+            if ds.default_split:
+                lines.append(f"split = {_toml_str(ds.default_split)}")
+        if ds.runs:
+            items = ", ".join(
+                f"{_toml_key(m)} = {_toml_str(f'{ds.name}/runs/{model_file(m)}.parquet')}"
+                for m in ds.runs
+            )
+            lines.append(f"runs = {{ {items} }}")
+        else:
+            lines.append("runs = {}")
+        lines.append("metrics = [" + ", ".join(_toml_str(m) for m in ds.metrics) + "]")
+    return "\n".join(lines) + "\n"
+
+
+def write_bundle(
+    out: Path, name: str, datasets: Sequence[ImportedDataset], description: str = ""
+) -> Path:
+    """Write the datasets as a bundle at ``out`` (see the module docstring); returns ``out``.
+
+    Built in a temporary folder beside ``out`` and renamed at the end; an existing bundle at
+    ``out`` is replaced only then.
+    """
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    shared = {t: _shared_paths(datasets, t) for t in ("entities", "edges")}
+    try:
+        for ds in datasets:
+            folder = tmp / ds.name
+            write_parquet(ds.queries, folder / "queries.parquet")
+            write_parquet(ds.qrels, folder / "qrels.parquet")
+            for table in ("entities", "edges"):
+                frame = getattr(ds, table)
+                if frame is not None and shared[table][ds.name] == f"{ds.name}/{table}.parquet":
+                    write_parquet(frame, folder / f"{table}.parquet")
+            for split, ids in ds.splits.items():
+                path = folder / "split" / f"{split}.index"
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text("".join(f"{q}\n" for q in ids), encoding="utf-8")
+            for model, run in ds.runs.items():
+                write_parquet(run, folder / "runs" / f"{model_file(model)}.parquet")
+        (tmp / "bundle.toml").write_text(_manifest(name, description, datasets), encoding="utf-8")
+        tmp.chmod(0o755)
+        if out.exists():
+            old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old.", dir=out.parent))
+            old.rmdir()
+            out.rename(old)
+            tmp.rename(out)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            tmp.rename(out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return out
+
+
+def run_frame(run: pd.DataFrame) -> pd.DataFrame:
+    """A run as ``query_id, doc_id, score, rank`` (rank 1-based in file order per query when the
+    source has none; ids as strings)."""
+    out = pd.DataFrame(
+        {
+            "query_id": run["query_id"].astype("str").to_numpy(),
+            "doc_id": run["doc_id"].astype("str").to_numpy(),
+            "score": run["score"].to_numpy(dtype=np.float64),
+        }
+    )
+    if "rank" in run.columns:
+        out["rank"] = run["rank"].to_numpy(dtype=np.int64)
+    else:
+        out["rank"] = out.groupby("query_id", sort=False).cumcount().to_numpy(np.int64) + 1
+    return out

@@ -1,0 +1,286 @@
+"""What is in a folder, for the app's Open data page: each file's detected format, the roles it
+can play in a bundle, its row count and its first problem in words; and a bundle built from a
+chosen set of files.
+
+Roles: ``queries``, ``qrels``, ``entities``, ``run``, ``split``. A file's problem is the one-line
+:class:`~analysis.core.errors.InputError` its loader raises in its first role (file, line, what
+is wrong), or why it was not read (too large, a layout that needs an importer, not a data file).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from analysis.core.errors import InputError
+from analysis.io import detect_format, load_entities, load_qrels, load_queries, load_run
+from analysis.io.bundle import DEFAULT_METRICS
+from analysis.io.importers._write import ImportedDataset, ImportResult, run_frame, write_bundle
+from analysis.io.stark import read_split_index
+
+MAX_BYTES = 512 * 2**20
+MAX_FILES = 300
+MAX_DEPTH = 4
+SKIP_DIRS = {"__pycache__", ".git", "_opened"}
+SKIP_NAMES = {"bundle.toml", "README.md", "LICENSE"}
+ROLES = ("queries", "qrels", "entities", "run", "split", "query_groups", "metapaths")
+ROLES_BY_FORMAT = {
+    "trec_run": ("run",),
+    "trec_qrels": ("qrels",),
+    "stark_qa": ("queries", "qrels"),
+    "stark_eval": ("run",),
+    "split_index": ("split",),
+    "geobloom": ("qrels",),
+}
+IMPORTERS = ("stark", "geobloom", "geoglue", "list")
+GOLD_COLUMNS = ("gold_poi_ids", "gold_doc_ids", "gold_ids", "gold", "answer_ids")
+
+
+@dataclass(frozen=True)
+class FileReport:
+    """One file of a scanned folder (``rel`` is its path relative to the folder)."""
+
+    path: Path
+    rel: str
+    format: str | None
+    roles: tuple[str, ...]
+    rows: int | None
+    problem: str | None
+
+
+def _table_roles(path: Path) -> tuple[str, ...]:
+    from analysis.io import tables
+
+    columns = set(tables.read_table(path).columns)
+    if {"query_id", "doc_id"} <= columns:
+        return (
+            ("run",) if {"score", "rank"} & columns and "relevance" not in columns else ("qrels",)
+        )
+    if "query_id" in columns:
+        gold = set(GOLD_COLUMNS) & columns
+        return ("queries", "qrels") if gold else ("queries",)
+    if "doc_id" in columns:
+        return ("entities",)
+    return ()
+
+
+def _json_kind(path: Path) -> str | None:
+    """``query_groups`` (AvaTaR), ``metapaths`` (MoR) or ``metrics`` (a summary) for a ``.json``
+    file of that shape, else None."""
+    import json
+
+    try:
+        data = json.loads(path.read_text(encoding="utf-8-sig"))
+    except (ValueError, UnicodeDecodeError):
+        return None
+    if isinstance(data, dict) and data and all(isinstance(v, dict) for v in data.values()):
+        return "query_groups" if all("query_idx" in v for v in data.values()) else None
+    if isinstance(data, dict) and all(isinstance(v, int | float) for v in data.values()):
+        return "metrics"
+    if isinstance(data, list) and data and isinstance(data[0], dict) and "q_id" in data[0]:
+        return "metapaths"
+    return None
+
+
+def _load(path: Path, role: str) -> pd.DataFrame:
+    if role in ("query_groups", "metapaths"):
+        from analysis.io.importers import stark
+
+        return stark._groups(path) if role == "query_groups" else stark._metapaths(path)
+    if role == "run":
+        return load_run(path)
+    if role == "qrels":
+        return load_qrels(path)
+    if role == "queries":
+        return load_queries(path)
+    if role == "entities":
+        try:
+            return load_entities(path)
+        except InputError:  # a POI file without doc_id (lat/lon CSV, GeoGLUE JSON)
+            from analysis.io.spatial import load_pois
+
+            return load_pois(path)
+    return read_split_index(path)
+
+
+def _spatial_hint(path: Path) -> str | None:
+    from analysis.io.spatial import detect_spatial_format
+
+    try:
+        return detect_spatial_format(path)
+    except InputError:
+        return None
+
+
+def inspect_file(path: Path, rel: str) -> FileReport:
+    """Detect, then read ``path`` in its first role (see the module docstring)."""
+    if path.stat().st_size > MAX_BYTES:
+        return FileReport(path, rel, None, (), None, f"larger than {MAX_BYTES >> 20} MB: not read")
+    if path.name.lower().endswith(".json"):
+        kind = _json_kind(path)
+        if kind == "metrics":
+            return FileReport(path, rel, kind, (), None, "a metrics summary: not needed")
+        if kind is not None:
+            return _read(path, rel, kind, (kind,))
+    try:
+        fmt = detect_format(path)
+    except InputError as exc:
+        fmt, error = None, str(exc)
+    else:
+        error = None
+    if fmt in (None, "table", "geobloom"):
+        hint = _spatial_hint(path)
+        if hint in ("latlon", "geoglue") and not (fmt == "table" and _table_roles(path)):
+            return _read(path, rel, hint, ("entities",))
+        if hint in ("list", "geobloom"):
+            problem = f"projected coordinates: use Import as {hint} with the dataset's CRS"
+            return FileReport(path, rel, hint, (), None, problem)
+    if fmt is None:
+        return FileReport(path, rel, None, (), None, error)
+    return _read(path, rel, fmt, None)
+
+
+def _read(path: Path, rel: str, fmt: str, roles: tuple[str, ...] | None) -> FileReport:
+    try:
+        if roles is None:
+            roles = ROLES_BY_FORMAT.get(fmt) or (_table_roles(path) if fmt == "table" else ())
+        if not roles:
+            return FileReport(path, rel, fmt, (), None, "no query_id or doc_id column")
+        rows = len(_load(path, roles[0]))
+    except InputError as exc:
+        return FileReport(path, rel, fmt, (), None, str(exc))
+    return FileReport(path, rel, fmt, roles, rows, None)
+
+
+def scan_folder(folder: str | Path) -> list[FileReport]:
+    """:func:`inspect_file` for the data files under ``folder`` (up to 4 levels, 300 files;
+    hidden files, ``bundle.toml``, README/LICENSE and ``_opened`` folders skipped)."""
+    root = Path(folder)
+    out: list[FileReport] = []
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root)
+        if (
+            not path.is_file()
+            or len(rel.parts) > MAX_DEPTH
+            or any(p.startswith(".") or p in SKIP_DIRS for p in rel.parts)
+            or path.name in SKIP_NAMES
+            or path.name.startswith("LICENSE")
+        ):
+            continue
+        out.append(inspect_file(path, rel.as_posix()))
+        if len(out) >= MAX_FILES:
+            break
+    return out
+
+
+def suggest_importer(folder: str | Path) -> str | None:
+    """The importer whose layout ``folder`` has: ``stark`` (a ``stark_qa*.csv``), ``geobloom``
+    (``poi.txt`` with query ``.txt`` files), ``list`` (``poi.csv`` with ``coor``), ``geoglue``
+    (a ``*poi*`` JSON/CSV with query files), or None."""
+    root = Path(folder)
+    names = {p.name for p in root.iterdir() if p.is_file()}
+    sub = root / "stark_qa"
+    if any(n.startswith("stark_qa") and n.endswith(".csv") for n in names) or sub.is_dir():
+        return "stark"
+    if "poi.txt" in names and names & {"train.txt", "dev.txt", "test.txt"}:
+        return "geobloom"
+    if "poi.csv" in names and _spatial_hint(root / "poi.csv") == "list":
+        return "list"
+    pois = [
+        n for n in names if "poi" in n.lower() and n.lower().endswith((".json", ".jsonl", ".csv"))
+    ]
+    if pois and len(names) > 1:
+        return "geoglue"
+    return None
+
+
+def _model_names(runs: Sequence[Path]) -> dict[str, Path]:
+    stems = [p.name.split(".")[0] for p in runs]
+    out = {}
+    for path, stem in zip(runs, stems, strict=True):
+        name = stem if stems.count(stem) == 1 else f"{path.parent.name}/{stem}"
+        out[name] = path
+    return out
+
+
+def _concat(frames: list[pd.DataFrame]) -> pd.DataFrame:
+    return pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+
+
+def build_bundle(
+    out: Path,
+    name: str,
+    *,
+    qrels: Sequence[Path],
+    queries: Sequence[Path] = (),
+    entities: Path | None = None,
+    runs: Sequence[Path] = (),
+    splits: Sequence[Path] = (),
+    query_groups: Sequence[Path] = (),
+    metapaths: Sequence[Path] = (),
+) -> ImportResult:
+    """Write a one-dataset bundle named ``name`` at ``out`` from the chosen files (converted to
+    Parquet; inputs are only read). Several queries or qrels files are concatenated (the first
+    row of a repeated query id wins). Models are named by file stem (with the folder when two
+    stems repeat); splits by file stem, ``test`` the default split when present; query groups
+    and metapaths become the ``pattern_group``/``pattern`` and ``metapath`` slice columns. The
+    family is ``stark`` for a STaRK QA file, ``spatial`` when the entities have ``lat, lon``,
+    else ``generic``, with that family's default metrics.
+
+    Raises:
+        InputError: no qrels file, a chosen file that cannot be read in its role, an input
+            inside ``out``.
+    """
+    from analysis.io.importers.stark import _groups, _metapaths, _slices
+
+    if not qrels:
+        raise InputError(out, None, "choose at least one qrels file")
+    target = out.resolve()
+    chosen = [*qrels, *queries, entities, *runs, *splits, *query_groups, *metapaths]
+    for path in chosen:
+        if path is not None and Path(path).resolve().is_relative_to(target):
+            raise InputError(out, None, "the bundle folder may not hold an input file")
+    qrels_table = _concat([load_qrels(p) for p in qrels])
+    if queries:
+        query_table = _concat([load_queries(p) for p in queries])
+    else:
+        ids = qrels_table["query_id"].drop_duplicates()
+        query_table = pd.DataFrame({"query_id": ids, "text": ""})
+    drop = [c for c in query_table.columns if c == "split" or c in GOLD_COLUMNS]
+    query_table = query_table.drop(columns=drop).drop_duplicates("query_id").reset_index(drop=True)
+    query_table["query_id"] = query_table["query_id"].astype("str")
+    query_table = _slices(query_table, [_groups(p) for p in query_groups])
+    query_table = _slices(query_table, [_metapaths(p) for p in metapaths])
+    entity_table = _load(entities, "entities") if entities is not None else None
+    stark_files = [p.name for p in (*qrels, *queries) if p.name.startswith("stark_qa")]
+    if "query_type" not in query_table.columns and stark_files:
+        human = all("human" in n for n in stark_files)
+        query_table["query_type"] = "human" if human else "synthesized"
+    if stark_files:
+        family = "stark"
+    elif entity_table is not None and {"lat", "lon"} <= set(entity_table.columns):
+        family = "spatial"
+    else:
+        family = "generic"
+    split_ids = {
+        p.name.removesuffix(".index"): read_split_index(p)["query_id"].tolist() for p in splits
+    }
+    source = qrels[0].parent.name
+    dataset = ImportedDataset(
+        name=name,
+        family=family,
+        queries=query_table,
+        qrels=qrels_table,
+        metrics=DEFAULT_METRICS[family],
+        entities=entity_table,
+        runs={model: run_frame(load_run(p)) for model, p in _model_names(runs).items()},
+        splits=split_ids,
+        default_split="test" if "test" in split_ids else None,
+        crs="EPSG:4326" if family == "spatial" else None,
+        description=f"opened from {source}",
+    )
+    write_bundle(target, name, [dataset], description=f"opened from {source}")
+    return ImportResult(out=target, datasets=[dataset])

@@ -1,0 +1,316 @@
+"""``import geobloom | geoglue | list``: spatio-textual POI benchmarks -> a one-dataset bundle.
+
+* **GeoBloom** (``--crs`` required, e.g. EPSG:2385 for GeoGLUE-clean): ``poi.txt``
+  (``text<TAB>X<TAB>Y``, POI id = 0-based row) and ``train.txt``/``dev.txt``/``test.txt``
+  (``text<TAB>X<TAB>Y<TAB>gold_row``; query ids ``<split>-<row>``). X, Y are read in the CRS's
+  own axis order (EPSG:2385: northing, easting, as GeoBloom writes them); ``easting_first``
+  reads X as the easting. Swapped axes are refused with a message.
+* **GeoGLUE**: JSON/JSONL records with ``gis`` (last element ``"lon,lat"``), or WGS84 CSVs (POIs
+  ``poi_id,text,name,...,lat,lon``; queries ``query_id,text,lat,lon,gold_poi_ids``). The POI file
+  is the one whose name mentions ``poi``; every other file is a query file whose split is the
+  ``train``/``dev``/``val``/``test`` word in its name.
+* **LIST** (``--crs`` required, one projected CRS for the dataset, e.g. EPSG:32650 for Beijing):
+  ``poi.csv`` (``id,coor,text``), query files ``*quer*.csv`` with ``qrels*.csv`` beside them
+  (in the folder or in ``train/``, ``dev/``, ``test/`` sub-folders). Coordinates projected with a
+  UTM zone per point are detected and converted zone by zone (see
+  :mod:`analysis.io.importers.spatial_checks`).
+
+Every import writes one dataset (``family = "spatial"``, ``crs = "EPSG:4326"`` since the tables
+hold WGS84 ``lat, lon``) with the split files as ``splits`` and ``split = "test"`` when there is
+a test split. Queries get ``query_chars`` (length in characters) and, when the data has no
+``query_type``, the rule-based type of :mod:`analysis.io.importers.querytype`. Query ids that
+repeat across splits are prefixed with the split (``test-17``). ``baselines`` adds three runs
+over every query: ``bm25``, ``char-ngram-tfidf`` and ``bm25-distance-fusion`` (LIST's fusion
+``(1-α)(1 - min(d, d_max)/d_max) + α·minmax(BM25)``; GeoGLUE/GeoBloom ``α = 0.5,
+d_max = 30 km``, LIST ``α = 0.4, d_max = 20 km``, as in the demo bundle).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from analysis.core.errors import InputError
+from analysis.io import spatial
+from analysis.io.importers import spatial_checks
+from analysis.io.importers._write import ImportedDataset, ImportResult, check_out, write_bundle
+from analysis.io.importers.querytype import query_chars, query_types
+
+GEOGLUE_METRICS = ("recall@1", "recall@10", "ndcg@10", "mrr")
+LIST_METRICS = ("recall@10", "ndcg@10", "recall@20", "ndcg@20")
+SPLIT_WORDS = ("train", "dev", "val", "valid", "test")
+FUSION = {"geoglue": (0.5, 30_000.0), "geobloom": (0.5, 30_000.0), "list": (0.4, 20_000.0)}
+_SPLIT_RE = re.compile(r"(?<![a-z])(train|dev|valid|val|test)(?![a-z])")
+
+
+def split_of(path: Path, root: Path) -> str:
+    """The split word in ``path`` relative to ``root`` (``train``/``dev``/``val``/``test``), else
+    ``all``."""
+    found = _SPLIT_RE.findall(path.relative_to(root).as_posix().lower())
+    return found[-1] if found else "all"
+
+
+def _root(root: str | Path) -> Path:
+    src = Path(root).expanduser().resolve()
+    if not src.is_dir():
+        raise InputError(root, None, "the folder does not exist")
+    return src
+
+
+def _queries(
+    parts: list[tuple[str, pd.DataFrame, pd.DataFrame]], notes: list[str]
+) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, list[str]]]:
+    """Concatenate per-split (queries, qrels); prefix ids with the split when they repeat."""
+    ids = pd.concat([q["query_id"] for _, q, _ in parts], ignore_index=True)
+    prefix = ids.duplicated().any()
+    if prefix:
+        notes.append("query ids repeat across splits: prefixed with the split (test-17)")
+    queries, qrels, splits = [], [], {}
+    for split, q, r in parts:
+        q, r = q.copy(), r.copy()
+        if prefix:
+            q["query_id"] = split + "-" + q["query_id"].astype("str")
+            r["query_id"] = split + "-" + r["query_id"].astype("str")
+        queries.append(q)
+        qrels.append(r)
+        splits.setdefault(split, []).extend(q["query_id"].astype("str").tolist())
+    return pd.concat(queries, ignore_index=True), pd.concat(qrels, ignore_index=True), splits
+
+
+def _slices(queries: pd.DataFrame) -> pd.DataFrame:
+    # the split comes from the manifest's split files; projected x, y stay with the source
+    out = queries.drop(columns=[c for c in ("split", "x", "y") if c in queries.columns])
+    if "query_type" not in out.columns:
+        out["query_type"] = query_types(out["text"]).to_numpy()
+    out["query_chars"] = query_chars(out["text"])
+    return out
+
+
+def _baselines(kind: str, pois: pd.DataFrame, queries: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    from analysis.baselines.retrievers import BM25, CharNgramTfidf, SpatialFusion
+
+    ids, texts = pois["doc_id"].tolist(), pois["text"].tolist()
+    q, qid = queries["text"].tolist(), queries["query_id"].tolist()
+    alpha, d_max = FUSION[kind]
+    fusion = SpatialFusion(alpha=alpha, d_max_m=d_max).fit(ids, texts, pois["lat"], pois["lon"])
+    return {
+        "bm25": BM25().fit(ids, texts).search(q, query_ids=qid),
+        "char-ngram-tfidf": CharNgramTfidf().fit(ids, texts).search(q, query_ids=qid),
+        "bm25-distance-fusion": fusion.search(q, queries["lat"], queries["lon"], query_ids=qid),
+    }
+
+
+def _finish(
+    kind: str,
+    src: Path,
+    out: Path,
+    name: str,
+    pois: pd.DataFrame,
+    parts: list[tuple[str, pd.DataFrame, pd.DataFrame]],
+    notes: list[str],
+    *,
+    baselines: bool,
+    source_crs: str | None,
+) -> ImportResult:
+    if not parts:
+        raise InputError(src, None, "no query files found")
+    queries, qrels, splits = _queries(parts, notes)
+    queries = _slices(queries)
+    unknown = ~qrels["doc_id"].isin(set(pois["doc_id"]))
+    if unknown.any():
+        notes.append(
+            f"{int(unknown.sum())} gold rows name POIs that are not in the POI file "
+            f"(e.g. {qrels.loc[unknown, 'doc_id'].iloc[0]!r})"
+        )
+    runs = _baselines(kind, pois, queries) if baselines else {}
+    if set(splits) == {"all"}:
+        splits = {}
+    crs_note = f", converted from {source_crs}" if source_crs else ""
+    dataset = ImportedDataset(
+        name=name,
+        family="spatial",
+        queries=queries,
+        qrels=qrels,
+        metrics=LIST_METRICS if kind == "list" else GEOGLUE_METRICS,
+        entities=pois,
+        runs=runs,
+        splits=splits,
+        default_split="test" if "test" in splits else None,
+        crs="EPSG:4326",
+        description=f"{kind} import of {src.name} (WGS84 lat/lon{crs_note})",
+    )
+    write_bundle(out, name, [dataset], description=f"{kind} {name}")
+    return ImportResult(out=out, datasets=[dataset], notes=notes)
+
+
+def import_geobloom(
+    root: str | Path,
+    out: str | Path,
+    *,
+    crs: str,
+    name: str | None = None,
+    baselines: bool = False,
+    easting_first: bool = False,
+) -> ImportResult:
+    """Import GeoBloom text files (see the module docstring).
+
+    Raises:
+        InputError: no ``poi.txt``, no query file, a bad line (file and line named), swapped
+            axes, ``out`` inside the input.
+    """
+    src = _root(root)
+    target = check_out(out, [src])
+    poi_file = src / "poi.txt"
+    if not poi_file.is_file():
+        raise InputError(
+            src, None, "no poi.txt here (GeoBloom layout: poi.txt, train/dev/test.txt)"
+        )
+    pois = spatial.load_geobloom_pois(poi_file, crs, always_xy=easting_first)
+    parts = []
+    for split in ("train", "dev", "val", "test"):
+        path = src / f"{split}.txt"
+        if path.is_file():
+            q, r = spatial.load_geobloom_queries(path, crs, always_xy=easting_first)
+            parts.append((split, q, r))
+    return _finish(
+        "geobloom",
+        src,
+        target,
+        name or src.name,
+        pois,
+        parts,
+        [],
+        baselines=baselines,
+        source_crs=crs,
+    )
+
+
+def _geoglue_files(src: Path) -> tuple[Path, list[Path], str]:
+    json_files = sorted(
+        p for p in src.iterdir() if p.is_file() and p.name.lower().endswith((".json", ".jsonl"))
+    )
+    csv_files = sorted(p for p in src.iterdir() if p.is_file() and p.name.lower().endswith(".csv"))
+    for files, kind in ((json_files, "json"), (csv_files, "csv")):
+        poi = [p for p in files if "poi" in p.name.lower()]
+        queries = [p for p in files if "poi" not in p.name.lower()]
+        if poi and queries:
+            return poi[0], queries, kind
+    raise InputError(
+        src, None, "no GeoGLUE POI file (*poi*.json/.jsonl/.csv) with query files beside it"
+    )
+
+
+def import_geoglue(
+    root: str | Path, out: str | Path, *, name: str | None = None, baselines: bool = False
+) -> ImportResult:
+    """Import GeoGLUE JSON records or WGS84 CSVs (see the module docstring).
+
+    Raises:
+        InputError: no POI or query file, a bad record (file and line named), ``out`` inside
+            the input.
+    """
+    src = _root(root)
+    target = check_out(out, [src])
+    poi_file, query_files, kind = _geoglue_files(src)
+    if kind == "json":
+        pois = spatial.load_geoglue_pois(poi_file)
+    else:
+        pois = spatial.load_latlon_pois(poi_file)
+    parts = []
+    for path in query_files:
+        loader = spatial.load_geoglue_queries if kind == "json" else spatial.load_latlon_queries
+        q, r = loader(path)
+        parts.append((split_of(path, src), q, r))
+    return _finish(
+        "geoglue",
+        src,
+        target,
+        name or src.name,
+        pois,
+        parts,
+        [],
+        baselines=baselines,
+        source_crs=None,
+    )
+
+
+def _list_files(src: Path) -> list[tuple[str, Path, Path | None]]:
+    found = []
+    for path in sorted(src.rglob("*.csv")):
+        low = path.name.lower()
+        if "quer" not in low or len(path.relative_to(src).parts) > 2:
+            continue
+        split = split_of(path, src)
+        candidates = [
+            p
+            for p in sorted(path.parent.glob("*.csv"))
+            if "qrel" in p.name.lower() and split_of(p, src) == split
+        ]
+        found.append((split, path, candidates[0] if candidates else None))
+    return found
+
+
+def _reproject(table: pd.DataFrame, split: spatial_checks.ZoneSplit) -> pd.DataFrame:
+    lat, lon = spatial_checks.convert_split(
+        table["x"].to_numpy(np.float64), table["y"].to_numpy(np.float64), split
+    )
+    return table.assign(lat=lat, lon=lon)
+
+
+def import_list(
+    root: str | Path,
+    out: str | Path,
+    *,
+    crs: str,
+    name: str | None = None,
+    baselines: bool = False,
+) -> ImportResult:
+    """Import LIST CSVs (see the module docstring).
+
+    Raises:
+        InputError: no ``poi.csv``, a query file without qrels, a bad row (file and line named),
+            ``out`` inside the input.
+    """
+    src = _root(root)
+    target = check_out(out, [src])
+    poi_file = src / "poi.csv"
+    if not poi_file.is_file():
+        raise InputError(src, None, "no poi.csv here (LIST layout: poi.csv, query.csv, qrels.csv)")
+    pois = spatial.load_list_pois(poi_file, crs)
+    parts = []
+    for split, qfile, rfile in _list_files(src):
+        if rfile is None:
+            raise InputError(qfile, None, "no qrels*.csv beside this query file")
+        parts.append((split, spatial.load_list_queries(qfile, crs), spatial.load_list_qrels(rfile)))
+    notes: list[str] = []
+    x = np.concatenate(
+        [pois["x"].to_numpy(np.float64)] + [q["x"].to_numpy(np.float64) for _, q, _ in parts]
+    )
+    y = np.concatenate(
+        [pois["y"].to_numpy(np.float64)] + [q["y"].to_numpy(np.float64) for _, q, _ in parts]
+    )
+    zones = spatial_checks.utm_zone_split(x, y, crs)
+    if zones is not None:
+        n_low = int((x < spatial_checks.LOW_EDGE_M).sum())
+        notes.append(
+            f"{poi_file}: the coordinates were projected with a UTM zone per point (LIST's "
+            f"preprocessing): {n_low} of {len(x)} points have eastings of {zones.low_crs}, the "
+            f"others of {zones.high_crs}; read with {crs} alone the two groups lie "
+            f"{zones.apart_km:,.0f} km apart. Converted each group with its own zone"
+        )
+        pois = _reproject(pois, zones)
+        parts = [(s, _reproject(q, zones), r) for s, q, r in parts]
+    return _finish(
+        "list",
+        src,
+        target,
+        name or src.name,
+        pois,
+        parts,
+        notes,
+        baselines=baselines,
+        source_crs=crs,
+    )

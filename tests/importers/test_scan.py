@@ -1,0 +1,86 @@
+"""Folder scans for the Open data page: formats, roles, first problems; bundles from chosen
+files; the importer a folder's layout calls for."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from analysis.core.errors import InputError
+from analysis.io.bundle import load_dataset, read_manifest
+from analysis.io.importers import build_bundle, scan_folder, suggest_importer
+
+
+def _folder(root: Path) -> Path:
+    (root / "split").mkdir(parents=True)
+    (root / "query_groups").mkdir()
+    (root / "stark_qa.csv").write_text('id,query,answer_ids\n1,a,"[5]"\n2,b,"[6, 7]"\n')
+    (root / "split" / "test.index").write_text("1\n")
+    (root / "query_groups" / "group_query_test.json").write_text(
+        json.dumps({"0": {"pattern": "brand names", "query_idx": [1]}})
+    )
+    (root / "run.trec").write_text("1 Q0 5 1 1.0 t\n2 Q0 6 1 1.0 t\n")
+    (root / "bad.trec").write_text("1 Q0 5 1 1.0 t\n1 Q0\n")
+    (root / "entities.jsonl").write_text('{"doc_id": "5", "name": "five", "text": "x"}\n')
+    (root / "eval_metrics_test.json").write_text('{"mrr": 0.5}')
+    return root
+
+
+def test_scan_reports_format_roles_rows_and_first_problem(tmp_path) -> None:
+    reports = {r.rel: r for r in scan_folder(_folder(tmp_path / "f"))}
+    assert reports["stark_qa.csv"].format == "stark_qa"
+    assert reports["stark_qa.csv"].roles == ("queries", "qrels")
+    assert reports["stark_qa.csv"].rows == 2
+    assert reports["split/test.index"].roles == ("split",)
+    assert reports["query_groups/group_query_test.json"].roles == ("query_groups",)
+    assert reports["run.trec"].roles == ("run",)
+    assert reports["entities.jsonl"].roles == ("entities",)
+    assert reports["bad.trec"].roles == ()
+    assert reports["bad.trec"].problem.startswith(f"{tmp_path / 'f' / 'bad.trec'}:2:")
+    assert reports["eval_metrics_test.json"].problem == "a metrics summary: not needed"
+
+
+def test_build_bundle_from_chosen_files(tmp_path) -> None:
+    src = _folder(tmp_path / "f")
+    build_bundle(
+        tmp_path / "out",
+        "mine",
+        qrels=[src / "stark_qa.csv"],
+        queries=[src / "stark_qa.csv"],
+        entities=src / "entities.jsonl",
+        runs=[src / "run.trec"],
+        splits=[src / "split" / "test.index"],
+        query_groups=[src / "query_groups" / "group_query_test.json"],
+    )
+    spec = read_manifest(tmp_path / "out").datasets["mine"]
+    assert spec.family == "stark"
+    assert spec.default_split == "test"
+    ds = load_dataset(spec)
+    assert ds.queries.set_index("query_id")["pattern"].to_dict() == {
+        "1": "brand names",
+        "2": "none",
+    }
+    assert set(ds.queries["query_type"]) == {"synthesized"}
+    assert ds.entities["name"].tolist() == ["five"]
+    assert list(spec.runs) == ["run"]
+
+
+def test_build_bundle_refuses_an_input_inside_the_output(tmp_path) -> None:
+    src = _folder(tmp_path / "f")
+    with pytest.raises(InputError, match="may not hold an input file"):
+        build_bundle(src, "x", qrels=[src / "stark_qa.csv"])
+
+
+def test_suggest_importer(tmp_path) -> None:
+    assert suggest_importer(_folder(tmp_path / "f")) == "stark"
+    gb = tmp_path / "gb"
+    gb.mkdir()
+    (gb / "poi.txt").write_text("a\t1.5\t2.5\n")
+    (gb / "test.txt").write_text("a\t1.5\t2.5\t0\n")
+    assert suggest_importer(gb) == "geobloom"
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    (plain / "run.trec").write_text("1 Q0 5 1 1.0 t\n")
+    assert suggest_importer(plain) is None

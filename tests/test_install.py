@@ -1,0 +1,48 @@
+"""The package is installable: build system, console scripts and the app launcher."""
+
+from __future__ import annotations
+
+import os
+import sys
+import tomllib
+from pathlib import Path
+
+from ui import launch
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_pyproject_declares_the_build_and_the_console_scripts() -> None:
+    meta = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert meta["build-system"]["build-backend"] == "setuptools.build_meta"
+    assert meta["project"]["scripts"] == {
+        "retrieval-analysis": "analysis.cli:main",
+        "retrieval-dashboard": "ui.launch:main",
+    }
+    found = meta["tool"]["setuptools"]["packages"]["find"]["include"]
+    assert set(found) == {"analysis*", "demo*", "ui*"}
+    shipped = meta["tool"]["setuptools"]["data-files"]
+    assert shipped["share/retrieval-dashboard"] == ["app.py"]
+    for patterns in shipped.values():
+        for pattern in patterns:
+            assert list(ROOT.glob(pattern)), pattern
+
+
+def test_launcher_runs_the_project_app_on_localhost() -> None:
+    app = launch.find_app()
+    assert app == ROOT / "app.py"
+    cmd = launch.command(app, ["--server.port", "8513"])
+    assert cmd[:5] == [sys.executable, "-m", "streamlit", "run", str(app)]
+    assert cmd[5:] == ["--server.address", "127.0.0.1", "--server.port", "8513"]
+
+
+def test_launcher_makes_data_roots_absolute(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv(launch.ROOTS_ENV, f"rel{os.pathsep}{tmp_path}")
+    env = launch.environment(ROOT / "app.py", tmp_path)
+    assert env[launch.ROOTS_ENV] == f"{tmp_path / 'rel'}{os.pathsep}{tmp_path}"
+    monkeypatch.delenv(launch.ROOTS_ENV)
+    # a source checkout keeps its own data/ (the demo bundle): no root is imposed
+    assert launch.ROOTS_ENV not in launch.environment(ROOT / "app.py", tmp_path)
+    # an installed copy without data/ beside app.py: ./data of the starting folder
+    installed = tmp_path / "share" / "app.py"
+    assert launch.environment(installed, tmp_path)[launch.ROOTS_ENV] == str(tmp_path / "data")

@@ -1,0 +1,91 @@
+"""``retrieval-dashboard``: start the app (``streamlit run app.py``) from any folder.
+
+Where the app is: ``app.py`` and ``pages/`` stay at the top of the project, as Streamlit's pages
+directory convention needs (a folder ``pages/`` beside the entry point). The launcher looks for
+them
+
+1. beside the ``ui`` package -- a source checkout or an editable install (``pip install -e .``),
+   the supported way to install; the demo bundle in ``data/`` is then found as usual;
+2. in ``<prefix>/share/retrieval-dashboard/`` -- a regular (wheel) install, where
+   ``pyproject.toml`` ships ``app.py``, ``pages/*.py`` and ``.streamlit/config.toml`` as data
+   files. The demo bundle is not in the wheel: unless ``RETRIEVAL_DASHBOARD_DATA_ROOTS`` is set,
+   the data root is then ``./data`` of the folder the command is started in.
+
+The server listens on 127.0.0.1 only (``--server.address 127.0.0.1``); any further arguments are
+passed to ``streamlit run`` (e.g. ``--server.port 8600``). Streamlit runs with the app's folder as
+its working directory so its ``.streamlit/config.toml`` applies; relative paths in
+``RETRIEVAL_DASHBOARD_DATA_ROOTS`` are made absolute first.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import sysconfig
+from collections.abc import Sequence
+from pathlib import Path
+
+ROOTS_ENV = "RETRIEVAL_DASHBOARD_DATA_ROOTS"
+SHARE = Path("share") / "retrieval-dashboard"
+
+
+def find_app() -> Path:
+    """The ``app.py`` to run (see the module docstring).
+
+    Raises:
+        FileNotFoundError: neither a source checkout nor the installed data files hold it.
+    """
+    beside = Path(__file__).resolve().parents[1] / "app.py"
+    if beside.is_file() and (beside.parent / "pages").is_dir():
+        return beside
+    for prefix in {sysconfig.get_paths()["data"], sys.prefix}:
+        shipped = Path(prefix) / SHARE / "app.py"
+        if shipped.is_file():
+            return shipped
+    raise FileNotFoundError(
+        "app.py not found beside the ui package or in share/retrieval-dashboard"
+    )
+
+
+def command(app: Path, extra: Sequence[str] = ()) -> list[str]:
+    """The ``streamlit run`` command line for ``app``."""
+    return [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        str(app),
+        "--server.address",
+        "127.0.0.1",
+        *extra,
+    ]
+
+
+def environment(app: Path, cwd: Path) -> dict[str, str]:
+    """The environment for the server: data roots made absolute (relative to ``cwd``), and
+    ``./data`` as the root of an installed copy that has no demo bundle beside it."""
+    env = dict(os.environ)
+    raw = env.get(ROOTS_ENV, "")
+    if raw:
+        roots = [str((cwd / p).resolve()) for p in raw.split(os.pathsep) if p]
+        env[ROOTS_ENV] = os.pathsep.join(roots)
+    elif not (app.parent / "data").is_dir():
+        env[ROOTS_ENV] = str((cwd / "data").resolve())
+    return env
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the app; returns streamlit's exit code (2 when the app cannot be found)."""
+    extra = list(sys.argv[1:] if argv is None else argv)
+    try:
+        app = find_app()
+    except FileNotFoundError as exc:
+        sys.stderr.write(f"error: {exc}\n")
+        return 2
+    cwd = Path.cwd()
+    return subprocess.call(command(app, extra), cwd=app.parent, env=environment(app, cwd))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
