@@ -70,7 +70,7 @@ sel = sidebar()
 st.title("Slices")
 widgets.require_datasets(sel)
 
-table, _warnings, errors = data.per_query(sel.bundle, sel.datasets, sel.ties)
+table, _warnings, errors = data.per_query(sel.bundle, sel.datasets, sel.ties, sel.split)
 widgets.show_errors(errors)
 metric = sel.metric
 if table.empty or metric not in table.columns:

@@ -57,7 +57,7 @@ def write_param(name: str, value: str | None) -> None:
 st.title("Failing queries")
 widgets.require_datasets(sel)
 
-table, _warnings, errors = data.per_query(sel.bundle, sel.datasets, sel.ties)
+table, _warnings, errors = data.per_query(sel.bundle, sel.datasets, sel.ties, sel.split)
 widgets.show_errors(errors)
 if table.empty:
     st.info("No per-query results for the selected datasets.")

@@ -221,7 +221,7 @@ if sel.model_b is None:
     )
     st.stop()
 
-table, _warnings, errors = data.per_query(sel.bundle, sel.datasets, sel.ties)
+table, _warnings, errors = data.per_query(sel.bundle, sel.datasets, sel.ties, sel.split)
 widgets.show_errors(errors)
 if table.empty or sel.metric not in table.columns:
     st.info("No per-query results to compare for this selection.")

@@ -96,7 +96,11 @@ def per_query_table(
             frame = _add_geo(frame, run, qrels, queries, entities, ties)
         frame.insert(0, "model", model)
         frames.append(frame)
-        keep = {f"gold_exceeds_{m.k}" for m in parse_metrics(headline or wanted) if m.k}
+        keep = {
+            f"gold_exceeds_{m.k}"
+            for m in parse_metrics(headline or wanted)
+            if m.k and m.measure == "recall"
+        }
         warnings[model] = [
             w for w in result.warnings if not w.code.startswith("gold_exceeds_") or w.code in keep
         ]
