@@ -24,7 +24,9 @@ def test_home_shows_one_dataset_with_its_headline_metrics():
     assert list(board["model"]) == ["bm25-kb-propagation", "bm25", "char-ngram-tfidf"]
     assert board["n"].min() >= 300
     page = _html(at)
-    assert page.count("<table") == 1 and "<b>" in page and "<sup>" in page
+    assert page.count("<table") == 1
+    assert "<b>" in page
+    assert "<sup>" in page
 
 
 def test_spatial_dataset_offers_its_models_and_metrics():
@@ -32,7 +34,8 @@ def test_spatial_dataset_offers_its_models_and_metrics():
     no_exception(at)
     assert at.selectbox(key="w_metric").options[0] == "recall@10"
     models = at.selectbox(key="w_model_a").options
-    assert "bm25-distance-fusion" in models and "bm25-kb-propagation" not in models
+    assert "bm25-distance-fusion" in models
+    assert "bm25-kb-propagation" not in models
 
 
 def test_baseline_adds_counts_and_goes_to_the_url():
@@ -55,7 +58,8 @@ def test_every_dataset_on_demand_each_checked_once():
     assert {"stark-amazon", "beijing"} <= set(checks["dataset"])
     assert not checks.duplicated(["dataset", "check", "message"]).any()
     dup = checks[checks["check"] == "duplicate_qrels"]
-    assert len(dup) >= 1 and set(dup["models"]) == {"all"}
+    assert len(dup) >= 1
+    assert set(dup["models"]) == {"all"}
 
 
 def test_changing_metric_writes_url():
@@ -74,7 +78,8 @@ def test_deep_link_and_legacy_link():
     no_exception(old)
     assert old.selectbox(key="w_dataset").value == "shanghai"
     assert old.selectbox(key="w_metric").value == "recall@20"
-    assert "datasets" not in old.query_params and "k" not in old.query_params
+    assert "datasets" not in old.query_params
+    assert "k" not in old.query_params
 
 
 def test_invalid_url_values_fall_back():
