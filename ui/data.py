@@ -333,3 +333,14 @@ def leaderboard(
     return _leaderboard(
         spec, ties, stamp(*_spec_files(spec)), upload_key, part, tuple(metrics), models, base
     )
+
+
+def fingerprint(bundle: Bundle, datasets: list[str], ties: str, split: str | None) -> tuple:
+    """A hashable key of the per-query table of ``datasets``: the file stamps, the uploads,
+    the tie policy and the split. Page caches use it with the (unhashed) table itself."""
+    out = []
+    for name in datasets:
+        spec = bundle.datasets[name]
+        ups = tuple((m, f, len(c), hash(c)) for m, (f, c) in uploads(name).items())
+        out.append((name, stamp(*_spec_files(spec)), ups, split if spec.splits else None))
+    return (ties, tuple(out))
