@@ -46,7 +46,8 @@ def _summary(
     key: tuple, metric: str, column: str, models: tuple[str, ...], top: int, min_n: int,
     _table: pd.DataFrame,
 ) -> pd.DataFrame:  # fmt: skip
-    rows = _table[[c for c in ("dataset", "query_id", "model", metric, column) if c in _table]]
+    wanted = dict.fromkeys(("dataset", "query_id", "model", metric, column))
+    rows = _table[[c for c in wanted if c in _table.columns]]
     return slicing.slice_summary(rows, metric, column, list(models), top_n=top, min_size=min_n)
 
 
@@ -71,7 +72,7 @@ metric = sel.metric
 if table.empty or metric not in table.columns:
     st.info("No per-query results for the selected dataset and metric.")
     st.stop()
-columns = slice_columns(table)
+columns = [c for c in slice_columns(table) if c != "dataset"]  # one dataset at a time
 if not columns:
     st.info("The selected dataset has no slice column.")
     st.stop()
