@@ -83,6 +83,19 @@ table.leaderboard sup {color: #0072B2; font-weight: 600; margin-left: 0.1rem}
 </style>"""
 
 
+#: Styles of the query-detail tables (gold rows carry their own inline background).
+RANKING_CSS = """<style>
+table.ranking {border-collapse: collapse; width: 100%; font-size: 0.88rem}
+table.ranking th, table.ranking td {padding: 0.25rem 0.5rem; vertical-align: top;
+  border-bottom: 1px solid rgba(128, 128, 128, 0.25); text-align: left}
+table.ranking mark {background: #F0E442; color: inherit; padding: 0 0.1rem}
+table.ranking span[class^=mark-] {font-size: 0.75rem; border-radius: 0.3rem;
+  padding: 0 0.3rem; margin-right: 0.2rem; background: rgba(128, 128, 128, 0.18)}
+table.ranking span.mark-gold {background: #009E73; color: white}
+table.ranking span.mark-twin, table.ranking span.mark-stack {background: #E69F00; color: black}
+</style>"""
+
+
 def upload_expander(sel: Selection) -> None:
     """The "Add a run" expander of the home page: an uploaded run joins a dataset for this
     session (errors name the file and line)."""
