@@ -28,6 +28,13 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from analysis.present.palette import (
+    GOLD_ROW_CSS,
+    LOSS_COLOUR,
+    SELECTED_COLOUR,
+    TIE_COLOUR,
+    WIN_COLOUR,
+)
 from analysis.stats import PairedComparison, bootstrap_ci, paired_comparison
 
 __all__ = [
@@ -75,10 +82,8 @@ BINS_PER_SIDE = 20
 #: The scatter switches to WebGL (one canvas instead of one SVG element per point) above this.
 WEBGL_ABOVE = 5000
 
-WIN_COLOUR = "#2e7d32"
-LOSS_COLOUR = "#c62828"
-TIE_COLOUR = "#9e9e9e"
-SELECTED_COLOUR = "#111111"
+# colour-blind-safe diverging pair shared with the exports: blue = A better, orange = B better
+GOLD_CELL = GOLD_ROW_CSS.split(":", 1)[1].strip()
 
 
 # --------------------------------------------------------------------------- pairing
@@ -295,7 +300,7 @@ def gold_with_ranks(
     return out[cols]
 
 
-def gold_highlight(frame: pd.DataFrame, colour: str = "#c8e6c9") -> pd.DataFrame:
+def gold_highlight(frame: pd.DataFrame, colour: str = GOLD_CELL) -> pd.DataFrame:
     """CSS for ``Styler.apply(..., axis=None)``: the cells of a (side-by-side) ranking that
     belong to a gold document get a background. A column ``"<p>gold"`` (``gold`` or
     ``"<name>: gold"``) marks every column starting with the same prefix ``<p>``."""
@@ -577,7 +582,8 @@ def delta_histogram(
     *,
     selected_bin: int | None = None,
 ) -> go.Figure:
-    """Bar chart of :func:`histogram_bins`: wins of A green, losses red, ties grey; each bar
+    """Bar chart of :func:`histogram_bins`: wins of A blue, losses orange, ties grey (palette's
+    diverging pair, colour-blind safe); each bar
     carries ``customdata = [bin, lo, hi, count, label]`` (:func:`point_bin` maps a click back).
     ``selected_bin`` gets a dark outline."""
     colours = bins["kind"].map({"win": WIN_COLOUR, "loss": LOSS_COLOUR, "tie": TIE_COLOUR})
