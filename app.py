@@ -33,14 +33,24 @@ url_widget("home_baseline", "baseline", lambda raw: raw if raw in models else No
 url_widget("home_all", "all", lambda raw: raw == "1", False)
 
 
+checks: dict = {}
+
+
 def board(dataset: str, split: str | None, key: str, baseline: str | None) -> None:
     """One dataset's leaderboard (or its loading error)."""
     ds_spec = sel.bundle.datasets[dataset]
     metrics = headline_metrics(ds_spec)
+    _, found, failed = data.per_query(sel.bundle, [dataset], sel.ties, split)
+    checks.update(found)
+    if failed:
+        widgets.show_errors(failed, key="reload_data" if key == "main" else f"reload_{key}")
+        return
     try:
         table = data.leaderboard(sel.bundle, dataset, sel.ties, split, metrics, baseline)
-    except (InputError, OSError) as exc:
-        st.error(widgets.escape_markdown(f"Dataset {dataset} could not be loaded: {exc}"))
+    except (InputError, OSError) as exc:  # changed on disk since the line above
+        widgets.show_errors(
+            {dataset: str(exc)}, key="reload_data" if key == "main" else f"reload_{key}"
+        )
         return
     if table.empty or "n" not in table.columns:
         st.info(widgets.escape_markdown(f"Dataset {dataset} has no run."))
@@ -77,26 +87,21 @@ show_all = st.toggle(
     "once per dataset, then cached.",
 )
 write_param("all", "1" if show_all else None)
-_, warnings, errors = data.per_query(sel.bundle, [name], sel.ties, sel.split)
 if show_all:
     for other in sel.bundle.datasets:
         if other == name:
             continue
         st.subheader(widgets.escape_markdown(f"Leaderboard: {other}"))
         board(other, None, other, None)
-        _, more, failed = data.per_query(sel.bundle, [other], sel.ties)
-        warnings |= more
-        errors |= failed
 
 st.subheader("Data checks")
 st.caption("Each finding once: qrels findings for the dataset, run findings with their models.")
-widgets.show_errors(errors)
-checks = check_table(warnings)
-if checks.empty:
-    st.success("No data problems found.")
+found = check_table(checks)
+if found.empty:
+    st.info("No data problems found.")
 else:
     st.dataframe(
-        checks,
+        found,
         hide_index=True,
         width="stretch",
         key="checks",

@@ -195,7 +195,8 @@ def draw_query(
     left, right = st.columns([1, 2])
     with left:
         mine = changes.loc[changes["query_id"] == qid]
-        depth = int(max(changes["rank_a"].max() or 0, changes["rank_b"].max() or 0, TOP))
+        ranks = changes[["rank_a", "rank_b"]].to_numpy(dtype=float, na_value=0.0)
+        depth = int(max(float(ranks.max(initial=0.0)), TOP))
         st.markdown("**Δrank of each gold document**")
         if mine.empty:
             st.info("This query has no gold document.")

@@ -312,7 +312,9 @@ def _leaderboard(
 
     table = _per_query(spec, ties, key, upload_key, split)[0]
     present = [m for m in metrics if m in table.columns]
-    return board(table, present, models=list(models), baseline=baseline)
+    out = board(table, present, models=list(models), baseline=baseline)
+    out.insert(0, "dataset", spec.name)
+    return out
 
 
 def leaderboard(

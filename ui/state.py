@@ -216,7 +216,7 @@ def sidebar() -> Selection:
     dataset = _select(
         "Dataset",
         "dataset",
-        names or [None],
+        names,
         names[0] if names else None,
         help="Every page shows this dataset (one benchmark dataset at a time: no statistic "
         "pools queries of different datasets). The home page lists every dataset's leaderboard.",
