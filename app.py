@@ -36,6 +36,12 @@ url_widget("home_all", "all", lambda raw: raw == "1", False)
 checks: dict = {}
 
 
+@st.cache_resource(max_entries=32, show_spinner=False)
+def _checks(names: tuple, key: tuple, _warnings: dict):
+    """:func:`check_table` of the shown datasets, once per table."""
+    return check_table(_warnings)
+
+
 def board(dataset: str, split: str | None, key: str, baseline: str | None) -> None:
     """One dataset's leaderboard (or its loading error)."""
     ds_spec = sel.bundle.datasets[dataset]
@@ -56,9 +62,8 @@ def board(dataset: str, split: str | None, key: str, baseline: str | None) -> No
         st.info(widgets.escape_markdown(f"Dataset {dataset} has no run."))
         return
     shown = [m for m in metrics if m in table.columns]
-    st.html(widgets.LEADERBOARD_CSS + leaderboard_html(table, shown, baseline=baseline))
-    with st.expander("As a table", expanded=False):
-        st.dataframe(table, hide_index=True, width="stretch", key=f"board_{key}")
+    body = leaderboard_html(table, shown, baseline=baseline, dataset=dataset)
+    st.html(widgets.LEADERBOARD_CSS + body)
 
 
 st.subheader(widgets.escape_markdown(f"Leaderboard: {name}"))
@@ -96,7 +101,9 @@ if show_all:
 
 st.subheader("Data checks")
 st.caption("Each finding once: qrels findings for the dataset, run findings with their models.")
-found = check_table(checks)
+shown_names = list(dict.fromkeys(d for d, _ in checks))
+fp = data.fingerprint(sel.bundle, shown_names, sel.ties, sel.split)
+found = _checks(tuple(sorted(checks)), fp, checks)
 if found.empty:
     st.info("No data problems found.")
 else:

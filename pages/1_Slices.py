@@ -14,6 +14,7 @@ import pandas as pd
 import streamlit as st
 
 from analysis.present import slicing
+from analysis.present.compare import lists_for_json
 from analysis.stats.perquery import slice_columns
 from ui import data, widgets
 from ui.state import sidebar
@@ -51,6 +52,26 @@ def _summary(
     return slicing.slice_summary(rows, metric, column, list(models), top_n=top, min_size=min_n)
 
 
+@st.cache_resource(max_entries=64, show_spinner=False)
+def _figures(
+    key: tuple, metric: str, column: str, models: tuple[str, ...], top: int, min_n: int,
+    sort: str, anchor: str, _summary: pd.DataFrame,
+) -> tuple[list[str], dict, dict]:  # fmt: skip
+    """Slice order and both figures as (read-only, shared) dicts, built once per choice."""
+    order = slicing.slice_order(_summary, sort, anchor)
+    bars = slicing.slice_bar_figure(_summary, metric, column, list(models), order)
+    heat = slicing.slice_heatmap_figure(_summary, metric, column, list(models), order)
+    return order, lists_for_json(bars.to_dict()), lists_for_json(heat.to_dict())
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def _columns(key: tuple, _table: pd.DataFrame) -> tuple[list[str], str]:
+    """The slice columns of the dataset's table (one dataset: no ``dataset`` column) and the
+    default one, computed once per table."""
+    columns = [c for c in slice_columns(_table) if c != "dataset"]
+    return columns, str(slicing.default_slice_column(_table, columns)) if columns else ""
+
+
 @st.cache_resource(max_entries=64, show_spinner="Finding model A's worst slices…")
 def _worst(
     key: tuple, metric: str, model: str, columns: tuple[str, ...], min_n: int,
@@ -72,16 +93,15 @@ metric = sel.metric
 if table.empty or metric not in table.columns:
     st.info("No per-query results for the selected dataset and metric.")
     st.stop()
-columns = [c for c in slice_columns(table) if c != "dataset"]  # one dataset at a time
+key = data.fingerprint(sel.bundle, sel.datasets, sel.ties, sel.split)
+columns, default_column = _columns(key, table)
 if not columns:
     st.info("The selected dataset has no slice column.")
     st.stop()
-key = data.fingerprint(sel.bundle, sel.datasets, sel.ties, sel.split)
 present = set(map(str, table["model"].unique()))
 all_models = [m for m in data.models_of(sel.bundle, sel.datasets) if m in present]
 all_models += sorted(present - set(all_models))
 
-default_column = str(slicing.default_slice_column(table, columns))
 url_widget("slices_column", "slice", lambda r: r if r in columns else None, default_column)
 
 
@@ -130,21 +150,17 @@ else:
     if summary.empty:
         st.info("No slice has at least the minimum number of queries for the selected models.")
     else:
-        anchor = sel.model_a if sel.model_a in selected else selected[0]
-        order = slicing.slice_order(summary, sort, anchor)
-        st.plotly_chart(
-            slicing.slice_bar_figure(summary, metric, column, selected, order),
-            key="slices_bars", width="stretch",
-        )  # fmt: skip
+        anchor = str(sel.model_a if sel.model_a in selected else selected[0])
+        order, bars, heat = _figures(
+            key, metric, column, tuple(selected), top, min_n, sort, anchor, summary
+        )
+        st.plotly_chart(bars, key="slices_bars", width="stretch")
         st.subheader(
             "Heatmap: slice × model",
             help=f"{metric_help} Each cell is the mean of one model on one slice; the colour "
             "scale spans the shown means (not 0–1). The hover adds the 95% CI and n.",
         )
-        st.plotly_chart(
-            slicing.slice_heatmap_figure(summary, metric, column, selected, order),
-            key="slices_heatmap", width="stretch",
-        )  # fmt: skip
+        st.plotly_chart(heat, key="slices_heatmap", width="stretch")
         with st.expander("Table of slice means", expanded=False):
             st.dataframe(
                 summary, hide_index=True, width="stretch", key="slices_table",

@@ -187,23 +187,28 @@ def _cell(row: pd.Series, metric: str, baseline: str | None) -> str:
 
 
 def leaderboard_html(
-    board: pd.DataFrame, metrics: Sequence[str], *, baseline: str | None = None
+    board: pd.DataFrame,
+    metrics: Sequence[str],
+    *,
+    baseline: str | None = None,
+    dataset: str = "",
 ) -> str:
     """The :func:`leaderboard` as an HTML table: best mean in bold, significance letters as
     superscripts, the CI small under the mean (and in the cell's hover title), ``+i / −d``
-    against the baseline. Every text from data (model names) is HTML-escaped."""
+    against the baseline. Every text from data (model and dataset names) is HTML-escaped; the
+    table carries ``data-dataset`` and each row ``data-model``."""
     head = "".join(f"<th>{html.escape(m)}</th>" for m in metrics)
     lines = [
-        '<table class="leaderboard"><thead><tr><th></th><th>model</th><th>n</th>'
-        f"{head}</tr></thead><tbody>"
+        f'<table class="leaderboard" data-dataset="{html.escape(dataset)}"><thead><tr><th></th>'
+        f"<th>model</th><th>n</th>{head}</tr></thead><tbody>"
     ]
     for _, row in board.iterrows():
         name = html.escape(str(row["model"]))
         mark = " (baseline)" if baseline is not None and row["model"] == baseline else ""
         cells = "".join(_cell(row, m, baseline) for m in metrics if m in board.columns)
         lines.append(
-            f"<tr><td>{html.escape(str(row['letter']))}</td><td>{name}{mark}</td>"
-            f"<td>{int(row['n'])}</td>{cells}</tr>"
+            f'<tr data-model="{name}"><td>{html.escape(str(row["letter"]))}</td>'
+            f"<td>{name}{mark}</td><td>{int(row['n'])}</td>{cells}</tr>"
         )
     lines.append("</tbody></table>")
     return "".join(lines)

@@ -310,12 +310,19 @@ def heatmap_frames(
     """
     order = list(dict.fromkeys(summary["model"])) if models is None else list(models)
     values = order_slice_values(summary["value"])
+    row = {m: i for i, m in enumerate(order)}
+    col = {v: j for j, v in enumerate(values)}
+    keep = summary["model"].isin(row).to_numpy()
+    i = summary["model"][keep].map(row).to_numpy(dtype=np.int64)
+    j = summary["value"][keep].map(col).to_numpy(dtype=np.int64)
+    index = pd.Index(order, name="model")
+    columns = pd.Index(values, name="value", dtype=object)
     out = {}
     for field in ("mean", "n", "ci_low", "ci_high"):
-        wide = summary.pivot_table(index="model", columns="value", values=field, aggfunc="first")
-        wide = wide.reindex(index=order, columns=values)
-        wide.index.name, wide.columns.name = "model", "value"
-        out[field] = wide.fillna(0).astype(np.int64) if field == "n" else wide.astype(float)
+        grid = np.full((len(order), len(values)), np.nan)
+        grid[i, j] = summary[field][keep].to_numpy(dtype=float)  # one row per (model, value)
+        frame = pd.DataFrame(grid, index=index, columns=columns)
+        out[field] = frame.fillna(0).astype(np.int64) if field == "n" else frame
     return out
 
 

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import html
+import re
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
@@ -33,6 +36,22 @@ def open_page(page: str | None = None, **params: str) -> AppTest:
         at.switch_page(f"pages/{page}")
         at.run()
     return at
+
+
+def leaderboards(at: AppTest) -> pd.DataFrame | None:
+    """The home page's leaderboard tables (``st.html``) as rows ``dataset, model, n, cells``
+    (``cells``: the row's HTML); ``None`` when the page shows none."""
+    rows = []
+    for element in at.get("html"):
+        body = element.proto.body
+        for table in re.findall(r'<table class="leaderboard" data-dataset="([^"]*)">(.*?)</table>',
+                                body, flags=re.S):  # fmt: skip
+            dataset, inner = table
+            for model, cells in re.findall(r'<tr data-model="([^"]*)">(.*?)</tr>', inner, re.S):
+                n = int(re.findall(r"<td>(\d+)</td>", cells)[0])
+                rows.append({"dataset": html.unescape(dataset), "model": html.unescape(model),
+                             "n": n, "cells": cells})  # fmt: skip
+    return pd.DataFrame(rows) if rows else None
 
 
 def no_exception(at: AppTest) -> None:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from tests.app.conftest import no_exception, open_page
+import re
+
+from tests.app.conftest import leaderboards, no_exception, open_page
 
 
 def _html(at) -> str:
@@ -20,8 +22,9 @@ def test_home_shows_one_dataset_with_its_headline_metrics():
     assert at.selectbox(key="w_dataset").value == "stark-amazon"
     assert at.selectbox(key="w_metric").options == ["hit@1", "hit@5", "recall@20", "mrr"]
     assert at.selectbox(key="w_metric").value == "hit@1"
-    board = at.dataframe[0].value
+    board = leaderboards(at)
     assert list(board["model"]) == ["bm25-kb-propagation", "bm25", "char-ngram-tfidf"]
+    assert set(board["dataset"]) == {"stark-amazon"}
     assert board["n"].min() >= 300
     page = _html(at)
     assert page.count("<table") == 1
@@ -42,9 +45,11 @@ def test_baseline_adds_counts_and_goes_to_the_url():
     at = open_page()
     at.selectbox(key="home_baseline").select("bm25").run()
     no_exception(at)
-    board = at.dataframe[0].value.set_index("model")
-    assert board.loc["bm25", "hit@1 improved"] == 0
-    assert board.loc["bm25-kb-propagation", "hit@1 improved"] > 0
+    board = leaderboards(at).set_index("model")
+    assert "+" not in board.loc["bm25", "cells"]  # the baseline has no counts
+    counts = re.findall(r"\+(\d+) / −(\d+)", board.loc["bm25-kb-propagation", "cells"])
+    assert len(counts) == 4  # one per headline metric
+    assert int(counts[0][0]) > 0
     assert _param(at, "baseline") == "bm25"
     assert "(baseline)" in _html(at)
 
@@ -54,6 +59,7 @@ def test_every_dataset_on_demand_each_checked_once():
     at.toggle(key="home_all").set_value(True).run()
     no_exception(at)
     assert _html(at).count("<table") == 6
+    assert len(set(leaderboards(at)["dataset"])) == 6
     checks = at.dataframe[-1].value
     assert {"stark-amazon", "beijing"} <= set(checks["dataset"])
     assert not checks.duplicated(["dataset", "check", "message"]).any()

@@ -27,7 +27,7 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.app.conftest import APP, ROOT, TIMEOUT, no_exception, open_page
+from tests.app.conftest import APP, ROOT, TIMEOUT, leaderboards, no_exception, open_page
 from tests.bad_input.corpus import GOOD, Case, cases
 from ui import data, widgets
 
@@ -89,11 +89,7 @@ def _errors(at: AppTest) -> list[str]:
 
 
 def _leaderboard(at: AppTest) -> pd.DataFrame | None:
-    for frame in at.dataframe:
-        value = frame.value
-        if {"dataset", "model", "n"} <= set(value.columns):
-            return value
-    return None
+    return leaderboards(at)
 
 
 # ----------------------------------------------------------------------------------- uploads
