@@ -25,6 +25,8 @@ def _shown_query(page) -> str:
 def _click_a_point(page) -> None:
     chart = page.locator("[data-testid=stPlotlyChart]").first
     chart.wait_for()
+    chart.scroll_into_view_if_needed()
+    page.wait_for_timeout(300)
     points = chart.locator(".scatterlayer path.point")
     points.first.wait_for()
     # a point well inside the plot (the legend sits on the right): the left-most one

@@ -10,8 +10,12 @@ pytestmark = pytest.mark.e2e
 
 
 def _ticks(page) -> list[str]:
+    """The y tick labels of the bar chart, top to bottom."""
     page.locator(".js-plotly-plot .ytick").first.wait_for()
-    return page.locator(".js-plotly-plot").first.locator(".ytick").all_text_contents()
+    ticks = page.locator(".js-plotly-plot").first.locator(".ytick")
+    found = [(ticks.nth(i).bounding_box(), ticks.nth(i).text_content()) for i in
+             range(ticks.count())]  # fmt: skip
+    return [text or "" for box, text in sorted(found, key=lambda t: t[0]["y"] if t[0] else 0)]
 
 
 def test_slices_loads_with_horizontal_bars_in_numeric_order(server, page):
