@@ -301,16 +301,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=10, help="clicks per scenario")
     parser.add_argument("--queries", type=int, default=10_000, help="queries of the big bundle")
-    parser.add_argument("--app-root", type=Path, default=ROOT, help="folder with app.py")
+    parser.add_argument(
+        "--app-root", type=Path, nargs="+", default=[ROOT],
+        help="folder(s) with app.py; several are measured one after the other against one floor",
+    )  # fmt: skip
     parser.add_argument("--no-big", action="store_true", help="skip the 10k-query bundle")
     parser.add_argument("--floor-port", type=int, default=8514)
     parser.add_argument("--app-port", type=int, default=8515)
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
 
-    app = args.app_root.resolve() / "app.py"
+    apps = [root.resolve() / "app.py" for root in args.app_root]
     load = os.getloadavg()
-    print(f"load average {load[0]:.2f} {load[1]:.2f} on {os.cpu_count()} cores; app {app}")
+    print(f"load average {load[0]:.2f} {load[1]:.2f} on {os.cpu_count()} cores")
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         SERVER.clear()
@@ -326,17 +329,22 @@ def main() -> None:
             print(f"generated {args.queries} queries x 3 models in {time.perf_counter() - t:.1f} s")
             bundles.append((f"{args.queries} queries x 3", {"RETRIEVAL_DASHBOARD_DATA_ROOTS":
                                                               str(root)}, "?"))  # fmt: skip
-        for name, env, params in bundles:
-            ready, scenarios = app_clicks(
-                browser, app, _pick_port(args.app_port), args.repeat, env, params
-            )
-            print(f"[{name}] home ready after server up: {ready:.2f} s "
-                  f"({'ok' if ready <= 2 else 'MISSES TARGET'} for <= 2 s)")  # fmt: skip
-            every: list[float] = []
-            for scenario, (times, until) in scenarios.items():
-                report(f"[{name}] {scenario}", times, floor, until)
-                every += times
-            report(f"[{name}] all clicks", every, floor)
+        for app in apps:
+            print(f"app {app}", flush=True)
+            for name, env, params in bundles:
+                ready, scenarios = app_clicks(
+                    browser, app, _pick_port(args.app_port), args.repeat, env, params
+                )
+                print(f"[{name}] home ready after server up: {ready:.2f} s "
+                      f"({'ok' if ready <= 2 else 'MISSES TARGET'} for <= 2 s)")  # fmt: skip
+                every: list[float] = []
+                for scenario, (times, until) in scenarios.items():
+                    report(f"[{name}] {scenario}", times, floor, until)
+                    every += times
+                report(f"[{name}] all clicks", every, floor)
+        SERVER.clear()
+        again = floor_clicks(browser, _pick_port(args.floor_port), args.repeat)
+        report("floor again (after the app runs)", again, statistics.median(again), list(SERVER))
         tmp.cleanup()
         browser.close()
 
