@@ -20,8 +20,7 @@ from analysis.core.errors import InputError
 from analysis.present import querydetail
 from analysis.present.rankings import gold_table, ranking_table
 from analysis.stats import failures
-from analysis.stats.perquery import slice_columns
-from ui import data, widgets
+from ui import data, queries, widgets
 from ui.state import sidebar
 from ui.urlstate import local_param, url_widget, write_param
 
@@ -32,14 +31,6 @@ TABLE_KEY = "failures"
 LAST_SELECTION = "_queries_last_selection"
 NO_SLICE = "(none)"
 LIST_HEIGHT = 760
-
-
-@st.cache_resource(max_entries=8, show_spinner=False)
-def entity_lookup(key: int, _entities: pd.DataFrame) -> tuple[pd.DataFrame, pd.Series]:
-    """The doc id index of an entity table, built once. ``key`` is ``id(_entities)``; the entry
-    keeps a reference to the table, so the id cannot be reused by another table meanwhile."""
-    del key
-    return _entities, failures.entity_index(_entities)
 
 
 def _go(target: tuple[str, str] | None) -> None:
@@ -60,13 +51,14 @@ if sel.model_a is None:
     st.stop()
 metric = sel.metric
 metric_help = widgets.metric_help(sel.measure)
-rows = failures.model_rows(table, sel.model_a)
+fp = data.fingerprint(sel.bundle, sel.datasets, sel.ties, sel.split)
+rows, row_slices = queries.model_rows(fp, sel.model_a, table)
 if rows.empty or metric not in rows.columns:
     st.info("Model A has no per-query results for this metric on the selected dataset.")
     st.stop()
 
 # ---------------------------------------------------------------------------------- filters
-slices = [NO_SLICE, *[c for c in slice_columns(rows) if c != "dataset"]]
+slices = [NO_SLICE, *row_slices]
 url_widget("queries_search", "search", lambda raw: raw, "")
 url_widget("queries_max", "max", failures.parse_threshold, failures.FAILURES)
 url_widget("queries_slice", "slice", lambda raw: raw if raw in slices else None, NO_SLICE)
@@ -113,11 +105,9 @@ write_param(
 write_param("tie_only", "1" if tie_only else None)
 write_param("missing", "1" if missing_only else None)
 
-view = failures.failing_queries(
-    rows, metric, max_value=max_value,
-    slice_column=None if slice_column == NO_SLICE else slice_column,
-    slice_values=slice_values, tie_only=tie_only, missing_only=missing_only, search=search,
-)  # fmt: skip
+filters = (max_value, None if slice_column == NO_SLICE else slice_column, tuple(slice_values),
+           tie_only, missing_only, search)  # fmt: skip
+view = queries.failing(fp, sel.model_a, metric, filters, rows)
 
 # ---------------------------------------------------------------- selection <-> URL (q, qd)
 state = st.session_state.get(TABLE_KEY)
@@ -203,7 +193,7 @@ with right:
     qrels = failures.query_qrels(ds.qrels, query_id)
     entities = None
     if ds.entities is not None:
-        index = entity_lookup(id(ds.entities), ds.entities)[1]
+        index = queries.entity_lookup(id(ds.entities), ds.entities)[1]
         needed = pd.concat([qrels["doc_id"], ranking["doc_id"]], ignore_index=True)
         entities = failures.entities_for(ds.entities, index, needed)
     terms = querydetail.query_terms(text)
