@@ -1,13 +1,20 @@
-"""Home: the bundle, the leaderboard (dataset x model x metric with 95% CIs) and data checks."""
+"""Home: the selected dataset's leaderboard (models x headline metrics, CIs, significance
+letters, improved/degraded against a baseline), every other dataset's on demand, data checks
+grouped by dataset and severity, and run upload.
+
+Page-local URL parameters: ``baseline`` (a model of the dataset), ``all=1`` (show every
+dataset's leaderboard).
+"""
 
 from __future__ import annotations
 
-import pandas as pd
 import streamlit as st
 
 from analysis.core.errors import InputError
+from analysis.present.leaderboard import check_table, leaderboard_html
 from ui import data, widgets
-from ui.state import sidebar
+from ui.state import headline_metrics, sidebar
+from ui.urlstate import url_widget, write_param
 
 st.set_page_config(page_title="Retrieval error analysis", layout="wide")
 sel = sidebar()
@@ -15,58 +22,95 @@ sel = sidebar()
 st.title("Retrieval error analysis")
 widgets.require_bundle(sel)
 st.caption(widgets.escape_markdown(f"Bundle {sel.bundle.name}: {sel.bundle.description}"))
-
-with st.expander("Add a run (upload)", expanded=False):
-    names = list(sel.bundle.datasets)
-    target = st.selectbox("Dataset of the run", names, key="upload_dataset")
-    uploaded = st.file_uploader(
-        "Run file (TREC run, STaRK eval_results CSV, or a query_id/doc_id/score table)",
-        key="upload_file",
-    )
-    if uploaded is not None and target:
-        if uploaded.size > widgets.MAX_UPLOAD_BYTES:
-            st.error(
-                widgets.escape_markdown(
-                    f"{uploaded.name}: the file is {uploaded.size / 2**20:.1f} MB, larger than "
-                    f"the {widgets.MAX_UPLOAD_MB} MB limit for uploads; put large runs in a "
-                    "bundle folder instead"
-                )
-            )
-        else:
-            before = dict(data.uploads(target))
-            try:
-                model = data.add_upload(target, uploaded.name, uploaded.getvalue())
-            except InputError as exc:
-                st.error(widgets.escape_markdown(str(exc)))
-            else:
-                if before.get(model) != data.uploads(target).get(model):
-                    st.rerun()  # a new run: draw the sidebar again so it lists the model
-                st.success(widgets.escape_markdown(f"Added model {model} to {target}."))
-
+widgets.upload_expander(sel)
 widgets.require_datasets(sel)
 
-table, warnings, errors = data.per_query(sel.bundle, sel.datasets, sel.ties)
-widgets.show_errors(errors)
-if table.empty:
-    st.stop()
+NONE = "(none)"
+name = str(sel.dataset)
+spec = sel.bundle.datasets[name]
+models = data.models_of(sel.bundle, [name])
+url_widget("home_baseline", "baseline", lambda raw: raw if raw in models else None, NONE)
+url_widget("home_all", "all", lambda raw: raw == "1", False)
 
-st.subheader("Leaderboard")
+
+checks: dict = {}
+
+
+@st.cache_resource(max_entries=32, show_spinner=False)
+def _checks(names: tuple, key: tuple, _warnings: dict):
+    """:func:`check_table` of the shown datasets, once per table."""
+    return check_table(_warnings)
+
+
+def board(dataset: str, split: str | None, key: str, baseline: str | None) -> None:
+    """One dataset's leaderboard (or its loading error)."""
+    ds_spec = sel.bundle.datasets[dataset]
+    metrics = headline_metrics(ds_spec)
+    _, found, failed = data.per_query(sel.bundle, [dataset], sel.ties, split)
+    checks.update(found)
+    if failed:
+        widgets.show_errors(failed, key="reload_data" if key == "main" else f"reload_{key}")
+        return
+    try:
+        table = data.leaderboard(sel.bundle, dataset, sel.ties, split, metrics, baseline)
+    except (InputError, OSError) as exc:  # changed on disk since the line above
+        widgets.show_errors(
+            {dataset: str(exc)}, key="reload_data" if key == "main" else f"reload_{key}"
+        )
+        return
+    if table.empty or "n" not in table.columns:
+        st.info(widgets.escape_markdown(f"Dataset {dataset} has no run."))
+        return
+    shown = [m for m in metrics if m in table.columns]
+    body = leaderboard_html(table, shown, baseline=baseline, dataset=dataset)
+    st.html(widgets.LEADERBOARD_CSS + body)
+
+
+st.subheader(widgets.escape_markdown(f"Leaderboard: {name}"))
+split_note = f" Split: {sel.split}." if sel.split else ""
 st.caption(
-    "Mean over every query of the qrels (queries missing from a run count as 0), with n and a "
-    "seeded 95% bootstrap CI. " + widgets.metric_help(sel.measure)
+    "Mean over every query of the dataset's qrels (queries missing from a run count as 0); "
+    "small: the seeded 95% bootstrap CI (hover a cell for n). Bold: best of the column. "
+    "Letters: the models this one beats significantly (paired t-test, Holm-corrected over "
+    "the model pairs of the metric, p < 0.05)." + split_note
 )
-metrics = widgets.headline_metrics(sel, table)
-board = data.summary(sel.bundle, sel.datasets, sel.ties, metrics, ["dataset", "model"])
-view = widgets.format_ci_table(board, metrics)
-st.dataframe(view, hide_index=True, width="stretch", key="leaderboard")
+baseline = st.selectbox(
+    "Baseline",
+    [NONE, *models],
+    key="home_baseline",
+    help="Counts, per metric, the queries where each model is better (+) or worse (−) than "
+    "this model (as PyTerrier's baseline=).",
+)
+write_param("baseline", None if baseline == NONE else str(baseline))
+base = None if baseline == NONE else str(baseline)
+board(name, sel.split, "main", base)
+
+show_all = st.toggle(
+    "Leaderboards of every dataset of the bundle",
+    key="home_all",
+    help="One leaderboard per dataset (each on its own queries; nothing is pooled). Computed "
+    "once per dataset, then cached.",
+)
+write_param("all", "1" if show_all else None)
+if show_all:
+    for other in sel.bundle.datasets:
+        if other == name:
+            continue
+        st.subheader(widgets.escape_markdown(f"Leaderboard: {other}"))
+        board(other, None, other, None)
 
 st.subheader("Data checks")
-rows = [
-    {"dataset": ds, "model": model, "check": w.code, "count": w.count, "message": w.message}
-    for (ds, model), items in warnings.items()
-    for w in items
-]
-if rows:
-    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", key="checks")
+st.caption("Each finding once: qrels findings for the dataset, run findings with their models.")
+shown_names = list(dict.fromkeys(d for d, _ in checks))
+fp = data.fingerprint(sel.bundle, shown_names, sel.ties, sel.split)
+found = _checks(tuple(sorted(checks)), fp, checks)
+if found.empty:
+    st.info("No data problems found.")
 else:
-    st.success("No data problems found.")
+    st.dataframe(
+        found,
+        hide_index=True,
+        width="stretch",
+        key="checks",
+        column_config={"message": st.column_config.TextColumn("message", width="large")},
+    )

@@ -1,124 +1,140 @@
-"""Slices: the selected metric by slice (dataset, query type, answer-set size bucket, split, any
-metadata column) with 95% bootstrap CIs, models side by side; a model x slice heatmap; and the
-slices where model A does worst, worst first.
+"""Slices: the selected metric by slice (query type, answer-set size bucket, split, query
+length, any metadata column) with 95% bootstrap CIs, models side by side as horizontal bars; a
+slice x model heatmap scaled to the data; and the slices where model A does worst.
 
-Models: by default every model of the selected datasets; a page-local multiselect narrows them
-(sidebar model A/B only matter for the worst-slices table, which is model A's). Page-local URL
-parameters: ``slice`` (slice column), ``models`` (comma-separated model names; absent or
-only unknown names = all, empty = none), ``min_n`` (minimum slice size of the worst-slices
-table, default 10).
+One minimum slice size applies to every chart and table; beyond the top N values (by queries)
+the rest is one "(other)" slice. Page-local URL parameters: ``slice``, ``models``
+(comma-separated; absent = all, empty = none), ``sort`` (natural/size/value), ``top``,
+``min_n``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import pandas as pd
 import streamlit as st
 
-from analysis.present.slicing import (
-    default_slice_column,
-    slice_bar_figure,
-    slice_heatmap_figure,
-    slice_summary,
-    worst_slices,
-)
+from analysis.present import slicing
+from analysis.present.compare import lists_for_json
 from analysis.stats.perquery import slice_columns
 from ui import data, widgets
-from ui.state import local_param, set_local_param, sidebar
+from ui.state import sidebar
+from ui.urlstate import url_widget, write_param
 
-DEFAULT_MIN_N = 10
+DEFAULT_MIN_N, DEFAULT_TOP = 10, 15
 SLICE_HELP = (
-    "A slice is one value of this column: dataset, query type, answer-set size bucket "
-    "(n_gold_bucket: number of relevant documents), split, query length (words, quartiles) "
-    "or a metadata column of the queries file. Missing values form the slice '(missing)'."
+    "A slice is one value of this column: query type, answer-set size bucket (n_gold_bucket: "
+    "number of relevant documents), split, query length (words; characters for Chinese text), "
+    "distance buckets (POIs) or a metadata column of the queries file. Missing, empty and "
+    "'none' values form the slice '(missing)'."
 )
+SORT_LABELS = {"natural": "natural order", "size": "size (most queries first)",
+               "value": "value (model A's lowest first)"}  # fmt: skip
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
-def _summary(rows: pd.DataFrame, metric: str, column: str, models: tuple[str, ...]) -> pd.DataFrame:
-    return slice_summary(rows, metric, column, list(models))
+def _int(low: int, high: int):
+    def parse(raw: str | None) -> int | None:
+        try:
+            value = int(raw or "")
+        except ValueError:
+            return None
+        return value if low <= value <= high else None
+
+    return parse
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
+@st.cache_resource(max_entries=64, show_spinner="Bootstrapping slice means…")
+def _summary(
+    key: tuple, metric: str, column: str, models: tuple[str, ...], top: int, min_n: int,
+    _table: pd.DataFrame,
+) -> pd.DataFrame:  # fmt: skip
+    wanted = dict.fromkeys(("dataset", "query_id", "model", metric, column))
+    rows = _table[[c for c in wanted if c in _table.columns]]
+    return slicing.slice_summary(rows, metric, column, list(models), top_n=top, min_size=min_n)
+
+
+@st.cache_resource(max_entries=64, show_spinner=False)
+def _figures(
+    key: tuple, metric: str, column: str, models: tuple[str, ...], top: int, min_n: int,
+    sort: str, anchor: str, _summary: pd.DataFrame,
+) -> tuple[list[str], dict, dict]:  # fmt: skip
+    """Slice order and both figures as (read-only, shared) dicts, built once per choice."""
+    order = slicing.slice_order(_summary, sort, anchor)
+    bars = slicing.slice_bar_figure(_summary, metric, column, list(models), order)
+    heat = slicing.slice_heatmap_figure(_summary, metric, column, list(models), order)
+    return order, lists_for_json(bars.to_dict()), lists_for_json(heat.to_dict())
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def _columns(key: tuple, _table: pd.DataFrame) -> tuple[list[str], str]:
+    """The slice columns of the dataset's table (one dataset: no ``dataset`` column) and the
+    default one, computed once per table."""
+    columns = [c for c in slice_columns(_table) if c != "dataset"]
+    return columns, str(slicing.default_slice_column(_table, columns)) if columns else ""
+
+
+@st.cache_resource(max_entries=64, show_spinner="Finding model A's worst slices…")
 def _worst(
-    rows: pd.DataFrame, metric: str, model: str, columns: tuple[str, ...], min_n: int
-) -> pd.DataFrame:
-    return worst_slices(rows, metric, model, list(columns), min_size=min_n)
-
-
-def _keep_in_url(key: str, param: str, encode: Callable[[object], str]) -> Callable[[], None]:
-    """on_change callback: write the widget's new value to the page-local URL parameter."""
-
-    def on_change() -> None:
-        set_local_param(param, encode(st.session_state[key]))
-
-    return on_change
-
-
-def _parse_min_n(raw: str | None) -> int:
-    try:
-        value = int(raw) if raw is not None else DEFAULT_MIN_N
-    except ValueError:
-        return DEFAULT_MIN_N
-    return value if value >= 1 else DEFAULT_MIN_N
+    key: tuple, metric: str, model: str, columns: tuple[str, ...], min_n: int,
+    _table: pd.DataFrame,
+) -> pd.DataFrame:  # fmt: skip
+    keep = list(dict.fromkeys(["model", "dataset", "query_id", metric, *columns]))
+    rows = _table.loc[_table["model"] == model, keep]
+    return slicing.worst_slices(rows, metric, model, list(columns), min_size=min_n)
 
 
 st.set_page_config(page_title="Slices", layout="wide")
 sel = sidebar()
-
 st.title("Slices")
 widgets.require_datasets(sel)
 
-table, _warnings, errors = data.per_query(sel.bundle, sel.datasets, sel.ties)
+table, _warnings, errors = data.per_query(sel.bundle, sel.datasets, sel.ties, sel.split)
 widgets.show_errors(errors)
 metric = sel.metric
 if table.empty or metric not in table.columns:
-    st.info("No per-query results for the selected datasets and metric.")
+    st.info("No per-query results for the selected dataset and metric.")
     st.stop()
-columns = slice_columns(table)
+key = data.fingerprint(sel.bundle, sel.datasets, sel.ties, sel.split)
+columns, default_column = _columns(key, table)
 if not columns:
-    st.info("The selected datasets have no slice column.")
+    st.info("The selected dataset has no slice column.")
     st.stop()
-
 present = set(map(str, table["model"].unique()))
 all_models = [m for m in data.models_of(sel.bundle, sel.datasets) if m in present]
 all_models += sorted(present - set(all_models))
 
-# Page-local choices: the URL is the source of truth; invalid values fall back to defaults.
-raw_slice = local_param("slice")
-column = raw_slice if raw_slice in columns else str(default_slice_column(table, columns))
-raw_models = local_param("models")
-wanted = set((raw_models or "").split(","))
-chosen = [m for m in all_models if m in wanted]
-# absent or only unknown names: all models; an explicit empty value: none (the user cleared it)
-models = chosen if chosen or raw_models == "" else all_models
-min_n = _parse_min_n(local_param("min_n"))
+url_widget("slices_column", "slice", lambda r: r if r in columns else None, default_column)
 
-st.session_state["slices_column"] = column
-st.session_state["slices_models"] = models
-st.session_state["slices_min_n"] = min_n
-set_local_param("slice", column)
-set_local_param("models", ",".join(models))
-set_local_param("min_n", str(min_n))
 
-left, right = st.columns([1, 3])
-left.selectbox(
-    "Slice by",
-    columns,
-    key="slices_column",
-    on_change=_keep_in_url("slices_column", "slice", str),
-    help=SLICE_HELP,
-)
-right.multiselect(
-    "Models",
-    all_models,
-    key="slices_models",
-    on_change=_keep_in_url("slices_models", "models", lambda v: ",".join(v)),  # type: ignore[arg-type]
-    help="Models drawn side by side (default: every model of the selected datasets). "
-    "A model only counts the queries of the datasets it has a run for.",
-)
-selected = list(st.session_state["slices_models"])
+def _models(raw: str | None) -> list[str] | None:
+    if raw is None:
+        return None
+    chosen = [m for m in all_models if m in set(raw.split(","))]
+    return chosen if chosen or raw == "" else None  # only unknown names: all models
+
+
+url_widget("slices_models", "models", _models, all_models)
+url_widget("slices_sort", "sort", lambda r: r if r in slicing.SORTS else None, "natural")
+url_widget("slices_top", "top", _int(1, 500), DEFAULT_TOP)
+url_widget("slices_min_n", "min_n", _int(1, 10**9), DEFAULT_MIN_N)
+
+c1, c2 = st.columns([1, 3])
+column = c1.selectbox("Slice by", columns, key="slices_column", help=SLICE_HELP)
+selected = c2.multiselect(
+    "Models", all_models, key="slices_models",
+    help="Models drawn side by side (default: every model with a run on the dataset).",
+)  # fmt: skip
+c1, c2, c3 = st.columns(3)
+sort = c1.selectbox("Sort slices by", list(slicing.SORTS), key="slices_sort",
+                    format_func=SORT_LABELS.get)  # fmt: skip
+TOP_HELP = "The N values with the most queries; the others form one '(other)' slice."
+MIN_HELP = "Slices with fewer queries are left out of every chart and table here."
+top = int(c2.number_input("Top N values", 1, 500, key="slices_top", help=TOP_HELP))
+min_n = int(c3.number_input("Minimum slice size", 1, key="slices_min_n", help=MIN_HELP))
+write_param("slice", None if column == default_column else column)
+write_param("models", None if selected == all_models else ",".join(selected))
+write_param("sort", None if sort == "natural" else sort)
+write_param("top", None if top == DEFAULT_TOP else str(top))
+write_param("min_n", None if min_n == DEFAULT_MIN_N else str(min_n))
 
 metric_help = widgets.metric_help(sel.measure)
 st.subheader(
@@ -126,92 +142,65 @@ st.subheader(
     help=f"{metric_help} Bars: mean over the queries of the slice (queries missing from a "
     "run count as 0); error bars: seeded 95% percentile bootstrap CI; n in the hover.",
 )
-st.caption(f"Metric {metric}. " + metric_help)
+st.caption(f"Metric {metric} on {sel.dataset}" + (f" ({sel.split})" if sel.split else "") + ".")
 if not selected:
     st.info("Select at least one model to draw the slice charts.")
 else:
-    summary = _summary(table[["model", metric, column]], metric, column, tuple(selected))
+    summary = _summary(key, metric, column, tuple(selected), top, min_n, table)
     if summary.empty:
-        st.info("No query of the selected models has a value for this metric.")
+        st.info("No slice has at least the minimum number of queries for the selected models.")
     else:
-        st.plotly_chart(
-            slice_bar_figure(summary, metric, column, selected), key="slices_bars", width="stretch"
+        anchor = str(sel.model_a if sel.model_a in selected else selected[0])
+        order, bars, heat = _figures(
+            key, metric, column, tuple(selected), top, min_n, sort, anchor, summary
         )
+        st.plotly_chart(bars, key="slices_bars", width="stretch")
         st.subheader(
-            "Heatmap: model × slice",
-            help=f"{metric_help} Each cell is the mean of the metric for one model on one "
-            "slice; the hover adds the 95% CI and n. Blank: the model has no query there.",
+            "Heatmap: slice × model",
+            help=f"{metric_help} Each cell is the mean of one model on one slice; the colour "
+            "scale spans the shown means (not 0–1). The hover adds the 95% CI and n.",
         )
-        st.plotly_chart(
-            slice_heatmap_figure(summary, metric, column, selected),
-            key="slices_heatmap",
-            width="stretch",
-        )
+        st.plotly_chart(heat, key="slices_heatmap", width="stretch")
         with st.expander("Table of slice means", expanded=False):
             st.dataframe(
-                summary,
-                hide_index=True,
-                width="stretch",
-                key="slices_table",
+                summary, hide_index=True, width="stretch", key="slices_table",
                 column_config={
-                    "value": st.column_config.TextColumn("slice value"),
-                    "mean": st.column_config.NumberColumn(
-                        f"mean {metric}", format="%.3f", help=metric_help
-                    ),
+                    "value": st.column_config.TextColumn("slice value", width="large"),
+                    "mean": st.column_config.NumberColumn(f"mean {metric}", format="%.3f"),
                     "ci_low": st.column_config.NumberColumn("95% CI low", format="%.3f"),
                     "ci_high": st.column_config.NumberColumn("95% CI high", format="%.3f"),
                     "n": st.column_config.NumberColumn("n", help="Queries in the slice."),
                 },
-            )
+            )  # fmt: skip
 
 st.subheader(
     "Worst slices first (model A)",
-    help="Every slice of every slice column with at least the minimum number of queries, "
-    "sorted by gap = slice mean − model A's overall mean (most negative first). 'below': the "
-    "whole 95% CI lies under the overall mean (a screening flag, not a test). " + metric_help,
-)
-st.number_input(
-    "Minimum slice size",
-    min_value=1,
-    step=1,
-    key="slices_min_n",
-    on_change=_keep_in_url("slices_min_n", "min_n", lambda v: str(int(v))),  # type: ignore[arg-type]
-    help="Slices with fewer queries are left out of the worst-slices table (small slices "
-    "have wide CIs).",
+    help="Every value of every slice column with at least the minimum slice size, sorted by "
+    "gap = slice mean − model A's overall mean (most negative first). 'below': the whole 95% "
+    "CI lies under the overall mean (a screening flag, not a test). " + metric_help,
 )
 model_a = sel.model_a
 if model_a is None or model_a not in present:
-    st.info("Model A has no run on the selected datasets.")
+    st.info("Model A has no run on the selected dataset.")
     st.stop()
 st.text(f"Model A: {model_a}")
-keep = list(dict.fromkeys(["model", "dataset", "query_id", metric, *columns]))
-rows_a = table.loc[table["model"] == model_a, keep]
-worst = _worst(rows_a, metric, model_a, tuple(columns), min_n)
+worst = _worst(key, metric, model_a, tuple(columns), min_n, table)
 if worst.empty:
     st.info("No slice has at least the minimum number of queries.")
 else:
     st.dataframe(
-        worst,
-        hide_index=True,
-        width="stretch",
-        key="slices_worst",
+        worst, hide_index=True, width="stretch", key="slices_worst",
         column_config={
             "slice": st.column_config.TextColumn("slice column"),
-            "value": st.column_config.TextColumn("slice value"),
+            "value": st.column_config.TextColumn("slice value", width="large"),
             "n": st.column_config.NumberColumn("n", help="Queries of model A in the slice."),
-            "mean": st.column_config.NumberColumn(
-                f"mean {metric}", format="%.3f", help=metric_help
-            ),
+            "mean": st.column_config.NumberColumn(f"mean {metric}", format="%.3f"),
             "ci_low": st.column_config.NumberColumn("95% CI low", format="%.3f"),
             "ci_high": st.column_config.NumberColumn("95% CI high", format="%.3f"),
-            "overall": st.column_config.NumberColumn(
-                "overall mean", format="%.3f", help="Model A's mean over all its queries."
-            ),
-            "gap": st.column_config.NumberColumn(
-                "gap", format="%+.3f", help="Slice mean − overall mean."
-            ),
+            "overall": st.column_config.NumberColumn("overall mean", format="%.3f"),
+            "gap": st.column_config.NumberColumn("gap", format="%+.3f",
+                                                 help="Slice mean − overall mean."),
             "below": st.column_config.CheckboxColumn(
-                "CI below overall", help="The whole 95% CI lies under the overall mean."
-            ),
+                "CI below overall", help="The whole 95% CI lies under the overall mean."),
         },
-    )
+    )  # fmt: skip

@@ -77,20 +77,15 @@ def _amended(
 
 st.title("Analyses")
 widgets.require_datasets(sel)
-dataset = st.selectbox(
-    "Dataset",
-    sel.datasets,
-    key="ds",
-    bind="query-params",
-    help="Every analysis reads one dataset at a time.",
-)
-table, _warnings, errors = data.per_query(sel.bundle, [dataset], sel.ties)
+dataset = sel.dataset  # every analysis reads the sidebar's one dataset (and split)
+st.caption(f"Dataset: {widgets.escape_markdown(dataset)}")
+table, _warnings, errors = data.per_query(sel.bundle, [dataset], sel.ties, sel.split)
 widgets.show_errors(errors)
 if table.empty or sel.model_a is None:
     st.info("This dataset has no per-query results (no run, or it could not be loaded).")
     st.stop()
 try:
-    ds = data.dataset(sel.bundle, dataset)
+    ds = data.dataset(sel.bundle, dataset, sel.split or data.ALL)
     models = list(dict.fromkeys(table["model"]))
     ranked = {m: data.ranked_run(sel.bundle, dataset, m, sel.ties) for m in models}
 except (InputError, OSError) as exc:

@@ -10,17 +10,22 @@ import pytest
 from analysis.present.slicing import (
     SUMMARY_COLUMNS,
     WORST_COLUMNS,
+    axis_labels,
     default_slice_column,
+    heat_range,
     heatmap_frames,
     order_slice_values,
     plotly_text,
     slice_bar_figure,
     slice_heatmap_figure,
     slice_labels,
+    slice_order,
     slice_summary,
     worst_slices,
+    wrap_label,
 )
 from analysis.stats import NGOLD_BUCKETS, bootstrap_ci, slice_finder
+from analysis.stats.perquery import query_lengths
 
 B = 2_000  # bootstrap resamples in tests (the statistics module tests the kernel itself)
 
@@ -168,20 +173,23 @@ def test_heatmap_frames_models_by_values_with_gaps():
 # --------------------------------------------------------------------------- figures
 
 
-def test_bar_figure_one_trace_per_model_with_ci_error_bars():
+def test_bar_figure_horizontal_one_trace_per_model_with_ci_error_bars():
     summary = slice_summary(_table(), "score", "n_gold_bucket", ["m1", "m2"], n_resamples=B)
     fig = slice_bar_figure(summary, "score", "n_gold_bucket")
     assert [t.name for t in fig.data] == ["m1", "m2"]
     assert fig.layout.barmode == "group"
-    assert list(fig.layout.xaxis.categoryarray) == ["1", "2–5", "6–20", ">20"]
+    assert all(t.orientation == "h" for t in fig.data)
+    assert list(fig.layout.yaxis.categoryarray) == ["1", "2–5", "6–20", ">20"]
+    assert fig.layout.yaxis.autorange == "reversed"  # first value on top
     m2 = summary.loc[summary["model"] == "m2"]
     trace = fig.data[1]
-    np.testing.assert_allclose(trace.y, m2["mean"])
-    np.testing.assert_allclose(trace.error_y.array, m2["ci_high"] - m2["mean"])
-    np.testing.assert_allclose(trace.error_y.arrayminus, m2["mean"] - m2["ci_low"])
-    np.testing.assert_allclose(np.asarray(trace.customdata)[:, 0], m2["n"])
+    np.testing.assert_allclose(trace.x, m2["mean"])
+    np.testing.assert_allclose(trace.error_x.array, m2["ci_high"] - m2["mean"])
+    np.testing.assert_allclose(trace.error_x.arrayminus, m2["mean"] - m2["ci_low"])
+    np.testing.assert_allclose(np.asarray(trace.customdata)[:, 0].astype(float), m2["n"])
     assert "n = " in trace.hovertemplate
     assert "score" in trace.hovertemplate
+    assert fig.data[0].marker.color != fig.data[1].marker.color
     reordered = slice_bar_figure(summary, "score", "n_gold_bucket", ["m2", "absent", "m1"])
     assert [t.name for t in reordered.data] == ["m2", "m1"]
 
@@ -193,24 +201,92 @@ def test_figures_escape_data_text():
     summary = slice_summary(table, "score", "query_type", n_resamples=B)
     bar = slice_bar_figure(summary, "score", "<col>")
     assert bar.data[0].name == "&lt;b>evil&lt;/b>"
-    assert "&lt;i>h&lt;/i>" in bar.data[0].x
+    assert "&lt;i>h&lt;/i>" in bar.data[0].y
     assert "<col>" not in bar.data[0].hovertemplate
     heat = slice_heatmap_figure(summary, "score", "<col>")
-    assert "&lt;b>evil&lt;/b>" in heat.data[0].y
-    assert all("<" not in str(v) for v in heat.data[0].x)
+    assert "&lt;b>evil&lt;/b>" in heat.data[0].x
+    assert all("<i>" not in str(v) for v in heat.data[0].y)
 
 
-def test_heatmap_figure_values_and_hover():
+def test_heatmap_rows_are_slices_and_scale_fits_the_data():
     summary = slice_summary(_table(), "score", "query_type", n_resamples=B)
     fig = slice_heatmap_figure(summary, "score", "query_type")
     heat = fig.data[0]
     frames = heatmap_frames(summary)
-    np.testing.assert_allclose(np.asarray(heat.z), frames["mean"].to_numpy())
-    assert list(heat.x) == ["human", "synthesized"]
-    assert list(heat.y) == ["m1", "m2", "m3"]
-    assert (heat.zmin, heat.zmax) == (0.0, 1.0)
-    assert np.asarray(heat.customdata).shape == (3, 2, 3)
+    np.testing.assert_allclose(np.asarray(heat.z), frames["mean"].to_numpy().T)
+    assert list(heat.y) == ["human", "synthesized"]
+    assert list(heat.x) == ["m1", "m2", "m3"]
+    z = frames["mean"].to_numpy()
+    assert heat.zmin == pytest.approx(z.min())
+    assert heat.zmax == pytest.approx(z.max())
+    assert np.asarray(heat.customdata).shape == (2, 3, 4)
     assert "customdata[0]" in heat.hovertemplate
+    assert heat_range(np.array([0.5, np.nan])) == (0.45, 0.55)
+
+
+def test_top_values_gather_the_rest_into_other_with_pooled_mean():
+    rows = pd.DataFrame(
+        {
+            "dataset": "d",
+            "query_id": [f"q{i}" for i in range(10)],
+            "model": "m",
+            "v": ["a"] * 4 + ["b"] * 3 + ["c"] * 2 + ["d"],
+            "score": [1.0] * 4 + [0.0] * 3 + [1.0, 0.0, 1.0],
+        }
+    )
+    out = slice_summary(rows, "score", "v", top_n=2, n_resamples=B)
+    assert list(out["value"]) == ["a", "b", "(other) 2 values"]
+    other = out.iloc[2]
+    assert other["n"] == 3
+    assert other["mean"] == pytest.approx(2 / 3)  # pooled over queries, not a mean of means
+    small = slice_summary(rows, "score", "v", top_n=2, min_size=4, n_resamples=B)
+    assert list(small["value"]) == ["a"]
+    assert slice_summary(rows, "score", "v", top_n=3, n_resamples=B)["value"].nunique() == 4
+
+
+def test_slice_order_by_size_value_and_natural():
+    summary = pd.DataFrame(
+        {
+            "model": "m",
+            "value": ["0.5–2 km", "<0.5 km", ">5 km", "(missing)"],
+            "n": [5, 50, 10, 99],
+            "mean": [0.9, 0.2, 0.5, 0.0],
+            "ci_low": 0.0,
+            "ci_high": 1.0,
+        }
+    )
+    assert slice_order(summary) == ["<0.5 km", "0.5–2 km", ">5 km", "(missing)"]
+    assert slice_order(summary, "size") == ["<0.5 km", ">5 km", "0.5–2 km", "(missing)"]
+    assert slice_order(summary, "value") == ["<0.5 km", ">5 km", "0.5–2 km", "(missing)"]
+    with pytest.raises(ValueError, match="sort"):
+        slice_order(summary, "nope")
+
+
+def test_missing_like_values_are_one_slice():
+    labels = slice_labels(pd.Series(["x", "none", "", None, " "]))
+    assert list(labels) == ["x"] + ["(missing)"] * 4
+
+
+def test_wrap_label_wraps_escapes_and_cuts():
+    text = "paper -> author -> institution -> paper -> field of study -> paper <b>"
+    out = wrap_label(text, width=20, max_lines=2)
+    assert out.count("<br>") == 1
+    assert out.endswith("…")
+    assert "<b>" not in out
+    assert wrap_label("北京市海淀区中关村大街一号", width=5).count("<br>") == 2
+    assert len(set(axis_labels([text, text + " x"]))) == 2
+
+
+def test_query_length_in_characters_for_cjk_text():
+    cjk = pd.DataFrame({"text": ["北京 咖啡馆", "上海市浦东新区 银行"]})
+    lengths, unit = query_lengths(cjk)
+    assert unit == "characters"
+    assert list(lengths) == [5, 9]
+    latin = pd.DataFrame({"text": ["red shoes for running", "lamp"]})
+    lengths, unit = query_lengths(latin)
+    assert (unit, list(lengths)) == ("words", [4, 1])
+    given = pd.DataFrame({"text": ["a b"], "query_chars": [12]})
+    assert query_lengths(given)[0].tolist() == [12]
 
 
 # --------------------------------------------------------------------------- worst_slices

@@ -9,7 +9,9 @@ these roots can be selected (also from a URL).
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
+import inspect
 import os
 import tempfile
 import threading
@@ -120,14 +122,34 @@ def _spec_files(spec: DatasetSpec) -> tuple[Path | None, ...]:
     )
 
 
-def dataset(bundle: Bundle, name: str) -> Dataset:
-    """A loaded dataset of the bundle (tables only; runs are read by :func:`per_query`),
-    cached in a store sized for the bundle (a page looping over 100 datasets keeps them all)."""
+ALL = "all"
+_SPLIT_ARG = "split" in inspect.signature(load_dataset).parameters
+
+
+def load_split(spec: DatasetSpec, split: str | None) -> Dataset:
+    """``load_dataset(spec, split)``: ``None`` = the manifest's default split (every query when
+    there is none), ``"all"`` = every query, a name = that split's queries and their qrels.
+    With a loader that takes no split, the queries' ``split`` column is filtered here."""
+    if _SPLIT_ARG:
+        return load_dataset(spec, split=split)  # type: ignore[call-arg]
+    ds = load_dataset(spec)
+    chosen = split if split is not None else getattr(spec, "default_split", None)
+    if chosen in (None, ALL) or "split" not in ds.queries.columns:
+        return ds
+    queries = ds.queries.loc[ds.queries["split"].astype(str) == chosen].reset_index(drop=True)
+    qrels = ds.qrels.loc[ds.qrels["query_id"].isin(queries["query_id"])].reset_index(drop=True)
+    return dataclasses.replace(ds, queries=queries, qrels=qrels)
+
+
+def dataset(bundle: Bundle, name: str, split: str | None = ALL) -> Dataset:
+    """A loaded dataset of the bundle (tables only; runs are read by :func:`per_query`); by
+    default every query of it (``split="all"``), so any query's qrels can be looked up. Cached in
+    a store sized for the bundle (a page looping over 100 datasets keeps them all)."""
     spec = bundle.datasets[name]
     store = _lru("dataset")
     store.fit(len(bundle.datasets))
-    key = (repr(spec), stamp(*_spec_files(spec)))
-    return store.get(key, lambda: load_dataset(spec))  # type: ignore[return-value]
+    key = (repr(spec), stamp(*_spec_files(spec)), split)
+    return store.get(key, lambda: load_split(spec, split))  # type: ignore[return-value]
 
 
 def uploads(name: str) -> dict[str, tuple[str, bytes]]:
@@ -225,23 +247,28 @@ def _per_query_store() -> _LRU:
 
 
 def _per_query(
-    spec: DatasetSpec, ties: str, key: tuple, upload_key: tuple
+    spec: DatasetSpec, ties: str, key: tuple, upload_key: tuple, split: str | None = None
 ) -> tuple[pd.DataFrame, dict[str, list[DataWarning]]]:
     """The cached per-query table of one dataset (all models, this session's uploads)."""
     store = _per_query_store()
     return store.get(  # type: ignore[return-value]
-        (repr(spec), ties, key, upload_key), lambda: _compute_per_query(spec, ties, upload_key)
+        (repr(spec), ties, key, upload_key, split),
+        lambda: _compute_per_query(spec, ties, upload_key, split),
     )
 
 
 def _compute_per_query(
-    spec: DatasetSpec, ties: str, upload_key: tuple
+    spec: DatasetSpec, ties: str, upload_key: tuple, split: str | None = None
 ) -> tuple[pd.DataFrame, dict[str, list[DataWarning]]]:
-    ds = load_dataset(spec)
+    ds = load_split(spec, split)
     runs = {model: load_run(path) for model, path in spec.runs.items()}
     contents = uploads(spec.name)
     for model, file_name, _ in upload_key:
         runs[model] = _read_upload(file_name, contents[model][1])
+    if _restricted(spec, split):
+        # queries of other splits are left out of the runs silently (not "not in qrels")
+        wanted = set(ds.qrels["query_id"].astype(str))
+        runs = {m: r.loc[r["query_id"].isin(wanted)] for m, r in runs.items()}
     metrics = dashboard_metrics(spec.metrics)
     return per_query_table(
         ds.queries,
@@ -256,12 +283,18 @@ def _compute_per_query(
     )
 
 
+def _restricted(spec: DatasetSpec, split: str | None) -> bool:
+    chosen = split if split is not None else getattr(spec, "default_split", None)
+    return bool(getattr(spec, "splits", None)) and chosen not in (None, ALL)
+
+
 def per_query(
-    bundle: Bundle, datasets: list[str], ties: str
+    bundle: Bundle, datasets: list[str], ties: str, split: str | None = None
 ) -> tuple[pd.DataFrame, dict[tuple[str, str], list[DataWarning]], dict[str, str]]:
-    """The per-query table of the selected datasets (all models), the warnings per
-    (dataset, model), and a one-line error per dataset that could not be loaded (the other
-    datasets are still shown)."""
+    """The per-query table of the datasets (all models), the warnings per (dataset, model), and
+    a one-line error per dataset that could not be loaded (the other datasets are still shown).
+    ``split``: see :func:`load_split` (a dataset without splits ignores it). The table of each
+    dataset is computed once per process and shared read-only between sessions."""
     frames: list[pd.DataFrame] = []
     warnings: dict[tuple[str, str], list[DataWarning]] = {}
     errors: dict[str, str] = {}
@@ -270,43 +303,59 @@ def per_query(
         spec = bundle.datasets[name]
         upload_key = _upload_key(name)
         try:
-            table, found = _per_query(spec, ties, stamp(*_spec_files(spec)), upload_key)
+            table, found = _per_query(
+                spec, ties, stamp(*_spec_files(spec)), upload_key, split if spec.splits else None
+            )
         except (InputError, OSError) as exc:
             errors[name] = str(exc)
             continue
         frames.append(table)
         for model, items in found.items():
             warnings[(name, model)] = items
+    if len(frames) == 1:
+        return frames[0], warnings, errors  # the cached table itself: read it, never modify it
     table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
     return table, warnings, errors
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@st.cache_resource(max_entries=64, show_spinner=False)
 def _summary(
-    specs: tuple[DatasetSpec, ...],
+    spec: DatasetSpec,
     ties: str,
     key: tuple,
+    upload_key: tuple,
+    split: str | None,
     metrics: tuple[str, ...],
     by: tuple[str, ...],
 ) -> pd.DataFrame:
-    del key
-    frames = []
-    for spec in specs:
-        upload_key = _upload_key(spec.name)
-        frames.append(_per_query(spec, ties, stamp(*_spec_files(spec)), upload_key)[0])
-    table = pd.concat(frames, ignore_index=True)
+    table = _per_query(spec, ties, key, upload_key, split)[0]
     return mean_ci(table, [m for m in metrics if m in table.columns], by=list(by))
 
 
 def summary(
-    bundle: Bundle, datasets: list[str], ties: str, metrics: list[str], by: list[str]
+    bundle: Bundle,
+    datasets: list[str],
+    ties: str,
+    metrics: list[str],
+    by: list[str],
+    split: str | None = None,
 ) -> pd.DataFrame:
-    """Cached :func:`analysis.stats.mean_ci` of the per-query table of the datasets that load
-    (mean, n and 95% bootstrap CI of each metric per group of ``by``)."""
-    _, _, errors = per_query(bundle, datasets, ties)
-    specs = tuple(bundle.datasets[n] for n in dict.fromkeys(datasets) if n not in errors)
-    key = tuple((stamp(*_spec_files(s)), _upload_key(s.name)) for s in specs)
-    return _summary(specs, ties, key, tuple(metrics), tuple(by))
+    """Cached :func:`analysis.stats.mean_ci` of the per-query table of each dataset that loads
+    (mean, n and 95% bootstrap CI of each metric per group of ``by``), computed per dataset
+    (never pooling datasets) and concatenated. Shared read-only."""
+    _, _, errors = per_query(bundle, datasets, ties, split)
+    frames = []
+    for name in dict.fromkeys(datasets):
+        if name in errors:
+            continue
+        spec = bundle.datasets[name]
+        upload_key = _upload_key(name)
+        key = stamp(*_spec_files(spec))
+        part = split if spec.splits else None
+        frames.append(_summary(spec, ties, key, upload_key, part, tuple(metrics), tuple(by)))
+    if len(frames) == 1:
+        return frames[0]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
 @st.cache_resource(max_entries=64, show_spinner=False)
@@ -322,3 +371,54 @@ def ranked_run(bundle: Bundle, name: str, model: str, ties: str) -> pd.DataFrame
     upload = uploads(name).get(model, ())
     path = spec.runs.get(model)
     return _ranked(spec, model, ties, stamp(path), upload)
+
+
+@st.cache_resource(max_entries=64, show_spinner="Computing the leaderboard (bootstrap CIs, tests)…")
+def _leaderboard(
+    spec: DatasetSpec,
+    ties: str,
+    key: tuple,
+    upload_key: tuple,
+    split: str | None,
+    metrics: tuple[str, ...],
+    models: tuple[str, ...],
+    baseline: str | None,
+) -> pd.DataFrame:
+    from analysis.present.leaderboard import leaderboard as board
+
+    table = _per_query(spec, ties, key, upload_key, split)[0]
+    present = [m for m in metrics if m in table.columns]
+    out = board(table, present, models=list(models), baseline=baseline)
+    out.insert(0, "dataset", spec.name)
+    return out
+
+
+def leaderboard(
+    bundle: Bundle,
+    name: str,
+    ties: str,
+    split: str | None,
+    metrics: list[str],
+    baseline: str | None = None,
+) -> pd.DataFrame:
+    """Cached :func:`analysis.present.leaderboard.leaderboard` of one dataset (every model with
+    a run on it, manifest order). Raises InputError/OSError when the dataset cannot be loaded."""
+    spec = bundle.datasets[name]
+    upload_key = _upload_key(name)
+    models = tuple(models_of(bundle, [name]))
+    part = split if spec.splits else None
+    base = baseline if baseline in models else None
+    return _leaderboard(
+        spec, ties, stamp(*_spec_files(spec)), upload_key, part, tuple(metrics), models, base
+    )
+
+
+def fingerprint(bundle: Bundle, datasets: list[str], ties: str, split: str | None) -> tuple:
+    """A hashable key of the per-query table of ``datasets``: the file stamps, the uploads,
+    the tie policy and the split. Page caches use it with the (unhashed) table itself."""
+    out = []
+    for name in dict.fromkeys(datasets):
+        spec = bundle.datasets[name]
+        ups = _upload_key(name)
+        out.append((name, stamp(*_spec_files(spec)), ups, split if spec.splits else None))
+    return (ties, tuple(out))

@@ -12,47 +12,67 @@ ignored. Widgets are not bound to the URL (``bind=...``), on purpose.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import streamlit as st
 
 from analysis.core.errors import InputError
-from analysis.core.metrics import TIE_POLICIES
-from analysis.io.bundle import Bundle
-from analysis.stats.perquery import CUTOFFS, MEASURE_HELP, MEASURES, metric_column
+from analysis.core.metrics import TIE_POLICIES, parse_metrics
+from analysis.io.bundle import Bundle, DatasetSpec
+from analysis.stats.perquery import MEASURE_HELP
 from ui import data
 
+ROOT = Path(__file__).resolve().parents[1]
 WRITTEN = "_url_written"
 URL_KEYS = {
     "bundle": "bundle",
-    "datasets": "datasets",
+    "dataset": "dataset",
+    "split": "split",
     "model_a": "a",
     "model_b": "b",
-    "measure": "metric",
-    "k": "k",
+    "metric": "metric",
     "ties": "ties",
 }
+#: URL keys of earlier links, read once and then replaced: ``datasets`` (a list; its first known
+#: dataset is taken) and ``k`` (with ``metric=hit`` it means ``hit@k``).
+LEGACY_KEYS = ("datasets", "k")
+ALL_SPLITS = "all"
+DEFAULT_K = 10
 
 
 @dataclass(frozen=True)
 class Selection:
-    """What the shared sidebar selects. ``model_a``/``model_b`` are ``None`` when the selected
-    datasets have no run at all (``model_b`` also when there is a single model)."""
+    """What the shared sidebar selects: one bundle, ONE dataset (and split), model A/B among the
+    models with a run on that dataset, one of the dataset's headline metrics and the tie policy.
+
+    ``model_a``/``model_b`` are ``None`` when the dataset has no run (``model_b`` also when it
+    has a single model). ``datasets`` is ``[dataset]`` (empty without a bundle), for views that
+    take a list. ``measure``/``k`` split the metric name (``k`` is 10 for MRR without cutoff).
+    ``split`` is ``None`` when the dataset has no splits, else a split name or ``"all"``."""
 
     bundle_id: str
     bundle: Bundle | None
     datasets: list[str]
     model_a: str | None
     model_b: str | None
-    measure: str
-    k: int
+    metric: str
     ties: str
+    split: str | None = None
 
     @property
-    def metric(self) -> str:
-        """The per-query column of the selected measure at the selected cutoff."""
-        return metric_column(self.measure, self.k)
+    def dataset(self) -> str | None:
+        return self.datasets[0] if self.datasets else None
+
+    @property
+    def measure(self) -> str:
+        return parse_metrics([self.metric])[0].measure
+
+    @property
+    def k(self) -> int:
+        return parse_metrics([self.metric])[0].k or DEFAULT_K
 
     @property
     def models(self) -> list[str]:
@@ -64,15 +84,39 @@ class Selection:
             key: value
             for key, value in (
                 ("bundle", self.bundle_id),
-                ("datasets", ",".join(self.datasets)),
+                ("dataset", self.dataset or ""),
+                ("split", self.split or ""),
                 ("a", self.model_a or ""),
                 ("b", self.model_b or ""),
-                ("metric", self.measure),
-                ("k", str(self.k)),
+                ("metric", self.metric),
                 ("ties", self.ties),
             )
             if value
         }
+
+
+def headline_metrics(spec: DatasetSpec | None) -> list[str]:
+    """The dataset's headline metrics (the manifest's ``metrics`` list), canonical names, in
+    manifest order; names the metric parser rejects are left out."""
+    out: list[str] = []
+    for label in spec.metrics if spec is not None else ():
+        try:
+            name = parse_metrics([label])[0].name
+        except ValueError:
+            continue
+        if name not in out:
+            out.append(name)
+    return out or ["mrr"]
+
+
+def splits_of(spec: DatasetSpec | None) -> tuple[list[str], str | None]:
+    """The split choices of a dataset (its split names, then ``"all"``) and the default (the
+    manifest's default split, else ``"all"``); ``([], None)`` without splits."""
+    names = list(getattr(spec, "splits", None) or {}) if spec is not None else []
+    if not names:
+        return [], None
+    default = getattr(spec, "default_split", None)
+    return [*names, ALL_SPLITS], default if default in names else ALL_SPLITS
 
 
 def _adopt(
@@ -131,8 +175,26 @@ def _parse_list(raw: str) -> list[str]:
     return list(dict.fromkeys(item for item in raw.split(",") if item))
 
 
+def page_label(path: Path) -> str:
+    """Navigation label of a page file: ``3_Compare.py`` -> ``Compare``, ``7_Open_data.py`` ->
+    ``Open data`` (Streamlit's own rule for the pages/ directory)."""
+    return re.sub(r"^\d+[_ -]*", "", path.stem).replace("_", " ") or path.stem
+
+
+def navigation() -> None:
+    """The page links at the top of the sidebar: "Home" (the entry script) first, then every
+    file of ``pages/`` in name order. Streamlit's own list is off
+    (``client.showSidebarNavigation = false``) because it labels the entry script by its file
+    name."""
+    st.sidebar.page_link("app.py", label="Home")
+    for path in sorted((ROOT / "pages").glob("*.py")):
+        st.sidebar.page_link(f"pages/{path.name}", label=page_label(path))
+    st.sidebar.divider()
+
+
 def sidebar() -> Selection:
     """Draw the shared sidebar and return the selection (call first on every page)."""
+    navigation()
     bundles = data.available_bundles()
     ids = list(bundles)
     bundle_id = str(
@@ -152,44 +214,52 @@ def sidebar() -> Selection:
     for name, message in (bundle.broken if bundle else {}).items():
         st.sidebar.error(_escape(f"Dataset {name} is left out: {message}"))
     names = list(bundle.datasets) if bundle else []
-
-    _adopt("datasets", _parse_list, lambda v: isinstance(v, list) and set(v) <= set(names), names)
-    key, on_change = _widget("datasets")
-    datasets = st.sidebar.multiselect(
-        "Datasets",
+    _adopt_legacy_dataset(names)
+    dataset = _select(
+        "Dataset",
+        "dataset",
         names,
-        key=key,
-        on_change=on_change,
-        help="Every page shows these datasets.",
+        names[0] if names else None,
+        help="Every page shows this dataset (one benchmark dataset at a time: no statistic "
+        "pools queries of different datasets). The home page lists every dataset's leaderboard.",
     )
+    spec = bundle.datasets.get(str(dataset)) if bundle else None
 
-    models = data.models_of(bundle, datasets) if bundle else []
+    split: str | None = None
+    split_names, split_default = splits_of(spec)
+    if split_names:
+        split = str(
+            _select(
+                "Split",
+                "split",
+                split_names,
+                split_default,
+                help="The queries of one split of the dataset (the manifest's default split "
+                "first); 'all' = every query.",
+            )
+        )
+
+    models = data.models_of(bundle, [str(dataset)]) if bundle and dataset else []
     model_a = _select(
         "Model A",
         "model_a",
         models or [None],
         models[0] if models else None,
-        help="The model most views show; Compare puts it against model B.",
+        help="The model most views show; Compare puts it against model B. Only models with a "
+        "run on the selected dataset are offered.",
     )
     others = [m for m in models if m != model_a] or [None]
     model_b = _select("Model B", "model_b", others, others[0], help="The model compared with A.")
 
-    measure = _select(
+    metrics = headline_metrics(spec)
+    _adopt_legacy_metric(metrics)
+    metric = _select(
         "Metric",
-        "measure",
-        list(MEASURES),
-        "hit",
-        format_func=lambda m: {"mrr": "MRR", "ndcg": "nDCG"}.get(m, m.capitalize()),
-        help=" ".join(MEASURE_HELP.values()),
-    )
-    k = _select(
-        "Cutoff k",
-        "k",
-        list(CUTOFFS),
-        10,
-        parse=int,
-        disabled=measure == "mrr",
-        help="The rank cutoff of the metric (not used by MRR).",
+        "metric",
+        metrics,
+        metrics[0],
+        help="The dataset's headline metrics (the bundle manifest's metrics list). "
+        + " ".join(MEASURE_HELP.values()),
     )
     ties = _select(
         "Ties",
@@ -203,21 +273,41 @@ def sidebar() -> Selection:
     selection = Selection(
         bundle_id=bundle_id,
         bundle=bundle,
-        datasets=list(datasets),
-        model_a=model_a,
-        model_b=model_b if model_b != model_a else None,
-        measure=str(measure),
-        k=int(k),
+        datasets=[str(dataset)] if dataset else [],
+        model_a=model_a,  # type: ignore[arg-type]
+        model_b=model_b if model_b != model_a else None,  # type: ignore[arg-type]
+        metric=str(metric),
         ties=str(ties),
+        split=split,
     )
     write_url(selection.url_params())
     return selection
 
 
+def _adopt_legacy_dataset(names: list[str]) -> None:
+    """A link of the earlier layout (``datasets=a,b``) selects its first known dataset."""
+    raw = st.query_params.get("datasets")
+    if raw is None or st.query_params.get("dataset") is not None:
+        return
+    known = [n for n in _parse_list(raw) if n in names]
+    if known:
+        st.query_params["dataset"] = known[0]
+
+
+def _adopt_legacy_metric(metrics: list[str]) -> None:
+    """A link of the earlier layout (``metric=hit&k=5``) means ``metric=hit@5``."""
+    raw, k = st.query_params.get("metric"), st.query_params.get("k")
+    if raw is None or k is None or "@" in raw or raw == "mrr":
+        return
+    name = f"{raw}@{k}"
+    if name in metrics:
+        st.query_params["metric"] = name
+
+
 def write_url(params: dict[str, str]) -> None:
     """Put the shared ``params`` into the URL (page-local keys such as ``q`` stay) and remember
     what was written."""
-    shared = set(URL_KEYS.values())
+    shared = set(URL_KEYS.values()) | set(LEGACY_KEYS)
     current = st.query_params.to_dict()
     wanted = {k: v for k, v in current.items() if k not in shared} | params
     if current != wanted:

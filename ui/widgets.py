@@ -6,8 +6,9 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from analysis.core.errors import InputError
 from analysis.present.export import escape_markdown
-from analysis.stats.perquery import MEASURE_HELP, metric_column
+from analysis.stats.perquery import MEASURE_HELP
 from ui import data
 from ui.state import Selection
 
@@ -50,19 +51,6 @@ def show_errors(errors: dict[str, str], key: str = "reload_data") -> None:
         st.button("Reload data", key=key, on_click=data.reload, help="Read the bundle again.")
 
 
-def headline_metrics(sel: Selection, table: pd.DataFrame) -> list[str]:
-    """The selected metric first, then each selected dataset's own headline metrics."""
-    out = [sel.metric]
-    if sel.bundle is not None:
-        for name in sel.datasets:
-            spec = sel.bundle.datasets.get(name)
-            for label in spec.metrics if spec else ():
-                canonical = label.lower()
-                if canonical in table.columns and canonical not in out:
-                    out.append(canonical)
-    return [m for m in out if m in table.columns]
-
-
 def format_ci_table(board: pd.DataFrame, metrics: list[str]) -> pd.DataFrame:
     """A long ``mean_ci`` result (``dataset, model, metric, n, mean, ci_low, ci_high``) as one
     row per (dataset, model) and one text column per metric: ``0.412 [0.371, 0.455]``."""
@@ -81,4 +69,63 @@ def format_ci_table(board: pd.DataFrame, metrics: list[str]) -> pd.DataFrame:
 
 
 def current_metric_label(sel: Selection) -> str:
-    return metric_column(sel.measure, sel.k)
+    return sel.metric
+
+
+#: Styles of the leaderboard's HTML table (small CI and baseline counts under the mean).
+LEADERBOARD_CSS = """<style>
+table.leaderboard {border-collapse: collapse; font-size: 0.92rem; margin-bottom: 0.5rem}
+table.leaderboard th, table.leaderboard td {padding: 0.3rem 0.7rem; text-align: right;
+  border-bottom: 1px solid rgba(128, 128, 128, 0.25); vertical-align: top}
+table.leaderboard td:nth-child(2), table.leaderboard th:nth-child(2) {text-align: left}
+table.leaderboard small {opacity: 0.65; font-size: 0.75rem}
+table.leaderboard sup {color: #0072B2; font-weight: 600; margin-left: 0.1rem}
+</style>"""
+
+
+#: Styles of the query-detail tables (gold rows carry their own inline background).
+RANKING_CSS = """<style>
+table.ranking {border-collapse: collapse; width: 100%; font-size: 0.88rem}
+table.ranking th, table.ranking td {padding: 0.25rem 0.5rem; vertical-align: top;
+  border-bottom: 1px solid rgba(128, 128, 128, 0.25); text-align: left}
+table.ranking mark {background: #F0E442; color: inherit; padding: 0 0.1rem}
+table.ranking span[class^=mark-] {font-size: 0.75rem; border-radius: 0.3rem;
+  padding: 0 0.3rem; margin-right: 0.2rem; background: rgba(128, 128, 128, 0.18)}
+table.ranking span.mark-gold {background: #009E73; color: white}
+table.ranking span.mark-twin, table.ranking span.mark-stack {background: #E69F00; color: black}
+</style>"""
+
+
+def upload_expander(sel: Selection) -> None:
+    """The "Add a run" expander of the home page: an uploaded run joins a dataset for this
+    session (errors name the file and line)."""
+    if sel.bundle is None:
+        return
+    with st.expander("Add a run (upload)", expanded=False):
+        names = list(sel.bundle.datasets)
+        index = names.index(sel.dataset) if sel.dataset in names else 0
+        target = st.selectbox("Dataset of the run", names, index=index, key="upload_dataset")
+        uploaded = st.file_uploader(
+            "Run file (TREC run, STaRK eval_results CSV, or a query_id/doc_id/score table)",
+            key="upload_file",
+        )
+        if uploaded is None or not target:
+            return
+        if uploaded.size > MAX_UPLOAD_BYTES:
+            st.error(
+                escape_markdown(
+                    f"{uploaded.name}: the file is {uploaded.size / 2**20:.1f} MB, larger than "
+                    f"the {MAX_UPLOAD_MB} MB limit for uploads; put large runs in a "
+                    "bundle folder instead"
+                )
+            )
+            return
+        before = dict(data.uploads(target))
+        try:
+            model = data.add_upload(target, uploaded.name, uploaded.getvalue())
+        except InputError as exc:
+            st.error(escape_markdown(str(exc)))
+            return
+        if before.get(model) != data.uploads(target).get(model):
+            st.rerun()  # a new run: draw the sidebar again so it lists the model
+        st.success(escape_markdown(f"Added model {model} to {target}."))

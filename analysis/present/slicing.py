@@ -29,21 +29,28 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from analysis.present.axislabels import axis_labels, wrap_label
 from analysis.present.export import plotly_text
+from analysis.present.palette import FONT_FAMILY, SEQUENTIAL_SCALE, model_colours
 from analysis.stats import MISSING_LABEL, mean_ci, slice_finder
 
 __all__ = [
     "SUMMARY_COLUMNS",
     "WORST_COLUMNS",
+    "axis_labels",
     "default_slice_column",
+    "heat_range",
     "heatmap_frames",
     "order_slice_values",
     "plotly_text",
     "slice_bar_figure",
     "slice_heatmap_figure",
     "slice_labels",
+    "slice_order",
     "slice_summary",
+    "top_values",
     "worst_slices",
+    "wrap_label",
 ]
 
 #: Columns of :func:`slice_summary`.
@@ -58,10 +65,16 @@ _LABEL = "\x00value"  # a column name that cannot collide with a real one
 _NUMBER = re.compile(r"^[\[(]?\s*([<>≤≥]=?)?\s*(-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)")
 
 
+#: Values that mean "no value" in real files (STaRK's split/metapath fill, empty strings).
+MISSING_LIKE = frozenset({"", "none", "None", "nan", "NaN", "null", "<NA>"})
+#: Label of the slice that gathers every value beyond the top N.
+OTHER_LABEL = "(other)"
+
+
 def slice_labels(series: pd.Series) -> pd.Series:
-    """The slice values of a column as strings; missing values become ``"(missing)"``.
-    Integer-valued floats lose their ``.0`` (``2.0`` -> ``"2"``); booleans give
-    ``"True"``/``"False"``."""
+    """The slice values of a column as strings; missing values, empty strings and ``"none"``
+    (see :data:`MISSING_LIKE`) become ``"(missing)"``. Integer-valued floats lose their ``.0``
+    (``2.0`` -> ``"2"``); booleans give ``"True"``/``"False"``."""
     present = series.notna().to_numpy()
     if pd.api.types.is_float_dtype(series):
         values = series.to_numpy(dtype=float, na_value=np.nan)
@@ -71,25 +84,31 @@ def slice_labels(series: pd.Series) -> pd.Series:
         ]
     else:
         text = series.astype(object).astype(str).tolist()
-    out = np.where(present, np.asarray(text, dtype=object), MISSING_LABEL)
+    arr = np.asarray(text, dtype=object)
+    present = present & ~pd.Series(arr).str.strip().isin(MISSING_LIKE).to_numpy()
+    out = np.where(present, arr, MISSING_LABEL)
     return pd.Series(out, index=series.index, name=series.name, dtype=str)
 
 
 def _sort_key(label: str) -> tuple[int, float, int, str]:
     if label == MISSING_LABEL:
+        return (3, 0.0, 0, label)
+    if label.startswith(OTHER_LABEL):
         return (2, 0.0, 0, label)
     match = _NUMBER.match(label)
     if match is None:
         return (1, 0.0, 0, label.casefold())
     sign, number = match.groups()
-    above = 1 if sign and sign[0] in ">≥" else 0  # ">20" after "20" and "6–20"
-    return (0, float(number), above, label)
+    # "<0.5 km" before "0.5–2 km"; ">20" after "20" and "6–20"
+    side = (1 if sign[0] in ">≥" else -1) if sign else 0
+    return (0, float(number), side, label)
 
 
 def order_slice_values(labels: Iterable[str]) -> list[str]:
     """Distinct ``labels`` in display order: numeric-looking labels by their leading number
-    (``"1" < "2–5" < "6–20" < ">20"``; a ``>``/``≥`` prefix sorts after the same number), then
-    the others case-insensitively, ``"(missing)"`` last."""
+    (``"1" < "2–5" < "6–20" < ">20"``, ``"<0.5 km" < "0.5–2 km" < "2–5 km"``; a ``<``/``≤``
+    prefix sorts before the same number, ``>``/``≥`` after), then the others
+    case-insensitively, then ``"(other)"``, ``"(missing)"`` last."""
     return sorted(dict.fromkeys(map(str, labels)), key=_sort_key)
 
 
@@ -126,6 +145,8 @@ def slice_summary(
     confidence: float = 0.95,
     n_resamples: int = 10_000,
     seed: int | None = 0,
+    top_n: int | None = None,
+    min_size: int = 1,
 ) -> pd.DataFrame:
     """Mean of ``metric`` per (model, value of ``column``) with n and a bootstrap CI.
 
@@ -133,6 +154,11 @@ def slice_summary(
     :func:`analysis.stats.bootstrap_ci` on those values, same seed). Rows with a NaN metric are
     left out. ``models`` (default: every model of the table, in table order) fixes which models
     are kept and their order; a model without any row is absent from the result.
+
+    ``top_n``: keep the ``top_n`` values with the most queries (ties: display order) and gather
+    the rest into one slice ``"(other)"`` (its mean is over all of their queries, not a mean of
+    means); ``None`` keeps every value. ``min_size``: rows with fewer queries are dropped
+    (applied after ``top_n``, so a small "other" slice is dropped too).
 
     Returns:
         Columns ``model, value, n, mean, ci_low, ci_high`` (``value`` is the slice label, a
@@ -147,10 +173,15 @@ def slice_summary(
     rows = rows.loc[rows["model"].astype(str).isin(order)]
     if rows.empty:
         return pd.DataFrame({c: pd.Series(dtype=object) for c in SUMMARY_COLUMNS})
+    if min_size < 1:
+        raise ValueError(f"min_size must be >= 1, got {min_size}")
+    labels = slice_labels(rows[column])
+    if top_n is not None:
+        labels = top_values(labels, rows, top_n)
     frame = pd.DataFrame(
         {
             "model": rows["model"].astype(str).to_numpy(),
-            _LABEL: slice_labels(rows[column]).to_numpy(),
+            _LABEL: labels.to_numpy(),
             metric: pd.to_numeric(rows[metric]).to_numpy(dtype=float),
         }
     )
@@ -165,7 +196,66 @@ def slice_summary(
         ["_v", "_m"], kind="stable"
     )
     out["n"] = out["n"].astype(np.int64)
+    out = out.loc[out["n"] >= min_size]
     return out[list(SUMMARY_COLUMNS)].reset_index(drop=True)
+
+
+def top_values(labels: pd.Series, rows: pd.DataFrame, top_n: int) -> pd.Series:
+    """``labels`` with every value beyond the ``top_n`` largest (by distinct queries, ties in
+    display order; ``"(missing)"`` counts as a value) replaced by ``"(other)"``; unchanged when
+    there are at most ``top_n + 1`` values (an "other" of one value would hide its name).
+
+    Raises:
+        ValueError: ``top_n < 1``.
+    """
+    if top_n < 1:
+        raise ValueError(f"top_n must be >= 1, got {top_n}")
+    keys = [c for c in _QUERY_KEYS if c in rows.columns]
+    frame = pd.DataFrame({"label": labels.to_numpy()})
+    for c in keys:
+        frame[c] = rows[c].to_numpy()
+    sizes = frame.drop_duplicates() if keys else frame
+    counts = sizes["label"].value_counts()
+    if len(counts) <= top_n + 1:
+        return labels
+    rank = {v: i for i, v in enumerate(order_slice_values(counts.index))}
+    ordered = sorted(counts.index, key=lambda v: (-counts[v], rank[v]))
+    keep = set(ordered[:top_n])
+    other = f"{OTHER_LABEL} {len(ordered) - top_n} values"
+    out = np.where(labels.isin(keep).to_numpy(), labels.to_numpy(), other)
+    return pd.Series(out, index=labels.index, name=labels.name, dtype=str)
+
+
+SORTS: tuple[str, ...] = ("natural", "size", "value")
+
+
+def slice_order(summary: pd.DataFrame, by: str = "natural", model: str | None = None) -> list[str]:
+    """The slice values of a :func:`slice_summary` in display order, top first.
+
+    ``natural``: :func:`order_slice_values` (numeric buckets by their numbers); ``size``: most
+    queries first; ``value``: lowest mean of ``model`` first (default: the first model of the
+    summary), so the worst slices lead; values without a row for that model go last. "(other)"
+    and "(missing)" always come last.
+
+    Raises:
+        ValueError: an unknown ``by``.
+    """
+    if by not in SORTS:
+        raise ValueError(f"sort must be one of {SORTS}, got {by!r}")
+    natural = order_slice_values(summary["value"])
+    if by == "natural" or summary.empty:
+        return natural
+    rank = {v: i for i, v in enumerate(natural)}
+    tail = [v for v in natural if v.startswith((OTHER_LABEL, MISSING_LABEL))]
+    head = [v for v in natural if v not in tail]
+    if by == "size":
+        size = summary.groupby("value")["n"].max()
+        head.sort(key=lambda v: (-size.get(v, 0), rank[v]))
+    else:
+        first = model if model is not None else str(summary["model"].iloc[0])
+        mean = summary.loc[summary["model"] == first].set_index("value")["mean"]
+        head.sort(key=lambda v: (v not in mean.index, mean.get(v, 0.0), rank[v]))
+    return head + tail
 
 
 def heatmap_frames(
@@ -180,98 +270,131 @@ def heatmap_frames(
     """
     order = list(dict.fromkeys(summary["model"])) if models is None else list(models)
     values = order_slice_values(summary["value"])
+    row = {m: i for i, m in enumerate(order)}
+    col = {v: j for j, v in enumerate(values)}
+    keep = summary["model"].isin(row).to_numpy()
+    i = summary["model"][keep].map(row).to_numpy(dtype=np.int64)
+    j = summary["value"][keep].map(col).to_numpy(dtype=np.int64)
+    index = pd.Index(order, name="model")
+    columns = pd.Index(values, name="value", dtype=object)
     out = {}
     for field in ("mean", "n", "ci_low", "ci_high"):
-        wide = summary.pivot_table(index="model", columns="value", values=field, aggfunc="first")
-        wide = wide.reindex(index=order, columns=values)
-        wide.index.name, wide.columns.name = "model", "value"
-        out[field] = wide.fillna(0).astype(np.int64) if field == "n" else wide.astype(float)
+        grid = np.full((len(order), len(values)), np.nan)
+        grid[i, j] = summary[field][keep].to_numpy(dtype=float)  # one row per (model, value)
+        frame = pd.DataFrame(grid, index=index, columns=columns)
+        out[field] = frame.fillna(0).astype(np.int64) if field == "n" else frame
     return out
 
 
 def slice_bar_figure(
-    summary: pd.DataFrame, metric: str, column: str, models: Sequence[str] | None = None
+    summary: pd.DataFrame,
+    metric: str,
+    column: str,
+    models: Sequence[str] | None = None,
+    order: Sequence[str] | None = None,
 ) -> go.Figure:
-    """Grouped bars: mean of ``metric`` per slice value of ``column``, one bar per model, with
-    asymmetric 95% CI error bars (``ci_high - mean`` up, ``mean - ci_low`` down); the hover shows
-    model, slice, mean, CI and n. Slice values on the x axis in display order; one trace per
-    model in ``models`` order (default: order of first appearance), models without rows skipped.
-    """
-    values = [plotly_text(v) for v in order_slice_values(summary["value"])]
-    order = list(dict.fromkeys(summary["model"])) if models is None else list(models)
+    """Horizontal grouped bars: mean of ``metric`` per slice value of ``column`` (one row per
+    value, ``order`` top to bottom, default :func:`slice_order`), one bar per model (palette
+    colours, ``models`` order) with asymmetric 95% CI error bars. Axis labels are wrapped
+    (:func:`wrap_label`); the hover shows the full value, model, mean, CI and n."""
+    order = list(order) if order is not None else slice_order(summary)
+    labels = dict(zip(order, axis_labels(order), strict=True))
+    models = list(dict.fromkeys(summary["model"])) if models is None else list(models)
+    colours = model_colours(models)
     fig = go.Figure()
-    for model in order:
-        part = summary.loc[summary["model"] == model]
+    for model in models:
+        part = summary.loc[(summary["model"] == model) & summary["value"].isin(labels)]
         if part.empty:
             continue
         mean = part["mean"].to_numpy(dtype=float)
         low = part["ci_low"].to_numpy(dtype=float)
         high = part["ci_high"].to_numpy(dtype=float)
+        full = [plotly_text(v) for v in part["value"]]
         fig.add_trace(
             go.Bar(
                 name=plotly_text(model),
-                x=[plotly_text(v) for v in part["value"]],
-                y=mean,
-                error_y={
+                orientation="h",
+                y=[labels[v] for v in part["value"]],
+                x=mean,
+                marker_color=colours[model],
+                error_x={
                     "type": "data",
                     "symmetric": False,
                     "array": high - mean,
                     "arrayminus": mean - low,
+                    "thickness": 1,
                 },
-                customdata=np.column_stack([part["n"].to_numpy(dtype=float), low, high]),
+                customdata=np.column_stack(
+                    [part["n"].to_numpy(dtype=float), low, high, np.asarray(full, dtype=object)]
+                ),
                 hovertemplate=(
                     "%{fullData.name}<br>"
                     + plotly_text(column)
-                    + " = %{x}<br>"
+                    + " = %{customdata[3]}<br>"
                     + plotly_text(metric)
-                    + " = %{y:.3f} [%{customdata[1]:.3f}, %{customdata[2]:.3f}]"
+                    + " = %{x:.3f} [%{customdata[1]:.3f}, %{customdata[2]:.3f}]"
                     "<br>n = %{customdata[0]:,.0f}<extra></extra>"
                 ),
             )
         )
+    n_rows = len(order) * max(1, len(fig.data))
     fig.update_layout(
         barmode="group",
-        xaxis={"title": plotly_text(column), "type": "category"},
-        yaxis={"title": f"mean {plotly_text(metric)} (95% CI)", "rangemode": "tozero"},
-        legend={"title": "model"},
-        margin={"t": 30, "b": 10},
+        xaxis={"title": f"mean {plotly_text(metric)} (95% CI)", "rangemode": "tozero"},
+        yaxis={"title": plotly_text(column), "type": "category", "automargin": True},
+        legend={"title": "model", "orientation": "h", "y": 1.02, "yanchor": "bottom"},
+        height=int(min(4000, max(260, 90 + 16 * n_rows + 8 * len(order)))),
+        margin={"t": 40, "b": 10, "l": 10},
+        font={"family": FONT_FAMILY},
     )
-    fig.update_xaxes(categoryorder="array", categoryarray=values)
+    fig.update_yaxes(
+        categoryorder="array", categoryarray=[labels[v] for v in order], autorange="reversed"
+    )
     return fig
 
 
 def slice_heatmap_figure(
-    summary: pd.DataFrame, metric: str, column: str, models: Sequence[str] | None = None
+    summary: pd.DataFrame,
+    metric: str,
+    column: str,
+    models: Sequence[str] | None = None,
+    order: Sequence[str] | None = None,
 ) -> go.Figure:
-    """Heatmap of the mean of ``metric``: rows = models, columns = slice values of ``column``
-    (colour scale fixed to [0, 1], the range of every dashboard metric); each cell shows the mean,
-    the hover adds the 95% CI and n. Empty cells (no query of that model in that slice) are blank.
-    """
+    """Heatmap of the mean of ``metric``: rows = slice values of ``column`` (``order`` top to
+    bottom), columns = models. The sequential colour scale (palette ``SEQUENTIAL_SCALE``) spans
+    the data's own range (min to max of the shown means; ±0.05 around a single value), so
+    0.85 and 0.97 differ. Each cell shows the mean; the hover adds the full value, CI and n.
+    Empty cells (no query of that model in that slice) are blank."""
     frames = heatmap_frames(summary, models)
-    mean = frames["mean"]
-    custom = np.dstack(
-        [
-            frames["n"].to_numpy(dtype=float),
-            frames["ci_low"].to_numpy(dtype=float),
-            frames["ci_high"].to_numpy(dtype=float),
-        ]
+    order = list(order) if order is not None else slice_order(summary)
+    mean = frames["mean"].reindex(columns=order).T
+    n = frames["n"].reindex(columns=order).T.fillna(0)
+    low = frames["ci_low"].reindex(columns=order).T
+    high = frames["ci_high"].reindex(columns=order).T
+    full = np.repeat(
+        np.asarray([plotly_text(v) for v in order], dtype=object)[:, None], mean.shape[1], axis=1
     )
+    custom = np.dstack(
+        [n.to_numpy(dtype=float), low.to_numpy(dtype=float), high.to_numpy(dtype=float), full]
+    )
+    z = mean.to_numpy(dtype=float)
+    zmin, zmax = heat_range(z)
     fig = go.Figure(
         go.Heatmap(
-            z=mean.to_numpy(dtype=float),
-            x=[plotly_text(v) for v in mean.columns],
-            y=[plotly_text(m) for m in mean.index],
+            z=z,
+            x=[plotly_text(m) for m in mean.columns],
+            y=axis_labels(order),
             customdata=custom,
-            zmin=0.0,
-            zmax=1.0,
-            colorscale="RdYlGn",
+            zmin=zmin,
+            zmax=zmax,
+            colorscale=SEQUENTIAL_SCALE,
             colorbar={"title": plotly_text(metric)},
             texttemplate="%{z:.3f}",
             hoverongaps=False,
             hovertemplate=(
-                "model %{y}<br>"
+                "model %{x}<br>"
                 + plotly_text(column)
-                + " = %{x}<br>"
+                + " = %{customdata[3]}<br>"
                 + plotly_text(metric)
                 + " = %{z:.3f} [%{customdata[1]:.3f}, %{customdata[2]:.3f}]"
                 "<br>n = %{customdata[0]:,.0f}<extra></extra>"
@@ -279,12 +402,26 @@ def slice_heatmap_figure(
         )
     )
     fig.update_layout(
-        xaxis={"title": plotly_text(column), "type": "category"},
-        yaxis={"title": "model", "type": "category", "autorange": "reversed"},
-        height=max(220, 60 + 45 * len(mean.index)),
-        margin={"t": 30, "b": 10},
-    )
+        xaxis={"title": "model", "type": "category", "side": "top"},
+        yaxis={"title": plotly_text(column), "type": "category", "autorange": "reversed",
+               "automargin": True},
+        height=int(min(4000, max(220, 90 + 30 * len(order)))),
+        margin={"t": 60, "b": 10, "l": 10},
+        font={"family": FONT_FAMILY},
+    )  # fmt: skip
     return fig
+
+
+def heat_range(z: np.ndarray) -> tuple[float, float]:
+    """Colour range of a heatmap: the finite values' min and max (one value v: v ± 0.05;
+    none: 0 to 1)."""
+    finite = z[np.isfinite(z)]
+    if finite.size == 0:
+        return 0.0, 1.0
+    lo, hi = float(finite.min()), float(finite.max())
+    if hi - lo < 1e-12:
+        return lo - 0.05, hi + 0.05
+    return lo, hi
 
 
 def worst_slices(

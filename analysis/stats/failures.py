@@ -26,6 +26,7 @@ in selection order, queries in qrels order).
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -235,6 +236,7 @@ def failing_queries(
     tie_only: bool = False,
     missing_only: bool = False,
     text_chars: int = TEXT_CHARS,
+    search: str = "",
 ) -> pd.DataFrame:
     """The queries of one model's per-query rows that pass the filters (see the module
     docstring), worst first, as the table the page shows.
@@ -243,6 +245,9 @@ def failing_queries(
     ``<metric>_max`` (when present), ``n_gold``, ``first_gold_rank`` (nullable integer, missing
     when no gold was retrieved), ``flags`` (:func:`query_flags`), then ``slice_column`` when it
     is not one of these. The index is ``0..n-1``: a table selection's row positions refer to it.
+
+    ``search``: keep the queries whose id or text contains it (case-insensitive, literal, NFKC;
+    blank = no filter).
 
     Raises:
         KeyError: ``metric`` is not a column of ``rows``.
@@ -255,6 +260,8 @@ def failing_queries(
         mask &= slice_labels(rows[slice_column]).isin(list(slice_values)).to_numpy(dtype=bool)
     if tie_only:
         mask &= tie_sensitive_for(rows, metric).to_numpy(dtype=bool)
+    if search.strip():
+        mask &= search_mask(rows, search)
     if missing_only:
         if "missing_from_run" in rows.columns:
             mask &= rows["missing_from_run"].to_numpy(dtype=bool)
@@ -304,6 +311,35 @@ def failing_queries(
     if use_slice and slice_column not in out.columns:
         out[slice_column] = slice_labels(kept[slice_column]).array
     return out
+
+
+def search_mask(rows: pd.DataFrame, search: str) -> np.ndarray:
+    """Rows whose ``query_id`` or ``text`` contains ``search`` (stripped, NFKC, case-folded,
+    literal: no regular expression)."""
+    needle = unicodedata.normalize("NFKC", search.strip()).casefold()
+    hit = np.zeros(len(rows), dtype=bool)
+    for column in ("query_id", "text"):
+        if column in rows.columns:
+            values = rows[column].astype("str").str.normalize("NFKC").str.casefold()
+            hit |= values.str.contains(needle, regex=False).to_numpy(dtype=bool)
+    return hit
+
+
+def neighbours(
+    view: pd.DataFrame, dataset: str, query_id: str
+) -> tuple[tuple[str, str] | None, tuple[str, str] | None]:
+    """The (dataset, query id) before and after a query in a :func:`failing_queries` table
+    (``None`` at either end, or both when the query is not in it)."""
+    position = row_of(view, dataset, query_id)
+    if position is None:
+        return None, None
+
+    def at(i: int) -> tuple[str, str] | None:
+        if 0 <= i < len(view):
+            return str(view["dataset"].iloc[i]), str(view["query_id"].iloc[i])
+        return None
+
+    return at(position - 1), at(position + 1)
 
 
 # ------------------------------------------------------------------------------ selection

@@ -4,11 +4,13 @@ Columns: ``dataset, model, query_id``, one column per metric (``hit@1`` ... ``nd
 ``mrr``), the diagnostics of :func:`analysis.core.metrics.evaluate_run` (``n_gold``,
 ``first_gold_rank``, ``tie_sensitive``, ``<metric>_min/_max``, ...), and slice columns: the
 query's ``query_type`` and metadata columns from the queries table, ``n_gold_bucket`` (``1``,
-``2–5``, ``6–20``, ``>20``) and ``query_length`` (words, bucketed into quartiles).
+``2–5``, ``6–20``, ``>20``) and ``query_length`` (quartile buckets of the length in words, or
+in characters for Chinese/Japanese/Korean text or when an importer gives ``query_chars``).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
@@ -31,7 +33,7 @@ MEASURE_HELP = {
     "(trec_eval recip_rank). The cutoff k does not apply.",
 }
 _NOT_SLICES = {"query_id", "text", "lat", "lon", "model", "gold_poi_ids"}
-MAX_CATEGORIES = 60
+MAX_CATEGORIES = 200
 
 
 def metric_column(measure: str, k: int) -> str:
@@ -96,7 +98,11 @@ def per_query_table(
             frame = _add_geo(frame, run, qrels, queries, entities, ties)
         frame.insert(0, "model", model)
         frames.append(frame)
-        keep = {f"gold_exceeds_{m.k}" for m in parse_metrics(headline or wanted) if m.k}
+        keep = {
+            f"gold_exceeds_{m.k}"
+            for m in parse_metrics(headline or wanted)
+            if m.k and m.measure == "recall"
+        }
         warnings[model] = [
             w for w in result.warnings if not w.code.startswith("gold_exceeds_") or w.code in keep
         ]
@@ -111,8 +117,7 @@ def per_query_table(
     table = table.merge(meta, on="query_id", how="left")
     if "text" in table.columns:
         table["text"] = table["text"].fillna("").astype("str")
-        words = table["text"].str.split().str.len().fillna(0).astype(np.int64)
-        table["query_length"] = _length_bucket(words)
+        table["query_length"] = _length_bucket(*query_lengths(table))
     if "query_type" in table.columns:
         table["query_type"] = table["query_type"].fillna("unknown").astype("str")
     table["n_gold_bucket"] = n_gold_bucket(table["n_gold"]).astype("str")
@@ -154,12 +159,38 @@ def _add_geo(
     return out
 
 
-def _length_bucket(words: pd.Series) -> pd.Series:
-    if words.nunique() < 2:
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+
+
+def is_cjk(texts: pd.Series) -> bool:
+    """Whether a text column is Chinese/Japanese/Korean: at least a third of the non-space
+    characters of a sample of up to 200 non-empty texts are CJK ideographs, kana or hangul."""
+    sample = texts[texts.str.len() > 0].head(200)
+    joined = "".join(sample.str.replace(r"\s+", "", regex=True))
+    return bool(joined) and len(_CJK.findall(joined)) * 3 >= len(joined)
+
+
+def query_lengths(table: pd.DataFrame) -> tuple[pd.Series, str]:
+    """The length of each query and its unit: an importer's ``query_chars`` column when
+    present (characters); else characters without spaces for CJK text (:func:`is_cjk`), whose
+    words are not separated by spaces; else words (whitespace-separated tokens)."""
+    if "query_chars" in table.columns:
+        chars = pd.to_numeric(table["query_chars"], errors="coerce").fillna(0)
+        return chars.astype(np.int64), "characters"
+    text = table["text"]
+    if is_cjk(text):
+        chars = text.str.replace(r"\s+", "", regex=True).str.len().fillna(0)
+        return chars.astype(np.int64), "characters"
+    return text.str.split().str.len().fillna(0).astype(np.int64), "words"
+
+
+def _length_bucket(lengths: pd.Series, unit: str = "words") -> pd.Series:
+    """Quartile buckets of the query length, labelled with the unit (``"3–5 words"``)."""
+    if lengths.nunique() < 2:
         return pd.Series(
-            np.where(words > 0, words.astype(str) + " words", "empty"), index=words.index
+            np.where(lengths > 0, lengths.astype(str) + f" {unit}", "empty"), index=lengths.index
         )
-    return bucket_numeric(words, 4).astype("str")
+    return bucket_numeric(lengths, 4).astype("str") + f" {unit}"
 
 
 def slice_columns(table: pd.DataFrame) -> list[str]:

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import html
+import re
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
 import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
@@ -40,5 +44,55 @@ def open_page(page: str | None = None, **params: str) -> AppTest:
     return at
 
 
+def leaderboards(at: AppTest) -> pd.DataFrame | None:
+    """The home page's leaderboard tables (``st.html``) as rows ``dataset, model, n, cells``
+    (``cells``: the row's HTML); ``None`` when the page shows none."""
+    rows = []
+    for element in at.get("html"):
+        body = element.proto.body
+        for table in re.findall(r'<table class="leaderboard" data-dataset="([^"]*)">(.*?)</table>',
+                                body, flags=re.S):  # fmt: skip
+            dataset, inner = table
+            for model, cells in re.findall(r'<tr data-model="([^"]*)">(.*?)</tr>', inner, re.S):
+                n = int(re.findall(r"<td>(\d+)</td>", cells)[0])
+                rows.append({"dataset": html.unescape(dataset), "model": html.unescape(model),
+                             "n": n, "cells": cells})  # fmt: skip
+    return pd.DataFrame(rows) if rows else None
+
+
 def no_exception(at: AppTest) -> None:
     assert not at.exception, [e.value for e in at.exception]
+
+
+def make_wide_bundle(folder: Path, n_values: int = 60) -> Path:
+    """A one-dataset bundle shaped like STaRK-MAG with MoR metapaths: a ``metapath`` column of
+    ``n_values`` long values (sizes from 30 queries down to 2), queries, qrels and two TREC runs.
+    Returns the data root to put in ``RETRIEVAL_DASHBOARD_DATA_ROOTS``."""
+    rng = np.random.default_rng(7)
+    ds = folder / "wide" / "mag"
+    (ds / "runs").mkdir(parents=True)
+    sizes = np.maximum(2, np.linspace(30, 2, n_values).astype(int))
+    paths = np.repeat(
+        [f"paper -> author -> institution -> paper #{i:02d} (cites; written by)" for i in
+         range(n_values)], sizes
+    )  # fmt: skip
+    n_queries = len(paths)
+    lines = ["query_id,text,metapath"]
+    lines += [f"q{i},papers about topic {i % 17} by authors of group {i % 5},{p}"
+              for i, p in enumerate(paths)]  # fmt: skip
+    (ds / "queries.csv").write_text("\n".join(lines) + "\n")
+    (ds / "qrels.txt").write_text("".join(f"q{i} 0 d{i % 300} 1\n" for i in range(n_queries)))
+    for model, hit in (("mor", 0.7), ("bm25", 0.4)):
+        out = []
+        for i in range(n_queries):
+            docs = [f"d{(i * 7 + j) % 300}" for j in range(20)]
+            if rng.random() < hit:
+                docs[int(rng.integers(0, 5))] = f"d{i % 300}"
+            out += [f"q{i} Q0 {d} {r + 1} {20 - r} {model}\n" for r, d in enumerate(docs)]
+        (ds / "runs" / f"{model}.run").write_text("".join(out))
+    (folder / "wide" / "bundle.toml").write_text(
+        'name = "wide"\n[datasets.mag]\nfamily = "stark"\nqueries = "mag/queries.csv"\n'
+        'qrels = "mag/qrels.txt"\nruns = "mag/runs"\n'
+        'metrics = ["hit@1", "hit@5", "recall@20", "mrr"]\n'
+    )
+    return folder

@@ -46,7 +46,7 @@ def test_taxonomy_counts_add_up_and_list_queries():
     counts = at.dataframe[0].value.set_index("model")
     assert list(counts.columns) == [*CATEGORIES, "queries"]
     assert (counts[list(CATEGORIES)].sum(axis=1) == 420).all()  # every query in one category
-    assert at.selectbox(key="ds").value == "stark-prime"
+    assert at.selectbox(key="w_dataset").value == "stark-prime"
     at.selectbox(key="tax_model").select("bm25").run()
     at.selectbox(key="cat").select("not retrieved").run()
     no_exception(at)
@@ -109,9 +109,14 @@ def test_annotation_panel_writes_tags_notes_and_judgements(notes):
     script = f"""
 import sys
 sys.path.insert(0, {str(ROOT)!r})
-from ui.state import sidebar
+import ui.state
 from ui.annotations import annotation_panel
-sel = sidebar()
+real = ui.state.navigation
+ui.state.navigation = lambda *args, **kwargs: None  # page links need the app's page tree
+try:
+    sel = ui.state.sidebar()
+finally:
+    ui.state.navigation = real  # the module is shared with the other tests of the process
 annotation_panel(sel, "stark-mag", "007", ["d1", "d2", "d3"])
 """
     panel = AppTest.from_string(script, default_timeout=60)
@@ -142,11 +147,10 @@ annotation_panel(sel, "stark-mag", "007", ["d1", "d2", "d3"])
 
 
 def test_every_demo_dataset_renders_without_exception():
-    at = open_page(PAGE, a="bm25")
-    names = at.selectbox(key="ds").options
+    names = list(read_manifest(ROOT / "data" / "demo").datasets)
     assert len(names) == 6
     for name in names:
-        at.selectbox(key="ds").select(name).run()
+        at = open_page(PAGE, dataset=name, a="bm25")
         no_exception(at)
         assert at.dataframe[0].value["queries"].gt(0).all(), name
 

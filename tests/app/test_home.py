@@ -1,54 +1,103 @@
-"""AppTest: the home page (bundle, leaderboard, data checks)."""
+"""AppTest: the home page (one dataset, leaderboard per dataset, data checks, navigation)."""
 
 from __future__ import annotations
 
-from tests.app.conftest import no_exception, open_page
+import re
+
+from tests.app.conftest import leaderboards, no_exception, open_page
 
 
-def test_home_renders_leaderboard_on_demo():
+def _html(at) -> str:
+    return "".join(e.proto.body for e in at.get("html"))
+
+
+def _param(at, name: str) -> str:
+    value = at.query_params[name]
+    return value[0] if isinstance(value, list) else value
+
+
+def test_home_shows_one_dataset_with_its_headline_metrics():
     at = open_page()
     no_exception(at)
-    board = at.dataframe[0].value
-    assert set(board["dataset"]) == {
-        "stark-amazon",
-        "stark-mag",
-        "stark-prime",
-        "beijing",
-        "shanghai",
-        "geo-glue",
-    }
+    assert at.selectbox(key="w_dataset").value == "stark-amazon"
+    assert at.selectbox(key="w_metric").options == ["hit@1", "hit@5", "recall@20", "mrr"]
+    assert at.selectbox(key="w_metric").value == "hit@1"
+    board = leaderboards(at)
+    assert list(board["model"]) == ["bm25-kb-propagation", "bm25", "char-ngram-tfidf"]
+    assert set(board["dataset"]) == {"stark-amazon"}
     assert board["n"].min() >= 300
-    assert board.iloc[0, 3].count("[") == 1  # "mean [low, high]"
+    page = _html(at)
+    assert page.count("<table") == 1
+    assert "<b>" in page
+    assert "<sup>" in page
 
 
-def test_home_data_checks_list_duplicate_qrels():
-    at = open_page()
-    checks = at.dataframe[1].value
-    assert "duplicate_qrels" in set(checks["check"])
-
-
-def test_changing_metric_changes_leaderboard():
-    at = open_page()
-    before = at.dataframe[0].value.columns.tolist()
-    at.selectbox(key="w_measure").select("ndcg").run()
+def test_spatial_dataset_offers_its_models_and_metrics():
+    at = open_page(dataset="beijing")
     no_exception(at)
-    after = at.dataframe[0].value.columns.tolist()
-    assert "ndcg@10" in after
-    assert before != after
-    assert at.query_params["metric"] in ("ndcg", ["ndcg"])
+    assert at.selectbox(key="w_metric").options[0] == "recall@10"
+    models = at.selectbox(key="w_model_a").options
+    assert "bm25-distance-fusion" in models
+    assert "bm25-kb-propagation" not in models
 
 
-def test_deep_link_selects_datasets_and_models():
-    at = open_page(datasets="beijing", a="bm25", metric="recall", k="20")
+def test_baseline_adds_counts_and_goes_to_the_url():
+    at = open_page()
+    at.selectbox(key="home_baseline").select("bm25").run()
     no_exception(at)
-    board = at.dataframe[0].value
-    assert set(board["dataset"]) == {"beijing"}
-    assert "recall@20" in board.columns
+    board = leaderboards(at).set_index("model")
+    assert "+" not in board.loc["bm25", "cells"]  # the baseline has no counts
+    counts = re.findall(r"\+(\d+) / −(\d+)", board.loc["bm25-kb-propagation", "cells"])
+    assert len(counts) == 4  # one per headline metric
+    assert int(counts[0][0]) > 0
+    assert _param(at, "baseline") == "bm25"
+    assert "(baseline)" in _html(at)
+
+
+def test_every_dataset_on_demand_each_checked_once():
+    at = open_page()
+    at.toggle(key="home_all").set_value(True).run()
+    no_exception(at)
+    assert _html(at).count("<table") == 6
+    assert len(set(leaderboards(at)["dataset"])) == 6
+    checks = at.dataframe[-1].value
+    assert {"stark-amazon", "beijing"} <= set(checks["dataset"])
+    assert not checks.duplicated(["dataset", "check", "message"]).any()
+    dup = checks[checks["check"] == "duplicate_qrels"]
+    assert len(dup) >= 1
+    assert set(dup["models"]) == {"all"}
+
+
+def test_changing_metric_writes_url():
+    at = open_page()
+    at.selectbox(key="w_metric").select("mrr").run()
+    no_exception(at)
+    assert _param(at, "metric") == "mrr"
+
+
+def test_deep_link_and_legacy_link():
+    at = open_page(dataset="beijing", a="bm25", metric="ndcg@10")
+    no_exception(at)
     assert at.selectbox(key="w_model_a").value == "bm25"
+    assert at.selectbox(key="w_metric").value == "ndcg@10"
+    old = open_page(datasets="shanghai,beijing", metric="recall", k="20")
+    no_exception(old)
+    assert old.selectbox(key="w_dataset").value == "shanghai"
+    assert old.selectbox(key="w_metric").value == "recall@20"
+    assert "datasets" not in old.query_params
+    assert "k" not in old.query_params
 
 
 def test_invalid_url_values_fall_back():
-    at = open_page(datasets="nope", a="no-such-model", k="7")
+    at = open_page(dataset="nope", a="no-such-model", metric="hit@7")
     no_exception(at)
-    assert at.selectbox(key="w_k").value == 10
-    assert len(at.multiselect(key="w_datasets").value) == 6
+    assert at.selectbox(key="w_dataset").value == "stark-amazon"
+    assert at.selectbox(key="w_metric").value == "hit@1"
+    assert at.selectbox(key="w_model_a").value == "bm25-kb-propagation"
+
+
+def test_navigation_names_home_first():
+    at = open_page()
+    links = at.get("page_link")
+    assert links[0].proto.label == "Home"
+    assert [link.proto.label for link in links[1:4]] == ["Slices", "Queries", "Compare"]

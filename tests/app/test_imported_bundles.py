@@ -4,7 +4,9 @@ GeoGLUE-clean subset)."""
 
 from __future__ import annotations
 
-import pandas as pd
+import html
+import re
+
 import pytest
 
 from analysis.io.importers import import_geoglue, import_stark
@@ -14,14 +16,18 @@ from tests.importers.test_skb import _amazon_skb, _toy_stark
 ROOTS_ENV = "RETRIEVAL_DASHBOARD_DATA_ROOTS"
 
 
-def _gold(at) -> pd.DataFrame:
-    found = [
-        d.value
-        for d in at.dataframe
-        if list(d.value.columns)[:3] == ["doc_id", "rank", "relevance"]
-    ]
-    assert len(found) == 1
-    return found[0].set_index("doc_id")
+def _detail(at) -> tuple[str, str]:
+    """The Queries page's gold table and ranked list (HTML, every value escaped), with the
+    query-term highlights removed and the entities unescaped, so names read as in the data."""
+    bodies = [e.proto.body for e in at.get("html") if "<table class='ranking'>" in e.proto.body]
+    assert len(bodies) >= 2
+    gold, ranking = bodies[-2:]
+    plain = [html.unescape(re.sub(r"</?mark>", "", b)) for b in (gold, ranking)]
+    return plain[0], plain[1]
+
+
+def _rows(body: str) -> list[str]:
+    return body.split("<tbody>", 1)[1].split("<tr")[1:]
 
 
 def test_stark_skb_entity_name_and_text_on_the_queries_page(tmp_path, monkeypatch) -> None:
@@ -39,9 +45,11 @@ def test_stark_skb_entity_name_and_text_on_the_queries_page(tmp_path, monkeypatc
         qd="amazon-human",
     )
     no_exception(at)
-    row = _gold(at).loc["5"]
-    assert row["name"] == "Trail Shooting Stick"
-    assert str(row["text"]).startswith("- product: Trail Shooting Stick")
+    gold, _ = _detail(at)
+    (row,) = _rows(gold)
+    assert "<code>5</code>" in row
+    assert "<b>Trail Shooting Stick</b>" in row
+    assert "- product: Trail Shooting Stick" in row
 
 
 @pytest.mark.real
@@ -63,13 +71,17 @@ def test_geoglue_poi_names_and_text_on_the_queries_page(real_dir, tmp_path, monk
         qd="geoglue",
     )
     no_exception(at)
-    gold = _gold(at)
-    assert list(gold.index) == ["4885"]
-    assert gold.loc["4885", "name"]  # the POI's name and text, not a bare row number
-    assert "," in str(gold.loc["4885", "text"])
-    ranking = [d.value for d in at.dataframe if list(d.value.columns)[:2] == ["rank", "gold"]]
-    assert len(ranking) == 1
-    assert ranking[0]["name"].astype(str).str.len().gt(0).all()
+    gold, ranking = _detail(at)
+    (row,) = _rows(gold)
+    assert "<code>4885</code>" in row
+    # the POI's name and text, not a bare row number
+    name = re.search(r"<b>(.*?)</b>", row)
+    assert name is not None
+    assert name.group(1).strip()
+    assert re.search(r"<br>.*,", row)  # its address text
+    listed = _rows(ranking)
+    assert len(listed) >= 10
+    assert all("<b>" in r for r in listed)  # every retrieved POI shows its name
 
 
 PAGES = [None, "1_Slices.py", "2_Queries.py", "3_Compare.py", "4_Map.py", "5_Report.py"]

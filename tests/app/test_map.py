@@ -71,12 +71,12 @@ def test_default_query_is_a_failure_of_model_a():
 
 
 def test_changing_dataset_and_tolerance_changes_stack_metrics():
-    at = open_page(PAGE, datasets="beijing,geo-glue")
+    at = open_page(PAGE, dataset="beijing")
     no_exception(at)
     assert at.selectbox(key="map_md").value == "beijing"
     beijing = _metrics(at)
     assert beijing["Share stacked"] == "0.0%"  # no exact duplicates in the Beijing demo
-    at.selectbox(key="map_md").select("geo-glue").run()
+    at.selectbox(key="w_dataset").select("geo-glue").run()
     no_exception(at)
     glue = _metrics(at)
     assert glue["Share stacked"] == "20.2%"
@@ -113,10 +113,10 @@ def test_permalink_reopens_query_and_selected_poi():
 
 
 def test_dataset_removed_in_sidebar_falls_back():
-    at = open_page(PAGE, datasets="beijing,geo-glue", md="geo-glue", q="test-5")
+    at = open_page(PAGE, dataset="geo-glue", md="geo-glue", q="test-5")
     no_exception(at)
     assert at.selectbox(key="map_md").value == "geo-glue"
-    at.multiselect(key="w_datasets").unselect("geo-glue").run()
+    at.selectbox(key="w_dataset").select("beijing").run()
     no_exception(at)
     assert at.selectbox(key="map_md").value == "beijing"
     assert at.selectbox(key="map_q").value != "test-5"

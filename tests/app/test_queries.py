@@ -33,21 +33,29 @@ def _failures(at) -> pd.DataFrame:
     return tables[0].value
 
 
-def _detail(at, which: str) -> pd.DataFrame:
-    """A detail table: ``meta`` (field/value), ``gold`` (gold documents) or ``ranking`` (only
-    selectable dataframes carry their key in AppTest, so tell them apart by columns)."""
-    tests = {
-        "meta": lambda cols: cols == ["field", "value"],
-        "gold": lambda cols: cols[:3] == ["doc_id", "rank", "relevance"],
-        "ranking": lambda cols: cols[:2] == ["rank", "gold"],
-    }
-    found = [d.value for d in at.dataframe if tests[which](list(d.value.columns))]
-    assert len(found) == 1, which
-    return found[0]
+def _meta(at) -> dict:
+    found = [d.value for d in at.dataframe if list(d.value.columns) == ["field", "value"]]
+    assert len(found) == 1
+    return dict(found[0].values)
+
+
+def _html(at) -> list[str]:
+    """The detail tables (gold documents first, then model A's ranked list)."""
+    return [e.proto.body for e in at.get("html")]
+
+
+def _rows(body: str) -> list[str]:
+    return body.split("<tbody>", 1)[1].split("<tr")[1:]
 
 
 def _shown_query(at) -> str | None:
     return at.code[0].value if len(at.code) else None
+
+
+def _select(at, row: int) -> None:
+    # AppTest cannot click the grid; a keyed dataframe's selection is set through session state
+    at.session_state["failures"] = {"selection": {"rows": [row], "columns": [], "cells": []}}
+    at.run()
 
 
 def test_renders_failing_queries_of_model_a_on_demo():
@@ -55,26 +63,31 @@ def test_renders_failing_queries_of_model_a_on_demo():
     no_exception(at)
     view = _failures(at)
     assert len(view) > 50
-    assert set(view.columns) >= {
-        "dataset",
-        "query_id",
-        "text",
-        "hit@10",
-        "hit@10_min",
-        "hit@10_max",
-        "n_gold",
-        "first_gold_rank",
-        "flags",
-    }
-    assert (view["hit@10"] < 1).all()  # failures only, by default
-    assert view["hit@10"].is_monotonic_increasing  # worst first
-    # the selector explains the metric on hover
+    assert set(view.columns) >= {"query_id", "text", "hit@1", "n_gold", "first_gold_rank"}
+    assert (view["hit@1"] < 1).all()  # failures only, by default
+    assert view["hit@1"].is_monotonic_increasing  # worst first
+    assert set(view["dataset"]) == {"stark-amazon"}  # one dataset at a time
     assert "Hit@k" in at.select_slider(key="queries_max").help
     assert _shown_query(at) is None  # nothing selected yet
 
 
+def test_search_filters_by_text_and_id():
+    at = open_page(PAGE, dataset="stark-mag", a="bm25")
+    view = _failures(at)
+    word = str(view.loc[0, "text"]).split()[0]
+    at.text_input(key="queries_search").input(word.upper()).run()
+    no_exception(at)
+    found = _failures(at)
+    assert 0 < len(found) <= len(view)
+    full = [_text("stark-mag", q).casefold() for q in found["query_id"]]
+    assert all(word.casefold() in t for t in full)
+    assert _param(at, "search") == word.upper()
+    at.text_input(key="queries_search").input(str(view.loc[2, "query_id"])).run()
+    assert str(view.loc[2, "query_id"]) in set(_failures(at)["query_id"])
+
+
 def test_threshold_and_slice_filters_change_the_row_count():
-    at = open_page(PAGE, datasets="stark-mag,beijing,shanghai", a="bm25", metric="recall", k="20")
+    at = open_page(PAGE, dataset="beijing", a="bm25", metric="recall@20")
     no_exception(at)
     before = len(_failures(at))
     at.select_slider(key="queries_max").set_value(0.0).run()
@@ -83,122 +96,105 @@ def test_threshold_and_slice_filters_change_the_row_count():
     assert 0 < len(zero) < before
     assert (zero["recall@20"] == 0).all()
     assert _param(at, "max") == "0"
-
-    at.selectbox(key="queries_slice").select("dataset").run()
-    no_exception(at)
-    assert "beijing" in at.multiselect(key="queries_values").options
-    at.multiselect(key="queries_values").select("beijing").run()
+    at.selectbox(key="queries_slice").select("n_gold_bucket").run()
+    at.multiselect(key="queries_values").select("1").run()
     no_exception(at)
     sliced = _failures(at)
     assert 0 < len(sliced) < len(zero)
-    assert set(sliced["dataset"]) == {"beijing"}
-    assert _param(at, "slice") == "dataset"
-    assert _param(at, "values") == "beijing"
+    assert (sliced["n_gold"] == 1).all()
+    assert _param(at, "values") == "1"
 
 
 def test_tie_and_missing_checkboxes_filter():
-    at = open_page(PAGE, datasets="stark-amazon,stark-prime", a="bm25")
+    at = open_page(PAGE, dataset="stark-prime", a="bm25", metric="hit@5")
     all_rows = len(_failures(at))
-    at.checkbox(key="queries_missing").check().run()
-    no_exception(at)
-    missing = _failures(at)
-    assert 0 < len(missing) < all_rows
-    assert missing["flags"].str.contains("missing from run").all()
-    assert _param(at, "missing") == "1"
-    at.checkbox(key="queries_missing").uncheck().run()
     at.checkbox(key="queries_tie_only").check().run()
     no_exception(at)
     ties = _failures(at)
     assert 0 < len(ties) < all_rows
-    assert (ties["hit@10_min"] != ties["hit@10_max"]).all()
+    assert ties["flags"].str.contains("tie").all()
     assert _param(at, "tie_only") == "1"
     assert _param(at, "ties") == "trec_eval"  # the shared tie policy is untouched
 
 
-def test_selecting_a_row_shows_that_query_and_puts_it_in_the_url():
-    at = open_page(PAGE, datasets="stark-amazon,stark-mag", a="bm25")
+def test_selecting_a_row_shows_query_highlighted_text_gold_rows_and_url():
+    at = open_page(PAGE, dataset="stark-amazon", a="bm25")
     view = _failures(at)
     dataset, query_id = view.loc[3, "dataset"], view.loc[3, "query_id"]
-    # AppTest cannot click the grid; a keyed dataframe's selection is set through session state
-    at.session_state["failures"] = {"selection": {"rows": [3], "columns": [], "cells": []}}
-    at.run()
+    _select(at, 3)
     no_exception(at)
     assert _param(at, "q") == query_id
     assert _param(at, "qd") == dataset
     assert _shown_query(at) == _text(dataset, query_id)
-    ranking = _detail(at, "ranking")
-    assert len(ranking) == 20  # top 20 by default
-    assert ranking["rank"].tolist() == list(range(1, 21))
-    assert "gold" in ranking.columns
-
-    # a second selection replaces the first
-    at.session_state["failures"] = {"selection": {"rows": [0], "columns": [], "cells": []}}
-    at.run()
+    gold, ranking = _html(at)[-2:]
+    assert len(_rows(ranking)) == 20  # top 20 by default
+    assert "<mark>" in ranking  # query terms highlighted in the entity text
+    assert "background-color" in gold  # gold rows highlighted
+    _select(at, 0)
     assert _param(at, "q") == view.loc[0, "query_id"]
-    assert _shown_query(at) == _text(view.loc[0, "dataset"], view.loc[0, "query_id"])
+
+
+def test_previous_and_next_walk_the_list():
+    at = open_page(PAGE, dataset="stark-mag", a="bm25")
+    view = _failures(at)
+    _select(at, 1)
+    at.button(key="q_next").click().run()
+    no_exception(at)
+    assert _param(at, "q") == view.loc[2, "query_id"]
+    assert _shown_query(at) == _text("stark-mag", view.loc[2, "query_id"])
+    at.button(key="q_prev").click().run()
+    at.button(key="q_prev").click().run()
+    assert _param(at, "q") == view.loc[0, "query_id"]
+    assert at.button(key="q_prev").disabled
 
 
 def test_permalink_reopens_the_query_even_outside_the_filtered_table():
-    # query 5 exists in all three STaRK datasets: qd picks MAG's
-    at = open_page(
-        PAGE, datasets="stark-amazon,stark-mag", a="bm25", q="5", qd="stark-mag", max="0", top="5"
-    )
+    at = open_page(PAGE, dataset="stark-mag", a="bm25", q="5", max="0", top="5")
     no_exception(at)
     assert _shown_query(at) == _text("stark-mag", "5")
-    assert _text("stark-mag", "5") != _text("stark-amazon", "5")
-    meta = dict(_detail(at, "meta").values)
-    assert meta["dataset"] == "stark-mag"
+    meta = _meta(at)
     assert meta["query_id"] == "5"
-    ranking = _detail(at, "ranking")
-    assert len(ranking) == 5
+    gold, ranking = _html(at)[-2:]
+    assert len(_rows(ranking)) == 5
+    assert len(_rows(gold)) == int(meta["n_gold"])
     assert at.number_input(key="queries_top").value == 5
-    gold = _detail(at, "gold")
-    assert len(gold) == int(meta["n_gold"])
-    # the gold marked in the ranked list are the gold documents
-    assert set(ranking.loc[ranking["gold"], "doc_id"]) <= set(gold["doc_id"])
-    assert _param(at, "q") == "5"
-    assert _param(at, "qd") == "stark-mag"
 
 
-def test_permalink_highlights_the_row_when_it_is_in_the_table():
-    at = open_page(PAGE, datasets="shanghai", a="bm25")
+def test_poi_detail_shows_distance_and_twin_or_stack_marks():
+    at = open_page(PAGE, dataset="geo-glue", a="bm25", metric="recall@10")
     view = _failures(at)
-    dataset, query_id = view.loc[7, "dataset"], view.loc[7, "query_id"]
-    again = open_page(PAGE, datasets="shanghai", a="bm25", q=query_id, qd=dataset)
-    no_exception(again)
-    assert again.session_state["failures"]["selection"]["rows"] == [7]
-    assert _shown_query(again) == _text(dataset, query_id)
-    # changing a filter keeps the query shown; the highlight follows it or clears
-    again.select_slider(key="queries_max").set_value(0.5).run()
-    no_exception(again)
-    assert _shown_query(again) == _text(dataset, query_id)
-    assert _param(again, "q") == query_id
+    marked = False
+    for row in range(min(len(view), 12)):
+        _select(at, row)
+        no_exception(at)
+        ranking = _html(at)[-1]
+        assert "<th>distance</th>" in ranking
+        assert " km</td>" in ranking or " m</td>" in ranking
+        marked |= "mark-twin" in ranking or "mark-stack" in ranking
+    assert marked  # Geo-Glue's shifted coordinates put non-gold POIs on gold spots
 
 
-def test_query_without_dataset_in_link_resolves_and_bad_link_warns():
-    at = open_page(PAGE, datasets="beijing,shanghai", a="bm25", q="00001")
+def test_query_link_resolves_and_bad_link_warns():
+    at = open_page(PAGE, dataset="beijing", a="bm25", q="00001")
     no_exception(at)
     assert _param(at, "qd") == "beijing"
     assert _shown_query(at) == _text("beijing", "00001")
-    assert any("Map page" in i.value for i in at.info)  # spatial dataset note
-
-    bad = open_page(PAGE, datasets="geo-glue", a="bm25", q="no-such-query")
+    bad = open_page(PAGE, dataset="geo-glue", a="bm25", q="no-such-query")
     no_exception(bad)
     assert _shown_query(bad) is None
     assert len(bad.warning) == 1
 
 
 def test_filters_matching_nothing_show_info():
-    at = open_page(PAGE, datasets="beijing", a="bm25", missing="1", tie_only="1")
+    at = open_page(PAGE, dataset="beijing", a="bm25", missing="1", tie_only="1")
     no_exception(at)
     assert not [d for d in at.dataframe if d.key == "failures"]
     assert any("No query matches" in i.value for i in at.info)
 
 
 def test_invalid_url_values_fall_back_to_defaults():
-    at = open_page(
-        PAGE, datasets="geo-glue", max="2", slice="nope", values="x", top="0", tie_only="maybe"
-    )
+    at = open_page(PAGE, dataset="geo-glue", max="2", slice="nope", values="x", top="0",
+                   tie_only="maybe")  # fmt: skip
     no_exception(at)
     assert at.select_slider(key="queries_max").value == 1.0
     assert at.selectbox(key="queries_slice").value == "(none)"

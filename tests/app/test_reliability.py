@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from analysis.present.report import write_report
-from tests.app.conftest import ROOT, no_exception, open_page
+from tests.app.conftest import ROOT, leaderboards, no_exception, open_page
 from ui import data
 
 ROOTS_ENV = "RETRIEVAL_DASHBOARD_DATA_ROOTS"
@@ -75,7 +75,7 @@ def test_a_dataset_named_twice_in_the_url_counts_once(roots: Path) -> None:
     _bundle(roots / "two", 3, datasets=("beijing", "shanghai"))
     at = open_page(datasets="beijing,beijing")
     no_exception(at)
-    assert at.multiselect(key="w_datasets").value == ["beijing"]
+    assert at.selectbox(key="w_dataset").value == "beijing"
     bundle = data.load_bundle((roots / "two").resolve())
     table, _, _ = data.per_query(bundle, ["beijing", "beijing"], "trec_eval")
     assert len(table) == 3 * 2  # 3 queries x 2 models, not twice that
@@ -89,13 +89,11 @@ def _upload(at, name: str, content: bytes):
 
 
 def _upload_row(at) -> dict:
-    for frame in at.dataframe:
-        value = frame.value
-        if {"dataset", "model", "n"} <= set(value.columns):
-            rows = value[value["model"] == "upload:mine"]
-            assert len(rows) == 1
-            return rows.iloc[0].to_dict()
-    raise AssertionError("no leaderboard")
+    board = leaderboards(at)
+    assert board is not None, "no leaderboard"
+    rows = board[board["model"] == "upload:mine"]
+    assert len(rows) == 1
+    return rows.iloc[0].to_dict()
 
 
 def test_uploads_of_one_name_stay_in_their_own_session(roots: Path) -> None:

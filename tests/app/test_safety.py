@@ -27,7 +27,7 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.app.conftest import APP, ROOT, TIMEOUT, no_exception, open_page
+from tests.app.conftest import APP, ROOT, TIMEOUT, leaderboards, no_exception, open_page
 from tests.bad_input.corpus import GOOD, Case, cases
 from ui import data, widgets
 
@@ -89,11 +89,7 @@ def _errors(at: AppTest) -> list[str]:
 
 
 def _leaderboard(at: AppTest) -> pd.DataFrame | None:
-    for frame in at.dataframe:
-        value = frame.value
-        if {"dataset", "model", "n"} <= set(value.columns):
-            return value
-    return None
+    return leaderboards(at)
 
 
 # ----------------------------------------------------------------------------------- uploads
@@ -196,16 +192,20 @@ def test_bundle_cases_in_the_app(roots: Path, case: Case) -> None:
         assert errors == ["No bundle found under the data roots."]
         assert data.available_bundles() == {}
         return
+    if case.error_file is not None:  # one dataset at a time: select the broken one
+        at = open_page(dataset=case.error_file.split("/")[0])
+        no_exception(at)
+        errors = _errors(at)
     copy = case.expected_prefix(folder.resolve() / (case.error_file or "bundle.toml"))
     wrong = [e for e in errors if copy in e and case.message in e]
     assert wrong, (errors, copy)
     if case.error_file is not None:  # a data file: the other dataset is still shown
-        board = _leaderboard(at)
+        board = _leaderboard(open_page())
         assert board is not None
         assert set(board["dataset"]) == {"web"}
         assert at.button(key="reload_data")
     elif case.message.startswith("dataset "):  # one dataset entry left out, the bundle opens
-        assert at.multiselect(key="w_datasets").options == []
+        assert at.selectbox(key="w_dataset").options == []
 
 
 def test_one_broken_dataset_keeps_the_others_on_every_page(roots: Path) -> None:
@@ -216,14 +216,17 @@ def test_one_broken_dataset_keeps_the_others_on_every_page(roots: Path) -> None:
     run_file = (folder / "broken" / "runs" / "bm25.run").resolve()
     expected = f"Dataset broken could not be loaded: {run_file}:2: score 'nan' is not a finite"
     for page in (None, "1_Slices.py", "2_Queries.py", "3_Compare.py", "4_Map.py"):
-        at = open_page(page)
+        at = open_page(page, dataset="broken")
         no_exception(at)
         errors = _errors(at)
         assert any(e.startswith("Dataset missing is left out: ") for e in errors), errors
         assert any("missing/nope.txt" in e for e in errors)
-        assert at.multiselect(key="w_datasets").options == ["web", "broken"]
+        assert at.selectbox(key="w_dataset").options == ["web", "broken"]
         if page in (None, "1_Slices.py", "2_Queries.py"):
             assert any(e.startswith(expected) for e in errors), (page, errors)
+        ok = open_page(page)  # the other dataset still works on every page
+        no_exception(ok)
+        assert not any(e.startswith(expected) for e in _errors(ok)), (page, _errors(ok))
     at = open_page()
     assert set(_leaderboard(at)["dataset"]) == {"web"}
 
@@ -364,7 +367,7 @@ def _check_inert(at: AppTest) -> set[str]:
     ("page", "params"),
     [
         (None, {}),
-        ("1_Slices.py", {"slice": "category"}),
+        ("1_Slices.py", {"slice": "category", "min_n": "1"}),
         ("2_Queries.py", {"q": "q0", "qd": "geo"}),
         ("2_Queries.py", {"q": PAYLOADS[1], "qd": "geo"}),
         ("3_Compare.py", {"q": "q1", "qd": "geo"}),
@@ -503,7 +506,7 @@ def test_run_file_removed_or_rewritten_whileopen_page(roots: Path) -> None:
 
 def test_qrels_removed_while_open_on_every_page(roots: Path) -> None:
     folder = _small_bundle(roots / "small", datasets=("web", "other"))
-    at = open_page()
+    at = open_page(dataset="other")
     no_exception(at)
     (folder / "other" / "qrels.txt").unlink()
     for page in ("1_Slices.py", "2_Queries.py", "3_Compare.py", "4_Map.py"):
@@ -514,6 +517,8 @@ def test_qrels_removed_while_open_on_every_page(roots: Path) -> None:
     at.run()
     no_exception(at)
     assert any("other/qrels.txt: no such file" in e for e in _errors(at))
+    at.selectbox(key="w_dataset").select("web").run()
+    no_exception(at)
     assert set(_leaderboard(at)["dataset"]) == {"web"}
 
 

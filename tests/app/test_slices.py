@@ -9,10 +9,9 @@ import numpy as np
 import pytest
 
 from analysis.stats import NGOLD_BUCKETS
-from tests.app.conftest import no_exception, open_page
+from tests.app.conftest import make_wide_bundle, no_exception, open_page
 
 PAGE = "1_Slices.py"
-DEMO_DATASETS = {"stark-amazon", "stark-mag", "stark-prime", "beijing", "shanghai", "geo-glue"}
 
 
 def _array(value: object) -> list:
@@ -51,25 +50,31 @@ def _param(at, name: str) -> str:
     return value[0] if isinstance(value, list) else value
 
 
-def test_renders_on_demo_with_charts_and_worst_table():
+def _wide(tmp_path, monkeypatch, **params):
+    monkeypatch.setenv("RETRIEVAL_DASHBOARD_DATA_ROOTS", str(make_wide_bundle(tmp_path)))
+    return open_page(PAGE, **params)
+
+
+def test_renders_on_demo_with_horizontal_bars_heatmap_and_worst_table():
     at = open_page(PAGE)
     no_exception(at)
     assert not at.warning
-    assert at.selectbox(key="slices_column").value == "dataset"
+    assert at.selectbox(key="slices_column").value == "query_type"
     figs = _figures(at)
     bars = figs["bars"]
     names = [t["name"] for t in bars["data"]]
-    assert names == ["bm25-kb-propagation", "bm25", "char-ngram-tfidf", "bm25-distance-fusion"]
-    assert set().union(*(t["x"] for t in bars["data"])) == DEMO_DATASETS
-    assert all("error_y" in t and "n = " in t["hovertemplate"] for t in bars["data"])
+    assert names == ["bm25-kb-propagation", "bm25", "char-ngram-tfidf"]
+    assert all(t["orientation"] == "h" and "error_x" in t for t in bars["data"])
+    assert len({t["marker"]["color"] for t in bars["data"]}) == 3
     heat = figs["heatmap"]["data"][0]
-    assert len(heat["y"]) == 4
-    assert set(heat["x"]) == DEMO_DATASETS
+    assert heat["colorscale"][0][1] != "rgb(165,0,38)"  # not RdYlGn
+    z = [v for row in _array(heat["z"]) for v in row if v is not None]
+    assert heat["zmin"] == pytest.approx(min(z))
+    assert heat["zmax"] == pytest.approx(max(z))
     worst = _frame(at, "worst")
-    assert len(worst) > 5
+    assert len(worst) > 3
     assert worst["gap"].is_monotonic_increasing
     assert (worst["n"] >= 10).all()
-    assert _param(at, "slice") == "dataset"
 
 
 def test_changing_slice_column_changes_chart_and_url():
@@ -77,16 +82,24 @@ def test_changing_slice_column_changes_chart_and_url():
     at.selectbox(key="slices_column").select("n_gold_bucket").run()
     no_exception(at)
     bars = _figures(at)["bars"]
-    assert bars["layout"]["xaxis"]["categoryarray"] == [b for b in NGOLD_BUCKETS if b != "0"]
-    table = _frame(at, "means")
-    assert set(table["value"]) == {"1", "2–5", "6–20", ">20"}
+    shown = bars["layout"]["yaxis"]["categoryarray"]
+    assert shown == [b for b in NGOLD_BUCKETS if b in shown]
     assert _param(at, "slice") == "n_gold_bucket"
+
+
+def test_distance_buckets_in_numeric_order():
+    at = open_page(PAGE, dataset="beijing", slice="dist_gold_bucket")
+    no_exception(at)
+    order = _figures(at)["bars"]["layout"]["yaxis"]["categoryarray"]
+    known = [b for b in ("<0.5 km", "0.5–2 km", "2–5 km", ">5 km") if b in order]
+    assert [b for b in order if b in known] == known
+    assert len(known) >= 2
 
 
 def test_changing_metric_changes_means():
     at = open_page(PAGE)
     before = _frame(at, "means")
-    at.selectbox(key="w_measure").select("mrr").run()
+    at.selectbox(key="w_metric").select("mrr").run()
     no_exception(at)
     after = _frame(at, "means")
     assert "mrr" in _figures(at)["bars"]["data"][0]["hovertemplate"]
@@ -98,75 +111,77 @@ def test_narrowing_models_changes_traces_and_url():
     at = open_page(PAGE)
     at.multiselect(key="slices_models").set_value(["bm25", "char-ngram-tfidf"]).run()
     no_exception(at)
-    bars = _figures(at)["bars"]
-    assert [t["name"] for t in bars["data"]] == ["bm25", "char-ngram-tfidf"]
-    assert _figures(at)["heatmap"]["data"][0]["y"] == ["bm25", "char-ngram-tfidf"]
+    assert [t["name"] for t in _figures(at)["bars"]["data"]] == ["bm25", "char-ngram-tfidf"]
+    assert _figures(at)["heatmap"]["data"][0]["x"] == ["bm25", "char-ngram-tfidf"]
     assert _param(at, "models") == "bm25,char-ngram-tfidf"
 
 
-def test_changing_model_a_changes_worst_slices():
-    at = open_page(PAGE, a="bm25")
-    before = _frame(at, "worst")
-    at.selectbox(key="w_model_a").select("char-ngram-tfidf").run()
+def test_min_slice_size_applies_to_every_chart_and_table():
+    at = open_page(PAGE, slice="n_gold_bucket")
+    at.number_input(key="slices_min_n").set_value(100).run()
     no_exception(at)
-    after = _frame(at, "worst")
-    assert before["overall"].iloc[0] != after["overall"].iloc[0]
+    assert (_frame(at, "worst")["n"] >= 100).all()
+    means = _frame(at, "means")
+    assert (means["n"] >= 100).all()
+    assert _param(at, "min_n") == "100"
 
 
-def test_min_slice_size_filters_worst_slices():
-    at = open_page(PAGE)
-    at.number_input(key="slices_min_n").set_value(500).run()
+def test_sixty_value_column_top_n_other_and_wrapped_labels(tmp_path, monkeypatch):
+    at = _wide(tmp_path, monkeypatch, slice="metapath")
     no_exception(at)
-    worst = _frame(at, "worst")
-    assert (worst["n"] >= 500).all()
-    assert _param(at, "min_n") == "500"
+    bars = _figures(at)["bars"]
+    order = bars["layout"]["yaxis"]["categoryarray"]
+    assert len(order) == 16  # top 15 + "(other)"
+    assert order[-1].startswith("(other) 45 values")
+    assert all("<br>" in label for label in order[:-1])  # long labels wrapped
+    assert "(cites; written by)" in str(bars["data"][0]["customdata"])  # full text on hover
+    assert bars["layout"]["height"] >= 400
+    means = _frame(at, "means")
+    assert (means["n"] >= 10).all()
+    other = means[means["value"].str.startswith("(other)")]
+    assert (other["n"] > 30).all()
+
+
+def test_sort_by_value_puts_lowest_first(tmp_path, monkeypatch):
+    at = _wide(tmp_path, monkeypatch, slice="metapath", sort="value", top="60", min_n="2")
+    no_exception(at)
+    means = _frame(at, "means")
+    assert means["value"].nunique() == 60
+    order = _figures(at)["bars"]["layout"]["yaxis"]["categoryarray"]
+    assert len(order) == 60
+    first_model = means[means["model"] == "mor"].set_index("value")["mean"]
+    values = first_model.sort_values(kind="stable").to_numpy()
+    assert values[0] <= values[-1]
+    heat = _figures(at)["heatmap"]["data"][0]
+    assert len(heat["y"]) == 60
 
 
 def test_permalink_reopens_same_selections():
     at = open_page(
-        PAGE,
-        slice="n_gold_bucket",
-        metric="recall",
-        k="20",
-        a="bm25",
-        models="bm25,bm25-kb-propagation",
-        min_n="100",
-    )
+        PAGE, slice="n_gold_bucket", metric="recall@20", a="bm25",
+        models="bm25,bm25-kb-propagation", min_n="20", sort="size", top="3",
+    )  # fmt: skip
     no_exception(at)
     assert at.selectbox(key="slices_column").value == "n_gold_bucket"
-    assert at.selectbox(key="w_measure").value == "recall"
-    assert at.selectbox(key="w_k").value == 20
-    assert at.selectbox(key="w_model_a").value == "bm25"
+    assert at.selectbox(key="w_metric").value == "recall@20"
     assert at.multiselect(key="slices_models").value == ["bm25-kb-propagation", "bm25"]
-    assert at.number_input(key="slices_min_n").value == 100
-    bars = _figures(at)["bars"]
-    assert "recall@20" in bars["data"][0]["hovertemplate"]
-    assert [t["name"] for t in bars["data"]] == ["bm25-kb-propagation", "bm25"]
+    assert at.number_input(key="slices_min_n").value == 20
+    assert at.number_input(key="slices_top").value == 3
+    assert at.selectbox(key="slices_sort").value == "size"
     table = _frame(at, "means")
-    assert table["value"].drop_duplicates().tolist() == ["1", "2–5", "6–20", ">20"]
-    worst = _frame(at, "worst")
-    assert (worst["n"] >= 100).all()
-    # model A's gap is measured against its own overall recall@20
-    one = table.loc[table["model"] == "bm25"]
-    overall = float((one["mean"] * one["n"]).sum() / one["n"].sum())
-    assert worst["overall"].iloc[0] == pytest.approx(overall)
+    sizes = table.groupby("value")["n"].max()
+    order = _figures(at)["bars"]["layout"]["yaxis"]["categoryarray"]
+    plain = [v for v in order if not v.startswith("(")]
+    assert [sizes[v] for v in plain] == sorted(sizes[plain], reverse=True)
 
 
 def test_invalid_local_params_fall_back():
-    at = open_page(PAGE, slice="no-such-column", models="nobody", min_n="-3")
+    at = open_page(PAGE, slice="no-such-column", models="nobody", min_n="-3", sort="x")
     no_exception(at)
-    assert at.selectbox(key="slices_column").value == "dataset"
-    assert len(at.multiselect(key="slices_models").value) == 4
+    assert at.selectbox(key="slices_column").value == "query_type"
+    assert len(at.multiselect(key="slices_models").value) == 3
     assert at.number_input(key="slices_min_n").value == 10
-
-
-def test_clearing_datasets_shows_info():
-    at = open_page(PAGE)
-    at.multiselect(key="w_datasets").set_value([]).run()
-    no_exception(at)
-    assert any("at least one dataset" in i.value for i in at.info)
-    assert not at.get("plotly_chart")
-    assert not at.dataframe
+    assert at.selectbox(key="slices_sort").value == "natural"
 
 
 def test_no_model_selected_shows_info():
@@ -176,13 +191,3 @@ def test_no_model_selected_shows_info():
     assert any("at least one model" in i.value for i in at.info)
     assert not at.get("plotly_chart")
     assert len(_frame(at, "worst")) > 0  # model A's table is still shown
-
-
-def test_single_dataset_defaults_to_a_varied_column():
-    at = open_page(PAGE, datasets="beijing")
-    no_exception(at)
-    column = at.selectbox(key="slices_column").value
-    assert column != "dataset"
-    bars = _figures(at)["bars"]
-    assert len(bars["data"]) == 3
-    assert len(bars["layout"]["xaxis"]["categoryarray"]) > 1

@@ -42,8 +42,22 @@ def _free_port() -> int:
 def server(chromium_path: str) -> Iterator[str]:
     """Base URL of a Streamlit server running app.py on the demo bundle."""
     del chromium_path  # only to skip/fail early when there is no browser
+    yield from _serve({})
+
+
+@pytest.fixture(scope="session")
+def wide_server(chromium_path: str, tmp_path_factory) -> Iterator[str]:
+    """Base URL of a server on a bundle with a 60-value slice column (MoR metapaths' shape)."""
+    del chromium_path
+    from tests.app.conftest import make_wide_bundle
+
+    root = make_wide_bundle(tmp_path_factory.mktemp("wide"))
+    yield from _serve({"RETRIEVAL_DASHBOARD_DATA_ROOTS": str(root)})
+
+
+def _serve(extra: dict[str, str]) -> Iterator[str]:
     port = _free_port()
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", **extra}
     proc = subprocess.Popen(
         [
             sys.executable,

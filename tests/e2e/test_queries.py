@@ -1,10 +1,11 @@
-"""Browser: the Queries page on the demo bundle (click a row, permalink, reload)."""
+"""Browser: find and inspect a failing query with entity text on the Queries page."""
 
 from __future__ import annotations
 
 import re
 
 import pytest
+from playwright.sync_api import expect
 
 from analysis.io.bundle import load_dataset, read_manifest
 from tests.e2e.conftest import ROOT, assert_no_exception, screenshot, wait_ready
@@ -28,37 +29,63 @@ def _shown_query(page) -> str:
     return code.inner_text().strip()
 
 
-def test_click_row_shows_query_and_permalink_reopens_it(server, page):
-    page.goto(f"{server}/Queries?datasets=stark-mag&a=bm25&metric=hit&k=10")
-    wait_ready(page)
-    assert_no_exception(page)
-    assert page.locator("[data-testid=stCode]").count() == 0  # nothing selected yet
+def _click_row(page, row: int) -> None:
     grid = page.locator(TABLE)
     grid.wait_for()
     box = grid.bounding_box()
     assert box is not None
+    page.mouse.click(box["x"] + CHECKBOX_X, box["y"] + HEADER_PX + ROW_PX * row + ROW_PX / 2)
 
-    # the grid is a canvas: click the selection checkbox of the third row
-    row = 2
-    target = (box["x"] + CHECKBOX_X, box["y"] + HEADER_PX + ROW_PX * row + ROW_PX / 2)
-    page.mouse.click(*target)
-    page.wait_for_url(re.compile(r"[?&]q=[^&]+"), timeout=30_000)
+
+def test_find_and_inspect_a_failing_query_with_entity_text(server, page):
+    page.goto(f"{server}/Queries?dataset=stark-amazon&a=bm25&metric=hit@1")
+    wait_ready(page)
+    assert_no_exception(page)
+    assert page.locator("[data-testid=stCode]").count() == 0  # nothing selected yet
+    search = page.get_by_test_id("stTextInputField").first
+    search.fill("glove")
+    search.press("Enter")
+    expect(page).to_have_url(re.compile(r"[?&]search=glove"), timeout=30_000)
+    wait_ready(page)
+
+    _click_row(page, 0)
+    expect(page).to_have_url(re.compile(r"[?&]q=[^&]+"), timeout=30_000)
     wait_ready(page)
     assert_no_exception(page)
     query_id = re.search(r"[?&]q=([^&]+)", page.url).group(1)
-    assert re.search(r"[?&]qd=stark-mag(&|$)", page.url)
-    expected = _query_text("stark-mag", query_id)
-    assert _shown_query(page) == expected
-    page.get_by_text("Model A's ranked list").first.wait_for()
+    text = _query_text("stark-amazon", query_id)
+    assert _shown_query(page) == text
+    assert "glove" in text.casefold()
+    ranking = page.locator("table.ranking").last
+    ranking.wait_for()
+    assert ranking.locator("tbody tr").count() == 20
+    assert ranking.locator("mark").count() >= 1  # query terms highlighted in entity text
+    assert page.locator("table.ranking tr[style*=background]").count() >= 1  # gold rows
 
-    # reloading the permalink shows the same query
-    link = page.url
-    page.goto(link)
+    # next without going back to the list, then the permalink reopens the query
+    page.get_by_role("button", name="Next →").click()
     wait_ready(page)
     assert_no_exception(page)
-    assert f"q={query_id}" in page.url
-    assert _shown_query(page) == expected
-
-    page.set_viewport_size({"width": 1400, "height": 2400})
+    assert not re.search(rf"[?&]q={re.escape(query_id)}(&|$)", page.url)
+    link = page.url
+    shown = _shown_query(page)
+    page.goto(link)
+    wait_ready(page)
+    assert _shown_query(page) == shown
+    page.set_viewport_size({"width": 1400, "height": 2000})
     page.wait_for_timeout(500)
     assert screenshot(page, "queries").stat().st_size > 10_000
+
+
+def test_poi_query_shows_distances(server, page):
+    page.goto(f"{server}/Queries?dataset=geo-glue&a=bm25&metric=recall@10")
+    wait_ready(page)
+    _click_row(page, 0)
+    expect(page).to_have_url(re.compile(r"[?&]q=[^&]+"), timeout=30_000)
+    wait_ready(page)
+    assert_no_exception(page)
+    ranking = page.locator("table.ranking").last
+    ranking.wait_for()
+    assert ranking.locator("th", has_text="distance").count() == 1
+    assert re.search(r"\d( m| km)", ranking.inner_text())
+    screenshot(page, "queries-poi")

@@ -1,0 +1,52 @@
+"""AppTest: a dataset with splits offers a split choice, and every page uses that split's
+queries only (built against ``DatasetSpec.splits`` / ``default_split``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.app.conftest import leaderboards, make_wide_bundle, no_exception, open_page
+
+
+@pytest.fixture
+def split_root(tmp_path: Path, monkeypatch) -> Path:
+    root = make_wide_bundle(tmp_path)  # 931 queries q0..q930
+    folder = root / "wide"
+    (folder / "mag" / "split").mkdir()
+    (folder / "mag" / "split" / "train.index").write_text("".join(f"q{i}\n" for i in range(600)))
+    (folder / "mag" / "split" / "test.index").write_text(
+        "".join(f"q{i}\n" for i in range(600, 931))
+    )
+    manifest = (folder / "bundle.toml").read_text()
+    manifest += 'splits = { train = "mag/split/train.index", test = "mag/split/test.index" }\n'
+    (folder / "bundle.toml").write_text(manifest)
+    monkeypatch.setenv("RETRIEVAL_DASHBOARD_DATA_ROOTS", str(root))
+    return root
+
+
+def test_split_choice_restricts_every_statistic(split_root):
+    at = open_page()
+    no_exception(at)
+    split = at.selectbox(key="w_split")
+    assert split.options == ["train", "test", "all"]
+    total = leaderboards(at)["n"].iloc[0]
+    at.selectbox(key="w_split").select("test").run()
+    no_exception(at)
+    assert leaderboards(at)["n"].tolist() == [331, 331]
+    assert at.query_params["split"] in ("test", ["test"])
+    at.selectbox(key="w_split").select("all").run()
+    assert leaderboards(at)["n"].iloc[0] == 931
+    assert total in (931, 331, 600)  # the manifest's default split, else all
+
+
+def test_split_link_reaches_the_other_pages(split_root):
+    at = open_page("2_Queries.py", split="train")
+    no_exception(at)
+    listed = next(d.value for d in at.dataframe if d.key == "failures")
+    assert listed["query_id"].str[1:].astype(int).max() < 600
+    compare = open_page("3_Compare.py", split="test")
+    no_exception(compare)
+    assert {m.label: m.value for m in compare.metric}["Paired queries"] == "331"
+    assert not any("not in the qrels" in t.value for t in compare.warning)

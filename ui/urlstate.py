@@ -1,0 +1,66 @@
+"""Page-local URL state: the one helper every page uses for values that belong to the page (the
+selected query ``q``, a slice column, a threshold), as opposed to the shared sidebar values of
+:mod:`ui.state`.
+
+Pattern: :func:`url_widget` seeds a widget's session-state key from a URL parameter when the
+widget has no state yet (first run, back from another page) or when the URL holds a value this
+page did not write (a deep link, browser Back/Forward); invalid or absent values give the
+default. After drawing the widget, the page calls :func:`write_param` with the value to keep
+(``None`` removes the parameter, e.g. for a default), which writes the URL and remembers what
+was written. The memory is per page: switching pages starts afresh.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import streamlit as st
+
+WRITTEN = "_local_url_written"
+PAGE = "_local_url_page"
+
+
+def _page() -> str:
+    try:
+        from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+        ctx = get_script_run_ctx()
+        return str(ctx.page_script_hash) if ctx is not None else ""
+    except ImportError:  # pragma: no cover - streamlit internals moved
+        return ""
+
+
+def _written() -> dict[str, str | None]:
+    page = _page()
+    if st.session_state.get(PAGE) != page:
+        st.session_state[PAGE] = page
+        st.session_state[WRITTEN] = {}
+    return st.session_state.setdefault(WRITTEN, {})
+
+
+def local_param(name: str) -> str | None:
+    """The page-local URL parameter ``name`` (``None`` when absent)."""
+    return st.query_params.get(name)
+
+
+def url_widget(
+    key: str, name: str, parse: Callable[[str | None], object], default: object
+) -> object:
+    """Seed widget ``key`` from URL parameter ``name`` (see the module docstring); ``parse``
+    returns ``None`` for an invalid value. Returns the seeded value."""
+    raw = local_param(name)
+    written = _written()
+    if key not in st.session_state or raw != written.get(name):
+        value = parse(raw) if raw is not None else None
+        st.session_state[key] = default if value is None else value
+    return st.session_state[key]
+
+
+def write_param(name: str, value: str | None) -> None:
+    """Write page-local URL parameter ``name`` (``None`` removes it) and remember it."""
+    if value is None:
+        if name in st.query_params:
+            del st.query_params[name]
+    elif st.query_params.get(name) != value:
+        st.query_params[name] = value
+    _written()[name] = value
