@@ -81,6 +81,17 @@ from analysis.core import kernels as kn
 from analysis.core import ranking as rk
 from analysis.core.checks import data_warnings
 from analysis.core.errors import DataWarning, InputError
+from analysis.core.inputs import (
+    Qrels,
+    QrelsArrays,
+    Split,
+    candidate_qrels,
+    prepare_qrels,
+    qrels_arrays,
+    restrict_qrels,
+    run_arrays,
+    split_array,
+)
 from analysis.core.names import (  # noqa: F401 (re-exported: the public names of the core)
     DEFAULT_METRICS,
     KNOWN,
@@ -96,7 +107,6 @@ if TYPE_CHECKING:  # pandas is imported where tables are built, not by the comma
 
 Compat = Literal["trec_eval", "stark", "list"]
 COMPAT: tuple[str, ...] = ("trec_eval", "stark", "list")
-Split = Sequence[str] | rk.Ids | None
 
 
 @dataclass(frozen=True)
@@ -110,136 +120,6 @@ class Evaluation:
     def means(self) -> dict[str, float]:
         """Mean of each metric over every query of the qrels (missing queries count as 0)."""
         return {m.label: float(self.per_query[m.label].mean()) for m in self.metrics}
-
-
-# --------------------------------------------------------------------------------------------
-# input preparation
-
-
-def _require_columns(frame: pd.DataFrame, columns: Sequence[str], what: str) -> None:
-    missing = [c for c in columns if c not in frame.columns]
-    if missing:
-        raise InputError(what, None, f"missing column(s) {', '.join(missing)}")
-
-
-def _run_scores(run: pd.DataFrame) -> np.ndarray:
-    import pandas as pd
-
-    if "score" in run.columns:
-        scores = pd.to_numeric(run["score"], errors="coerce").to_numpy(dtype=np.float64)
-        bad = ~np.isfinite(scores)
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            value = run["score"].iloc[[i]].tolist()[0]  # a Python value for the message
-            raise InputError("run", None, f"score {value!r} of row {i + 1} is not a finite number")
-        return scores
-    if "rank" in run.columns:
-        ranks = pd.to_numeric(run["rank"], errors="coerce").to_numpy(dtype=np.float64)
-        if not np.isfinite(ranks).all():
-            raise InputError("run", None, "column rank holds a value that is not a number")
-        return -ranks
-    raise InputError("run", None, "missing column score (or rank)")
-
-
-@dataclass(frozen=True)
-class _Qrels:
-    queries: pa.Array  # qrels query ids, in order of first appearance
-    query_index: np.ndarray  # per unique (query, doc) row
-    docs: rk.Ids
-    relevance: np.ndarray
-    n_duplicate_rows: int
-    n_duplicate_queries: int
-    rows_per_pair: np.ndarray  # qrels rows collapsed into each pair (LIST counts them)
-
-
-QrelsArrays = tuple[rk.Ids, rk.Ids, np.ndarray]
-
-
-def qrels_arrays(qrels: pd.DataFrame) -> QrelsArrays:
-    """``(query ids, doc ids, relevance)`` of a qrels table, after checking the values.
-
-    Raises:
-        InputError: a relevance that is not an integer (``0.5``, text; naming the row), a
-            missing id.
-    """
-    import pandas as pd
-
-    _require_columns(qrels, ["query_id", "doc_id", "relevance"], "qrels")
-    rel = pd.to_numeric(qrels["relevance"], errors="coerce")
-    bad = (rel.isna() | (rel != rel.round())).to_numpy()
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        value = qrels["relevance"].iloc[[i]].tolist()[0]
-        raise InputError("qrels", None, f"relevance {value!r} of row {i + 1} is not an integer")
-    for name in ("query_id", "doc_id"):
-        if qrels[name].isna().any():
-            i = int(np.flatnonzero(qrels[name].isna().to_numpy())[0])
-            raise InputError("qrels", None, f"{name} of row {i + 1} is missing")
-    return (
-        rk.as_string_array(qrels["query_id"].astype("str")),
-        rk.as_string_array(qrels["doc_id"].astype("str")),
-        rel.to_numpy().astype(np.int64),
-    )
-
-
-def _prepare_qrels(queries: rk.Ids, docs: rk.Ids, relevance: np.ndarray) -> _Qrels:
-    """Number the qrels queries (first appearance) and collapse duplicate (query, doc) pairs to
-    their maximum relevance. Pairs are compared exactly (Arrow dictionary codes of both ids)."""
-    codes, dictionary = rk.encode(queries)
-    codes = codes.astype(np.int64)
-    doc_codes, doc_dictionary = rk.encode(docs)
-    key = codes * max(len(doc_dictionary), 1) + doc_codes.astype(np.int64)
-    n = len(key)
-    if n < 2 or bool(np.all(np.diff(np.sort(key)) != 0)):  # no duplicate pair (the common case)
-        return _Qrels(dictionary, codes, docs, relevance, 0, 0, np.ones(n, dtype=np.int64))
-    uniq, first, inverse, counts = np.unique(
-        key, return_index=True, return_inverse=True, return_counts=True
-    )
-    keep = np.sort(first)  # one row per pair, in order of first appearance
-    best = np.full(len(uniq), np.iinfo(np.int64).min)
-    np.maximum.at(best, inverse, relevance)
-    at = np.searchsorted(uniq, key[keep])
-    dup_pairs = counts > 1
-    return _Qrels(
-        queries=dictionary,
-        query_index=codes[keep],
-        docs=rk.take(docs, keep) if not isinstance(docs, pa.Array) else docs.take(keep),
-        relevance=best[at],
-        n_duplicate_rows=int((counts - 1).sum()),
-        n_duplicate_queries=len(np.unique(codes[first[dup_pairs]])),
-        rows_per_pair=counts[at],
-    )
-
-
-def _restrict_qrels(arrays: QrelsArrays, split: Split) -> tuple[QrelsArrays, int]:
-    """The qrels rows whose query is in ``split``, and how many qrels queries were dropped."""
-    queries, docs, relevance = arrays
-    split_ids = _split_array(split)
-    inside = rk.to_numpy(pc.is_in(_plain(queries), value_set=split_ids))
-    before = len(pc.unique(_plain(queries)))
-    rows = np.flatnonzero(inside)
-    kept = (rk.take(queries, rows), rk.take(docs, rows), np.asarray(relevance)[rows])
-    return kept, before - len(pc.unique(_plain(kept[0])))
-
-
-def _plain(ids: rk.Ids) -> rk.Ids:
-    return ids.cast(ids.type.value_type) if pa.types.is_dictionary(ids.type) else ids
-
-
-def _split_array(split: Split) -> pa.Array:
-    ids = split
-    if not isinstance(ids, pa.Array | pa.ChunkedArray):
-        ids = pa.array([str(x) for x in split], pa.string())
-    ids = rk.as_string_array(_plain(ids))
-    return pc.unique(ids.combine_chunks() if isinstance(ids, pa.ChunkedArray) else ids)
-
-
-def _candidate_qrels(arrays: QrelsArrays, candidates: Split) -> QrelsArrays:
-    """STaRK's variant: the qrels rows whose doc is a candidate."""
-    queries, docs, relevance = arrays
-    inside = rk.to_numpy(pc.is_in(_plain(docs), value_set=_split_array(candidates)))
-    rows = np.flatnonzero(inside)
-    return rk.take(queries, rows), rk.take(docs, rows), np.asarray(relevance)[rows]
 
 
 @dataclass(frozen=True)
@@ -268,15 +148,8 @@ class _Ranked:
         return rows - self.starts[self.codes[rows]] + 1
 
 
-def run_arrays(run: pd.DataFrame) -> tuple[rk.Ids, rk.Ids, np.ndarray]:
-    """``(query ids, doc ids, scores)`` of a run table, ids as Arrow strings (zero-copy for
-    pandas' ``str`` columns); a table with ranks but no scores gets ``score = -rank``."""
-    _require_columns(run, ["query_id", "doc_id"], "run")
-    return rk.as_string_array(run["query_id"]), rk.as_string_array(run["doc_id"]), _run_scores(run)
-
-
 def _rank(
-    queries: rk.Ids, docs: rk.Ids, scores: np.ndarray, ties: str, q: _Qrels | None = None
+    queries: rk.Ids, docs: rk.Ids, scores: np.ndarray, ties: str, q: Qrels | None = None
 ) -> _Ranked:
     if ties not in TIE_POLICIES:
         raise ValueError(f"unknown tie policy {ties!r} (known: {', '.join(TIE_POLICIES)})")
@@ -431,13 +304,13 @@ def evaluate_arrays(
     arrays = qrels if isinstance(qrels, tuple) else qrels_arrays(qrels)
     n_split_dropped = 0
     if split is not None:
-        arrays, n_split_dropped = _restrict_qrels(arrays, split)
+        arrays, n_split_dropped = restrict_qrels(arrays, split)
     n_not_candidates = 0
     if compat == "stark":
         before = len(arrays[2])
-        arrays = _candidate_qrels(arrays, candidates)
+        arrays = candidate_qrels(arrays, candidates)
         n_not_candidates = before - len(arrays[2])
-    q = _prepare_qrels(*arrays)
+    q = prepare_qrels(*arrays)
     ranked = _rank(queries, docs, scores, ties, q)
     nq = len(q.queries)
 
@@ -493,7 +366,7 @@ def evaluate_arrays(
         tied_queries = run_to_qrels[tied_codes][run_to_qrels[tied_codes] >= 0]
     outside = None
     if split is not None:
-        outside = rk.to_numpy(pc.invert(pc.is_in(ranked.dictionary, value_set=_split_array(split))))
+        outside = rk.to_numpy(pc.invert(pc.is_in(ranked.dictionary, value_set=split_array(split))))
     warnings = data_warnings(
         q, ranked, run_to_qrels, n_ret, n_rel, wanted, tied_queries,
         columns.get("tie_sensitive"), outside, n_split_dropped, n_not_candidates,
