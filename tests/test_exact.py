@@ -16,7 +16,7 @@ from tests.helpers import PYTREC_NAMES, pytrec_dicts
 
 METRICS = ["hit@1", "hit@5", "recall@5", "recall@20", "precision@5", "precision@10", "ndcg@3",
            "ndcg@10", "ndcg", "mrr", "map", "map@10", "map@100", "rprec"]  # fmt: skip
-_ALPHABET = list("abcdefghijklmnopqrstuvwxyz0123456789-_:/.") + ["é", "ß", "中", "文", "😀"]
+_ALPHABET = [*list("abcdefghijklmnopqrstuvwxyz0123456789-_:/."), "é", "ß", "中", "文", "😀"]
 
 
 def _utf8_id(rng: np.random.Generator, max_bytes: int) -> str:
@@ -86,7 +86,8 @@ def test_utf8_ids_and_near_equal_scores_equal_pytrec_eval(
     monkeypatch.setattr(rk, "CHUNK", chunk)  # 50: a doc dictionary per few queries
     run, qrels = _collection(7 if scores == "near" else 8, 120, 30, scores)
     lengths = run["doc_id"].str.encode("utf-8").str.len()
-    assert lengths.min() == 1 and lengths.max() == 64
+    assert lengths.min() == 1
+    assert lengths.max() == 64
     assert qrels["doc_id"].str.encode("utf-8").str.len().max() == 64  # 62 + 'é' (2 bytes)
     got = evaluate(run, qrels, METRICS)
     _assert_exact(got, run, qrels)
@@ -100,7 +101,8 @@ def test_float32_ties_break_by_doc_id_and_bound_the_metrics() -> None:
     run = pd.DataFrame({"query_id": ["q", "q"], "doc_id": ["a", "b"], "score": [1e9 - 1, 1e9 - 2]})
     qrels = pd.DataFrame({"query_id": ["q"], "doc_id": ["a"], "relevance": [1]})
     got = evaluate(run, qrels, ["hit@1", "mrr"], diagnostics=True).iloc[0]
-    assert got["hit@1"] == 0.0 and got["mrr"] == 0.5
+    assert got["hit@1"] == 0.0
+    assert got["mrr"] == 0.5
     assert (got["hit@1_min"], got["hit@1_max"]) == (0.0, 1.0)
     assert bool(got["tie_sensitive"])
     stable = evaluate(run, qrels, ["hit@1", "mrr"], ties="stable", diagnostics=True).iloc[0]
@@ -142,8 +144,8 @@ def test_more_than_a_million_lines_in_arrow_chunks_equal_pytrec_eval() -> None:
         qrels_d.setdefault(qi, {})[di] = 1
     keys = {"hit@1": "success_1", "recall@20": "recall_20", "mrr": "recip_rank",
             "ndcg@10": "ndcg_cut_10", "map": "map"}  # fmt: skip
-    ref = pytrec_eval.RelevanceEvaluator(qrels_d, {"success.1", "recall.20", "recip_rank",
-                                                   "ndcg_cut.10", "map"}).evaluate(run_d)  # fmt: skip
+    measures = {"success.1", "recall.20", "recip_rank", "ndcg_cut.10", "map"}
+    ref = pytrec_eval.RelevanceEvaluator(qrels_d, measures).evaluate(run_d)
     order = {x: i for i, x in enumerate(query_ids.to_pylist())}
     rows = np.array([order[x] for x in ref])
     for name in names:
