@@ -88,7 +88,7 @@ def _bundle(tmp_path: Path, manifest: str = MANIFEST) -> Path:
     folder = tmp_path / "web"
     (folder / "runs").mkdir(parents=True)
     (folder / "split").mkdir()
-    run, qrels, split = _write_collection(folder)
+    run, _, split = _write_collection(folder)
     run.rename(folder / "runs" / "bm25.run")
     _write_collection(folder / "runs", seed=1)[0].rename(folder / "runs" / "dense.run")
     (folder / "runs" / "qrels.txt").unlink()
