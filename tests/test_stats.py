@@ -84,8 +84,10 @@ def test_bootstrap_kernel_follows_ties(monkeypatch: pytest.MonkeyPatch) -> None:
         calls.append(("index", x.shape[1]))
         return index(x, *args)
 
-    monkeypatch.setattr(stats, "_split_means", spy_split)
-    monkeypatch.setattr(stats, "_index_means", spy_index)
+    from analysis.stats import bootstrap as kernels  # where the kernels live
+
+    monkeypatch.setattr(kernels, "_split_means", spy_split)
+    monkeypatch.setattr(kernels, "_index_means", spy_index)
     rng = np.random.default_rng(10)
     bootstrap_ci(rng.random(500), n_resamples=100)
     bootstrap_ci(rng.random(500) * (rng.random(500) < 0.2), n_resamples=100)
