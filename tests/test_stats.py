@@ -402,7 +402,8 @@ def test_compare_slices_counts_and_pairing() -> None:
     out = compare_slices(df, ["hit@1", "mrr"], "A", "B", ["query_type", "dataset"], seed=5)
     assert list(out.columns) == [
         "slice", "value", "metric", "n", "mean_a", "mean_b", "delta", "ci_low", "ci_high",
-        "wins", "ties", "losses", "effect_size", "p_t", "p_randomization", "p_holm",
+        "wins", "ties", "losses", "effect_size", "p_t", "p_randomization", "p_holm", "p_floor",
+        "p_holm_bound",
     ]  # fmt: skip
     assert out.attrs["n_unpaired"] == 1
     hit = out[out["metric"] == "hit@1"].set_index(["slice", "value"])

@@ -24,7 +24,8 @@ _REL_TOL = 1e-10
 _QUERY_KEYS = ("dataset", "query_id")
 _COMPARE_COLUMNS = (
     "slice", "value", "metric", "n", "mean_a", "mean_b", "delta", "ci_low", "ci_high",
-    "wins", "ties", "losses", "effect_size", "p_t", "p_randomization", "p_holm",
+    "wins", "ties", "losses", "effect_size", "p_t", "p_randomization", "p_holm", "p_floor",
+    "p_holm_bound",
 )  # fmt: skip
 
 

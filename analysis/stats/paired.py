@@ -210,6 +210,9 @@ class PairedComparison:
         randomization_exact: True when all sign patterns were enumerated.
         effect_size: Cohen's d_z = mean(a - b) / sd(a - b, ddof=1).
         confidence, n_resamples, seed: the settings used.
+        randomization_floor: True when ``p_randomization`` is the floor ``1 / (B + 1)`` of a
+            Monte-Carlo test: no resample reached the observed statistic, so the true p is below
+            it (shown as ``p < 1/(B+1)``, see :func:`format_p`).
     """
 
     n: int
@@ -229,6 +232,7 @@ class PairedComparison:
     confidence: float
     n_resamples: int
     seed: int
+    randomization_floor: bool = False
 
 
 def paired_comparison(
@@ -308,7 +312,70 @@ def paired_comparison(
         confidence=float(confidence),
         n_resamples=int(n_resamples),
         seed=seed,
+        randomization_floor=bool(at_floor(p_rand, exact, n_resamples)[0]),
     )
+
+
+def at_floor(p: np.ndarray, exact: np.ndarray, n_resamples: int) -> np.ndarray:
+    """Whether each randomization p is the Monte-Carlo floor ``1 / (B + 1)`` (not exact)."""
+    p, exact = np.asarray(p, dtype=float), np.asarray(exact, dtype=bool)
+    return ~exact & (p <= (1.0 + 1e-9) / (n_resamples + 1))
+
+
+def holm_bounds(
+    pvalues: Sequence[float] | np.ndarray | pd.Series, floor: Sequence[bool] | np.ndarray
+) -> np.ndarray:
+    """Which Holm-adjusted p-values (:func:`holm`) are only upper bounds: those whose value comes
+    from a raw p at its randomization floor (``floor``), i.e. ``adj_(i) = (m - j + 1) * p_(j)``
+    for the j that attains the maximum, with ``p_(j)`` floored (a floored p is an upper bound of
+    the true p, so the adjusted value bounds the true adjusted p from above)."""
+    p = np.asarray(pvalues, dtype=float)
+    f = np.asarray(floor, dtype=bool)
+    out = np.zeros(p.shape, dtype=bool)
+    mask = ~np.isnan(p)
+    vals, flo = p[mask], f[mask]
+    m = vals.size
+    if m == 0:
+        return out
+    order = np.argsort(vals, kind="stable")
+    scaled = (m - np.arange(m)) * vals[order]
+    best = np.maximum.accumulate(scaled)
+    # index of the running maximum (the first j attaining it)
+    arg = np.maximum.accumulate(np.where(scaled >= best, np.arange(m), 0))
+    bound = flo[order][arg] & (best < 1.0)
+    result = np.empty(m, dtype=bool)
+    result[order] = bound
+    out[mask] = result
+    return out
+
+
+def format_p(p: float, *, bound: bool = False, digits: int = 2) -> str:
+    """A p-value as text: ``"< 0.0001"`` when it is a bound (a randomization p at its floor
+    ``1/(B+1)``, or its Holm adjustment: the true p is below the value), else ``digits``
+    significant digits (``"0.032"``); below 1e-4 ``"< 0.0001"``; NaN ``"n/a"``."""
+    if p is None or not np.isfinite(p):
+        return "n/a"
+    if bound:
+        return f"< {_round_up(p)}"
+    if p < 1e-4:
+        return "< 0.0001"
+    return f"{p:.{digits}g}"
+
+
+def p_phrase(p: float, *, bound: bool = False) -> str:
+    """``"p = 0.032"`` or ``"p < 0.0001"`` (:func:`format_p`) for a sentence."""
+    text = format_p(p, bound=bound)
+    return f"p {text}" if text.startswith("<") else f"p = {text}"
+
+
+def _round_up(p: float) -> str:
+    """The shortest decimal (2 significant digits) not below ``p``: ``1/10001`` -> ``0.0001``."""
+    if p <= 0:
+        return "0"
+    exponent = math.floor(math.log10(p)) - 1
+    step = 10.0**exponent
+    value = math.ceil(p / step - 1e-9) * step
+    return f"{value:.{max(0, -exponent)}f}".rstrip("0").rstrip(".") if value < 1 else "1"
 
 
 def holm(pvalues: Sequence[float] | np.ndarray | pd.Series) -> np.ndarray:

@@ -24,7 +24,14 @@ from analysis.stats._common import (
     _resolve_seed,
 )  # fmt: skip
 from analysis.stats.bootstrap import _bootstrap_ci_rows
-from analysis.stats.paired import _effect_size, _signflip_rows, _t_pvalues, holm
+from analysis.stats.paired import (
+    _effect_size,
+    _signflip_rows,
+    _t_pvalues,
+    at_floor,
+    holm,
+    holm_bounds,
+)
 
 # --------------------------------------------------------------------------- public: slices
 
@@ -188,12 +195,15 @@ def compare_slices(
     Each row is what :func:`paired_comparison` gives on that slice with the same seed: n, means,
     ``delta = mean(a - b)``, its bootstrap CI, wins/ties/losses, paired t-test ``p_t``,
     sign-flip ``p_randomization`` and Cohen's d_z ``effect_size``. ``p_holm`` is the Holm
-    adjustment of ``p_randomization`` (or ``p_t`` with ``test="t"``) across *all* rows returned
+    adjustment of ``p_randomization`` (or ``p_t`` with ``test="t"``) across *all* rows returned.
+    ``p_floor`` says that ``p_randomization`` is the Monte-Carlo floor ``1/(B+1)`` (the true p
+    is below it) and ``p_holm_bound`` that ``p_holm`` is only an upper bound for that reason
+    (:func:`analysis.stats.paired.holm_bounds`); show them with ``format_p(p, bound=...)``
     (slices x metrics, ``all`` rows included).
 
     Returns:
         Columns ``slice, value, metric, n, mean_a, mean_b, delta, ci_low, ci_high, wins, ties,
-        losses, effect_size, p_t, p_randomization, p_holm``.
+        losses, effect_size, p_t, p_randomization, p_holm, p_floor, p_holm_bound``.
 
     Raises:
         ValueError: missing columns, unknown model, A == B, duplicated queries, NaN metric values
@@ -256,8 +266,11 @@ def compare_slices(
     out["ci_low"] = low
     out["ci_high"] = high
     out["p_t"] = _t_pvalues(diffs)
-    out["p_randomization"] = _signflip_rows(diffs, n_resamples, seed)[0]
+    p_rand, exact = _signflip_rows(diffs, n_resamples, seed)
+    out["p_randomization"] = p_rand
     out["p_holm"] = holm(out["p_randomization" if test == "randomization" else "p_t"])
+    out["p_floor"] = at_floor(p_rand, exact, n_resamples)
+    out["p_holm_bound"] = holm_bounds(p_rand, out["p_floor"]) if test == "randomization" else False
     out = out[list(_COMPARE_COLUMNS)]
     out.attrs["n_unpaired"] = int(n_unpaired)
     return out
@@ -304,6 +317,7 @@ def slice_finder(
         overall = float(comp.loc[comp["slice"] == ALL_LABEL, "delta"].iloc[0])
         ranked = comp.loc[(comp["slice"] != ALL_LABEL) & (comp["n"] >= min_size)].copy()
         ranked["p_holm"] = holm(ranked["p_randomization"])
+        ranked["p_holm_bound"] = holm_bounds(ranked["p_randomization"], ranked["p_floor"])
         ranked["overall_delta"] = overall
         ranked = ranked.drop(columns="metric")
         ranked = ranked.sort_values(["delta", "n"], ascending=[True, False], kind="stable")
