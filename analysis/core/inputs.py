@@ -141,12 +141,15 @@ def split_array(split: Split) -> pa.Array:
     return pc.unique(ids.combine_chunks() if isinstance(ids, pa.ChunkedArray) else ids)
 
 
-def candidate_qrels(arrays: QrelsArrays, candidates: Split) -> QrelsArrays:
-    """STaRK's variant: the qrels rows whose doc is a candidate."""
+def candidate_qrels(arrays: QrelsArrays, candidates: Split) -> tuple[QrelsArrays, int]:
+    """STaRK's variant: gold docs that are not ``candidates`` get relevance 0 (STaRK's evaluator
+    keeps only candidates in its gold mask), so a query keeps its row and scores 0 when none of
+    its gold ids is a candidate. Returns the qrels and the number of golds dropped."""
     queries, docs, relevance = arrays
     inside = rk.to_numpy(pc.is_in(_plain(docs), value_set=split_array(candidates)))
-    rows = np.flatnonzero(inside)
-    return rk.take(queries, rows), rk.take(docs, rows), np.asarray(relevance)[rows]
+    relevance = np.asarray(relevance)
+    dropped = int(((relevance > 0) & ~inside).sum())
+    return (queries, docs, np.where(inside, relevance, 0)), dropped
 
 
 def run_arrays(run: pd.DataFrame) -> tuple[rk.Ids, rk.Ids, np.ndarray]:

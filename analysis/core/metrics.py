@@ -307,9 +307,7 @@ def evaluate_arrays(
         arrays, n_split_dropped = restrict_qrels(arrays, split)
     n_not_candidates = 0
     if compat == "stark":
-        before = len(arrays[2])
-        arrays = candidate_qrels(arrays, candidates)
-        n_not_candidates = before - len(arrays[2])
+        arrays, n_not_candidates = candidate_qrels(arrays, candidates)
     q = prepare_qrels(*arrays)
     ranked = _rank(queries, docs, scores, ties, q)
     nq = len(q.queries)
