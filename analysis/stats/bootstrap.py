@@ -86,7 +86,9 @@ def _index_means(x: np.ndarray, n_resamples: int, rng: np.random.Generator) -> n
 def _bootstrap_ci_rows(
     rows: Sequence[np.ndarray], confidence: float, n_resamples: int, seed: int
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Percentile bootstrap CI of the mean of every sample in ``rows`` (finite 1-D arrays)."""
+    """Bootstrap CI of the mean of every sample in ``rows`` (finite 1-D arrays): BCa below
+    :data:`BCA_BELOW` values, percentile otherwise (module docstring of
+    :mod:`analysis.stats.inference`)."""
     probs = _quantile_probs(confidence)
     low = np.full(len(rows), np.nan)
     high = np.full(len(rows), np.nan)
@@ -101,6 +103,8 @@ def _bootstrap_ci_rows(
         n_rest = n - int(counts[is_frequent].sum())
         if uniq.size == 1:  # n == 1 or a constant sample: every resample has this mean
             low[i] = high[i] = row.mean()
+        elif n < BCA_BELOW:
+            low[i], high[i] = _bca(row, confidence, n_resamples, seed)
         elif n_frequent and _CATEGORY_COST * n_frequent + n_rest <= n // 2:
             means = _split_means(
                 uniq[is_frequent],
@@ -121,6 +125,32 @@ def _bootstrap_ci_rows(
     return low, high
 
 
+def _bca(row: np.ndarray, confidence: float, n_resamples: int, seed: int) -> tuple[float, float]:
+    """BCa interval of the mean (``scipy.stats.bootstrap(method="BCa")``), seeded like the
+    percentile kernel; a degenerate BCa (e.g. the acceleration is undefined) falls back to the
+    percentile interval of the same resamples."""
+    import warnings
+
+    from scipy import stats as sps
+
+    rng = _generator(seed, _STREAM_BOOTSTRAP)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # scipy's DegenerateDataWarning: handled below
+        res = sps.bootstrap(
+            (row,), np.mean, confidence_level=confidence, n_resamples=n_resamples,
+            method="BCa", random_state=rng, vectorized=True,
+        )  # fmt: skip
+    lo, hi = float(res.confidence_interval.low), float(res.confidence_interval.high)
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        lo, hi = np.quantile(res.bootstrap_distribution, _quantile_probs(confidence))
+    return float(lo), float(hi)
+
+
+#: Samples smaller than this get BCa intervals (percentile intervals under-cover there: 77 %
+#: instead of 95 % for a binary metric with a 5 % rate at n = 30).
+BCA_BELOW = 100
+
+
 # --------------------------------------------------------------------------- public: bootstrap
 
 
@@ -131,11 +161,13 @@ def bootstrap_ci(
     n_resamples: int = 10_000,
     seed: int | None = 0,
 ) -> tuple[float, float]:
-    """Percentile bootstrap confidence interval of the mean.
+    """Bootstrap confidence interval of the mean.
 
-    With ``alpha = 1 - confidence``, returns the ``alpha/2`` and ``1 - alpha/2`` quantiles
-    (linear interpolation) of the means of ``n_resamples`` resamples of size n drawn with
-    replacement from ``values``. Vectorized: no Python loop per resample (see module docstring).
+    From :data:`BCA_BELOW` (100) values on: with ``alpha = 1 - confidence``, the ``alpha/2`` and
+    ``1 - alpha/2`` quantiles (linear interpolation) of the means of ``n_resamples`` resamples of
+    size n drawn with replacement from ``values`` (percentile interval; vectorized, no Python
+    loop per resample). Below 100 values: the BCa interval of the same resampling
+    (``scipy.stats.bootstrap(method="BCa")``), which covers better on small skewed samples.
 
     Edge cases: n = 0 -> ``(nan, nan)``; n = 1 or all values equal -> ``(mean, mean)``.
 

@@ -8,9 +8,14 @@ Conventions (they hold in every function of this module):
 
 * **Delta is "A minus B"**: ``delta = mean(a - b)``; a positive delta means model A scores higher.
   A *win* is a query with ``a - b > eps``, a *loss* one with ``a - b < -eps``, a *tie* the rest.
-* **Bootstrap** intervals are percentile intervals of the mean: with ``alpha = 1 - confidence``
-  they are the ``alpha/2`` and ``1 - alpha/2`` quantiles (numpy's default linear interpolation)
-  of ``n_resamples`` means of resamples of size n drawn with replacement. The mean of a
+* **Bootstrap** intervals of the mean: below 100 values (:data:`BCA_BELOW`) they are BCa
+  intervals (``scipy.stats.bootstrap(method="BCa")``: bias-corrected and accelerated; percentile
+  intervals under-cover on small skewed samples, e.g. 79 % instead of 95 % for an MRR-like metric
+  at n = 30, BCa 86 %); from 100 values on, percentile intervals: with ``alpha = 1 - confidence``
+  the ``alpha/2`` and ``1 - alpha/2`` quantiles (numpy's default linear interpolation)
+  of ``n_resamples`` means of resamples of size n drawn with replacement. No bootstrap helps a
+  sample of rare events that holds none (30 queries, 5 % hit rate: a fifth of such samples are
+  all zero and get the interval [0, 0]); read such intervals with their n. The mean of a
   resample depends only on how often each value is drawn, so the kernel draws either an index
   matrix of shape ``(B, n)`` (chunked; shared by all samples of the same size) or, when a few
   values are frequent (each occurring >= 32 times: zeros, hit@k, MRR, most metric deltas),
@@ -43,12 +48,13 @@ The module never imports streamlit. The code lives in :mod:`analysis.stats.boots
 from __future__ import annotations
 
 from analysis.stats._common import ALL_LABEL, MISSING_LABEL, NGOLD_BUCKETS
-from analysis.stats.bootstrap import _index_means, _split_means, bootstrap_ci, mean_ci
+from analysis.stats.bootstrap import BCA_BELOW, _index_means, _split_means, bootstrap_ci, mean_ci
 from analysis.stats.paired import PairedComparison, holm, paired_comparison, win_tie_loss
 from analysis.stats.slices import bucket_numeric, compare_slices, n_gold_bucket, slice_finder
 
 __all__ = [
     "ALL_LABEL",
+    "BCA_BELOW",
     "MISSING_LABEL",
     "NGOLD_BUCKETS",
     "PairedComparison",
