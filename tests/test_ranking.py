@@ -150,7 +150,7 @@ def test_duplicate_rows_of_ids_of_any_length_across_chunks(monkeypatch: pytest.M
     ids = pa.chunked_array([_ids(["a", long, "a"]), _ids(["b", "b" * 9, "b", long, long])])
     groups = np.array([0, 0, 0, 1, 1, 1, 2, 2])
     codes = rk.doc_codes(groups, ids, rk.Order())
-    assert len(codes.dictionaries) > 1
+    assert len(codes.sizes) > 1
     assert rk.duplicate_rows(groups, codes).tolist() == [2, 5, 7]
 
 

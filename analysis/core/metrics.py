@@ -134,7 +134,7 @@ class _Ranked:
     dictionary: pa.Array  # run query ids by code
     docs: rk.Ids  # doc strings in file order
     order: rk.Order  # ranked row -> file row
-    doc_codes: rk.DocCodes  # exact doc codes per row (chunk dictionaries)
+    doc_codes: rk.DocCodes  # exact doc codes per row (one dictionary per chunk of queries)
     scores: np.ndarray  # score per row (float64, as read)
     tie_scores: np.ndarray  # score per row as the tie policy compares them
     qrels_code: np.ndarray | None  # run query code of each qrels row (-1: not in the run)
