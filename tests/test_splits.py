@@ -175,3 +175,19 @@ def test_stark_submission_files_load_like_eval_results(tmp_path: Path) -> None:
     assert a["doc_id"].tolist() == ["3", "1", "2", "9"]
     assert a["rank"].tolist() == [1, 2, 3, 1]
     assert len(load_run(long)) == 150
+
+
+def test_evaluate_with_a_split_stays_pandas_free(tmp_path: Path) -> None:
+    run, qrels, split = _write_collection(tmp_path)
+    index = tmp_path / "test.index"
+    index.write_text("\n".join(split) + "\n")
+    code = (
+        "import sys\n"
+        "from analysis.cli import main\n"
+        f"main(['evaluate', '--run', {str(run)!r}, '--qrels', {str(qrels)!r}, '--split', "
+        f"{str(index)!r}, '--metrics', 'map,mrr'])\n"
+        "print('pandas' in sys.modules)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
+                          timeout=120, check=True)  # fmt: skip
+    assert proc.stdout.strip().splitlines()[-1] == "False"

@@ -136,7 +136,7 @@ def _plain(ids: rk.Ids) -> rk.Ids:
 def split_array(split: Split) -> pa.Array:
     ids = split
     if not isinstance(ids, pa.Array | pa.ChunkedArray):
-        ids = pa.array([str(x) for x in split], pa.string())
+        ids = rk.string_array([str(x) for x in split]).cast(pa.string())
     ids = rk.as_string_array(_plain(ids))
     return pc.unique(ids.combine_chunks() if isinstance(ids, pa.ChunkedArray) else ids)
 

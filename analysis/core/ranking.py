@@ -29,6 +29,7 @@ from analysis.core.arrow import (  # noqa: F401 (re-exported: the core's helpers
     encode,
     from_numpy,
     index_of,
+    string_array,
     take,
     to_numpy,
 )
