@@ -110,7 +110,7 @@ def prepare_qrels(queries: rk.Ids, docs: rk.Ids, relevance: np.ndarray) -> Qrels
     return Qrels(
         queries=dictionary,
         query_index=codes[keep],
-        docs=rk.take(docs, keep) if not isinstance(docs, pa.Array) else docs.take(keep),
+        docs=rk.take(docs, keep),
         relevance=best[at],
         n_duplicate_rows=int((counts - 1).sum()),
         n_duplicate_queries=len(np.unique(codes[first[dup_pairs]])),
