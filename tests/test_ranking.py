@@ -280,3 +280,11 @@ def test_to_numpy_and_from_numpy_round_trip_without_pandas_shim():
         rk.to_numpy(with_nulls)
     sliced = pa.array([0.5, 1.5, 2.5, 3.5]).slice(1, 2)
     assert rk.to_numpy(sliced).tolist() == [1.5, 2.5]
+
+
+def test_duplicate_rows_of_equal_size_groups_use_one_reshape(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr(rk, "DOC_CHUNK", 6)  # two queries per doc dictionary
+    groups = np.repeat(np.arange(4), 3)
+    docs = ["a", "b", "a", "x", "y", "z", "c", "c", "c", "a", "b", "c"]
+    assert _dups(groups.tolist(), docs) == [2, 7, 8]
+    assert _dups([0, 0, 1, 1], ["a", "b", "b", "a"]) == []

@@ -266,6 +266,14 @@ def duplicate_rows(groups: np.ndarray, docs: DocCodes) -> np.ndarray:
     if n < 2:
         return np.zeros(0, dtype=np.int64)
     starts, sizes = group_starts(groups)
+    if int(sizes.min()) == int(sizes.max()) and len(sizes) * int(sizes[0]) == n:
+        # every query has the same number of rows (top-k runs): one reshape and row sort; codes
+        # of one row all come from one chunk's dictionary
+        grid = docs.codes.reshape(len(sizes), int(sizes[0])).copy()
+        grid.sort(axis=1)
+        suspect = np.flatnonzero((grid[:, 1:] == grid[:, :-1]).any(axis=1))
+        del grid
+        return _resolve_duplicates(groups, docs.codes, starts, sizes, suspect)
     out: list[np.ndarray] = [np.zeros(0, dtype=np.int64)]
     row_edges = _chunk_rows(groups, docs.query_edges)
     for lo, hi in itertools.pairwise(row_edges.tolist()):
@@ -295,6 +303,26 @@ def duplicate_rows(groups: np.ndarray, docs: DocCodes) -> np.ndarray:
         later[first] = False  # np.unique's index is the first (lowest-row) occurrence
         out.append(rows[later] + lo)
     return np.sort(np.concatenate(out))
+
+
+def _resolve_duplicates(
+    groups: np.ndarray,
+    codes: np.ndarray,
+    starts: np.ndarray,
+    sizes: np.ndarray,
+    suspect: np.ndarray,
+) -> np.ndarray:
+    """The later occurrences of a repeated code inside the ``suspect`` groups (ascending rows)."""
+    if len(suspect) == 0:
+        return np.zeros(0, dtype=np.int64)
+    z = sizes[suspect]
+    offset = np.arange(int(z.sum())) - np.repeat(np.cumsum(z) - z, z)
+    rows = np.repeat(starts[suspect], z) + offset
+    key = groups[rows].astype(np.int64) * (int(codes.max()) + 1) + codes[rows]
+    _, first = np.unique(key, return_index=True)
+    later = np.ones(len(rows), dtype=bool)
+    later[first] = False  # np.unique's index is the first (lowest-row) occurrence
+    return np.sort(rows[later])
 
 
 def lookup_pairs(
