@@ -34,6 +34,7 @@ The public API a notebook calls is re-exported here (imported on first use, so t
 ``load_bundle``     a bundle manifest (:func:`analysis.io.bundle.read_manifest`)
 ``load_dataset``    one dataset of a bundle (:func:`analysis.io.bundle.load_dataset`)
 ``paired_comparison``  paired statistics of two per-query arrays (:mod:`analysis.stats`)
+``compare``         paired statistics of two or more runs on qrels (:mod:`analysis.stats.runs`)
 ``per_query_table``    the dashboard's per-query table (:mod:`analysis.stats.perquery`)
 ==================  =====================================================================
 """
@@ -55,6 +56,7 @@ _PUBLIC: dict[str, tuple[str, str]] = {
     "load_bundle": ("analysis.io.bundle", "read_manifest"),
     "load_dataset": ("analysis.io.bundle", "load_dataset"),
     "paired_comparison": ("analysis.stats", "paired_comparison"),
+    "compare": ("analysis.stats.runs", "compare"),
     "per_query_table": ("analysis.stats.perquery", "per_query_table"),
 }
 

@@ -36,6 +36,10 @@ PYTREC_NAMES: dict[str, str] = {
     "ndcg": "ndcg",
     "recall": "set_recall",
     "precision": "set_P",
+    "map": "map",
+    "map@10": "map_cut_10",
+    "map@100": "map_cut_100",
+    "rprec": "Rprec",
 }
 PYTREC_MEASURES = {
     "success.1,5,10",
@@ -46,6 +50,9 @@ PYTREC_MEASURES = {
     "ndcg",
     "set_recall",
     "set_P",
+    "map",
+    "map_cut.10,100",
+    "Rprec",
 }
 ALL_METRICS: list[str] = list(PYTREC_NAMES)
 

@@ -213,7 +213,7 @@ def test_bad_input_exits_2_with_one_error_line(
     elif case == "bad_qrels":
         qrels.write_text("q1 0 b 1\nq1 0 z high\n")
     elif case == "unknown_metric":
-        args += ["--metrics", "hit@1,map"]
+        args += ["--metrics", "hit@1,mapp@5"]
     elif case == "bad_ties":
         args += ["--ties", "random"]
     elif case == "empty_id_in_csv":

@@ -114,7 +114,7 @@ def test_as_string_array_keeps_strings() -> None:
 def _dups(groups: list[int], docs: list[str]) -> list[int]:
     g = np.array(groups)
     ids = _ids(docs)
-    return rk.duplicate_rows(g, rk.fingerprint(ids), ids, rk.Order()).tolist()
+    return rk.duplicate_rows(g, rk.doc_codes(g, ids, rk.Order())).tolist()
 
 
 def test_duplicate_rows_grid_branch() -> None:
@@ -140,14 +140,18 @@ def test_duplicate_rows_follow_the_order() -> None:
     # ranked row i holds the file row order.source(i); duplicates are reported in ranked rows
     ids = _ids(["a", "b", "a"])
     order = rk.Order(perm=np.array([2, 1, 0]))
-    fp = rk.fingerprint(ids)[order.perm]
-    assert rk.duplicate_rows(np.zeros(3, dtype=int), fp, ids, order).tolist() == [2]
+    groups = np.zeros(3, dtype=int)
+    assert rk.duplicate_rows(groups, rk.doc_codes(groups, ids, order)).tolist() == [2]
 
 
-def test_duplicate_rows_confirms_fingerprint_collisions_on_strings() -> None:
-    ids = _ids(["a", "b", "c", "a"])
-    fp = np.zeros(4, dtype=np.uint64)  # every fingerprint collides
-    assert rk.duplicate_rows(np.zeros(4, dtype=int), fp, ids, rk.Order()).tolist() == [3]
+def test_duplicate_rows_of_ids_of_any_length_across_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(rk, "CHUNK", 3)  # a dictionary per chunk of whole queries
+    long = "x" * 63 + "é"
+    ids = pa.chunked_array([_ids(["a", long, "a"]), _ids(["b", "b" * 9, "b", long, long])])
+    groups = np.array([0, 0, 0, 1, 1, 1, 2, 2])
+    codes = rk.doc_codes(groups, ids, rk.Order())
+    assert len(codes.sizes) > 1
+    assert rk.duplicate_rows(groups, codes).tolist() == [2, 5, 7]
 
 
 def test_chunk_bounds_never_split_a_group(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -165,15 +169,10 @@ def test_chunk_bounds_never_split_a_group(monkeypatch: pytest.MonkeyPatch) -> No
 def test_lookup_pairs() -> None:
     run_docs = _ids(["a", "b", "c", "a"])
     qrels_docs = _ids(["c", "a", "zz"])
-    rows, qrows = rk.lookup_pairs(
-        np.array([0, 0, 0, 1]),
-        rk.fingerprint(run_docs),
-        run_docs,
-        rk.Order(),
-        np.array([0, 1, -1]),
-        rk.fingerprint(qrels_docs),
-        qrels_docs,
-    )
+    groups = np.array([0, 0, 0, 1])
+    qrels_query = np.array([0, 1, -1])
+    codes = rk.doc_codes(groups, run_docs, rk.Order(), qrels_query, qrels_docs)
+    rows, qrows = rk.lookup_pairs(groups, codes, qrels_query)
     assert rows.tolist() == [2, 3]
     assert qrows.tolist() == [0, 1]
 
@@ -281,3 +280,11 @@ def test_to_numpy_and_from_numpy_round_trip_without_pandas_shim():
         rk.to_numpy(with_nulls)
     sliced = pa.array([0.5, 1.5, 2.5, 3.5]).slice(1, 2)
     assert rk.to_numpy(sliced).tolist() == [1.5, 2.5]
+
+
+def test_duplicate_rows_of_equal_size_groups_use_one_reshape(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr(rk, "DOC_CHUNK", 6)  # two queries per doc dictionary
+    groups = np.repeat(np.arange(4), 3)
+    docs = ["a", "b", "a", "x", "y", "z", "c", "c", "c", "a", "b", "c"]
+    assert _dups(groups.tolist(), docs) == [2, 7, 8]
+    assert _dups([0, 0, 1, 1], ["a", "b", "b", "a"]) == []

@@ -83,8 +83,10 @@ def test_bootstrap_kernel_follows_ties(monkeypatch: pytest.MonkeyPatch) -> None:
         calls.append(("index", x.shape[1]))
         return index(x, *args)
 
-    monkeypatch.setattr(stats, "_split_means", spy_split)
-    monkeypatch.setattr(stats, "_index_means", spy_index)
+    from analysis.stats import bootstrap as kernels  # where the kernels live
+
+    monkeypatch.setattr(kernels, "_split_means", spy_split)
+    monkeypatch.setattr(kernels, "_index_means", spy_index)
     rng = np.random.default_rng(10)
     bootstrap_ci(rng.random(500), n_resamples=100)
     bootstrap_ci(rng.random(500) * (rng.random(500) < 0.2), n_resamples=100)
@@ -197,6 +199,19 @@ def test_mean_ci_without_groups_and_nan_policy() -> None:
     assert out.loc[0, "mean"] == pytest.approx(2 / 3)
     with pytest.raises(ValueError, match="not found"):
         mean_ci(df, "nope")
+
+
+def test_mean_ci_on_many_continuous_groups_equals_bootstrap_ci_per_group() -> None:
+    # the vectorized worst case (continuous values, groups of ~500); speed lives in bench/
+    rng = np.random.default_rng(8)
+    n = 10_000
+    df = pd.DataFrame({"g": rng.integers(0, 20, n), "v": rng.random(n)})
+    out = mean_ci(df, "v", ["g"], n_resamples=2_000)
+    assert len(out) == 20
+    for g in (0, 7, 19):
+        expected = bootstrap_ci(df.loc[df["g"] == g, "v"], n_resamples=2_000, seed=0)
+        row = out.set_index("g").loc[g]
+        assert (row["ci_low"], row["ci_high"]) == pytest.approx(expected, rel=1e-12)
 
 
 # --------------------------------------------------------------------------- paired_comparison
@@ -386,7 +401,8 @@ def test_compare_slices_counts_and_pairing() -> None:
     out = compare_slices(df, ["hit@1", "mrr"], "A", "B", ["query_type", "dataset"], seed=5)
     assert list(out.columns) == [
         "slice", "value", "metric", "n", "mean_a", "mean_b", "delta", "ci_low", "ci_high",
-        "wins", "ties", "losses", "effect_size", "p_t", "p_randomization", "p_holm",
+        "wins", "ties", "losses", "effect_size", "p_t", "p_randomization", "p_holm", "p_floor",
+        "p_holm_bound",
     ]  # fmt: skip
     assert out.attrs["n_unpaired"] == 1
     hit = out[out["metric"] == "hit@1"].set_index(["slice", "value"])
@@ -542,3 +558,30 @@ def test_bucket_numeric_floats_keep_values_inside_labels() -> None:
         assert values[out == label].max() < upper or closing == "]"
     with pytest.raises(ValueError, match="numeric"):
         bucket_numeric(pd.Series(["a", "b"]))
+
+
+def test_small_samples_get_bca_intervals_that_cover_better() -> None:
+    from scipy import stats as sps
+
+    from analysis.stats import bootstrap as kernels
+
+    rng = np.random.default_rng(12)
+    x = np.where(rng.random(40) < 0.3, 1.0 / rng.integers(1, 20, 40), 0.0)
+    gen = np.random.default_rng(np.random.SeedSequence(3, spawn_key=(0,)))
+    expected = sps.bootstrap((x,), np.mean, n_resamples=2000, method="BCa", random_state=gen)
+    assert bootstrap_ci(x, n_resamples=2000, seed=3) == pytest.approx(
+        tuple(expected.confidence_interval), rel=1e-12
+    )
+    assert kernels.BCA_BELOW == 100
+    # seeded coverage of the true mean of an MRR-like metric at n = 30
+    big = np.where(rng.random(1_000_000) < 0.3, 1.0 / rng.integers(1, 20, 1_000_000), 0.0)
+    mu = big.mean()
+    covered = {"bca": 0, "percentile": 0}
+    for trial in range(150):
+        sample = np.where(rng.random(30) < 0.3, 1.0 / rng.integers(1, 20, 30), 0.0)
+        lo, hi = kernels._bootstrap_ci_rows([sample], 0.95, 1000, trial)
+        covered["bca"] += lo[0] <= mu <= hi[0]
+        means = kernels._index_means(sample[None, :], 1000, np.random.default_rng(trial))[0]
+        plo, phi = np.quantile(means, [0.025, 0.975])
+        covered["percentile"] += plo <= mu <= phi
+    assert covered["bca"] > covered["percentile"]

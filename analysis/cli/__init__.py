@@ -3,6 +3,7 @@
 Commands:
     evaluate   per-query metrics of a run to CSV/Parquet, means and data checks to stdout
     validate   data checks of a run against qrels, or of a whole bundle (--bundle)
+    compare    paired statistics of two or more runs (CSV/Markdown/LaTeX/JSON)
     import     real benchmark layouts (STaRK, GeoBloom, GeoGLUE, LIST) -> a bundle
     geo        duplicate-coordinate and twin report of a POI file, as JSON
     report     one self-contained offline HTML report of a bundle
@@ -25,6 +26,7 @@ from analysis.cli._common import _Parser
 #: imported inside ``run`` so that ``evaluate`` on TREC files stays free of pandas.
 COMMAND_MODULES: tuple[str, ...] = (
     "analysis.cli.evaluate",
+    "analysis.cli.compare",
     "analysis.cli.geo",
     "analysis.cli.importer",
     "analysis.cli.report",

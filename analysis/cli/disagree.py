@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -12,7 +10,7 @@ from analysis.core.errors import InputError
 from analysis.core.metrics import TIE_POLICIES
 
 if TYPE_CHECKING:
-    import pandas as pd
+    pass
 
 NAMES = ("disagree",)
 
@@ -32,7 +30,9 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from analysis.cli._output import write_frame
     from analysis.io import load_run
+    from analysis.io.atomic import refuse_overwrite
     from analysis.stats.disagree import disagreement, most_different
 
     if len(args.run) != 2:
@@ -42,35 +42,11 @@ def run(args: argparse.Namespace) -> int:
     if not 0.0 < args.p < 1.0:
         raise InputError("--p", None, f"must be strictly between 0 and 1, got {args.p}")
     out = Path(args.out)
-    for given in args.run:
-        if out.exists() and Path(given).exists() and out.samefile(given):
-            raise InputError(out, None, "is an input file: refusing to overwrite it")
+    refuse_overwrite(out, args.run)
     run_a, run_b = (load_run(path) for path in args.run)
     table = most_different(disagreement(run_a, run_b, k=args.k, p=args.p, ties=args.ties))
-    _write_atomic(table, out)
+    write_frame(table, out)
     n = len(table)
     jac = f"jaccard@{args.k}"
     print(f"{n} queries; mean {jac} {table[jac].mean():.4f}, mean rbo {table['rbo'].mean():.4f}")
     return 0
-
-
-def _write_atomic(table: pd.DataFrame, out: Path) -> None:
-    """Write to a temporary file beside ``out``, then rename it over ``out`` (never partial)."""
-    folder = out.parent if str(out.parent) else Path()
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=folder)
-    except OSError as exc:
-        raise InputError(out, None, f"cannot write: {exc.strerror or exc}") from None
-    os.close(fd)
-    try:
-        if out.suffix.lower() == ".parquet":
-            table.to_parquet(tmp, index=False)
-        else:
-            table.to_csv(tmp, index=False)
-        Path(tmp).replace(out)
-    except OSError as exc:
-        Path(tmp).unlink(missing_ok=True)
-        raise InputError(out, None, f"cannot write: {exc.strerror or exc}") from None
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise

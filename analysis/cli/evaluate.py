@@ -10,8 +10,11 @@ import numpy as np
 import pyarrow as pa
 
 from analysis.cli._common import add_eval_args, print_warnings, write_table
+from analysis.cli._output import write_frame
 from analysis.core.errors import InputError
 from analysis.core.metrics import (
+    COMPAT,
+    DEFAULT_METRICS,
     QrelsArrays,
     evaluate_arrays,
     parse_metrics,
@@ -21,20 +24,36 @@ from analysis.core.metrics import (
 from analysis.core.ranking import as_string_array, to_numpy
 from analysis.io import detect_format, load_qrels, load_run
 from analysis.io.atomic import refuse_overwrite
+from analysis.io.stark import read_split_ids
 from analysis.io.trec import read_trec_qrels_table, read_trec_run_table
 
 NAMES = ("evaluate", "validate")
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
-    ev = sub.add_parser("evaluate", help="per-query metrics of a run")
-    add_eval_args(ev)
+    ev = sub.add_parser("evaluate", help="per-query metrics of a run, or of a bundle dataset")
+    add_eval_args(ev, required=False)
     ev.add_argument("--out", help="write per-query metrics here (.csv or .parquet)")
     ev.add_argument(
         "--diagnostics",
         action="store_true",
         help="add n_gold, first_gold_rank, tie flags and <metric>_min/_max columns to --out",
     )
+    ev.add_argument(
+        "--split",
+        help="evaluate only these queries: a split file (one query id per line, STaRK "
+        "split/*.index); with --bundle, the name of one of the dataset's splits (or 'all')",
+    )
+    ev.add_argument("--bundle", help="evaluate every model of a bundle dataset (with --dataset)")
+    ev.add_argument("--dataset", help="the dataset of --bundle")
+    ev.add_argument(
+        "--compat",
+        choices=COMPAT,
+        default="trec_eval",
+        help="compatibility variant: trec_eval (default), stark (gold ids that are not "
+        "candidates dropped; needs --candidates), list (LIST's recall and nDCG denominators)",
+    )
+    ev.add_argument("--candidates", help="the candidate doc ids, one per line (for --compat stark)")
 
     va = sub.add_parser("validate", help="data checks of a run against qrels, or of a bundle")
     add_eval_args(va, required=False)
@@ -47,6 +66,11 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if args.command == "evaluate":
+        if args.bundle is not None:
+            return _cmd_evaluate_bundle(args)
+        if args.run is None or args.qrels is None:
+            sys.stderr.write("error: evaluate needs --run and --qrels, or --bundle and --dataset\n")
+            return 2
         return _cmd_evaluate(args, write=True)
     if args.bundle is not None:
         return _cmd_validate_bundle(args)
@@ -65,7 +89,16 @@ def _cmd_evaluate(args: argparse.Namespace, *, write: bool) -> int:
         raise InputError("--relevance-threshold", None, "must be at least 1")
     out = Path(args.out) if write and args.out else None
     if out is not None:
-        refuse_overwrite(out, (args.run, args.qrels))
+        given = [args.run, args.qrels]
+        given += [f for f in (getattr(args, "split", None), getattr(args, "candidates", None)) if f]
+        refuse_overwrite(out, given)
+    split = read_split_ids(args.split) if getattr(args, "split", None) else None
+    compat = getattr(args, "compat", "trec_eval")
+    candidates = None
+    if compat == "stark":
+        if not getattr(args, "candidates", None):
+            raise InputError("--compat stark", None, "needs --candidates FILE (one id per line)")
+        candidates = read_split_ids(args.candidates)
     queries, docs, scores = _load_run_columns(args.run)
     qrels = _load_qrels_columns(args.qrels)
     query_ids, columns, warnings, _ = evaluate_arrays(
@@ -77,6 +110,9 @@ def _cmd_evaluate(args: argparse.Namespace, *, write: bool) -> int:
         ties=args.ties,
         relevance_threshold=args.relevance_threshold,
         diagnostics=not write or bool(getattr(args, "diagnostics", False)),
+        split=split,
+        compat=compat,
+        candidates=candidates,
     )
     n = len(query_ids)
     if write:
@@ -93,6 +129,59 @@ def _cmd_evaluate(args: argparse.Namespace, *, write: bool) -> int:
     print_warnings(warnings)
     if not write and not warnings:
         print("no problems found")
+    return 0
+
+
+def _cmd_evaluate_bundle(args: argparse.Namespace) -> int:
+    """``evaluate --bundle DIR --dataset NAME [--split NAME]``: every model of one dataset, one
+    row per (model, query): ``model, query_id, <metrics>`` (+ diagnostics and, for datasets with
+    coordinates, the geo columns with ``--diagnostics``). The same per-query table as the app's
+    (:func:`analysis.stats.perquery.per_query_table`), so the means agree."""
+    from analysis.io.bundle import bundle_files, load_dataset, load_model_run, read_manifest
+    from analysis.stats.perquery import per_query_table
+
+    if args.out is None:
+        raise InputError("--out", None, "evaluate --bundle needs --out FILE (.csv or .parquet)")
+    bundle = read_manifest(args.bundle)
+    if args.dataset is None or args.dataset not in bundle.datasets:
+        known = ", ".join(bundle.datasets)
+        raise InputError(args.bundle, None, f"--dataset must be one of: {known}")
+    spec = bundle.datasets[args.dataset]
+    names = args.metrics if args.metrics != ",".join(DEFAULT_METRICS) else ",".join(spec.metrics)
+    try:
+        metrics = parse_metrics(names)
+    except ValueError as exc:
+        raise InputError("--metrics", None, str(exc)) from None
+    out = Path(args.out)
+    refuse_overwrite(out, bundle_files(bundle), what="a file of the bundle")
+    ds = load_dataset(spec, args.split)
+    runs = {model: load_model_run(spec, model) for model in spec.runs}
+    table, warnings = per_query_table(
+        ds.queries,
+        ds.qrels,
+        runs,
+        dataset=spec.name,
+        metrics=[m.label for m in metrics],
+        ties=args.ties,
+        relevance_threshold=spec.relevance_threshold,
+        headline=spec.metrics,
+        entities=ds.entities if spec.family == "spatial" else None,
+    )
+    labels = [m.label for m in metrics]
+    keep = ["model", "query_id", *labels]
+    if args.diagnostics:
+        skip = set(ds.queries.columns) | {"dataset", "n_gold_bucket", "query_length"}
+        keep += [c for c in table.columns if c not in keep and c not in skip]
+    split = ds.split or "all"
+    print(f"dataset {spec.name}, split {split}: {table['query_id'].nunique()} queries")
+    width = max(len(x) for x in ["model", *runs])
+    print(f"{'model':<{width}}  " + "  ".join(f"{m:>10}" for m in labels))
+    for model, group in table.groupby("model", sort=False):
+        print(f"{model:<{width}}  " + "  ".join(f"{group[m].mean():10.4f}" for m in labels))
+    for model, found in warnings.items():
+        for w in found:
+            print(f"{model}: {w}")
+    write_frame(table[keep], out)
     return 0
 
 

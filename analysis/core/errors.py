@@ -44,12 +44,17 @@ class DataWarning:
         count: how many items (queries, rows) the finding concerns.
         message: one sentence in plain words, including the count.
         examples: a few of the concerned ids, for display.
+        level: ``"warning"``, or ``"info"`` for a count that needs no action (a split's
+            dropped queries).
     """
 
     code: str
     count: int
     message: str
     examples: tuple[str, ...] = field(default_factory=tuple)
+    level: str = "warning"
 
     def __str__(self) -> str:
+        if self.level == "info":
+            return self.message
         return f"warning: {self.message}"

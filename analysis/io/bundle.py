@@ -15,7 +15,8 @@ Manifest (paths relative to the bundle folder; every key but the dataset table i
     runs = "stark-amazon/runs"               # a folder, or a table {model = "file"}
     metrics = ["hit@1", "hit@5", "recall@20", "mrr"]
     query_type = "human"                     # when the queries file has no query_type column
-    splits = { test = "split/test.index" }   # STaRK split files -> a split column
+    splits = { train = "split/train.index", test = "split/test.index" }  # STaRK split files
+    split = "test"                           # the split evaluated by default ("all": every query)
     query_groups = "query_groups/group_query_test.json"   # AvaTaR patterns -> pattern column
     metapaths = "metapaths/test.json"        # MoR metapaths -> metapath column
     crs = "EPSG:4326"                        # spatial: CRS of projected coordinates
@@ -43,13 +44,14 @@ from pathlib import Path
 import pandas as pd
 
 from analysis.core.errors import InputError
-from analysis.core.metrics import parse_metrics
+from analysis.core.names import parse_metrics
 from analysis.io import load_entities, load_qrels, load_queries, load_run, stark, tables
 from analysis.io._text import parse_toml, read_text
 
 MANIFEST = "bundle.toml"
 ROOTS_ENV = "RETRIEVAL_DASHBOARD_DATA_ROOTS"
 MAX_MANIFEST_BYTES = 16 << 20  # thousands of datasets fit in well under 1 MiB
+ALL_SPLIT = "all"
 FAMILIES = ("stark", "spatial", "generic")
 RUN_SUFFIXES = (".run", ".txt", ".trec", ".tsv", ".csv", ".parquet", ".jsonl", ".res")
 DEFAULT_METRICS = {
@@ -119,6 +121,8 @@ class Dataset:
     qrels: pd.DataFrame
     entities: pd.DataFrame | None
     edges: pd.DataFrame | None
+    split: str | None = None
+    """The split the queries and qrels are restricted to (``None``: every query)."""
 
     @property
     def name(self) -> str:
@@ -284,8 +288,14 @@ def _dataset(
             raise fail(f"split file {value!r} does not exist")
         splits[str(split)] = confine(f"split file {value!r}", root / str(value))
     default_split = body.get("split")
-    if default_split is not None and str(default_split) not in splits:
-        raise fail(f"split {default_split!r} is not one of the splits")
+    if default_split is not None:
+        if not isinstance(default_split, str):
+            raise fail("split must be the name of one of the splits")
+        if default_split != ALL_SPLIT and default_split not in splits:
+            known = ", ".join([*splits, ALL_SPLIT])
+            raise fail(f"split {default_split!r} is not one of the splits (known: {known})")
+        if default_split == ALL_SPLIT:
+            default_split = None
     threshold = body.get("relevance_threshold", 1)
     if not isinstance(threshold, int) or threshold < 1:
         raise fail("relevance_threshold must be an integer >= 1")
@@ -300,7 +310,7 @@ def _dataset(
         metrics=tuple(metrics),
         query_type=body.get("query_type"),
         splits=splits,
-        default_split=None if default_split is None else str(default_split),
+        default_split=default_split,
         query_groups=path_of("query_groups"),
         metapaths=path_of("metapaths"),
         crs=body.get("crs"),
@@ -333,13 +343,37 @@ def _runs(
     return {_model_name(p): p for p in files}
 
 
-def load_dataset(spec: DatasetSpec) -> Dataset:
+def resolve_split(spec: DatasetSpec, split: str | None = None) -> str | None:
+    """The split to evaluate: ``None`` -> the manifest's default (``None``, every query, when
+    there is none), ``"all"`` -> ``None``, a name -> that name.
+
+    Raises:
+        InputError: a name that is not one of the dataset's splits (naming the known ones).
+    """
+    if split is None:
+        return spec.default_split
+    if split == ALL_SPLIT:
+        return None
+    if split not in spec.splits:
+        known = ", ".join([*spec.splits, ALL_SPLIT])
+        raise InputError(spec.name, None, f"no split {split!r} (known: {known})")
+    return split
+
+
+def load_dataset(spec: DatasetSpec, split: str | None = None) -> Dataset:
     """Load the tables of one dataset (runs stay on disk; see :func:`load_run`).
 
     The queries table gets ``dataset`` and ``query_type`` columns (from the manifest when the
     file has none), and ``split``, ``pattern``, ``metapath`` columns when the manifest names
     STaRK split, query-group or metapath files.
+
+    ``split``: ``None`` = the manifest's default split (every query when there is none),
+    ``"all"`` = every query, a name = that split. With a split, queries and qrels are restricted
+    to its query ids (``Dataset.split`` names it) and ``qrels.attrs["split_queries"]`` holds the
+    ids, so :func:`analysis.core.metrics.evaluate_run` leaves run queries outside the split out
+    silently (counted in an info note, not warned about as "not in the qrels").
     """
+    chosen = resolve_split(spec, split)
     qrels = load_qrels(spec.qrels)
     if spec.queries is not None:
         queries = load_queries(spec.queries)
@@ -362,9 +396,17 @@ def load_dataset(spec: DatasetSpec) -> Dataset:
         paths = stark.read_metapaths(spec.metapaths).drop_duplicates("query_id")
         queries = queries.merge(paths, on="query_id", how="left")
         queries["metapath"] = queries["metapath"].fillna("none")
+    if chosen is not None:
+        ids = stark.read_split_ids(spec.splits[chosen])
+        keep = set(ids)
+        queries = queries[queries["query_id"].isin(keep)].reset_index(drop=True)
+        qrels = qrels[qrels["query_id"].astype("str").isin(keep)].reset_index(drop=True)
+        qrels.attrs["split_queries"] = ids
     entities = load_entities(spec.entities) if spec.entities is not None else None
     edges = tables.read_table(spec.edges) if spec.edges is not None else None
-    return Dataset(spec=spec, queries=queries, qrels=qrels, entities=entities, edges=edges)
+    return Dataset(
+        spec=spec, queries=queries, qrels=qrels, entities=entities, edges=edges, split=chosen
+    )
 
 
 def load_model_run(spec: DatasetSpec, model: str) -> pd.DataFrame:

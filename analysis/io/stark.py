@@ -22,9 +22,9 @@ import io
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from analysis.core.errors import InputError
 from analysis.io._text import (
@@ -36,6 +36,9 @@ from analysis.io._text import (
     parse_json,
     read_text,
 )
+
+if TYPE_CHECKING:  # pandas is imported by the readers that build tables, not by read_split_ids
+    import pandas as pd
 
 csv.field_size_limit(1 << 30)
 
@@ -115,6 +118,8 @@ def read_stark_qa(path: str | Path) -> tuple[pd.DataFrame, pd.DataFrame]:
     Raises:
         InputError: missing columns, an ``answer_ids`` cell that is not a list of ids, an empty id.
     """
+    import pandas as pd
+
     p = check_file(path)
     _require(p, _header(p), QA_COLUMNS)
     qids: list[str] = []
@@ -157,6 +162,8 @@ def read_stark_eval(path: str | Path) -> tuple[pd.DataFrame, pd.DataFrame]:
         run ``query_id, doc_id, score, rank`` (score ``n - rank + 1``) and the file's own per-query
         metric columns ``query_id, <metric>...`` (e.g. ``hit@1`` as STaRK's evaluator computed it).
     """
+    import pandas as pd
+
     p = check_file(path)
     header = _header(p)
     _require(p, header, EVAL_COLUMNS)
@@ -198,10 +205,14 @@ def _float_or_nan(text: str) -> float:
         return float("nan")
 
 
-def read_split_index(path: str | Path, split: str | None = None) -> pd.DataFrame:
-    """Read a ``split/<name>.index`` file into ``query_id, split`` (split = file stem)."""
+def read_split_ids(path: str | Path) -> list[str]:
+    """The query ids of a ``split/<name>.index`` file (one id per line; blank and ``#`` lines
+    skipped; an id listed twice counts once), in file order.
+
+    Raises:
+        InputError: a line holding more than one field, naming the line; an empty file.
+    """
     p = check_file(path)
-    name = split or p.name.split(".")[0]
     ids = []
     for number, line in iter_lines(read_text(p)):
         value = line.strip(ASCII_SPACE)  # a no-break space belongs to the id
@@ -210,6 +221,16 @@ def read_split_index(path: str | Path, split: str | None = None) -> pd.DataFrame
         if any(c in value for c in ASCII_SPACE):
             raise InputError(p, number, "expected one query id per line")
         ids.append(value)
+    return list(dict.fromkeys(ids))
+
+
+def read_split_index(path: str | Path, split: str | None = None) -> pd.DataFrame:
+    """Read a ``split/<name>.index`` file into ``query_id, split`` (split = file stem)."""
+    import pandas as pd
+
+    p = check_file(path)
+    name = split or p.name.split(".")[0]
+    ids = read_split_ids(p)
     return pd.DataFrame({"query_id": pd.array(ids, dtype="str"), "split": name})
 
 
@@ -219,6 +240,8 @@ def _load_json(path: Path) -> object:
 
 def read_query_groups(path: str | Path) -> pd.DataFrame:
     """Read AvaTaR query groups into ``query_id, pattern_group, pattern``."""
+    import pandas as pd
+
     p = check_file(path)
     data = _load_json(p)
     if not isinstance(data, dict):
@@ -234,6 +257,8 @@ def read_query_groups(path: str | Path) -> pd.DataFrame:
 
 def read_metapaths(path: str | Path) -> pd.DataFrame:
     """Read MoR metapaths (``[{"q_id", "rg": {"Metapath"}}]``) into ``query_id, metapath``."""
+    import pandas as pd
+
     p = check_file(path)
     data = _load_json(p)
     if not isinstance(data, list):

@@ -65,13 +65,14 @@ from analysis.present.export import (
     PLOTLY_CONFIG,
     Estimate,
     StyledTable,
-    format_p,
     plotly_text,
     results_table,
     to_html,
 )
 from analysis.present.rankings import gold_table, ranking_table, side_by_side
 from analysis.stats import compare_slices, holm, mean_ci, slice_finder
+from analysis.stats.paired import format_p as p_text
+from analysis.stats.paired import holm_bounds, p_phrase
 from analysis.stats.perquery import dashboard_metrics, per_query_table, slice_columns
 
 __all__ = [
@@ -251,10 +252,12 @@ def _best_vs_rest(
                     "metric": rec["metric"],
                     "best_model": best,
                     "p": rec["p_randomization"],
+                    "p_floor": rec["p_floor"],
                 }
             )
-    out = pd.DataFrame(rows, columns=["dataset", "model", "metric", "best_model", "p"])
+    out = pd.DataFrame(rows, columns=["dataset", "model", "metric", "best_model", "p", "p_floor"])
     out["p_holm"] = holm(out["p"]) if len(out) else np.array([], dtype=float)
+    out["p_holm_bound"] = holm_bounds(out["p"], out["p_floor"].astype(bool))
     return out
 
 
@@ -285,6 +288,7 @@ def _compare(
         return pd.DataFrame()
     out = pd.concat(frames, ignore_index=True)
     out["p_holm"] = holm(out["p_randomization"])
+    out["p_holm_bound"] = holm_bounds(out["p_randomization"], out["p_floor"])
     return out
 
 
@@ -320,6 +324,7 @@ def _slice_deltas(
             continue
         comp = comp.loc[comp["slice"] != "all"].copy()
         comp["p_holm"] = holm(comp["p_randomization"])
+        comp["p_holm_bound"] = holm_bounds(comp["p_randomization"], comp["p_floor"])
         comp = comp.reindex(comp["delta"].abs().sort_values(ascending=False).index)
         frames.append(comp.head(TOP_SLICE_DELTAS).sort_values("delta").assign(dataset=name))
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
@@ -572,8 +577,14 @@ def _compare_table(comp: pd.DataFrame) -> StyledTable:
                 f"{w}/{t}/{loss}"
                 for w, t, loss in zip(comp["wins"], comp["ties"], comp["losses"], strict=True)
             ],
-            "p": [format_p(p) for p in comp["p_randomization"]],
-            "p (Holm)": [format_p(p) for p in comp["p_holm"]],
+            "p": [
+                p_text(p, bound=f)
+                for p, f in zip(comp["p_randomization"], comp["p_floor"], strict=True)
+            ],
+            "p (Holm)": [
+                p_text(p, bound=f)
+                for p, f in zip(comp["p_holm"], comp["p_holm_bound"], strict=True)
+            ],
         }
     )
     marks = pd.DataFrame("", index=cells.index, columns=cells.columns)
@@ -622,7 +633,10 @@ def _slice_delta_table(deltas: pd.DataFrame) -> StyledTable:
                     deltas["delta"], deltas["ci_low"], deltas["ci_high"], strict=True
                 )
             ],
-            "p (Holm)": [format_p(p) for p in deltas["p_holm"]],
+            "p (Holm)": [
+                p_text(p, bound=f)
+                for p, f in zip(deltas["p_holm"], deltas["p_holm_bound"], strict=True)
+            ],
         }
     )
     marks = pd.DataFrame("", index=cells.index, columns=cells.columns)
@@ -791,16 +805,17 @@ def _summary(
                 (pvalues["dataset"] == name)
                 & (pvalues["metric"] == metric)
                 & (pvalues["model"] == second["model"]),
-                "p_holm",
+                ["p_holm", "p_holm_bound"],
             ]
             verdict = ""
             if len(p):
                 verdict = (
                     "significant after Holm correction"
-                    if p.iloc[0] < ALPHA
+                    if p["p_holm"].iloc[0] < ALPHA
                     else "not significant after Holm correction"
                 )
-                verdict = f", {verdict}, p = {format_p(p.iloc[0])}"
+                bound = bool(p["p_holm_bound"].iloc[0])
+                verdict = f", {verdict}, {p_phrase(p['p_holm'].iloc[0], bound=bound)}"
             sentence += (
                 f"; runner-up {second['model']} {_fmt(second['mean'])} "
                 f"({_fmt(top['mean'] - second['mean'])} behind{verdict})"
@@ -814,7 +829,8 @@ def _summary(
         )
         if len(sig):
             items = [
-                f"{r['dataset']} {r['metric']} {r['delta']:+.3f} (p = {format_p(r['p_holm'])})"
+                f"{r['dataset']} {r['metric']} {r['delta']:+.3f} "
+                f"({p_phrase(r['p_holm'], bound=bool(r['p_holm_bound']))})"
                 for r in sig.head(6).to_dict("records")
             ]
             head += ": " + "; ".join(items) + ("; …" if len(sig) > 6 else "")

@@ -95,7 +95,7 @@ def per_query_table(
         )
         frame = result.per_query
         if _located(queries) and _located(entities):
-            frame = _add_geo(frame, run, qrels, queries, entities, ties)
+            frame = _add_geo(frame, run, qrels, queries, entities, ties, relevance_threshold)
         frame.insert(0, "model", model)
         frames.append(frame)
         keep = {
@@ -139,14 +139,22 @@ def _add_geo(
     queries: pd.DataFrame,
     pois: pd.DataFrame,
     ties: TiePolicy,
+    relevance_threshold: int = 1,
 ) -> pd.DataFrame:
-    """Geo diagnostics, distance/stack slices and twin-aware metrics for one model."""
+    """Geo diagnostics, distance/stack slices and twin-aware metrics for one model (twin-aware
+    metrics use the dataset's relevance threshold, like the others)."""
     ranked = rank_run(run, ties)
     located = pois.dropna(subset=["lat", "lon"])
     geo = geo_diagnostics(ranked, qrels, queries, located, k=10)
     geo = geo.drop(columns=[c for c in geo.columns if c in frame.columns and c != "query_id"])
     twin_run, twin_qrels = canonicalize_twins(ranked, qrels, located)
-    twin = evaluate(twin_run, twin_qrels, ["recall@10", "ndcg@10"], ties=ties)
+    twin = evaluate(
+        twin_run,
+        twin_qrels,
+        ["recall@10", "ndcg@10"],
+        ties=ties,
+        relevance_threshold=relevance_threshold,
+    )
     twin.columns = ["query_id", "twin_recall@10", "twin_ndcg@10"]
     out = frame.merge(geo, on="query_id", how="left").merge(twin, on="query_id", how="left")
     dist = out["dist_query_gold_m"].astype("float64")

@@ -28,8 +28,8 @@ def test_geoglue_clean_from_geobloom_text_and_from_csvs_agree(real_dir, tmp_path
     a = import_geobloom(src, tmp_path / "a", crs="EPSG:2385", name="geoglue")
     b = import_geoglue(src, tmp_path / "b", name="geoglue")
     assert a.notes == b.notes == []
-    da = load_dataset(read_manifest(tmp_path / "a").datasets["geoglue"])
-    db = load_dataset(read_manifest(tmp_path / "b").datasets["geoglue"])
+    da = load_dataset(read_manifest(tmp_path / "a").datasets["geoglue"], "all")
+    db = load_dataset(read_manifest(tmp_path / "b").datasets["geoglue"], "all")
     assert len(da.entities) == len(db.entities) == 5000
     assert len(da.queries) == len(db.queries) == 1000
     pois = da.entities.merge(db.entities, on="doc_id")
@@ -201,7 +201,7 @@ def test_query_ids_repeating_across_splits_are_prefixed(tmp_path) -> None:
     result = import_geoglue(root, tmp_path / "out")
     assert any("prefixed" in n for n in result.notes)
     spec = read_manifest(tmp_path / "out").datasets["gg"]
-    assert sorted(load_dataset(spec).queries["query_id"]) == ["test-0", "train-0"]
+    assert sorted(load_dataset(spec, "all").queries["query_id"]) == ["test-0", "train-0"]
 
 
 @pytest.mark.parametrize(

@@ -63,8 +63,9 @@ def test_real_domains_import_with_splits_slices_and_runs(real_dir, tmp_path, dom
     assert set(syn.splits) == {"train", "val", "test"}
     assert syn.metrics == tuple(METRICS)
     assert list(human.runs) == ["ada-002"]
-    ds = load_dataset(syn)
+    ds = load_dataset(syn, "all")
     assert len(ds.queries) == SIZES[domain][0]
+    assert set(load_dataset(syn).queries["split"]) == {"test"}  # the default split
     test = ds.queries[ds.queries["split"] == "test"]
     # every test query has its AvaTaR pattern and its MoR metapath (Amazon's are re-keyed
     # from the current id convention to the QA file's old ids)

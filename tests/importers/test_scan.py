@@ -57,7 +57,7 @@ def test_build_bundle_from_chosen_files(tmp_path) -> None:
     spec = read_manifest(tmp_path / "out").datasets["mine"]
     assert spec.family == "stark"
     assert spec.default_split == "test"
-    ds = load_dataset(spec)
+    ds = load_dataset(spec, "all")
     assert ds.queries.set_index("query_id")["pattern"].to_dict() == {
         "1": "brand names",
         "2": "none",

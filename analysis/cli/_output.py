@@ -1,0 +1,27 @@
+"""Output files of the commands that write tables (``evaluate --bundle``, ``compare``,
+``disagree``): through :func:`analysis.io.atomic.atomic_write` (a temporary file beside the target,
+then a rename), so a failure never leaves a partial file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from analysis.io.atomic import atomic_write, atomic_write_text
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["atomic_write_text", "write_frame"]
+
+
+def write_frame(frame: pd.DataFrame, out: Path) -> None:
+    """A table as CSV, or Parquet for a ``.parquet`` name, atomically."""
+
+    def write(path: Path) -> None:
+        if Path(out).suffix.lower() == ".parquet":
+            frame.to_parquet(path, index=False)
+        else:
+            frame.to_csv(path, index=False)
+
+    atomic_write(out, write)

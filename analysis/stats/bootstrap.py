@@ -1,0 +1,248 @@
+"""Bootstrap confidence intervals of the mean (percentile; BCa for small samples), vectorized
+over groups (conventions: :mod:`analysis.stats.inference`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+
+from analysis.stats._common import (
+    _CATEGORY_COST,
+    _CHUNK,
+    _FREQUENT,
+    _STREAM_BOOTSTRAP,
+    _as_1d,
+    _check_resampling,
+    _finite_or_raise,
+    _generator,
+    _group_positions,
+    _metric_values,
+    _require_columns,
+    _resolve_seed,
+)  # fmt: skip
+
+# --------------------------------------------------------------------------- vectorized kernels
+
+
+def _quantile_probs(confidence: float) -> list[float]:
+    alpha = 1.0 - float(confidence)
+    return [alpha / 2.0, 1.0 - alpha / 2.0]
+
+
+def _split_means(
+    frequent: np.ndarray,
+    counts: np.ndarray,
+    rest: np.ndarray,
+    n_resamples: int,
+    rng: np.random.Generator,
+) -> np.ndarray:
+    """Bootstrap means of a sample split into frequent values and the rest, shape ``(B,)``.
+
+    A resample of n draws takes ``C ~ Multinomial(n, (c_1, ..., c_k, n_rest) / n)`` draws of the
+    k frequent values and of "the rest"; the ``C_rest`` draws from the rest are then uniform with
+    replacement over its positions. This is the ordinary bootstrap distribution, drawn at a cost of
+    ``k + n_rest`` instead of n per resample.
+    """
+    k, n_rest = frequent.size, rest.size
+    n = int(counts.sum()) + n_rest
+    pvals = np.append(counts, n_rest) / n
+    padded_rest = np.append(rest, 0.0)  # position n_rest: a zero for unused index slots
+    out = np.empty(n_resamples)
+    step = max(1, _CHUNK // max(k + 1, n_rest))
+    for start in range(0, n_resamples, step):
+        stop = min(n_resamples, start + step)
+        draws = rng.multinomial(n, pvals, size=stop - start)
+        total = draws[:, :k] @ frequent
+        n_from_rest = draws[:, k]
+        width = int(n_from_rest.max())
+        if width:
+            idx = rng.integers(0, n_rest, size=(stop - start, width))
+            idx[np.arange(width) >= n_from_rest[:, None]] = n_rest
+            total += padded_rest.take(idx).sum(axis=1)
+        out[start:stop] = total
+    return out / n
+
+
+def _index_means(x: np.ndarray, n_resamples: int, rng: np.random.Generator) -> np.ndarray:
+    """Bootstrap means of each row of ``x`` (shape ``(q, n)``), one shared index matrix per chunk.
+
+    Returns shape ``(q, B)``. Chunk sizes depend on n only, so a row's result does not depend on
+    the other rows. Rows are gathered one at a time (contiguous, cache-sized blocks).
+    """
+    q, n = x.shape
+    out = np.empty((q, n_resamples))
+    step = max(1, _CHUNK // n)
+    for start in range(0, n_resamples, step):
+        stop = min(n_resamples, start + step)
+        idx = rng.integers(0, n, size=(stop - start, n))
+        for i in range(q):
+            out[i, start:stop] = x[i].take(idx).sum(axis=-1)
+    return out / n
+
+
+def _bootstrap_ci_rows(
+    rows: Sequence[np.ndarray], confidence: float, n_resamples: int, seed: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Bootstrap CI of the mean of every sample in ``rows`` (finite 1-D arrays): BCa below
+    :data:`BCA_BELOW` values, percentile otherwise (module docstring of
+    :mod:`analysis.stats.inference`)."""
+    probs = _quantile_probs(confidence)
+    low = np.full(len(rows), np.nan)
+    high = np.full(len(rows), np.nan)
+    by_size: dict[int, list[int]] = {}
+    for i, row in enumerate(rows):
+        n = row.size
+        if n == 0:
+            continue
+        uniq, inverse, counts = np.unique(row, return_inverse=True, return_counts=True)
+        is_frequent = counts >= _FREQUENT
+        n_frequent = int(is_frequent.sum())
+        n_rest = n - int(counts[is_frequent].sum())
+        if uniq.size == 1:  # n == 1 or a constant sample: every resample has this mean
+            low[i] = high[i] = row.mean()
+        elif n < BCA_BELOW:
+            low[i], high[i] = _bca(row, confidence, n_resamples, seed)
+        elif n_frequent and _CATEGORY_COST * n_frequent + n_rest <= n // 2:
+            means = _split_means(
+                uniq[is_frequent],
+                counts[is_frequent],
+                row[~is_frequent[inverse]],
+                n_resamples,
+                _generator(seed, _STREAM_BOOTSTRAP),
+            )
+            low[i], high[i] = np.quantile(means, probs)
+        else:
+            by_size.setdefault(n, []).append(i)
+    for members in by_size.values():
+        x = np.stack([rows[i] for i in members])
+        means = _index_means(x, n_resamples, _generator(seed, _STREAM_BOOTSTRAP))
+        quant = np.quantile(means, probs, axis=1)
+        low[members] = quant[0]
+        high[members] = quant[1]
+    return low, high
+
+
+def _bca(row: np.ndarray, confidence: float, n_resamples: int, seed: int) -> tuple[float, float]:
+    """BCa interval of the mean (``scipy.stats.bootstrap(method="BCa")``), seeded like the
+    percentile kernel; a degenerate BCa (e.g. the acceleration is undefined) falls back to the
+    percentile interval of the same resamples."""
+    import warnings
+
+    from scipy import stats as sps
+
+    rng = _generator(seed, _STREAM_BOOTSTRAP)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # scipy's DegenerateDataWarning: handled below
+        res = sps.bootstrap(
+            (row,), np.mean, confidence_level=confidence, n_resamples=n_resamples,
+            method="BCa", random_state=rng, vectorized=True,
+        )  # fmt: skip
+    lo, hi = float(res.confidence_interval.low), float(res.confidence_interval.high)
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        lo, hi = np.quantile(res.bootstrap_distribution, _quantile_probs(confidence))
+    return float(lo), float(hi)
+
+
+#: Samples smaller than this get BCa intervals (percentile intervals under-cover there: 77 %
+#: instead of 95 % for a binary metric with a 5 % rate at n = 30).
+BCA_BELOW = 100
+
+
+# --------------------------------------------------------------------------- public: bootstrap
+
+
+def bootstrap_ci(
+    values: Sequence[float] | np.ndarray | pd.Series,
+    *,
+    confidence: float = 0.95,
+    n_resamples: int = 10_000,
+    seed: int | None = 0,
+) -> tuple[float, float]:
+    """Bootstrap confidence interval of the mean.
+
+    From :data:`BCA_BELOW` (100) values on: with ``alpha = 1 - confidence``, the ``alpha/2`` and
+    ``1 - alpha/2`` quantiles (linear interpolation) of the means of ``n_resamples`` resamples of
+    size n drawn with replacement from ``values`` (percentile interval; vectorized, no Python
+    loop per resample). Below 100 values: the BCa interval of the same resampling
+    (``scipy.stats.bootstrap(method="BCa")``), which covers better on small skewed samples.
+
+    Edge cases: n = 0 -> ``(nan, nan)``; n = 1 or all values equal -> ``(mean, mean)``.
+
+    Args:
+        values: 1-D finite numbers (one per query).
+        confidence: coverage in (0, 1).
+        n_resamples: number of bootstrap resamples B.
+        seed: seed of the numpy Generator; the same seed gives the same interval.
+
+    Raises:
+        ValueError: values not 1-D, NaN or infinite; bad confidence, n_resamples or seed.
+    """
+    arr = _as_1d(values, "values")
+    _check_resampling(confidence, n_resamples)
+    low, high = _bootstrap_ci_rows([arr], confidence, n_resamples, _resolve_seed(seed))
+    return float(low[0]), float(high[0])
+
+
+def mean_ci(
+    df: pd.DataFrame,
+    metric: str | Sequence[str],
+    by: Sequence[str] = (),
+    *,
+    confidence: float = 0.95,
+    n_resamples: int = 10_000,
+    seed: int | None = 0,
+    nan_policy: Literal["raise", "omit"] = "raise",
+) -> pd.DataFrame:
+    """Mean and percentile bootstrap CI of one or more metrics for every group of ``by``.
+
+    Each group's interval is exactly ``bootstrap_ci(group values in table order, seed=seed)``;
+    groups are computed together (groups of equal size share one index matrix; frequent values
+    are drawn as multinomial counts), so 10k queries in 20 groups take ~0.4 s with B = 10,000 for
+    continuous values and a few milliseconds for hit@k.
+
+    Groups follow ``DataFrame.groupby(by, sort=True, dropna=False, observed=True)``: sorted keys,
+    categorical order kept, missing keys as their own group; empty ``by`` gives one overall row.
+
+    Args:
+        df: any table holding the metric and ``by`` columns (e.g. a per-query table).
+        metric: a metric column, or several (then the output gains a ``metric`` column).
+        by: grouping columns, e.g. ``["dataset", "model"]``.
+        confidence, n_resamples, seed: as in :func:`bootstrap_ci`.
+        nan_policy: ``"raise"`` (default) on NaN/infinite metric values, or ``"omit"`` them per
+            group and metric (``n`` then counts the values used).
+
+    Returns:
+        Columns ``*by, [metric,] n, mean, ci_low, ci_high``; one row per group (and metric).
+    """
+    metrics = [metric] if isinstance(metric, str) else list(metric)
+    by = list(by)
+    if not metrics:
+        raise ValueError("mean_ci: give at least one metric column")
+    _require_columns(df, [*metrics, *by], "mean_ci")
+    _check_resampling(confidence, n_resamples)
+    if nan_policy not in ("raise", "omit"):
+        raise ValueError(f"nan_policy must be 'raise' or 'omit', got {nan_policy!r}")
+    seed = _resolve_seed(seed)
+
+    keys, positions = _group_positions(df, by)
+    rows: list[np.ndarray] = []
+    for m in metrics:
+        values = _metric_values(df, m)
+        if nan_policy == "raise":
+            _finite_or_raise(values, m, "in mean_ci")
+            rows.extend(values[pos] for pos in positions)
+        else:
+            rows.extend(v[np.isfinite(v)] for v in (values[pos] for pos in positions))
+    low, high = _bootstrap_ci_rows(rows, confidence, n_resamples, seed)
+
+    out = pd.concat([keys] * len(metrics), ignore_index=True)
+    if not isinstance(metric, str):
+        out["metric"] = np.repeat(metrics, len(positions))
+    out["n"] = np.array([r.size for r in rows], dtype=np.int64)
+    out["mean"] = np.array([r.mean() if r.size else np.nan for r in rows])
+    out["ci_low"] = low
+    out["ci_high"] = high
+    return out

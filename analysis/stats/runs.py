@@ -1,0 +1,142 @@
+"""Paired comparison of two or more runs on the same qrels (``analysis.compare`` and the
+``compare`` command).
+
+For every pair of runs (A before B in the given order) and every metric, one row: ``metric, a,
+b, n, mean_a, mean_b, delta, ci_low, ci_high, wins, ties, losses, p_t, p_wilcoxon,
+p_randomization, d_z, p_holm`` (+ ``p_floor``, ``p_holm_bound``, ``randomization_exact``).
+
+* Queries: every qrels query (within the split, when given); a query missing from a run scores 0
+  there (trec_eval ``-c``), so all runs are paired on the same queries.
+* ``delta = mean(a - b)`` with its percentile bootstrap CI (seeded, B resamples); ``p_t`` is
+  ``scipy.stats.ttest_rel``, ``p_wilcoxon`` ``scipy.stats.wilcoxon(zero_method="wilcox")``,
+  ``p_randomization`` the paired sign-flip test (exact enumeration when ``2**m <= B``, else B
+  seeded random sign patterns, ``p = (1 + #) / (1 + B)``), ``d_z`` Cohen's d_z; see
+  :func:`analysis.stats.paired_comparison`.
+* ``p_holm``: Holm's adjustment of ``p_randomization`` across every row of the call (pairs x
+  metrics). ``p_floor`` / ``p_holm_bound`` flag values that are only upper bounds (the
+  randomization floor ``1/(B+1)``).
+
+:func:`significance_letters` gives ranx-style letters: run ``i`` gets the letter ``a``, ``b``,
+... in order, and a (run, metric) cell lists the letters of the runs it beats with
+``p_holm < alpha``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import string
+from collections.abc import Iterable, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from analysis.stats.paired import holm, holm_bounds, paired_comparison
+
+COLUMNS: tuple[str, ...] = (
+    "metric", "a", "b", "n", "mean_a", "mean_b", "delta", "ci_low", "ci_high", "wins", "ties",
+    "losses", "p_t", "p_wilcoxon", "p_randomization", "d_z", "p_holm",
+)  # fmt: skip
+EXTRA_COLUMNS: tuple[str, ...] = ("p_floor", "p_holm_bound", "randomization_exact")
+
+
+def compare_per_query(
+    values: Mapping[str, Mapping[str, np.ndarray]],
+    metrics: Sequence[str],
+    *,
+    n_resamples: int = 10_000,
+    seed: int | None = 0,
+    confidence: float = 0.95,
+) -> pd.DataFrame:
+    """The comparison table from aligned per-query values: ``values[run][metric]`` is one array
+    per run and metric, query ``i`` at position ``i`` for every run.
+
+    Raises:
+        ValueError: fewer than two runs, arrays of different lengths, NaN values.
+    """
+    names = list(values)
+    if len(names) < 2:
+        raise ValueError("compare needs at least two runs")
+    rows = []
+    for a, b in itertools.combinations(names, 2):
+        for metric in metrics:
+            r = paired_comparison(
+                values[a][metric], values[b][metric],
+                n_resamples=n_resamples, seed=seed, confidence=confidence,
+            )  # fmt: skip
+            rows.append(
+                {
+                    "metric": metric, "a": a, "b": b, "n": r.n, "mean_a": r.mean_a,
+                    "mean_b": r.mean_b, "delta": r.delta, "ci_low": r.ci_low,
+                    "ci_high": r.ci_high, "wins": r.wins, "ties": r.ties, "losses": r.losses,
+                    "p_t": r.p_t, "p_wilcoxon": r.p_wilcoxon,
+                    "p_randomization": r.p_randomization, "d_z": r.effect_size,
+                    "p_floor": r.randomization_floor,
+                    "randomization_exact": r.randomization_exact,
+                }
+            )  # fmt: skip
+    out = pd.DataFrame.from_records(rows)
+    out["p_holm"] = holm(out["p_randomization"])
+    out["p_holm_bound"] = holm_bounds(out["p_randomization"], out["p_floor"])
+    return out[[*COLUMNS, *EXTRA_COLUMNS]]
+
+
+def compare(
+    runs: Mapping[str, pd.DataFrame],
+    qrels: pd.DataFrame,
+    metrics: str | Iterable[str] = ("hit@1", "recall@20", "mrr", "ndcg@10"),
+    *,
+    split: Sequence[str] | None = None,
+    ties: str = "trec_eval",
+    relevance_threshold: int = 1,
+    n_resamples: int = 10_000,
+    seed: int | None = 0,
+) -> pd.DataFrame:
+    """Evaluate every run on ``qrels`` and compare every pair (module docstring).
+
+    >>> table = analysis.compare({"bm25": run_a, "dense": run_b}, qrels, ["mrr"])  # doctest: +SKIP
+    """
+    from analysis.core.metrics import evaluate_run, parse_metrics
+
+    wanted = [m.label for m in parse_metrics(metrics)]
+    values = {}
+    for name, run in runs.items():
+        result = evaluate_run(
+            run, qrels, wanted, ties=ties, relevance_threshold=relevance_threshold, split=split
+        )
+        values[name] = {m: result.per_query[m].to_numpy(dtype=float) for m in wanted}
+    return compare_per_query(values, wanted, n_resamples=n_resamples, seed=seed)
+
+
+def letters(n: int) -> list[str]:
+    """``a, b, ..., z, aa, ab, ...`` for n runs."""
+    out: list[str] = []
+    for size in itertools.count(1):
+        for combo in itertools.product(string.ascii_lowercase, repeat=size):
+            out.append("".join(combo))
+            if len(out) == n:
+                return out
+    return out
+
+
+def significance_letters(
+    table: pd.DataFrame, runs: Sequence[str], metrics: Sequence[str], alpha: float = 0.05
+) -> pd.DataFrame:
+    """ranx-style table: one row per run (``letter``, ``run``), one column per metric holding
+    ``(mean, letters)``: the run's mean and the letters of the runs it beats (``delta`` in its
+    favour with ``p_holm < alpha``)."""
+    tags = dict(zip(runs, letters(len(runs)), strict=True))
+    means: dict[tuple[str, str], float] = {}
+    beats: dict[tuple[str, str], list[str]] = {(r, m): [] for r in runs for m in metrics}
+    for row in table.to_dict("records"):
+        means[(row["a"], row["metric"])] = row["mean_a"]
+        means[(row["b"], row["metric"])] = row["mean_b"]
+        if row["p_holm"] < alpha and row["delta"] != 0:
+            winner, loser = (row["a"], row["b"]) if row["delta"] > 0 else (row["b"], row["a"])
+            beats[(winner, row["metric"])].append(tags[loser])
+    records = []
+    for run in runs:
+        record: dict[str, object] = {"letter": tags[run], "run": run}
+        for m in metrics:
+            record[m] = (means.get((run, m), np.nan), "".join(sorted(beats[(run, m)])))
+        records.append(record)
+    return pd.DataFrame.from_records(records)

@@ -1,0 +1,148 @@
+"""``python -m analysis compare`` and :mod:`analysis.stats.runs`: paired tests equal scipy on
+pytrec_eval's per-query values, the randomization p within Monte-Carlo error of the exact
+enumeration, ranx-style letters, honest floors, output formats and bad input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import pytrec_eval
+from scipy import stats as sps
+
+import analysis
+from analysis.stats.runs import COLUMNS, compare_per_query, significance_letters
+from tests.helpers import pytrec_dicts, random_collection
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "analysis", *map(str, args)],
+        cwd=ROOT, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+
+
+def _write_trec(run: pd.DataFrame, path: Path) -> None:
+    lines = [f"{q} Q0 {d} 0 {s!r} x" for q, d, s in zip(run["query_id"], run["doc_id"],
+                                                        run["score"], strict=True)]  # fmt: skip
+    path.write_text("\n".join(lines) + "\n")
+
+
+def test_p_t_and_p_wilcoxon_equal_scipy_on_pytrec_eval_values(tmp_path: Path) -> None:
+    run_a, qrels = random_collection(31, "unique", n_queries=120)
+    run_b, _ = random_collection(32, "unique", n_queries=120)
+    qrels_path = tmp_path / "qrels.txt"
+    qrels_path.write_text("".join(f"{q} 0 {d} {r}\n" for q, d, r in qrels.itertuples(index=False)))
+    _write_trec(run_a, tmp_path / "a.run")
+    _write_trec(run_b, tmp_path / "b.run")
+    out = tmp_path / "cmp.json"
+    proc = _cli("compare", "--qrels", qrels_path, "--run", tmp_path / "a.run", "--run",
+                tmp_path / "b.run", "--metrics", "mrr,ndcg@10,map", "--out", out)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    rows = {r["metric"]: r for r in json.loads(out.read_text())}
+    assert list(json.loads(out.read_text())[0])[: len(COLUMNS)] == list(COLUMNS)
+    queries = list(dict.fromkeys(qrels["query_id"]))
+    keys = {"mrr": "recip_rank", "ndcg@10": "ndcg_cut_10", "map": "map"}
+    per_run = []
+    for run in (run_a, run_b):
+        run_d, qrels_d = pytrec_dicts(run, qrels)
+        ref = pytrec_eval.RelevanceEvaluator(qrels_d, {"recip_rank", "ndcg_cut.10", "map"})
+        values = ref.evaluate(run_d)
+        per_run.append({m: np.array([values.get(q, {}).get(k, 0.0) for q in queries])
+                        for m, k in keys.items()})  # fmt: skip
+    for metric in keys:
+        a, b = per_run[0][metric], per_run[1][metric]
+        row = rows[metric]
+        assert row["n"] == len(queries)
+        assert row["p_t"] == pytest.approx(sps.ttest_rel(a, b).pvalue, rel=1e-12)
+        expected_w = sps.wilcoxon(a - b, zero_method="wilcox").pvalue
+        assert row["p_wilcoxon"] == pytest.approx(expected_w, rel=1e-12)
+        assert row["mean_a"] == pytest.approx(a.mean(), rel=1e-12)
+        assert row["delta"] == pytest.approx((a - b).mean(), abs=1e-12)
+    # the library call gives the same table
+    table = analysis.compare({"a": run_a, "b": run_b}, qrels, ["mrr", "ndcg@10", "map"])
+    np.testing.assert_allclose(table["p_t"], [rows[m]["p_t"] for m in keys], rtol=1e-12)
+
+
+def test_randomization_p_is_within_monte_carlo_error_of_the_exact_enumeration() -> None:
+    rng = np.random.default_rng(3)
+    for trial in range(5):
+        n = 15  # 2^15 = 32768 sign patterns: B = 10,000 samples, B = 2^15 enumerates
+        a = rng.random(n)
+        b = a - rng.normal(0.05 * trial, 0.1, n)
+        values = {"a": {"m": a}, "b": {"m": b}}
+        sampled = compare_per_query(values, ["m"], n_resamples=10_000, seed=trial).iloc[0]
+        exact = compare_per_query(values, ["m"], n_resamples=1 << 15, seed=trial).iloc[0]
+        assert bool(exact["randomization_exact"])
+        assert not bool(sampled["randomization_exact"])
+        p = exact["p_randomization"]
+        error = 4 * np.sqrt(max(p * (1 - p), 1e-4) / 10_000) + 1 / 10_001
+        assert abs(sampled["p_randomization"] - p) <= error, (trial, sampled, p)
+
+
+def test_floored_p_values_say_so_and_letters_mark_the_better_runs(tmp_path: Path) -> None:
+    rng = np.random.default_rng(0)
+    base = rng.random(300)
+    values = {
+        "weak": {"m": base * 0.5},
+        "mid": {"m": base * 0.5 + rng.normal(0, 0.01, 300)},
+        "strong": {"m": base},
+    }
+    table = compare_per_query(values, ["m"], n_resamples=2000, seed=1)
+    strong = table[(table["b"] == "strong")]
+    assert strong["p_floor"].all()  # no random sign pattern reaches |T_obs|
+    assert (strong["p_randomization"] == 1 / 2001).all()
+    assert strong["p_holm_bound"].all()
+    letters = significance_letters(table, list(values), ["m"]).set_index("run")
+    assert letters.loc["strong", "m"][1] == "ab"
+    assert letters.loc["weak", "m"][1] == ""
+    from analysis.cli.compare import render
+
+    md = render(table, list(values), ["m"], ".md")
+    assert "< 0.0005" in md  # 1/2001, never "0.0005" as if it were measured
+    assert "^ab" in md
+    tex = render(table, list(values), ["m"], ".tex")
+    assert "$^{ab}$" in tex
+
+
+def test_compare_writes_every_format_and_refuses_bad_input(tmp_path: Path) -> None:
+    run_a, qrels = random_collection(41, "ties", n_queries=40)
+    run_b, _ = random_collection(42, "ties", n_queries=40)
+    qrels_path = tmp_path / "q.txt"
+    qrels_path.write_text("".join(f"{q} 0 {d} {r}\n" for q, d, r in qrels.itertuples(index=False)))
+    paths = []
+    for name, run in (("a", run_a), ("b", run_b), ("c", run_a)):
+        _write_trec(run, tmp_path / f"{name}.run")
+        paths += ["--run", tmp_path / f"{name}.run"]
+    for suffix in (".csv", ".md", ".tex", ".json"):
+        out = tmp_path / f"out{suffix}"
+        proc = _cli("compare", "--qrels", qrels_path, *paths, "--metrics", "hit@1,mrr",
+                    "--out", out)  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        assert out.stat().st_size > 0
+    csv = pd.read_csv(tmp_path / "out.csv")
+    assert len(csv) == 6  # 3 pairs x 2 metrics
+    assert list(csv.columns[: len(COLUMNS)]) == list(COLUMNS)
+    same = csv[(csv["a"] == "a") & (csv["b"] == "c")]
+    assert (same["p_randomization"] == 1.0).all()
+    assert (same["delta"] == 0).all()
+    for bad, where in (
+        (["--metrics", "hit@0"], "--metrics"),
+        (["--out", tmp_path / "x.xlsx"], "unknown output format"),
+        (["--out", qrels_path], "is an input file"),
+    ):
+        proc = _cli("compare", "--qrels", qrels_path, *paths, *bad)
+        assert proc.returncode == 2
+        assert proc.stderr.count("\n") == 1
+        assert where in proc.stderr
+    one = _cli("compare", "--qrels", qrels_path, "--run", tmp_path / "a.run")
+    assert one.returncode == 2
+    assert "at least two runs" in one.stderr
+    assert not (tmp_path / "x.xlsx").exists()
