@@ -1,0 +1,556 @@
+"""The slide deck: at most :data:`MAX_SLIDES` 16:9 slides, each one headline sentence written
+from the numbers and one figure or one small table (:func:`build_deck`), and the deck as one
+offline HTML file with its own keyboard navigation (:func:`render_deck`).
+
+Slides, in order (a slide whose numbers are missing is left out):
+
+1. **Overview**: per dataset the report metric, the best model with its mean and 95% CI, and
+   A's and B's means.
+2. **Best model per dataset**: the leaderboard chart of the report metric.
+3. **A vs B**: delta per dataset and metric with 95% CI; the headline counts the differences
+   that are significant after Holm correction and names the largest.
+4. **Worst slices** of model A (one per dataset, the largest gap below A's overall mean).
+5. **Slice differences**: the per-slice A − B deltas that are significant after Holm (else the
+   largest ones).
+6. **Failure causes** of model A per dataset (queries at 0, tie-dependent, non-gold POI on the
+   gold's coordinate above the gold, missing from the run, more gold than k).
+7. **One example query per cause** (the cause's largest count over the datasets): the query,
+   and model A's top of the ranking with the gold marked when the report has it.
+8. Slice charts of the datasets with the worst slices, until :data:`MAX_SLIDES`.
+
+Every slide is designed for a 1280 x 720 px stage: tables have at most :data:`MAX_ROWS` rows and
+cells are cut to :data:`CELL_CHARS` characters; figures are drawn :data:`FIGURE_HEIGHT` px
+high. In the HTML file the stage is scaled to the window (letterboxed to 16:9), so it fits
+1280 x 720 and 1920 x 1080 alike. Keys: → ↓ PageDown Space = next, ← ↑ PageUp = previous, Home /
+End; the slide number is kept in the address (``#slide=N``). Text from files is escaped with
+:func:`html.escape` (tables, headlines) and :func:`~analysis.present.export.plotly_text`
+(figures); the file contains no external URL and inlines plotly.js once.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import pandas as pd
+import plotly.graph_objects as go
+
+from analysis.present.export import PLOTLY_CONFIG, format_p, to_html
+from analysis.present.palette import FONT_FAMILY
+from analysis.present.report.figures import compare_figure, leaderboard_figure, slice_figure
+from analysis.present.report.model import ALPHA, ReportContent, fmt, slug
+from analysis.present.report.numbers import DatasetNumbers
+
+__all__ = ["FIGURE_HEIGHT", "MAX_SLIDES", "Slide", "build_deck", "render_deck"]
+
+MAX_SLIDES = 12
+MAX_ROWS = 8
+CELL_CHARS = 48
+HEADLINE_CHARS = 150
+FIGURE_HEIGHT = 470
+STAGE = (1280, 720)
+CAUSES = (
+    ("at 0", "fails completely"),
+    ("tie-dependent", "depends on the order of tied scores"),
+    (
+        "non-gold on gold coordinate above gold",
+        "ranks a non-gold POI on the gold's coordinate first",
+    ),
+    ("missing from run", "is missing from the run"),
+    ("more gold than k", "has more gold documents than the cutoff"),
+)
+
+
+@dataclass(frozen=True)
+class Slide:
+    """One slide: a plain-text ``headline`` (names from files unescaped: render as text), one
+    ``figure`` or ``table`` (strings, at most MAX_ROWS rows) and a one-line ``note``."""
+
+    key: str
+    headline: str
+    kind: Literal["figure", "table"]
+    figure: go.Figure | None = None
+    table: pd.DataFrame | None = None
+    note: str = ""
+
+
+def _cut(text: object, limit: int = CELL_CHARS) -> str:
+    value = "" if text is None or (isinstance(text, float) and math.isnan(text)) else str(text)
+    value = " ".join(value.split())
+    return value if len(value) <= limit else value[: limit - 1] + "…"
+
+
+def _headline(text: str) -> str:
+    return _cut(text, HEADLINE_CHARS)
+
+
+def _table(frame: pd.DataFrame) -> pd.DataFrame:
+    """At most MAX_ROWS rows, every cell a short string (floats with 3 decimals)."""
+    out = frame.head(MAX_ROWS).copy()
+    for col in out.columns:
+        out[col] = [fmt(v) if isinstance(v, float) else _cut(v) for v in out[col].tolist()]
+    return out.reset_index(drop=True)
+
+
+def _fit(fig: go.Figure, *, height: int = FIGURE_HEIGHT) -> go.Figure:
+    """A copy sized for the stage: fixed height, no title (the headline says it), compact
+    margins, larger type."""
+    out = go.Figure(fig)
+    out.update_layout(
+        height=height,
+        width=None,
+        title=None,
+        margin={"l": 10, "r": 20, "t": 40, "b": 40},
+        font={"size": 15, "family": FONT_FAMILY},
+    )
+    return out
+
+
+def _mean_ci(board: pd.DataFrame, model: str | None, metric: str) -> str:
+    rows = board.loc[(board["model"] == model) & (board["metric"] == metric)]
+    if rows.empty:
+        return "–"
+    r = rows.iloc[0]
+    return f"{fmt(r['mean'])} [{fmt(r['ci_low'])}, {fmt(r['ci_high'])}]"
+
+
+def _best(num: DatasetNumbers) -> pd.Series | None:
+    part = num.board.loc[num.board["metric"] == num.metric]
+    if part.empty:
+        return None
+    return part.sort_values("mean", ascending=False, kind="stable").iloc[0]
+
+
+def _overview(content: ReportContent, per: dict[str, DatasetNumbers]) -> Slide:
+    a, b = content.model_a, content.model_b
+    rows = []
+    for name in content.datasets:
+        num = per[name]
+        top = _best(num)
+        rows.append(
+            {
+                "dataset": name,
+                "queries": int(top["n"]) if top is not None else 0,
+                "metric": num.metric,
+                "best model": "" if top is None else top["model"],
+                "best (95% CI)": _mean_ci(
+                    num.board, None if top is None else top["model"], num.metric
+                ),
+                f"A = {a}": _mean_ci(num.board, a, num.metric),
+                **({f"B = {b}": _mean_ci(num.board, b, num.metric)} if b else {}),
+            }
+        )
+    models = f"A = {a}" + (f" vs B = {b}" if b else "")
+    return Slide(
+        "overview",
+        _headline(f"{content.bundle or 'Report'}: {len(content.datasets)} datasets, {models}"),
+        "table",
+        table=_table(pd.DataFrame(rows)),
+        note="Means over every query of the qrels with seeded 95% bootstrap CIs (B = 10,000).",
+    )
+
+
+def _leaderboard(content: ReportContent, per: dict[str, DatasetNumbers], models) -> Slide:
+    wins: dict[str, list[str]] = {}
+    for name in content.datasets:
+        top = _best(per[name])
+        if top is not None:
+            wins.setdefault(str(top["model"]), []).append(name)
+    ranked = sorted(wins.items(), key=lambda kv: -len(kv[1]))
+    if len(ranked) == 1:
+        text = f"{ranked[0][0]} is the best model on every dataset"
+    else:
+        text = "Best: " + "; ".join(
+            f"{m} on {len(ds)} of {len(content.datasets)}" if len(ds) > 1 else f"{m} on {ds[0]}"
+            for m, ds in ranked[:4]
+        )
+    board = pd.concat([per[n].board for n in content.datasets], ignore_index=True)
+    fig = leaderboard_figure(board, content.datasets, content.metrics, models)
+    return Slide(
+        "best",
+        _headline(text),
+        "figure",
+        figure=_fit(fig),
+        note="The report metric of each dataset; error bars: 95% bootstrap CI.",
+    )
+
+
+def _significance(content: ReportContent) -> Slide | None:
+    comp = content.numbers.get("compare", pd.DataFrame())
+    if comp is None or comp.empty:
+        return None
+    sig = comp.loc[comp["p_holm"] < ALPHA]
+    text = (
+        f"A = {content.model_a} vs B = {content.model_b}: {len(sig)} of {len(comp)} "
+        "differences are significant after Holm"
+    )
+    if len(sig):
+        top = sig.loc[sig["delta"].abs().idxmax()]
+        text += f"; largest {top['dataset']} {top['metric']} {top['delta']:+.3f}"
+    fig = compare_figure(comp, str(content.model_a), str(content.model_b))
+    return Slide(
+        "significance",
+        _headline(text),
+        "figure",
+        figure=_fit(fig),
+        note="Delta = A − B with 95% bootstrap CI; paired sign-flip test (B = 10,000), Holm "
+        "over every dataset × metric.",
+    )
+
+
+def _worst_slices(content: ReportContent, per: dict[str, DatasetNumbers]) -> Slide | None:
+    rows = [per[n].worst_slices.head(1) for n in content.datasets if not per[n].worst_slices.empty]
+    if not rows:
+        return None
+    worst = pd.concat(rows, ignore_index=True).sort_values("gap", kind="stable")
+    top = worst.iloc[0]
+    text = (
+        f"Worst slice of {content.model_a}: {top['dataset']} {top['slice']} = {top['value']}, "
+        f"{top['metric']} {fmt(top['mean'])} vs {fmt(top['overall'])} overall (n = {int(top['n'])})"
+    )
+    table = pd.DataFrame(
+        {
+            "dataset": worst["dataset"],
+            "slice": worst["slice"].astype(str) + " = " + worst["value"].astype(str),
+            "metric": worst["metric"],
+            "n": worst["n"].astype(int).astype(str),
+            "mean (95% CI)": [
+                f"{fmt(m)} [{fmt(lo)}, {fmt(hi)}]"
+                for m, lo, hi in zip(worst["mean"], worst["ci_low"], worst["ci_high"], strict=True)
+            ],
+            "overall": worst["overall"].astype(float),
+            "gap": worst["gap"].astype(float),
+        }
+    )
+    return Slide(
+        "worst-slices",
+        _headline(text),
+        "table",
+        table=_table(table),
+        note="Model A's slice furthest below its overall mean per dataset (≥ 10 queries).",
+    )
+
+
+def _slice_deltas(content: ReportContent) -> Slide | None:
+    deltas = content.numbers.get("slice_deltas", pd.DataFrame())
+    if deltas is None or deltas.empty:
+        return None
+    sig = deltas.loc[deltas["p_holm"] < ALPHA]
+    pick = (sig if len(sig) else deltas).reindex(
+        (sig if len(sig) else deltas)["delta"].abs().sort_values(ascending=False).index
+    )
+    top = pick.iloc[0]
+    where = f"{top['dataset']} {top['slice']} = {top['value']}"
+    text = (
+        f"{len(sig)} slice differences are significant after Holm; largest: {where} "
+        f"({top['metric']} {top['delta']:+.3f}, n = {int(top['n'])})"
+        if len(sig)
+        else f"No slice difference is significant after Holm; largest: {where} "
+        f"({top['metric']} {top['delta']:+.3f}, p = {format_p(top['p_holm'])})"
+    )
+    table = pd.DataFrame(
+        {
+            "dataset": pick["dataset"],
+            "slice": pick["slice"].astype(str) + " = " + pick["value"].astype(str),
+            "n": pick["n"].astype(int).astype(str),
+            "mean A": pick["mean_a"].astype(float),
+            "mean B": pick["mean_b"].astype(float),
+            "delta A−B": [f"{d:+.3f}" for d in pick["delta"]],
+            "p (Holm)": [format_p(p) for p in pick["p_holm"]],
+        }
+    )
+    return Slide(
+        "slice-deltas",
+        _headline(text),
+        "table",
+        table=_table(table),
+        note="Per-slice paired sign-flip tests, Holm within each dataset.",
+    )
+
+
+def _causes(content: ReportContent) -> tuple[Slide | None, pd.DataFrame]:
+    causes = content.numbers.get("causes", pd.DataFrame())
+    if causes is None or causes.empty or content.model_a is None:
+        return None, pd.DataFrame()
+    mine = causes.loc[causes["model"] == content.model_a].reset_index(drop=True)
+    if mine.empty:
+        return None, mine
+    share = mine["at 0"] / mine["n"].clip(lower=1)
+    worst = mine.loc[share.idxmax()]
+    text = (
+        f"{content.model_a} fails ({worst['metric']} = 0) on {int(worst['at 0'])} of "
+        f"{int(worst['n'])} queries of {worst['dataset']}"
+    )
+    ties = mine.loc[mine["tie-dependent"].idxmax()]
+    if ties["tie-dependent"] > 0:
+        text += f"; ties decide {int(ties['tie-dependent'])} queries on {ties['dataset']}"
+    cols = {"dataset": "dataset", "metric": "metric", "n": "n"}
+    cols.update({c: c for c, _ in CAUSES})
+    table = mine[list(cols)].rename(
+        columns={"non-gold on gold coordinate above gold": "non-gold on gold coord."}
+    )
+    for c in table.columns[2:]:
+        table[c] = table[c].astype(int).astype(str)
+    return (
+        Slide(
+            "causes",
+            _headline(text),
+            "table",
+            table=_table(table),
+            note=f"Queries of model A ({content.model_a}) per cause of the report metric.",
+        ),
+        mine,
+    )
+
+
+def _example_slides(content: ReportContent, mine: pd.DataFrame) -> list[Slide]:
+    """One slide per cause with a count for model A: an example query from the dataset with the
+    largest count, with A's top of the ranking when the report holds it."""
+    views = {
+        (b.query.dataset, b.query.query_id): b.query
+        for _, b in content.blocks()
+        if b.kind == "query" and b.query is not None
+    }
+    per: dict[str, DatasetNumbers] = content.per_dataset  # type: ignore[assignment]
+    slides = []
+    for cause, verb in CAUSES:
+        if mine.empty or cause not in mine.columns or not (mine[cause] > 0).any():
+            continue
+        row = mine.loc[mine[cause].idxmax()]
+        name = str(row["dataset"])
+        num = per.get(name)
+        if num is None:
+            continue
+        qid = _example_id(num, cause, views)
+        if qid is None:
+            continue
+        text = _query_text(num, qid)
+        headline = verb.format(
+            a=content.model_a, metric=num.metric, c=int(row[cause]), n=int(row["n"]), ds=name
+        )
+        headline += f"; e.g. query {qid}" + (f" “{_cut(text, 40)}”" if text else "")
+        view = views.get((name, qid))
+        if view is not None:
+            table = _ranking_preview(view, content.model_a)
+        else:
+            table = num.worst_queries.loc[num.worst_queries["query_id"].astype(str) == qid]
+            table = table.drop(columns=["text"], errors="ignore")
+        slides.append(
+            Slide(
+                f"example-{slug(cause)}",
+                _headline(headline),
+                "table",
+                table=_table(table),
+                note=f"Example query of the cause “{cause}”: "
+                + ("model A's top ranks, gold marked." if view is not None else "its numbers."),
+            )
+        )
+    return slides
+
+
+def _example_id(num: DatasetNumbers, cause: str, views) -> str | None:
+    """A query with the cause: one of the worst queries shown with rankings if one has it."""
+    flags = {
+        "tie-dependent": "tie-dependent",
+        "non-gold on gold coordinate above gold": "non-gold on gold coordinate",
+    }
+    rows = num.worst_queries
+    if not rows.empty:
+        shown = rows.loc[[(num.name, str(q)) in views for q in rows["query_id"]]]
+        col = flags.get(cause)
+        if cause == "at 0" and not shown.empty:
+            return str(shown["query_id"].iloc[0])
+        if col is not None and col in shown.columns and shown[col].any():
+            return str(shown.loc[shown[col].astype(bool), "query_id"].iloc[0])
+    return num.examples.get(cause)
+
+
+def _query_text(num: DatasetNumbers, qid: str) -> str:
+    rows = num.worst_queries
+    if rows.empty or "text" not in rows.columns:
+        return ""
+    hit = rows.loc[rows["query_id"].astype(str) == qid, "text"]
+    return str(hit.iloc[0]) if len(hit) else ""
+
+
+def _ranking_preview(view, model_a: str | None) -> pd.DataFrame:
+    """Model A's top of the ranking of a query (rank, doc, name, gold), then B's doc."""
+    rank = view.rankings
+    cols = ["rank"] + [c for c in rank.columns if c.startswith(f"{model_a}: ")]
+    out = rank[cols].copy()
+    out.columns = [c.split(": ", 1)[-1] if ": " in c else c for c in out.columns]
+    if "gold" in out.columns:
+        out["gold"] = ["gold" if bool(g) else "" for g in out["gold"]]
+    return out
+
+
+def _slice_charts(
+    content: ReportContent, per: dict[str, DatasetNumbers], models, room: int
+) -> list[Slide]:
+    order = sorted(
+        (n for n in content.datasets if not per[n].slice_summary.empty),
+        key=lambda n: (
+            float(per[n].worst_slices["gap"].min()) if not per[n].worst_slices.empty else 0.0
+        ),
+    )
+    slides = []
+    for name in order[: max(room, 0)]:
+        num = per[name]
+        summary = _top_labels(num.slice_summary, 7)
+        text = f"{name}: {num.metric} by slice"
+        if not num.worst_slices.empty:
+            w = num.worst_slices.iloc[0]
+            text += f"; A is lowest on {w['slice']} = {w['value']} ({fmt(w['mean'])})"
+        slides.append(
+            Slide(
+                f"slices-{slug(name)}",
+                _headline(text),
+                "figure",
+                figure=_fit(slice_figure(summary, name, num.metric, models)),
+                note="Slice values with the most queries; error bars: 95% bootstrap CI.",
+            )
+        )
+    return slides
+
+
+def _top_labels(summary: pd.DataFrame, n: int) -> pd.DataFrame:
+    """The rows of the ``n`` slice labels with the most queries (readable on one slide)."""
+    sizes = summary.groupby("label", sort=False)["n"].max().sort_values(ascending=False)
+    return summary.loc[summary["label"].isin(sizes.index[:n])]
+
+
+def build_deck(content: ReportContent, *, max_slides: int = MAX_SLIDES) -> list[Slide]:
+    """The slides of ``content`` (see the module docstring), at most ``max_slides``."""
+    per: dict[str, DatasetNumbers] = content.per_dataset  # type: ignore[assignment]
+    if not content.datasets or not per:
+        return [
+            Slide(
+                "empty",
+                "Nothing to report for this selection",
+                "table",
+                table=pd.DataFrame({"datasets": ["none with per-query results"]}),
+            )
+        ]
+    models = list(dict.fromkeys(m for n in content.datasets for m in per[n].board["model"]))
+    causes, mine = _causes(content)
+    slides = [
+        _overview(content, per),
+        _leaderboard(content, per, models),
+        _significance(content),
+        _worst_slices(content, per),
+        _slice_deltas(content),
+        causes,
+    ]
+    deck = [s for s in slides if s is not None] + _example_slides(content, mine)
+    deck += _slice_charts(content, per, models, max_slides - len(deck))
+    return deck[:max_slides]
+
+
+# --------------------------------------------------------------------------- offline HTML
+
+_CSS = """
+html,body{margin:0;height:100%;overflow:hidden;background:#1b1b1f;font-family:FONTS}
+#stage{position:absolute;left:50%;top:50%;width:1280px;height:720px;transform-origin:0 0}
+.slide{display:none;box-sizing:border-box;width:1280px;height:720px;padding:36px 56px 24px;
+background:#fff;color:#1f1f1f;flex-direction:column;overflow:hidden}
+.slide.current{display:flex}
+.slide h2{font-size:34px;line-height:1.2;margin:0 0 18px;font-weight:650}
+.slide .body{flex:1;min-height:0}
+.slide table{border-collapse:collapse;font-size:19px;margin-top:6px}
+.slide th,.slide td{border-bottom:1px solid #ddd;padding:6px 14px;text-align:left}
+.slide th{border-bottom:2px solid #444}
+.slide td.num{text-align:right;font-variant-numeric:tabular-nums}
+.slide .note{font-size:15px;color:#555;margin:8px 0 0}
+.slide footer{display:flex;justify-content:space-between;font-size:14px;color:#777;margin-top:6px}
+"""
+
+_JS = """
+(function(){
+  var slides = document.querySelectorAll('.slide'), n = slides.length, cur = 0;
+  var stage = document.getElementById('stage');
+  function fit(){
+    var s = Math.min(window.innerWidth / 1280, window.innerHeight / 720);
+    stage.style.transform = 'scale(' + s + ') translate(-50%, -50%)';
+  }
+  function show(i){
+    cur = Math.max(0, Math.min(n - 1, i));
+    for (var j = 0; j < n; j++) slides[j].classList.toggle('current', j === cur);
+    var plots = slides[cur].querySelectorAll('.js-plotly-plot');
+    for (var k = 0; k < plots.length; k++) { if (window.Plotly) Plotly.Plots.resize(plots[k]); }
+    if (history.replaceState) history.replaceState(null, '', '#slide=' + (cur + 1));
+  }
+  function fromHash(){
+    var m = /slide=(\\d+)/.exec(location.hash);
+    return m ? parseInt(m[1], 10) - 1 : 0;
+  }
+  document.addEventListener('keydown', function(e){
+    var next = ['ArrowRight', 'ArrowDown', 'PageDown', ' ', 'Spacebar'];
+    var prev = ['ArrowLeft', 'ArrowUp', 'PageUp'];
+    if (next.indexOf(e.key) >= 0) { show(cur + 1); e.preventDefault(); }
+    else if (prev.indexOf(e.key) >= 0) { show(cur - 1); e.preventDefault(); }
+    else if (e.key === 'Home') { show(0); e.preventDefault(); }
+    else if (e.key === 'End') { show(n - 1); e.preventDefault(); }
+  });
+  document.addEventListener('click', function(e){
+    if (e.target.closest && e.target.closest('.js-plotly-plot')) return;
+    show(cur + (e.clientX < window.innerWidth / 3 ? -1 : 1));
+  });
+  window.addEventListener('resize', fit);
+  window.addEventListener('hashchange', function(){ show(fromHash()); });
+  fit(); show(fromHash());
+  window.deck = {show: show, current: function(){ return cur + 1; }, count: n};
+})();
+"""
+
+
+def render_deck(content: ReportContent, slides: Sequence[Slide] | None = None) -> str:
+    """The deck as one self-contained HTML file: plotly.js inlined once, the navigation script
+    inline, no external URL; every data string escaped."""
+    esc = html.escape
+    slides = list(slides) if slides is not None else build_deck(content)
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>Slides — {esc(content.bundle)}</title>",
+        f"<style>{_CSS.replace('FONTS', FONT_FAMILY)}</style></head><body>",
+        '<div id="stage">',
+    ]
+    plotly_inlined = False
+    for i, slide in enumerate(slides, start=1):
+        parts.append(f'<section class="slide" id="slide-{i}" data-key="{esc(slide.key)}">')
+        parts.append(f'<h2>{esc(slide.headline)}</h2><div class="body">')
+        if slide.kind == "figure" and slide.figure is not None:
+            fig = _stage_size(slide.figure)
+            parts.append(
+                fig.to_html(
+                    full_html=False,
+                    include_plotlyjs=not plotly_inlined,
+                    config={**PLOTLY_CONFIG, "responsive": False},
+                    div_id=f"fig-{i}",
+                )
+            )
+            plotly_inlined = True
+        elif slide.table is not None:
+            parts.append(to_html(slide.table, table_id=f"table-{i}"))
+        parts.append("</div>")
+        if slide.note:
+            parts.append(f'<p class="note">{esc(slide.note)}</p>')
+        parts.append(
+            f"<footer><span>{esc(content.bundle)}</span><span>{i} / {len(slides)}</span></footer>"
+        )
+        parts.append("</section>")
+    parts += ["</div>", f"<script>{_JS}</script>", "</body></html>\n"]
+    return "\n".join(parts)
+
+
+def _stage_size(fig: go.Figure) -> go.Figure:
+    """A copy of a slide figure with the stage's fixed width (1280 px minus the padding)."""
+    out = go.Figure(fig)
+    out.update_layout(
+        width=STAGE[0] - 112, height=min(int(fig.layout.height or FIGURE_HEIGHT), 520)
+    )
+    return out
