@@ -53,6 +53,8 @@ from analysis.present.report.content import build_content
 from analysis.present.report.deck import Slide, build_deck, render_deck
 from analysis.present.report.document import render_html
 from analysis.present.report.model import (
+    N_RESAMPLES,
+    SEED,
     Block,
     QueryView,
     ReportContent,
@@ -62,6 +64,8 @@ from analysis.present.report.model import (
 from analysis.present.report.numbers import DatasetNumbers, dataset_numbers
 
 __all__ = [
+    "N_RESAMPLES",
+    "SEED",
     "Block",
     "DatasetNumbers",
     "QueryView",

@@ -10,6 +10,7 @@ import pandas as pd
 
 from analysis.core.errors import DataWarning
 from analysis.io.bundle import Dataset
+from analysis.present.report.examples import pick_examples
 from analysis.present.report.figures import compare_figure, leaderboard_figure, slice_figure
 from analysis.present.report.model import (
     N_RESAMPLES,
@@ -127,6 +128,12 @@ def build_content(
         _queries_section(per, datasets, model_a, model_b, dataset, ranked, top_queries),
         _causes_section(causes, warnings, datasets),
     ]
+    views = {
+        (b.query.dataset, b.query.query_id): b.query
+        for b in sections[3].blocks
+        if b.kind == "query" and b.query is not None
+    }
+    examples = pick_examples(per, datasets, model_a, model_b, views, dataset, ranked)
     summary = summary_sentences(
         datasets, chosen, board, pvalues, comp, deltas, worst_frames, causes, warnings,
         model_a, model_b,
@@ -154,6 +161,7 @@ def build_content(
             "causes": causes,
         },
         per_dataset=per,
+        examples=examples,
     )
 
 

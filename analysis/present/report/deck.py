@@ -52,16 +52,15 @@ CELL_CHARS = 48
 HEADLINE_CHARS = 150
 FIGURE_HEIGHT = 470
 STAGE = (1280, 720)
-CAUSES = (
-    ("at 0", "fails completely"),
-    ("tie-dependent", "depends on the order of tied scores"),
-    (
-        "non-gold on gold coordinate above gold",
-        "ranks a non-gold POI on the gold's coordinate first",
-    ),
-    ("missing from run", "is missing from the run"),
-    ("more gold than k", "has more gold documents than the cutoff"),
-)
+#: Headline of the example slide of each failure cause (columns of the causes table).
+CAUSE_HEADLINES = {
+    "at 0": "Complete failures: {a} scores {metric} = 0 on {c} of {n} {ds} queries",
+    "tie-dependent": "Ties: {metric} of {a} depends on the tie order on {c} of {n} {ds} queries",
+    "non-gold on gold coordinate above gold": "Same coordinate: a non-gold POI on the gold's "
+    "spot ranks above it on {c} of {n} {ds} queries",
+    "missing from run": "Missing: {c} of {n} {ds} queries are absent from {a}'s run",
+    "more gold than k": "Caps: {c} of {n} {ds} queries have more gold than the cutoff",
+}
 
 
 @dataclass(frozen=True)
@@ -271,13 +270,13 @@ def _slice_deltas(content: ReportContent) -> Slide | None:
     )
 
 
-def _causes(content: ReportContent) -> tuple[Slide | None, pd.DataFrame]:
+def _causes(content: ReportContent) -> Slide | None:
     causes = content.numbers.get("causes", pd.DataFrame())
     if causes is None or causes.empty or content.model_a is None:
-        return None, pd.DataFrame()
+        return None
     mine = causes.loc[causes["model"] == content.model_a].reset_index(drop=True)
     if mine.empty:
-        return None, mine
+        return None
     share = mine["at 0"] / mine["n"].clip(lower=1)
     worst = mine.loc[share.idxmax()]
     text = (
@@ -288,92 +287,47 @@ def _causes(content: ReportContent) -> tuple[Slide | None, pd.DataFrame]:
     if ties["tie-dependent"] > 0:
         text += f"; ties decide {int(ties['tie-dependent'])} queries on {ties['dataset']}"
     cols = {"dataset": "dataset", "metric": "metric", "n": "n"}
-    cols.update({c: c for c, _ in CAUSES})
+    cols.update({c: c for c in CAUSE_HEADLINES})
     table = mine[list(cols)].rename(
         columns={"non-gold on gold coordinate above gold": "non-gold on gold coord."}
     )
     for c in table.columns[2:]:
         table[c] = table[c].astype(int).astype(str)
-    return (
-        Slide(
-            "causes",
-            _headline(text),
-            "table",
-            table=_table(table),
-            note=f"Queries of model A ({content.model_a}) per cause of the report metric.",
-        ),
-        mine,
+    return Slide(
+        "causes",
+        _headline(text),
+        "table",
+        table=_table(table),
+        note=f"Queries of model A ({content.model_a}) per cause of the report metric.",
     )
 
 
-def _example_slides(content: ReportContent, mine: pd.DataFrame) -> list[Slide]:
-    """One slide per cause with a count for model A: an example query from the dataset with the
-    largest count, with A's top of the ranking when the report holds it."""
-    views = {
-        (b.query.dataset, b.query.query_id): b.query
-        for _, b in content.blocks()
-        if b.kind == "query" and b.query is not None
-    }
-    per: dict[str, DatasetNumbers] = content.per_dataset  # type: ignore[assignment]
+def _example_slides(content: ReportContent) -> list[Slide]:
+    """One slide per failure cause of model A with its example query
+    (:mod:`~analysis.present.report.examples`): A's top ranks with the gold marked, or the
+    query's numbers when the report has no rankings."""
     slides = []
-    for cause, verb in CAUSES:
-        if mine.empty or cause not in mine.columns or not (mine[cause] > 0).any():
-            continue
-        row = mine.loc[mine[cause].idxmax()]
-        name = str(row["dataset"])
-        num = per.get(name)
-        if num is None:
-            continue
-        qid = _example_id(num, cause, views)
-        if qid is None:
-            continue
-        text = _query_text(num, qid)
-        headline = verb.format(
-            a=content.model_a, metric=num.metric, c=int(row[cause]), n=int(row["n"]), ds=name
+    for ex in content.examples:
+        headline = CAUSE_HEADLINES[ex.cause].format(  # type: ignore[attr-defined]
+            a=content.model_a, metric=ex.metric, c=ex.count, n=ex.n, ds=ex.dataset
         )
-        headline += f"; e.g. query {qid}" + (f" “{_cut(text, 40)}”" if text else "")
-        view = views.get((name, qid))
-        if view is not None:
-            table = _ranking_preview(view, content.model_a)
+        text = f" “{_cut(ex.text, 40)}”" if ex.text else ""
+        headline += f"; e.g. query {ex.query_id}{text}"
+        if ex.view is not None:
+            table = _ranking_preview(ex.view, content.model_a)
         else:
-            table = num.worst_queries.loc[num.worst_queries["query_id"].astype(str) == qid]
-            table = table.drop(columns=["text"], errors="ignore")
+            table = ex.row.drop(columns=["text"], errors="ignore")
         slides.append(
             Slide(
-                f"example-{slug(cause)}",
+                f"example-{slug(ex.cause)}",
                 _headline(headline),
                 "table",
                 table=_table(table),
-                note=f"Example query of the cause “{cause}”: "
-                + ("model A's top ranks, gold marked." if view is not None else "its numbers."),
+                note=f"Example of the cause “{ex.cause}” ({ex.metric}): "
+                + ("model A's top ranks, gold marked." if ex.view is not None else "its numbers."),
             )
         )
     return slides
-
-
-def _example_id(num: DatasetNumbers, cause: str, views) -> str | None:
-    """A query with the cause: one of the worst queries shown with rankings if one has it."""
-    flags = {
-        "tie-dependent": "tie-dependent",
-        "non-gold on gold coordinate above gold": "non-gold on gold coordinate",
-    }
-    rows = num.worst_queries
-    if not rows.empty:
-        shown = rows.loc[[(num.name, str(q)) in views for q in rows["query_id"]]]
-        col = flags.get(cause)
-        if cause == "at 0" and not shown.empty:
-            return str(shown["query_id"].iloc[0])
-        if col is not None and col in shown.columns and shown[col].any():
-            return str(shown.loc[shown[col].astype(bool), "query_id"].iloc[0])
-    return num.examples.get(cause)
-
-
-def _query_text(num: DatasetNumbers, qid: str) -> str:
-    rows = num.worst_queries
-    if rows.empty or "text" not in rows.columns:
-        return ""
-    hit = rows.loc[rows["query_id"].astype(str) == qid, "text"]
-    return str(hit.iloc[0]) if len(hit) else ""
 
 
 def _ranking_preview(view, model_a: str | None) -> pd.DataFrame:
@@ -435,7 +389,7 @@ def build_deck(content: ReportContent, *, max_slides: int = MAX_SLIDES) -> list[
             )
         ]
     models = list(dict.fromkeys(m for n in content.datasets for m in per[n].board["model"]))
-    causes, mine = _causes(content)
+    causes = _causes(content)
     slides = [
         _overview(content, per),
         _leaderboard(content, per, models),
@@ -444,7 +398,7 @@ def build_deck(content: ReportContent, *, max_slides: int = MAX_SLIDES) -> list[
         _slice_deltas(content),
         causes,
     ]
-    deck = [s for s in slides if s is not None] + _example_slides(content, mine)
+    deck = [s for s in slides if s is not None] + _example_slides(content)
     deck += _slice_charts(content, per, models, max_slides - len(deck))
     return deck[:max_slides]
 

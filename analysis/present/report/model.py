@@ -90,6 +90,8 @@ class ReportContent:
     numbers: dict[str, pd.DataFrame] = field(default_factory=dict, compare=False)
     #: dataset -> its :class:`~analysis.present.report.numbers.DatasetNumbers` (the deck's source)
     per_dataset: dict[str, object] = field(default_factory=dict, compare=False)
+    #: one example query per failure cause of model A (:mod:`~analysis.present.report.examples`)
+    examples: tuple[object, ...] = field(default=(), compare=False)
 
     def blocks(self) -> list[tuple[Section, Block]]:
         """Every block in display order with its section (the slides of presentation mode)."""
