@@ -82,6 +82,10 @@ def _cut(text: object, limit: int = CELL_CHARS) -> str:
     return value if len(value) <= limit else value[: limit - 1] + "…"
 
 
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
 def _headline(text: str) -> str:
     return _cut(text, HEADLINE_CHARS)
 
@@ -145,7 +149,9 @@ def _overview(content: ReportContent, per: dict[str, DatasetNumbers]) -> Slide:
     models = f"A = {a}" + (f" vs B = {b}" if b else "")
     return Slide(
         "overview",
-        _headline(f"{content.bundle or 'Report'}: {len(content.datasets)} datasets, {models}"),
+        _headline(
+            f"{content.bundle or 'Report'}: {_plural(len(content.datasets), 'dataset')}, {models}"
+        ),
         "table",
         table=_table(pd.DataFrame(rows)),
         note="Means over every query of the qrels with seeded 95% bootstrap CIs (B = 10,000).",
@@ -159,8 +165,17 @@ def _leaderboard(content: ReportContent, per: dict[str, DatasetNumbers], models)
         if top is not None:
             wins.setdefault(str(top["model"]), []).append(name)
     ranked = sorted(wins.items(), key=lambda kv: -len(kv[1]))
-    if len(ranked) == 1:
-        text = f"{ranked[0][0]} is the best model on every dataset"
+    if len(content.datasets) == 1 and ranked:
+        num = per[content.datasets[0]]
+        part = num.board.loc[num.board["metric"] == num.metric].sort_values(
+            "mean", ascending=False, kind="stable"
+        )
+        top = part.iloc[0]
+        text = f"Best on {num.name} by {num.metric}: {top['model']} with {fmt(top['mean'])}"
+        if len(part) > 1:
+            text += f"; runner-up {part.iloc[1]['model']} {fmt(part.iloc[1]['mean'])}"
+    elif len(ranked) == 1:
+        text = f"{ranked[0][0]} is the best model on all {len(content.datasets)} datasets"
     else:
         text = "Best: " + "; ".join(
             f"{m} on {len(ds)} of {len(content.datasets)}" if len(ds) > 1 else f"{m} on {ds[0]}"
@@ -313,18 +328,21 @@ def _example_slides(content: ReportContent) -> list[Slide]:
         )
         text = f" “{_cut(ex.text, 40)}”" if ex.text else ""
         headline += f"; e.g. query {ex.query_id}{text}"
+        what = "its numbers"
+        table = ex.row.drop(columns=["text"], errors="ignore")
         if ex.view is not None:
-            table = _ranking_preview(ex.view, content.model_a)
-        else:
-            table = ex.row.drop(columns=["text"], errors="ignore")
+            ranking = _ranking_preview(ex.view, content.model_a)
+            if not ranking.empty:
+                table, what = ranking, "model A's top ranks, gold marked"
+            elif not ex.view.gold.empty:
+                table, what = ex.view.gold, "its gold documents (model A returned nothing)"
         slides.append(
             Slide(
                 f"example-{slug(ex.cause)}",
                 _headline(headline),
                 "table",
                 table=_table(table),
-                note=f"Example of the cause “{ex.cause}” ({ex.metric}): "
-                + ("model A's top ranks, gold marked." if ex.view is not None else "its numbers."),
+                note=f"Example of the cause “{ex.cause}” ({ex.metric}): {what}.",
             )
         )
     return slides
