@@ -50,7 +50,8 @@ dataset, computed once and cacheable), :mod:`~.queries`, :mod:`~.figures`, :mod:
 
 from analysis.present.report.build import build_report, bundle_content, write_report
 from analysis.present.report.content import build_content
-from analysis.present.report.deck import Slide, build_deck, render_deck
+from analysis.present.report.deck import Slide, build_deck
+from analysis.present.report.deck_html import render_deck
 from analysis.present.report.document import render_html
 from analysis.present.report.model import (
     N_RESAMPLES,

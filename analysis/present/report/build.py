@@ -148,7 +148,7 @@ def write_report(
     Raises:
         InputError: as :func:`bundle_content`, or ``out`` cannot be written.
     """
-    from analysis.present.report.deck import render_deck
+    from analysis.present.report.deck_html import render_deck
 
     content = bundle_content(
         Path(bundle_dir),
