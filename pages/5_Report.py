@@ -56,6 +56,24 @@ def _fingerprint(bundle: Bundle, datasets: tuple[str, ...]) -> tuple:
 
 
 @st.cache_resource(max_entries=64, show_spinner=False)
+def _base(
+    bundle_id: str,
+    name: str,
+    fingerprint: tuple,
+    metric: str,
+    shown: tuple[str, ...],
+    ties: str,
+    _rows: pd.DataFrame,
+) -> report.ModelNumbers:
+    """The model-independent numbers of one dataset (leaderboard, best-vs-rest tests, slice
+    means, causes): computed once per dataset and metric, whatever A and B are."""
+    del bundle_id, name, fingerprint, ties  # cache key only
+    return report.model_numbers(
+        _rows, metric=metric, shown=shown, n_resamples=report.N_RESAMPLES, seed=report.SEED
+    )
+
+
+@st.cache_resource(max_entries=64, show_spinner=False)
 def _numbers(
     bundle_id: str,
     name: str,
@@ -69,9 +87,10 @@ def _numbers(
 ) -> report.DatasetNumbers:
     """One dataset's numbers, cached per dataset: another selection of datasets recomputes
     only the datasets it adds."""
-    del bundle_id, name, fingerprint, ties  # cache key only
+    base = _base(bundle_id, name, fingerprint, metric, shown, ties, _rows)
     return report.dataset_numbers(
         _rows,
+        base=base,
         metric=metric,
         shown=shown,
         model_a=model_a,

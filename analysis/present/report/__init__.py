@@ -62,13 +62,19 @@ from analysis.present.report.model import (
     Section,
     default_models,
 )
-from analysis.present.report.numbers import DatasetNumbers, dataset_numbers
+from analysis.present.report.numbers import (
+    DatasetNumbers,
+    ModelNumbers,
+    dataset_numbers,
+    model_numbers,
+)
 
 __all__ = [
     "N_RESAMPLES",
     "SEED",
     "Block",
     "DatasetNumbers",
+    "ModelNumbers",
     "QueryView",
     "ReportContent",
     "Section",
@@ -79,6 +85,7 @@ __all__ = [
     "bundle_content",
     "dataset_numbers",
     "default_models",
+    "model_numbers",
     "render_deck",
     "render_html",
     "write_report",

@@ -7,11 +7,14 @@ metric, the models A and B and the resampling settings, so the Report page cache
 and a change of the selection recomputes only the datasets it touches. Holm corrections that
 span datasets are applied afterwards by :mod:`analysis.present.report.content`.
 
+The part that does not depend on models A and B (:func:`model_numbers`: leaderboard, the
+best-against-the-rest randomization tests, the slice chart's means, the failure causes) can be
+computed once and passed in, so choosing other models recomputes only the A-vs-B part.
 Randomization tests are computed once: each paired test (model x against model y on one metric,
-all queries) is kept in a small memo (:class:`_PairTests`), so the A-vs-B table, the per-slice
-deltas (whose ``all`` row is the same test) and the best-against-the-rest marks share it. A
-test's p-value depends only on the two models' values (the sign-flip patterns are seeded per
-sample size), so sharing changes no number.
+all queries) is kept in a small memo (:class:`_PairTests`), so the A-vs-B table and the
+per-slice deltas (whose ``all`` row is the same test) share it. A test's p-value depends only
+on the two models' values (the sign-flip patterns are seeded per sample size), so sharing
+changes no number.
 """
 
 from __future__ import annotations
@@ -35,7 +38,13 @@ from analysis.present.report.model import (
 from analysis.present.report.queries import worst_queries
 from analysis.stats import compare_slices, holm, mean_ci, slice_finder
 
-__all__ = ["DatasetNumbers", "cause_examples", "dataset_numbers"]
+__all__ = [
+    "DatasetNumbers",
+    "ModelNumbers",
+    "cause_examples",
+    "dataset_numbers",
+    "model_numbers",
+]
 
 _COMPARE_KEYS = ("slice", "value", "metric")
 
@@ -94,6 +103,45 @@ class _PairTests:
         return pd.DataFrame([self.rows[(x, y, m)] for m in metrics if (x, y, m) in self.rows])
 
 
+@dataclass(frozen=True)
+class ModelNumbers:
+    """The part of :class:`DatasetNumbers` that does not depend on models A and B: the
+    leaderboard rows, the best-against-the-rest tests, the slice chart's means and the failure
+    causes of every model (cache it per dataset and report metric)."""
+
+    board: pd.DataFrame
+    best_vs_rest: pd.DataFrame
+    slice_summary: pd.DataFrame
+    causes: pd.DataFrame
+
+
+def model_numbers(
+    sub: pd.DataFrame,
+    *,
+    metric: str,
+    shown: Sequence[str],
+    n_resamples: int,
+    seed: int,
+    _tests: _PairTests | None = None,
+) -> ModelNumbers:
+    """:class:`ModelNumbers` of one dataset's rows ``sub`` (see :func:`dataset_numbers`)."""
+    tests = _tests or _PairTests(sub, n_resamples, seed)
+    name = str(sub["dataset"].iloc[0])
+    shown = list(shown)
+    board = mean_ci(
+        sub, shown, by=["dataset", "model"], n_resamples=n_resamples, seed=seed, nan_policy="omit"
+    )
+    order = {m: i for i, m in enumerate(shown)}
+    board = board.sort_values("metric", key=lambda s: s.map(order), kind="stable")
+    board = board.reset_index(drop=True)
+    return ModelNumbers(
+        board=board,
+        best_vs_rest=_best_vs_rest(name, board, tests),
+        slice_summary=_slice_summary(sub, metric, n_resamples, seed),
+        causes=_causes(sub, name, metric),
+    )
+
+
 def dataset_numbers(
     sub: pd.DataFrame,
     *,
@@ -103,22 +151,18 @@ def dataset_numbers(
     model_b: str | None,
     n_resamples: int,
     seed: int,
+    base: ModelNumbers | None = None,
 ) -> DatasetNumbers:
     """Every statistic of one dataset's rows ``sub`` of the per-query table (see the class).
 
     ``metric`` is the report metric, ``shown`` the leaderboard metrics (``metric`` first). A
     model that is absent from ``sub`` skips what needs it (no comparison without both A and B,
-    no worst slices or queries without A)."""
+    no worst slices or queries without A). ``base``: the :func:`model_numbers` of the same rows
+    and settings when already computed (e.g. cached while only A or B changes)."""
     name = str(sub["dataset"].iloc[0])
     shown = list(shown)
     models = set(sub["model"].astype(str))
     tests = _PairTests(sub, n_resamples, seed)
-    board = mean_ci(
-        sub, shown, by=["dataset", "model"], n_resamples=n_resamples, seed=seed, nan_policy="omit"
-    )
-    order = {m: i for i, m in enumerate(shown)}
-    board = board.sort_values("metric", key=lambda s: s.map(order), kind="stable")
-    board = board.reset_index(drop=True)
     both = model_a is not None and model_b is not None and {model_a, model_b} <= models
     cols = varied_slices(sub)
     deltas = pd.DataFrame()
@@ -128,7 +172,6 @@ def dataset_numbers(
         comp = tests.get(model_a, model_b, shown)  # type: ignore[arg-type]
         if not comp.empty:
             comp = comp.assign(dataset=name)
-    pvalues = _best_vs_rest(name, board, tests)
     worst = pd.DataFrame()
     if model_a is not None and cols and model_a in models:
         found = slice_finder(
@@ -139,17 +182,21 @@ def dataset_numbers(
     if model_a is not None and model_a in models:
         b = model_b if model_b in models else None
         queries = worst_queries(sub, name, metric, model_a, b)
+    if base is None:  # after the A-vs-B tests, so the best-vs-rest marks can reuse them
+        base = model_numbers(
+            sub, metric=metric, shown=shown, n_resamples=n_resamples, seed=seed, _tests=tests
+        )
     return DatasetNumbers(
         name=name,
         metric=metric,
         shown=tuple(shown),
-        board=board,
-        best_vs_rest=pvalues,
+        board=base.board,
+        best_vs_rest=base.best_vs_rest,
         compare=comp,
         slice_deltas=deltas,
-        slice_summary=_slice_summary(sub, metric, n_resamples, seed),
+        slice_summary=base.slice_summary,
         worst_slices=worst,
-        causes=_causes(sub, name, metric),
+        causes=base.causes,
         worst_queries=queries,
         examples=cause_examples(sub, metric, model_a) if model_a is not None else {},
     )
