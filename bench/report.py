@@ -92,43 +92,44 @@ def make_bundle(folder: Path, n_queries: int, seed: int = 0) -> Path:
     return folder
 
 
-def _timed(fn):
+def _once(bundle: Path, workdir: Path) -> dict[str, float]:
+    out: dict[str, float] = {}
     start = time.perf_counter()
-    out = fn()
-    return time.perf_counter() - start, out
+    manifest, table, warnings, loaded, _runs = report_build._load(bundle, None, "trec_eval")
+    out["load"] = time.perf_counter() - start
+    names = list(loaded)
+    a, b = report.default_models(table, names)
+    start = time.perf_counter()
+    content = report.build_content(
+        table,
+        headline={n: list(loaded[n].spec.metrics) for n in names},
+        model_a=a,
+        model_b=b,
+        warnings=warnings,
+        bundle=manifest.name,
+    )
+    out["content"] = time.perf_counter() - start
+    start = time.perf_counter()
+    report.render_html(content)
+    out["html"] = time.perf_counter() - start
+    start = time.perf_counter()
+    report.render_deck(content)
+    out["deck"] = time.perf_counter() - start
+    cmd = [sys.executable, "-m", "analysis", "report", "--bundle", str(bundle)]
+    start = time.perf_counter()
+    subprocess.run(
+        [*cmd, "--out", str(workdir / f"{bundle.name}-report.html")],
+        cwd=ROOT,
+        capture_output=True,
+        check=True,
+    )
+    out["cli"] = time.perf_counter() - start
+    return out
 
 
 def bench(bundle: Path, repeat: int, workdir: Path) -> dict[str, float]:
-    times: dict[str, list[float]] = {k: [] for k in ("load", "content", "html", "deck", "cli")}
-    for _ in range(repeat):
-        t, (manifest, table, warnings, loaded, runs) = _timed(
-            lambda: report_build._load(bundle, None, "trec_eval")
-        )
-        times["load"].append(t)
-        names = list(loaded)
-        a, b = report.default_models(table, names)
-        t, content = _timed(
-            lambda: report.build_content(
-                table,
-                headline={n: list(loaded[n].spec.metrics) for n in names},
-                model_a=a,
-                model_b=b,
-                warnings=warnings,
-                bundle=manifest.name,
-            )
-        )
-        times["content"].append(t)
-        times["html"].append(_timed(lambda: report.render_html(content))[0])
-        times["deck"].append(_timed(lambda: report.render_deck(content))[0])
-        out = workdir / f"{bundle.name}-report.html"
-        cmd = [sys.executable, "-m", "analysis", "report", "--bundle", str(bundle)]
-        t, proc = _timed(
-            lambda: subprocess.run(
-                [*cmd, "--out", str(out)], cwd=ROOT, capture_output=True, check=True
-            )
-        )
-        times["cli"].append(t)
-    return {k: statistics.median(v) for k, v in times.items()}
+    runs = [_once(bundle, workdir) for _ in range(repeat)]
+    return {k: statistics.median(r[k] for r in runs) for k in runs[0]}
 
 
 def main() -> None:
