@@ -182,6 +182,20 @@ def _view(lat: float, lon: float, extent_m: float, pitch: float = 0.0) -> pdk.Vi
     return pdk.ViewState(latitude=lat, longitude=lon, zoom=round(zoom, 2), pitch=pitch, bearing=0)
 
 
+def view_bounds(
+    view: pdk.ViewState, width_px: int = 1600, height_px: int = 520
+) -> tuple[float, float, float, float]:
+    """``(lon_min, lat_min, lon_max, lat_max)`` seen by a top-down ``view`` in a chart of
+    ``width_px`` x ``height_px``: metres per pixel ``78271.517 * cos(lat) / 2**zoom`` (512 px
+    tiles), converted to degrees at the view's latitude."""
+    lat, lon, zoom = float(view.latitude), float(view.longitude), float(view.zoom)
+    cos_lat = max(math.cos(math.radians(lat)), 1e-6)
+    m_per_px = 78271.517 * cos_lat / 2.0**zoom
+    half_lat = height_px / 2 * m_per_px / _M_PER_DEG
+    half_lon = width_px / 2 * m_per_px / (_M_PER_DEG * cos_lat)
+    return (lon - half_lon, max(lat - half_lat, -85.0), lon + half_lon, min(lat + half_lat, 85.0))
+
+
 class StaticDeck(pdk.Deck):
     """A :class:`pydeck.Deck` whose JSON is computed once: ``to_json`` serializes on the first
     call (compact separators, UTF-8 kept) and returns the same string afterwards, so a deck kept
@@ -196,9 +210,23 @@ class StaticDeck(pdk.Deck):
         return self._json_cache
 
 
-def _deck(layers: list[pdk.Layer], view: pdk.ViewState, basemap: str) -> StaticDeck:
+def _deck(
+    layers: list[pdk.Layer],
+    view: pdk.ViewState,
+    basemap: str,
+    *,
+    context: bool = True,
+    datum: str = "wgs84",
+    height_px: int = 520,
+) -> StaticDeck:
     """A deck with the tooltip; ``basemap="none"`` gives ``map_provider=None`` and no style
-    (works offline); ``"carto"`` CARTO's light style (needs internet in the browser)."""
+    (works offline); ``"carto"`` CARTO's light style (needs internet in the browser). With
+    ``context`` the offline context layers of :mod:`analysis.geo.mapdata.context` go under the
+    data layers (with a basemap too: they are offline and say which datum the POIs are in)."""
+    if context and layers:
+        from analysis.geo.mapdata.context import context_layers
+
+        layers = [*context_layers(view_bounds(view, height_px=height_px), datum), *layers]
     if basemap == "carto":
         return StaticDeck(
             layers=layers,

@@ -172,16 +172,23 @@ def query_deck(
     query: Mapping[str, Any],
     *,
     basemap: str = "none",
+    context: bool = True,
+    datum: str = "wgs84",
+    height_px: int = 520,
 ) -> StaticDeck:
-    """The map of one query: the :func:`query_points` rows plus the query.
+    """The map of one query: the :func:`query_points` rows plus the query, top-down (pitch 0),
+    over the offline context layer (``context``; ``datum`` = the POIs' datum, ``height_px`` =
+    the chart's height, for the extent of the graticule and scale bar).
 
     Layers (every one has an ``id`` and is pickable; bottom to top): ``stacks`` (ColumnLayer,
     one column per stack of size >= 2 among the drawn POIs, at the stack's true coordinate,
     elevation = stack size, its ``doc_id`` the first drawn POI of the stack), ``arcs_<label>``
     (ArcLayer from the query point to each of the model's POIs, only when the query has a
     coordinate), ``gold`` (amber discs), ``model_<label>`` (the model's top k) and ``query``.
-    The view is centred on the first located gold POI (else the query, else the POIs), zoomed
-    to show every drawn point, tilted 40° so the columns show.
+    The view is centred on the first located gold POI (else the query, else the POIs) and
+    zoomed so every drawn point (the query, the gold and both top-k lists) is in view; it is
+    top-down (tilt with Ctrl + drag to see the columns' heights). The context layers
+    (``context_*``) go first, under everything.
 
     ``query`` holds ``query_id``, ``text`` and optional ``lat``/``lon``.
     """
@@ -204,7 +211,7 @@ def query_deck(
         lats = np.append(lats, qlat)
         lons = np.append(lons, qlon)
     extent = _extent(clat, clon, lats, lons)
-    view = _view(clat, clon, extent, pitch=40.0)
+    view = _view(clat, clon, extent, pitch=0.0)
 
     layers: list[pdk.Layer] = []
     stacked = pts[pts["stack_size"] >= 2].drop_duplicates("stack_id").copy()
@@ -317,4 +324,4 @@ def query_deck(
                 pickable=True,
             )
         )
-    return _deck(layers, view, basemap)
+    return _deck(layers, view, basemap, context=context, datum=datum, height_px=height_px)

@@ -25,6 +25,7 @@ from analysis.geo.mapdata.base import (
     _view,
     escape_text,
 )
+from analysis.geo.mapdata.context import MAP_FONT
 
 # --------------------------------------------------------------------------------------------
 # stacks as tables
@@ -78,7 +79,11 @@ def largest_stacks_table(report: Mapping[str, Any], index: pd.DataFrame) -> pd.D
 
 def histogram_figure(report: Mapping[str, Any]) -> go.Figure:
     """Bar chart of ``stack_size_histogram``: x = stack size (POIs at one coordinate), y =
-    number of stacks of that size (log scale; singletons included as size 1)."""
+    number of stacks of that size (log scale; singletons included as size 1).
+
+    Readable axes: the log axis is labelled at powers of ten only (1, 10, 100, 1k, ...), so no
+    labels overlap; x ticks are whole numbers (one per size up to 20 sizes, else automatic);
+    the font stack names a CJK font (:data:`~analysis.geo.mapdata.context.MAP_FONT`)."""
     hist = report.get("stack_size_histogram", {})
     sizes = [int(s) for s in hist]
     counts = [int(hist[s]) for s in hist]
@@ -92,12 +97,18 @@ def histogram_figure(report: Mapping[str, Any]) -> go.Figure:
     )
     fig.update_layout(
         xaxis_title="Stack size (POIs sharing a coordinate)",
-        yaxis_title="Stacks",
-        yaxis_type="log",
+        yaxis_title="Stacks (log scale)",
         height=320,
-        margin={"l": 10, "r": 10, "t": 30, "b": 10},
+        margin={"l": 10, "r": 10, "t": 40, "b": 10},
         title=f"Stack sizes (tolerance {report.get('tolerance_m', 0.0):g} m)",
+        font={"family": MAP_FONT},
+        bargap=0.15,
     )
+    fig.update_yaxes(type="log", dtick=1, tickformat="~s", minor={"showgrid": False})
+    if 0 < len(sizes) <= 20:
+        fig.update_xaxes(tickmode="array", tickvals=sizes, ticktext=[str(s) for s in sizes])
+    else:
+        fig.update_xaxes(tickformat="d")
     return fig
 
 
@@ -148,13 +159,20 @@ def stack_members(
 
 
 def dataset_deck(
-    index: pd.DataFrame, *, basemap: str = "none", max_points: int = MAX_BACKGROUND_POIS
+    index: pd.DataFrame,
+    *,
+    basemap: str = "none",
+    max_points: int = MAX_BACKGROUND_POIS,
+    context: bool = True,
+    datum: str = "wgs84",
+    height_px: int = 420,
 ) -> StaticDeck:
     """The dataset's stacks: a ColumnLayer ``dataset_stacks`` (one column per stack of size
     >= 2 at its first POI's coordinate, elevation = stack size, ``doc_id`` = that POI) over a
     ScatterplotLayer ``dataset_pois`` of the POIs (every ``ceil(n / max_points)``-th located
     POI, so large datasets stay light). Both pickable. The view is centred on the median POI
-    and zoomed to the 2nd-98th percentile box of the POIs."""
+    and zoomed to the 2nd-98th percentile box of the POIs, top-down (pitch 0), over the offline
+    context layer (see :func:`analysis.geo.mapdata.query.query_deck`)."""
     located = index[index["stack_id"] >= 0]
     layers: list[pdk.Layer] = []
     if located.empty:
@@ -164,7 +182,7 @@ def dataset_deck(
     lo_lat, hi_lat = np.percentile(located["lat"], [2, 98])
     lo_lon, hi_lon = np.percentile(located["lon"], [2, 98])
     extent = _extent(clat, clon, np.array([lo_lat, hi_lat]), np.array([lo_lon, hi_lon]))
-    view = _view(clat, clon, extent, pitch=45.0)
+    view = _view(clat, clon, extent, pitch=0.0)
 
     stride = max(1, math.ceil(len(located) / max(max_points, 1)))
     bg = located.iloc[::stride].copy()
@@ -210,4 +228,4 @@ def dataset_deck(
                 auto_highlight=True,
             )
         )
-    return _deck(layers, view, basemap)
+    return _deck(layers, view, basemap, context=context, datum=datum, height_px=height_px)
