@@ -183,11 +183,13 @@ def _view(lat: float, lon: float, extent_m: float, pitch: float = 0.0) -> pdk.Vi
 
 
 def view_bounds(
-    view: pdk.ViewState, width_px: int = 1600, height_px: int = 520
+    view: pdk.ViewState, width_px: int = 900, height_px: int = 520
 ) -> tuple[float, float, float, float]:
     """``(lon_min, lat_min, lon_max, lat_max)`` seen by a top-down ``view`` in a chart of
-    ``width_px`` x ``height_px``: metres per pixel ``78271.517 * cos(lat) / 2**zoom`` (512 px
-    tiles), converted to degrees at the view's latitude."""
+    ``width_px`` x ``height_px`` (900 px: the narrowest a map is drawn on the page, so the
+    scale bar placed in the box is on screen also in wider charts): metres per pixel
+    ``78271.517 * cos(lat) / 2**zoom`` (512 px tiles), converted to degrees at the view's
+    latitude."""
     lat, lon, zoom = float(view.latitude), float(view.longitude), float(view.zoom)
     cos_lat = max(math.cos(math.radians(lat)), 1e-6)
     m_per_px = 78271.517 * cos_lat / 2.0**zoom

@@ -9,7 +9,7 @@ them, a graticule and a scale bar everywhere.
   view are drawn, as outlines (``context_districts``, a PathLayer) with their names
   (``context_labels``, a TextLayer with the CJK character set).
 * **Graticule** (``context_graticule``): meridians and parallels at a "nice" step (1, 2 or 5 x
-  10^k degrees) giving 3-8 lines across the view.
+  10^k degrees) giving 3-8 lines across the view (drawn over three view widths).
 * **Scale bar** (``context_scale`` and its label ``context_scale_label``): a bar of a nice
   length (1, 2 or 5 x 10^k m, about a fifth of the view's width) in the lower left corner of the
   view, at the view's latitude (Web Mercator scale changes with latitude; the bar is true at
@@ -142,6 +142,8 @@ def _district_layers(bounds, datum: str) -> list[pdk.Layer]:
 def _graticule(bounds) -> pdk.Layer:
     lon0, lat0, lon1, lat1 = bounds
     step = _nice(max(lon1 - lon0, lat1 - lat0) / 4.0)
+    span = lon1 - lon0  # drawn over three widths: wider charts show more of the map
+    lon0, lon1 = lon0 - span, lon1 + span
     lines = []
     for lon in np.arange(math.floor(lon0 / step) * step, lon1 + step, step):
         lines.append(
