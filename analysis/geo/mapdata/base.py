@@ -170,15 +170,23 @@ def _records(frame: pd.DataFrame, columns: Sequence[str]) -> list[dict[str, Any]
 _TIP = ["tip_title", "tip_name", "tip_detail"]
 
 
+#: Metres per pixel at zoom 0 on the equator (Web Mercator, deck.gl's 512-px world).
+M_PER_PX_ZOOM0 = 78_271.517
+#: Pixels from the centre to the farthest drawn point: 85% of the half-height of a 520 px map.
+FIT_RADIUS_PX = 220.0
+
+
 def _view(lat: float, lon: float, extent_m: float, pitch: float = 0.0) -> pdk.ViewState:
-    """A view centred on ``(lat, lon)`` whose zoom shows ``extent_m`` metres around it in a
-    ~500 px high chart: ``zoom = log2(78271.5 · cos(lat) · 240 / extent)`` (Web Mercator with
-    512 px tiles), clamped to [3, 17]; 16 when the extent is 0."""
+    """A view centred on ``(lat, lon)`` whose zoom puts a point ``extent_m`` metres away
+    :data:`FIT_RADIUS_PX` pixels from the centre (inside a 520 px high chart):
+    ``zoom = log2(M_PER_PX_ZOOM0 · cos(lat) · FIT_RADIUS_PX / extent)``, clamped to [3, 18];
+    16 when the extent is 0."""
     if not np.isfinite(extent_m) or extent_m <= 0:
         zoom = 16.0
     else:
-        zoom = math.log2(78271.517 * max(math.cos(math.radians(lat)), 1e-6) * 240.0 / extent_m)
-        zoom = float(min(max(zoom, 3.0), 17.0))
+        cos_lat = max(math.cos(math.radians(lat)), 1e-6)
+        zoom = math.log2(M_PER_PX_ZOOM0 * cos_lat * FIT_RADIUS_PX / extent_m)
+        zoom = float(min(max(zoom, 3.0), 18.0))
     return pdk.ViewState(latitude=lat, longitude=lon, zoom=round(zoom, 2), pitch=pitch, bearing=0)
 
 
@@ -188,11 +196,10 @@ def view_bounds(
     """``(lon_min, lat_min, lon_max, lat_max)`` seen by a top-down ``view`` in a chart of
     ``width_px`` x ``height_px`` (900 px: the narrowest a map is drawn on the page, so the
     scale bar placed in the box is on screen also in wider charts): metres per pixel
-    ``78271.517 * cos(lat) / 2**zoom`` (512 px tiles), converted to degrees at the view's
-    latitude."""
+    ``M_PER_PX_ZOOM0 * cos(lat) / 2**zoom``, converted to degrees at the view's latitude."""
     lat, lon, zoom = float(view.latitude), float(view.longitude), float(view.zoom)
     cos_lat = max(math.cos(math.radians(lat)), 1e-6)
-    m_per_px = 78271.517 * cos_lat / 2.0**zoom
+    m_per_px = M_PER_PX_ZOOM0 * cos_lat / 2.0**zoom
     half_lat = height_px / 2 * m_per_px / _M_PER_DEG
     half_lon = width_px / 2 * m_per_px / (_M_PER_DEG * cos_lat)
     return (lon - half_lon, max(lat - half_lat, -85.0), lon + half_lon, min(lat + half_lat, 85.0))
