@@ -168,6 +168,8 @@ def test_deck_in_the_app_fits_and_keys_move(server, browser, width, height):
     assert_no_exception(page)
     for testid in ("stSidebar", "stHeader", "stToolbar", "stDecoration"):
         expect(page.locator(f"[data-testid={testid}]")).to_be_hidden()
+    font = page.evaluate("() => getComputedStyle(document.querySelector('h2')).fontFamily")
+    assert "Noto Sans CJK SC" in font  # the theme's font stack names the CJK font
     total = int(re.search(r"of (\d+)", page.locator(".st-key-deck_nav").inner_text()).group(1))
     assert 6 <= total <= 12
     keys = ["ArrowRight", "PageDown", "Space"]
