@@ -13,6 +13,11 @@ For each bundle it times, in one process, median of ``--repeat`` runs:
   this before the Report page runs);
 * ``content``: :func:`analysis.present.report.build_content` on that table (what the Report
   page computes for a selection; B = 10,000 bootstrap and sign-flip resamples);
+* ``cached``: ``build_content`` again with every dataset's numbers cached (what the page
+  does when only the shown sections or the datasets' order change: figures and tables only);
+* ``a/b``: ``build_content`` with the model-independent numbers cached
+  (:func:`~analysis.present.report.model_numbers`: leaderboard, best-vs-rest tests, slice
+  means, causes), i.e. the page after choosing another model A or B;
 * ``html``: :func:`~analysis.present.report.render_html` of the content;
 * ``deck``: :func:`~analysis.present.report.build_deck` plus
   :func:`~analysis.present.report.render_deck`;
@@ -109,6 +114,42 @@ def _once(bundle: Path, workdir: Path) -> dict[str, float]:
         bundle=manifest.name,
     )
     out["content"] = time.perf_counter() - start
+    per = content.per_dataset
+    start = time.perf_counter()
+    report.build_content(
+        table,
+        headline={n: list(loaded[n].spec.metrics) for n in names},
+        model_a=a,
+        model_b=b,
+        warnings=warnings,
+        bundle=manifest.name,
+        numbers=lambda name, rows, metric, shown: per[name],
+    )
+    out["cached"] = time.perf_counter() - start
+    bases = {
+        n: report.ModelNumbers(p.board, p.best_vs_rest, p.slice_summary, p.causes)
+        for n, p in per.items()
+    }
+    start = time.perf_counter()
+    report.build_content(
+        table,
+        headline={n: list(loaded[n].spec.metrics) for n in names},
+        model_a=a,
+        model_b=b,
+        warnings=warnings,
+        bundle=manifest.name,
+        numbers=lambda name, rows, metric, shown: report.dataset_numbers(
+            rows,
+            metric=metric,
+            shown=shown,
+            model_a=a,
+            model_b=b,
+            n_resamples=report.N_RESAMPLES,
+            seed=report.SEED,
+            base=bases[name],
+        ),
+    )
+    out["a/b"] = time.perf_counter() - start
     start = time.perf_counter()
     report.render_html(content)
     out["html"] = time.perf_counter() - start
@@ -142,12 +183,12 @@ def main() -> None:
     big = args.workdir / f"bundle-{args.queries}"
     if not (big / "bundle.toml").exists():
         make_bundle(big, args.queries)
-    print("bundle     load  content  html  deck   cli  (seconds, median)")
+    print("bundle     load  content cached   a/b  html  deck   cli  (seconds, median)")
     for name, folder in (("demo", ROOT / "data" / "demo"), (f"{args.queries} q", big)):
         r = bench(folder, args.repeat, args.workdir)
         print(
-            f"{name:9s} {r['load']:5.2f} {r['content']:8.2f} {r['html']:5.2f} "
-            f"{r['deck']:5.2f} {r['cli']:5.2f}"
+            f"{name:9s} {r['load']:5.2f} {r['content']:8.2f} {r['cached']:6.2f} "
+            f"{r['a/b']:5.2f} {r['html']:5.2f} {r['deck']:5.2f} {r['cli']:5.2f}"
         )
 
 

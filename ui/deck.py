@@ -3,8 +3,10 @@
 
 * No Streamlit chrome: the header, toolbar, decoration, status widget and sidebar are hidden.
 * Every slide is laid out for 1280 x 720 px (one headline, one figure or table, one note and
-  the navigation row); on larger windows the block is zoomed (CSS ``zoom`` by media query:
-  1.25 from 1600 x 900, 1.5 from 1900 x 1060), so it fills 1920 x 1080 without scrolling.
+  the navigation row); on larger windows the text, tables and buttons are zoomed (CSS
+  ``zoom`` by media query: 1.25 from 1600 x 900, 1.5 from 1900 x 1060) and charts get the
+  wider column at their fixed height (plotly measures a zoomed container wrongly), so the
+  slide fills 1920 x 1080 without scrolling.
 * Keys: → ↓ PageDown Space = next, ← ↑ PageUp = previous. A small script (``st.html`` with
   JavaScript) listens to ``keydown`` on the document and clicks the Previous/Next buttons, so a
   key press is the same rerun as a click; typing in a widget is left alone.
@@ -33,9 +35,13 @@ PRESENT_CSS = """<style>
   font-size: 1.05rem; padding: 0.3rem 0.7rem;}
 .st-key-deck_nav p {margin: 0;}
 @media (min-width: 1600px) and (min-height: 900px) {
-  [data-testid="stMainBlockContainer"] {zoom: 1.25;}}
+  [data-testid="stMainBlockContainer"] {max-width: 1560px;}
+  .st-key-deck_slide h2, .st-key-deck_slide [data-testid="stTable"],
+  .st-key-deck_slide [data-testid="stCaptionContainer"], .st-key-deck_nav {zoom: 1.25;}}
 @media (min-width: 1900px) and (min-height: 1060px) {
-  [data-testid="stMainBlockContainer"] {zoom: 1.5;}}
+  [data-testid="stMainBlockContainer"] {max-width: 1840px;}
+  .st-key-deck_slide h2, .st-key-deck_slide [data-testid="stTable"],
+  .st-key-deck_slide [data-testid="stCaptionContainer"], .st-key-deck_nav {zoom: 1.5;}}
 </style>"""
 KEYS_JS = """<script>
 (function () {

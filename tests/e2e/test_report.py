@@ -178,6 +178,13 @@ def test_deck_in_the_app_fits_and_keys_move(server, browser, width, height):
         assert re.search(rf"[?&]slide={i}(&|$)", page.url)
         page.wait_for_timeout(400)  # charts draw
         _assert_fits(page, f"app slide {i} at {width}x{height}")
+        cropped = page.evaluate(
+            """() => [...document.querySelectorAll('[data-testid=stPlotlyChart]')].map(el => {
+                 const svg = el.querySelector('.main-svg');
+                 return svg ? svg.getBoundingClientRect().height - el.getBoundingClientRect().height
+                            : 0; })"""
+        )
+        assert all(c <= 2 for c in cropped), (i, cropped)  # the whole chart is shown
         page.screenshot(path=str(SHOTS / f"deck-app-{width}x{height}-{i:02d}.png"))
         if i < total:
             page.keyboard.press(keys[i % 3])
