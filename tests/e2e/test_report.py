@@ -29,8 +29,21 @@ FITS_JS = """() => {
 }"""
 
 
+FITS: dict[str, dict] = {}
+
+
+def _record(name: str, m: dict) -> None:
+    """Keep the measurements in test-output/deck-fit.json (for the closing note)."""
+    import json
+
+    FITS[name] = m
+    SHOTS.parent.mkdir(parents=True, exist_ok=True)
+    (SHOTS.parent / "deck-fit.json").write_text(json.dumps(FITS, indent=1), encoding="utf-8")
+
+
 def _assert_fits(page, where: str) -> dict:
     m = page.evaluate(FITS_JS)
+    _record(where, m)
     assert m["doc"] <= m["height"], (where, m)
     assert m["main"] <= m["height"], (where, m)
     assert m["docWidth"] <= m["width"], (where, m)
