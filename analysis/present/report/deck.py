@@ -105,7 +105,7 @@ def _fit(fig: go.Figure, *, height: int = FIGURE_HEIGHT) -> go.Figure:
         height=height,
         width=None,
         title=None,
-        margin={"l": 10, "r": 20, "t": 40, "b": 40},
+        margin={"l": 10, "r": 20, "t": 70, "b": 40},
         font={"size": 15, "family": FONT_FAMILY},
     )
     return out

@@ -45,7 +45,8 @@ def leaderboard_figure(
     board: pd.DataFrame, datasets: Sequence[str], chosen: Mapping[str, str], models: Sequence[str]
 ) -> go.Figure:
     """One panel per dataset: the report metric of every model with 95% CI error bars; model
-    colours follow ``models`` (:func:`~analysis.present.palette.model_colours`)."""
+    colours follow ``models`` (:func:`~analysis.present.palette.model_colours`) and a legend
+    names them (no rotated tick labels that would run into the next row of panels)."""
     colours = model_colours(models)
     names = [
         d for d in datasets if ((board["dataset"] == d) & (board["metric"] == chosen[d])).any()
@@ -54,6 +55,7 @@ def leaderboard_figure(
     rows = max(1, math.ceil(len(names) / cols))
     titles = [plotly_text(f"{d} — {chosen[d]}") for d in names]
     fig = make_subplots(rows=rows, cols=cols, subplot_titles=titles or None)
+    seen: set[str] = set()
     for i, name in enumerate(names):
         part = board.loc[(board["dataset"] == name) & (board["metric"] == chosen[name])]
         for rec in part.to_dict("records"):
@@ -64,7 +66,7 @@ def leaderboard_figure(
                     y=[rec["mean"]],
                     name=plotly_text(model),
                     legendgroup=plotly_text(model),
-                    showlegend=False,
+                    showlegend=model not in seen,
                     marker_color=colours.get(model, TIE_COLOUR),
                     error_y={
                         "type": "data",
@@ -81,8 +83,12 @@ def leaderboard_figure(
                 row=i // cols + 1,
                 col=i % cols + 1,
             )
+            seen.add(model)
     fig.update_yaxes(rangemode="tozero")
-    return layout(fig, "Leaderboard: report metric per dataset (95% CI)", 330 * rows + 80)
+    fig.update_xaxes(showticklabels=False)
+    layout(fig, "Leaderboard: report metric per dataset (95% CI)", 330 * rows + 80)
+    fig.update_layout(legend={"y": -0.03, "yanchor": "top"})  # under the panels, clear of titles
+    return fig
 
 
 def slice_figure(
