@@ -42,64 +42,6 @@ SECTION_HELP = (
 # --------------------------------------------------------------------------- cached content
 
 
-def _fingerprint(bundle: Bundle, datasets: tuple[str, ...]) -> tuple:
-    """(path, mtime, size) of every file behind the report, and the uploads: part of the cache
-    key, so an edited file is evaluated again."""
-    out = []
-    for name in datasets:
-        spec = bundle.datasets[name]
-        files = (spec.queries, spec.qrels, spec.entities, spec.query_groups, spec.metapaths,
-                 *spec.splits.values(), *spec.runs.values())  # fmt: skip
-        ups = tuple((m, f, len(c), hash(c)) for m, (f, c) in data.uploads(name).items())
-        out.append((name, data.stamp(*files), ups))
-    return tuple(out)
-
-
-@st.cache_resource(max_entries=64, show_spinner=False)
-def _base(
-    bundle_id: str,
-    name: str,
-    fingerprint: tuple,
-    metric: str,
-    shown: tuple[str, ...],
-    ties: str,
-    _rows: pd.DataFrame,
-) -> report.ModelNumbers:
-    """The model-independent numbers of one dataset (leaderboard, best-vs-rest tests, slice
-    means, causes): computed once per dataset and metric, whatever A and B are."""
-    del bundle_id, name, fingerprint, ties  # cache key only
-    return report.model_numbers(
-        _rows, metric=metric, shown=shown, n_resamples=report.N_RESAMPLES, seed=report.SEED
-    )
-
-
-@st.cache_resource(max_entries=64, show_spinner=False)
-def _numbers(
-    bundle_id: str,
-    name: str,
-    fingerprint: tuple,
-    metric: str,
-    shown: tuple[str, ...],
-    model_a: str | None,
-    model_b: str | None,
-    ties: str,
-    _rows: pd.DataFrame,
-) -> report.DatasetNumbers:
-    """One dataset's numbers, cached per dataset: another selection of datasets recomputes
-    only the datasets it adds."""
-    base = _base(bundle_id, name, fingerprint, metric, shown, ties, _rows)
-    return report.dataset_numbers(
-        _rows,
-        base=base,
-        metric=metric,
-        shown=shown,
-        model_a=model_a,
-        model_b=model_b,
-        n_resamples=report.N_RESAMPLES,
-        seed=report.SEED,
-    )
-
-
 @st.cache_resource(max_entries=8, show_spinner="Computing the report…")
 def _content(
     bundle_id: str,
@@ -114,7 +56,7 @@ def _content(
     _warnings: dict,
 ) -> report.ReportContent:
     del fingerprint  # cache key only
-    stamps = dict(zip(datasets, _fingerprint(_bundle, datasets), strict=True))
+    stamps = dict(zip(datasets, report_view.fingerprint(_bundle, datasets), strict=True))
 
     def dataset(name: str):
         return data.dataset(_bundle, name)
@@ -133,7 +75,7 @@ def _content(
         warnings=_warnings,
         bundle=_bundle.name,
         ties=ties,
-        numbers=lambda name, rows, m, shown: _numbers(
+        numbers=lambda name, rows, m, shown: report_view.dataset_numbers(
             bundle_id, name, stamps[name], m, tuple(shown), model_a, model_b, ties, rows
         ),
     )
@@ -177,7 +119,7 @@ key = (
     sel.model_b,
     sel.metric,
     sel.ties,
-    _fingerprint(sel.bundle, loaded),
+    report_view.fingerprint(sel.bundle, loaded),
 )
 content = _content(*key, _bundle=sel.bundle, _table=table, _warnings=warnings)
 if not content.sections:

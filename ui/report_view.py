@@ -6,15 +6,22 @@ to ``[A-Za-z0-9._-]``). Tables export as CSV, Markdown and LaTeX (booktabs, with
 ``tab:<block>`` label); charts as interactive HTML, PNG at 2x (>= 1600 px wide) and SVG, in the
 app's palette and font stack. Names from files are shown through ``st.text``, ``st.dataframe``
 or as Markdown escaped with :func:`analysis.present.export.escape_markdown`.
+
+The report's numbers are cached per dataset (:func:`dataset_numbers`, keyed by the dataset's
+file fingerprint, metric, models and tie policy), their model-independent part apart
+(:func:`model_numbers`), so another selection recomputes only what it changes.
 """
 
 from __future__ import annotations
 
 import re
 
+import pandas as pd
 import streamlit as st
 
+from analysis.io.bundle import Bundle
 from analysis.present import export, report
+from ui import data
 
 IMAGES = "_report_images"
 IMAGE_WIDTH = 900  # px at scale 1; PNGs are rendered at 2x
@@ -158,3 +165,64 @@ def draw_block(
                 view.rankings, hide_index=True, width="stretch", key=f"df_{block.key}_rank"
             )
         _table_exports(f"{block.key}_rank", view.rankings, f"{stem}-rankings", block)
+
+
+# --------------------------------------------------------------------------- cached numbers
+
+
+def fingerprint(bundle: Bundle, datasets: tuple[str, ...]) -> tuple:
+    """(path, mtime, size) of every file behind the report, and the uploads: part of the cache
+    key, so an edited file is evaluated again."""
+    out = []
+    for name in datasets:
+        spec = bundle.datasets[name]
+        files = (spec.queries, spec.qrels, spec.entities, spec.query_groups, spec.metapaths,
+                 *spec.splits.values(), *spec.runs.values())  # fmt: skip
+        ups = tuple((m, f, len(c), hash(c)) for m, (f, c) in data.uploads(name).items())
+        out.append((name, data.stamp(*files), ups))
+    return tuple(out)
+
+
+@st.cache_resource(max_entries=64, show_spinner=False)
+def model_numbers(
+    bundle_id: str,
+    name: str,
+    fingerprint: tuple,
+    metric: str,
+    shown: tuple[str, ...],
+    ties: str,
+    _rows: pd.DataFrame,
+) -> report.ModelNumbers:
+    """The model-independent numbers of one dataset (leaderboard, best-vs-rest tests, slice
+    means, causes): computed once per dataset and metric, whatever A and B are."""
+    del bundle_id, name, fingerprint, ties  # cache key only
+    return report.model_numbers(
+        _rows, metric=metric, shown=shown, n_resamples=report.N_RESAMPLES, seed=report.SEED
+    )
+
+
+@st.cache_resource(max_entries=64, show_spinner=False)
+def dataset_numbers(
+    bundle_id: str,
+    name: str,
+    fingerprint: tuple,
+    metric: str,
+    shown: tuple[str, ...],
+    model_a: str | None,
+    model_b: str | None,
+    ties: str,
+    _rows: pd.DataFrame,
+) -> report.DatasetNumbers:
+    """One dataset's numbers, cached per dataset: another selection of datasets recomputes
+    only the datasets it adds."""
+    base = model_numbers(bundle_id, name, fingerprint, metric, shown, ties, _rows)
+    return report.dataset_numbers(
+        _rows,
+        base=base,
+        metric=metric,
+        shown=shown,
+        model_a=model_a,
+        model_b=model_b,
+        n_resamples=report.N_RESAMPLES,
+        seed=report.SEED,
+    )
