@@ -162,7 +162,8 @@ def test_markdown_writer_known_output(table):
 
 def test_latex_writer_booktabs_bold_and_marks(table):
     tex = to_latex(table, caption="Results_1", label="tab:res ults", group="dataset")
-    lines = tex.splitlines()
+    assert tex.startswith("% booktabs table: needs \\usepackage{booktabs}")
+    lines = tex.splitlines()[1:]
     assert lines[:5] == [
         r"\begin{table}[t]",
         r"\centering",
@@ -276,12 +277,43 @@ def test_figure_image_png_and_svg(chromium_path):
     png = figure_image(fig, "png")
     assert png.startswith(b"\x89PNG\r\n\x1a\n")
     width, height = int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
-    assert (width, height) == (1280, 800)  # 640 x 400 at scale 2
+    assert (width, height) == (1600, 800)  # at least 800 x 400 at scale 2
     svg = figure_image(fig, "svg", scale=1)
     assert b"<svg" in svg[:200]
     assert b"test chart" in svg
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     (ARTIFACTS / "chart.png").write_bytes(png)
+
+
+def test_png_export_with_chinese_labels_is_2x_in_the_palette_and_cjk_font(chromium_path):
+    """A report figure with Chinese names: PNG at 2x (>= 1600 px wide) in the app's palette;
+    the SVG names the CJK font stack. The PNG is kept in test-output/exports for a look."""
+    del chromium_path
+    from analysis.present.palette import MODEL_COLOURS
+    from analysis.present.report.figures import leaderboard_figure
+
+    board = pd.DataFrame(
+        {
+            "dataset": ["北京", "北京", "上海", "上海"],
+            "model": ["稠密检索", "BM25 基线", "稠密检索", "BM25 基线"],
+            "metric": "recall@10",
+            "n": 100,
+            "mean": [0.61, 0.42, 0.55, 0.47],
+            "ci_low": [0.55, 0.36, 0.49, 0.41],
+            "ci_high": [0.67, 0.48, 0.61, 0.53],
+        }
+    )
+    chosen = {"北京": "recall@10", "上海": "recall@10"}
+    fig = leaderboard_figure(board, ["北京", "上海"], chosen, ["稠密检索", "BM25 基线"])
+    assert fig.data[0].marker.color == MODEL_COLOURS[0]
+    png = figure_image(fig, "png")
+    width = int.from_bytes(png[16:20], "big")
+    assert width >= 1600
+    svg = figure_image(fig, "svg").decode("utf-8")
+    assert "Noto Sans CJK SC" in svg
+    assert "稠密检索" in svg
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    (ARTIFACTS / "leaderboard-cjk.png").write_bytes(png)
 
 
 def test_figure_image_without_browser_is_a_clear_error(monkeypatch, tmp_path):

@@ -54,8 +54,12 @@ def _points(k: int = 10) -> pd.DataFrame:
 QUERY = {"query_id": "q<1>", "text": "coffee <script>alert(1)</script>", "lat": Q[0], "lon": R[1]}
 
 
-def _spec(deck) -> dict:
-    return json.loads(deck.to_json())
+def _spec(deck, context: bool = False) -> dict:
+    """The deck's JSON; without the offline context layers unless ``context``."""
+    spec = json.loads(deck.to_json())
+    if not context:
+        spec["layers"] = [x for x in spec["layers"] if not x["id"].startswith("context_")]
+    return spec
 
 
 # --------------------------------------------------------------------------------------------
@@ -73,6 +77,68 @@ def test_query_deck_layers_have_ids_and_are_pickable() -> None:
         if layer["id"] != "query":
             assert all(row["doc_id"] for row in layer["data"]), layer["id"]
     assert spec["layers"][-1]["data"][0]["doc_id"] == ""  # the query is not a POI
+    assert spec["initialViewState"]["pitch"] == 0  # top-down
+
+
+def test_context_layers_under_the_data_offline() -> None:
+    spec = _spec(geomap.query_deck(_points(), QUERY), context=True)
+    ids = [layer["id"] for layer in spec["layers"]]
+    # Hangzhou's districts (P is at 30.0 N, 120.0 E, in Hangzhou's west), then grid and scale
+    assert ids[:5] == [
+        "context_districts",
+        "context_labels",
+        "context_graticule",
+        "context_scale",
+        "context_scale_label",
+    ]
+    assert ids[5] == "stacks"
+    assert all(layer["pickable"] for layer in spec["layers"])
+    names = {row["text"] for row in spec["layers"][1]["data"]}
+    assert names & {"余杭区", "西湖区", "临安区", "富阳区"}
+    assert spec["layers"][1]["characterSet"] == "auto"  # CJK labels
+    assert all(row["doc_id"] == "" for layer in spec["layers"][:5] for row in layer["data"])
+    label = spec["layers"][4]["data"][0]["text"]
+    assert label.endswith((" m", " km"))
+    assert label.split()[0][0] in "125"
+    # the scale bar's length matches its label at its latitude
+    path = spec["layers"][3]["data"][0]["path"]
+    lat = path[1][1]
+    metres = (path[2][0] - path[1][0]) * M_PER_DEG * math.cos(math.radians(lat))
+    value, unit = label.split()
+    assert metres == pytest.approx(float(value) * (1000 if unit == "km" else 1), rel=1e-6)
+    assert "cartocdn" not in json.dumps(spec)
+    assert (
+        _spec(geomap.query_deck(_points(), QUERY, context=False), context=True)["layers"][0]["id"]
+        == "stacks"
+    )
+
+
+def test_context_layer_datum_shift() -> None:
+    from analysis.geo.datum import gcj02_to_wgs84, wgs84_to_gcj02
+    from analysis.geo.mapdata import context
+
+    wgs = _spec(geomap.query_deck(_points(), QUERY), context=True)["layers"][0]["data"][0]
+    gcj = _spec(geomap.query_deck(_points(), QUERY, datum="gcj02"), context=True)["layers"][0]
+    first = np.asarray(wgs["path"][0])
+    moved = np.asarray(gcj["data"][0]["path"][0])
+    shift_m = haversine_m(first[1], first[0], moved[1], moved[0])
+    assert 300 < shift_m < 700  # GCJ-02 is ~500 m off WGS84 around Hangzhou
+    expected = wgs84_to_gcj02(first[0], first[1])
+    assert moved == pytest.approx(np.array(expected), abs=1e-6)
+    back = gcj02_to_wgs84(*expected)
+    assert np.array(back) == pytest.approx(first, abs=1e-7)
+    assert context.parse_datum("gcj02") == "gcj02"
+    assert context.parse_datum("bd09") is None
+    with pytest.raises(ValueError, match="datum"):
+        context.context_layers((120.0, 30.0, 120.1, 30.1), datum="bd09")
+
+
+def test_context_elsewhere_is_graticule_and_scale_only() -> None:
+    from analysis.geo.mapdata import context
+
+    ids = [layer.id for layer in context.context_layers((2.2, 48.8, 2.5, 48.9))]  # Paris
+    assert ids == ["context_graticule", "context_scale", "context_scale_label"]
+    assert context.context_layers((1.0, 1.0, 1.0, 1.0)) == []  # empty box
 
 
 def test_query_deck_contents() -> None:
@@ -125,6 +191,7 @@ def test_dataset_deck_layers() -> None:
     spec = _spec(geomap.dataset_deck(_index()))
     layers = {layer["id"]: layer for layer in spec["layers"]}
     assert set(layers) == {"dataset_pois", "dataset_stacks"}
+    assert spec["initialViewState"]["pitch"] == 0
     assert all(layer["pickable"] for layer in layers.values())
     assert len(layers["dataset_pois"]["data"]) == 5  # located POIs only
     stacks = layers["dataset_stacks"]["data"]
@@ -353,6 +420,8 @@ def test_histogram_figure() -> None:
     assert list(fig.data[0].x) == [1, 3]
     assert list(fig.data[0].y) == [100, 2]
     assert fig.layout.yaxis.type == "log"
+    assert fig.layout.yaxis.dtick == 1  # labels at powers of ten only: none overlap
+    assert list(fig.layout.xaxis.tickvals) == [1, 3]
 
 
 def test_topk_index_and_query_ranking() -> None:

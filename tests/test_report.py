@@ -16,6 +16,7 @@ import pytest
 
 from analysis.core.errors import InputError
 from analysis.present import report
+from analysis.present.palette import FONT_FAMILY, MODEL_COLOURS
 from analysis.stats import holm
 from analysis.stats.perquery import per_query_table
 
@@ -76,11 +77,15 @@ def _parse(text: str) -> _Page:
 
 
 @pytest.fixture(scope="module")
-def demo_html(tmp_path_factory) -> str:
-    """The report of the whole demo bundle, written by write_report (A/B by default)."""
-    out = tmp_path_factory.mktemp("report") / "report.html"
-    report.write_report(DEMO, out)
-    return out.read_text(encoding="utf-8")
+def demo_content() -> report.ReportContent:
+    """The report content of the whole demo bundle (A/B by default)."""
+    return report.bundle_content(DEMO)
+
+
+@pytest.fixture(scope="module")
+def demo_html(demo_content) -> str:
+    """The HTML report of the whole demo bundle (write_report writes this text)."""
+    return report.render_html(demo_content)
 
 
 def _evaluate(dataset: str, model: str, metrics: list[str]) -> dict[str, float]:
@@ -133,6 +138,12 @@ def test_demo_report_is_self_contained(demo_html):
     assert n_divs >= 8  # leaderboard, 6 slice charts, A vs B
     assert demo_html.count("Plotly.newPlot(") == n_divs
     assert len(re.findall(r"/\*\*\s*\n?\s*\*\s*plotly\.js v\d", demo_html)) == 1
+    # fonts: the CJK stack by name, no web font
+    css = demo_html.split("<style>", 1)[1].split("</style>", 1)[0]
+    assert FONT_FAMILY in css
+    assert "@import" not in css
+    assert "url(" not in css
+    assert '"family":"Noto Sans' in demo_html.replace(" ", "") or "Noto Sans CJK SC" in demo_html
 
 
 def test_demo_report_has_the_expected_sections(demo_html):
@@ -416,3 +427,62 @@ def test_names_and_text_from_files_are_escaped(evil_bundle):
     # inside the figures' JSON, plotly's own escaping plus ours (&lt;) keep it inert
     assert "\\u003cscript" not in text.split("<body>", 1)[1]
     assert "Best on <i>ds&co" not in text
+
+
+# --------------------------------------------------------------------------- the deck
+
+
+def test_demo_deck_slides_are_written_from_the_numbers(demo_content):
+    slides = report.build_deck(demo_content)
+    assert 6 <= len(slides) <= 12
+    keys = [s.key for s in slides]
+    assert keys[:6] == [
+        "overview", "best", "significance", "worst-slices", "slice-deltas", "causes",
+    ]  # fmt: skip
+    assert any(k.startswith("example-") for k in keys)  # a failure cause with its query
+    for slide in slides:
+        assert slide.headline
+        assert len(slide.headline) <= 150
+        assert (slide.figure is None) != (slide.table is None)  # one figure or one table
+        if slide.table is not None:
+            assert len(slide.table) <= 8
+    # headlines state numbers of the report
+    board = demo_content.numbers["leaderboard"]
+    beijing = board[(board["dataset"] == "beijing") & (board["metric"] == "recall@10")]
+    best = beijing.sort_values("mean", ascending=False).iloc[0]
+    overview = slides[0].table.set_index("dataset")
+    assert overview.loc["beijing", "best model"] == best["model"]
+    assert overview.loc["beijing", "best (95% CI)"].startswith(f"{best['mean']:.3f} [")
+    comp = demo_content.numbers["compare"]
+    n_sig = int((comp["p_holm"] < 0.05).sum())
+    assert f"{n_sig} of {len(comp)} differences are significant after Holm" in slides[2].headline
+    # palette: model colours of the figures are Okabe-Ito
+    colours = {bar.marker.color for bar in slides[1].figure.data}
+    assert colours <= set(MODEL_COLOURS)
+    assert report.build_deck(demo_content, max_slides=4)[-1].key == "worst-slices"
+
+
+def test_deck_html_is_offline_with_inline_navigation(demo_content):
+    text = report.render_deck(demo_content)
+    page = _parse(text)
+    assert text.startswith("<!DOCTYPE html>")
+    assert page.urls == []  # no src/href at all
+    assert page.scripts_with_src == 0
+    assert page.links == 0
+    assert text.count('<section class="slide"') == len(report.build_deck(demo_content))
+    assert "addEventListener('keydown'" in text
+    assert "PageDown" in text
+    assert "ArrowRight" in text
+    assert FONT_FAMILY in text
+    assert len(re.findall(r"/\*\*\s*\n?\s*\*\s*plotly\.js v\d", text)) == 1
+
+
+def test_deck_escapes_names_from_files(evil_bundle):
+    content = report.bundle_content(evil_bundle, model_a=EVIL_MODEL, model_b="plain")
+    text = report.render_deck(content)
+    body = text.split("<body>", 1)[1]
+    markup = re.sub(r"<script>.*?</script>", "", body, flags=re.S)
+    assert "<script>alert" not in markup
+    assert "<img" not in markup
+    assert "&lt;script&gt;alert(1)&lt;x&gt;" in markup
+    assert "\\u003cscript" not in body

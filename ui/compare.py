@@ -3,14 +3,12 @@ fingerprint, click events of charts and tables, and the help texts."""
 
 from __future__ import annotations
 
-import importlib.util
-
 import pandas as pd
 import streamlit as st
 
 from analysis.present import compare, overlap
 from analysis.present.rankings import gold_table, ranking_table, side_by_side
-from analysis.stats import compare_slices
+from analysis.stats import compare_slices, disagree
 from analysis.stats.perquery import slice_columns
 from ui import data
 from ui.state import Selection
@@ -82,13 +80,13 @@ def rankings(_sel: Selection, key: tuple, models: tuple[str, str], k: int) -> di
     assert sel.dataset is not None
     name = sel.dataset
     runs = [data.ranked_run(sel.bundle, name, m, sel.ties) for m in models]
-    ds = data.dataset(sel.bundle, name)
+    ds = data.dataset(sel.bundle, name, sel.split or data.ALL)
     spec = sel.bundle.datasets[name]
     scored = set(runs[0]["query_id"]) | set(runs[1]["query_id"])
     keep = set(ds.qrels["query_id"]) if spec.splits else scored
     runs = [r.loc[r["query_id"].isin(keep)] for r in runs]
     lap = overlap.topk_overlap(runs[0], runs[1], k)
-    lap = _with_rbo(lap, runs)
+    lap = _with_rbo(lap, runs, k, sel.ties)
     changes = overlap.gold_rank_changes(
         runs[0], runs[1], ds.qrels, threshold=spec.relevance_threshold,
         queries=sorted(keep & set(ds.qrels["query_id"])),
@@ -96,18 +94,10 @@ def rankings(_sel: Selection, key: tuple, models: tuple[str, str], k: int) -> di
     return {"overlap": lap, "changes": changes, "matrix": overlap.transition_matrix(changes)}
 
 
-def _with_rbo(lap: pd.DataFrame, runs: list[pd.DataFrame]) -> pd.DataFrame:
-    """Add ``rbo`` from :mod:`analysis.stats.disagree` when that module offers a per-query
-    table function; the page works without it."""
-    if importlib.util.find_spec("analysis.stats.disagree") is None:
-        return lap
-    try:
-        from analysis.stats import disagree
-
-        per_query = disagree.per_query(runs[0], runs[1])  # type: ignore[attr-defined]
-        return lap.merge(per_query[["query_id", "rbo"]], on="query_id", how="left")
-    except (AttributeError, TypeError, KeyError, ValueError):
-        return lap
+def _with_rbo(lap: pd.DataFrame, runs: list[pd.DataFrame], k: int, ties: str) -> pd.DataFrame:
+    """Add ``rbo`` and ``tau_ap`` of the two top-k lists (:mod:`analysis.stats.disagree`)."""
+    table = disagree.disagreement(runs[0], runs[1], k=k, ties=ties)  # type: ignore[arg-type]
+    return lap.merge(table[["query_id", "rbo", "tau_ap"]], on="query_id", how="left")
 
 
 @st.cache_data(max_entries=64, show_spinner=False)

@@ -1,4 +1,5 @@
-"""``report``: one self-contained offline HTML report of a bundle."""
+"""``report``: one self-contained offline HTML report of a bundle, or (``--deck``) its slide
+deck as one offline HTML file with keyboard navigation."""
 
 from __future__ import annotations
 
@@ -17,6 +18,10 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     rep.add_argument("--a", default=None, help="model A")
     rep.add_argument("--b", default=None, help="model B")
     rep.add_argument("--ties", choices=TIE_POLICIES, default="trec_eval", help="tie policy")
+    rep.add_argument("--metric", default=None, help="report metric (default: each dataset's first)")
+    rep.add_argument(
+        "--deck", action="store_true", help="write the slide deck (at most 12 slides) instead"
+    )
     rep.add_argument("--out", required=True, help="output HTML file")
 
 
@@ -36,6 +41,8 @@ def run(args: argparse.Namespace) -> int:
         model_a=args.a,
         model_b=args.b,
         ties=args.ties,
+        metric=args.metric,
+        deck=args.deck,
     )
-    print(f"report written to {args.out}")
+    print(f"{'slides' if args.deck else 'report'} written to {args.out}")
     return 0

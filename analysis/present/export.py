@@ -19,19 +19,23 @@ Tables
     :func:`escape_markdown` (every ASCII punctuation character backslash-escaped, so nothing is
     read as Markdown, HTML, an entity, math or a Streamlit directive), :func:`escape_latex`
     (the ten LaTeX special characters plus ``<``/``>``) and :func:`html.escape`.
-    LaTeX tables use booktabs (``\\toprule``, ``\\midrule``, ``\\bottomrule``; needs
-    ``\\usepackage{booktabs}``) and numbers are right-aligned.
+    LaTeX tables use booktabs (``\\toprule``, ``\\midrule``, ``\\bottomrule``; the output starts
+    with a comment saying it needs ``\\usepackage{booktabs}``), carry a ``\\caption`` and a
+    ``\\label`` when given, and numbers are right-aligned.
 
 Figures
     :func:`figure_html` gives a standalone HTML page with plotly.js inlined (works offline).
-    :func:`figure_image` renders PNG or SVG with kaleido, which drives a Chrome/Chromium
-    (Debian's ``/usr/bin/chromium`` is found by itself; the ``BROWSER_PATH`` environment variable
-    overrides). One kaleido server is started per process (``kaleido.start_sync_server``), so an
-    image takes ~0.15 s after the first (~2-4 s, browser start). Without a browser, or when the
-    browser fails, :class:`ImageExportError` is raised with a one-line message: the browser is
-    looked up before anything starts, and while waiting for an image the server thread is
-    watched (kaleido's server would otherwise wait forever for a browser that died), with a
-    timeout as the last resort. After such a failure every later call fails fast (restart).
+    Both writers name :data:`~analysis.present.palette.FONT_FAMILY` (Noto Sans CJK for Chinese
+    text) when the figure's layout names no font family; PNGs are at least ``2 x MIN_WIDTH`` =
+    1600 px wide by default. :func:`figure_image` renders PNG or SVG with kaleido, which drives
+    a Chrome/Chromium (Debian's ``/usr/bin/chromium`` is found by itself; the ``BROWSER_PATH``
+    environment variable overrides). One kaleido server is started per process
+    (``kaleido.start_sync_server``), so an image takes ~0.15 s after the first (~2-4 s, browser
+    start). Without a browser, or when the browser fails, :class:`ImageExportError` is raised
+    with a one-line message: the browser is looked up before anything starts, and while
+    waiting for an image the server thread is watched (kaleido's server would otherwise wait
+    forever for a browser that died), with a timeout as the last resort. After such a failure
+    every later call fails fast (restart).
 
 The module never imports streamlit.
 """
@@ -55,6 +59,8 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from analysis.present.palette import FONT_FAMILY
+
 __all__ = [
     "IMAGE_FORMATS",
     "PLOTLY_CONFIG",
@@ -75,6 +81,7 @@ __all__ = [
     "to_html",
     "to_latex",
     "to_markdown",
+    "with_font",
 ]
 
 #: Image formats :func:`figure_image` renders.
@@ -82,6 +89,9 @@ IMAGE_FORMATS: tuple[str, ...] = ("png", "svg")
 #: plotly config for every exported or embedded figure: no "Produced with Plotly" link.
 PLOTLY_CONFIG: dict[str, object] = {"displaylogo": False, "responsive": True}
 MISSING = "–"
+#: Smallest default width (px at scale 1) of an image export: PNGs at 2x are >= 1600 px wide.
+MIN_WIDTH = 800
+BOOKTABS_NOTE = r"% booktabs table: needs \usepackage{booktabs} in the preamble"
 NO_BROWSER_MESSAGE = (
     "PNG/SVG export needs Chrome or Chromium, and none was found (install chromium, e.g. "
     "`apt-get install chromium`, or set BROWSER_PATH to a Chrome binary); "
@@ -357,14 +367,15 @@ def to_latex(
     group: str | None = None,
 ) -> str:
     """A booktabs ``table`` environment: ``\\toprule``, header, ``\\midrule``, rows,
-    ``\\bottomrule``; text columns ``l``, numeric columns ``r``. ``group`` names a column whose
+    ``\\bottomrule``, after a first comment line (:data:`BOOKTABS_NOTE`); text columns ``l``,
+    numeric columns ``r``. ``group`` names a column whose
     change of value starts a new block (a ``\\midrule`` between datasets). ``caption`` is data
     text (escaped); ``label`` is used as given after removing characters other than
     ``[A-Za-z0-9:_-]``. Footnotes go under the tabular in ``\\footnotesize``."""
     styled = _styled(table)
     cells = styled.cells
     spec = "".join("r" if _numeric_column(cells[c]) else "l" for c in cells.columns)
-    out = [r"\begin{table}[t]", r"\centering"]
+    out = [BOOKTABS_NOTE, r"\begin{table}[t]", r"\centering"]
     if caption:
         out.append(rf"\caption{{{escape_latex(caption)}}}")
     if label:
@@ -518,10 +529,21 @@ def results_table(
 # --------------------------------------------------------------------------- figures
 
 
+def with_font(fig: go.Figure) -> go.Figure:
+    """``fig`` itself when its layout names a font family, else a copy naming
+    :data:`~analysis.present.palette.FONT_FAMILY`."""
+    if fig.layout.font.family:
+        return fig
+    out = go.Figure(fig)
+    out.update_layout(font_family=FONT_FAMILY)
+    return out
+
+
 def figure_html(fig: go.Figure, *, title: str | None = None) -> str:
     """A standalone HTML page of ``fig`` with plotly.js inlined (no network needed) and no
-    "Produced with Plotly" link. ``title`` (data text) is escaped."""
-    body = fig.to_html(
+    "Produced with Plotly" link, in the shared font stack (:func:`with_font`). ``title`` (data
+    text) is escaped."""
+    body = with_font(fig).to_html(
         full_html=False, include_plotlyjs=True, config=PLOTLY_CONFIG, div_id="figure"
     )
     head = f"<title>{html.escape(title)}</title>" if title else ""
@@ -608,8 +630,10 @@ def figure_image(
 ) -> bytes:
     """``fig`` rendered as PNG or SVG bytes by kaleido.
 
-    Width/height default to the figure's layout size, else 900 x 500 px; ``scale`` multiplies
-    the pixel size of a PNG. Calls are serialized (kaleido's server is not thread-safe).
+    Width defaults to the figure's layout width (else 900 px), at least :data:`MIN_WIDTH`;
+    height to the layout height, else 500 px; ``scale`` multiplies the pixel size of a PNG (so
+    the default PNG is >= 1600 px wide). The font stack is applied as in :func:`with_font`.
+    Calls are serialized (kaleido's server is not thread-safe).
 
     Raises:
         ValueError: an unknown format.
@@ -624,11 +648,11 @@ def figure_image(
 
     opts = {
         "format": fmt,
-        "width": int(width or fig.layout.width or 900),
+        "width": int(width or max(fig.layout.width or 900, MIN_WIDTH)),
         "height": int(height or fig.layout.height or 500),
         "scale": float(scale),
     }
-    spec = fig.to_dict()
+    spec = with_font(fig).to_dict()
     with _LOCK:
         if _state["failed"]:
             raise ImageExportError(str(_state["failed"]))

@@ -148,3 +148,30 @@ def test_non_spatial_datasets_show_info():
     assert any("lat/lon" in info.value for info in at.info)
     assert not at.get("deck_gl_json_chart")
     assert not at.metric
+
+
+def test_maps_are_top_down_over_the_offline_context_layer():
+    at = open_page(PAGE, datasets="geo-glue", md="geo-glue", q="test-5")
+    no_exception(at)
+    assert _param(at, "datum") == "wgs84"
+    for deck in _decks(at):
+        assert deck["initialViewState"]["pitch"] == 0
+        ids = [layer["id"] for layer in deck["layers"]]
+        assert ids[:2] == ["context_districts", "context_labels"]  # Hangzhou's districts
+        assert "context_scale" in ids
+    wgs = _decks(at)[1]["layers"][0]["data"][0]["path"][0]
+    at = open_page(PAGE, datasets="geo-glue", md="geo-glue", q="test-5", datum="gcj02")
+    no_exception(at)
+    assert at.radio(key="map_datum").value == "gcj02"
+    gcj = _decks(at)[1]["layers"][0]["data"][0]["path"][0]
+    assert gcj[0] > wgs[0]  # GCJ-02 lies east of WGS84 in China
+    at = open_page(PAGE, datasets="geo-glue", datum="bd09")
+    assert at.radio(key="map_datum").value == "wgs84"
+
+
+def test_carto_basemap_adds_the_offline_check():
+    at = open_page(PAGE, datasets="geo-glue", basemap="carto")
+    no_exception(at)
+    assert any("could not be loaded" in h.proto.body for h in at.get("html"))
+    at = open_page(PAGE, datasets="geo-glue")
+    assert not at.get("html")

@@ -105,22 +105,25 @@ def test_invalid_section_falls_back():
     assert _param(at, "section") == "summary"
 
 
-def test_presentation_mode_one_block_per_screen_and_navigation():
+def test_presentation_mode_is_the_deck_with_navigation():
     at = open_page(PAGE, datasets="geo-glue", a="bm25", present="1")
     no_exception(at)
-    assert any('[data-testid="stSidebar"]' in m.value for m in at.markdown)  # hidden by CSS
+    css = next(m.value for m in at.markdown if '[data-testid="stSidebar"]' in m.value)
+    assert '[data-testid="stHeader"]' in css  # no Streamlit chrome
     assert _param(at, "slide") == "1"
     assert at.toggle(key="report_present").value is True
     assert not _downloads(at)  # no export clutter
+    assert len(at.table) == 1  # slide 1: the overview table alone
+    assert not at.get("plotly_chart")
+    headline = at.header[0].value
+    assert headline == r"demo\: 1 dataset\, A \= bm25 vs B \= bm25\-distance\-fusion"
     at.button(key="report_next").click().run()
     assert _param(at, "slide") == "2"
-    assert len(at.table) == 1  # slide 2: the leaderboard table alone
-    at.button(key="report_next").click().run()
-    assert _param(at, "slide") == "3"
-    assert len(at.get("plotly_chart")) == 1  # slide 3: one chart
+    assert len(at.get("plotly_chart")) == 1  # slide 2: one chart (best model per dataset)
     assert not at.table
+    assert at.header[0].value.startswith(r"Best on geo\-glue by recall\@1\: ")  # headline metric
     at.button(key="report_prev").click().run()
-    assert _param(at, "slide") == "2"
+    assert _param(at, "slide") == "1"
     at.toggle(key="report_present").set_value(False).run()
     no_exception(at)
     assert _param(at, "present") is None
@@ -131,8 +134,11 @@ def test_presentation_slide_out_of_range_is_clamped():
     at = open_page(PAGE, datasets="geo-glue", present="1", slide="999")
     no_exception(at)
     last = int(_param(at, "slide"))
-    assert last > 5
+    assert 5 < last <= 12
     assert at.button(key="report_next").disabled
+    at = open_page(PAGE, datasets="geo-glue", present="1", slide="x")
+    assert _param(at, "slide") == "1"
+    assert at.button(key="report_prev").disabled
 
 
 def test_no_dataset_selected(monkeypatch):

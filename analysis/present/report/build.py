@@ -1,0 +1,163 @@
+"""The report of a bundle: load the datasets, evaluate every run once, build the content and
+write the HTML report or the slide deck (``python -m analysis report``)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import pandas as pd
+
+from analysis.core.errors import DataWarning, InputError
+from analysis.core.metrics import TIE_POLICIES, rank_run
+from analysis.io.atomic import atomic_write_text
+from analysis.io.bundle import Dataset, load_dataset, load_model_run, read_manifest
+from analysis.present.report.content import build_content
+from analysis.present.report.document import render_html
+from analysis.present.report.model import ReportContent, canonical, default_models
+from analysis.stats.perquery import dashboard_metrics, per_query_table
+
+__all__ = ["build_report", "bundle_content", "write_report"]
+
+
+def _load(
+    bundle_dir: Path, datasets: Sequence[str] | None, ties: str
+) -> tuple[object, pd.DataFrame, dict, dict[str, Dataset], dict[tuple[str, str], pd.DataFrame]]:
+    bundle = read_manifest(bundle_dir)
+    names = list(bundle.datasets) if not datasets else list(dict.fromkeys(datasets))
+    unknown = [n for n in names if n not in bundle.datasets]
+    if unknown:
+        raise InputError(
+            "--datasets",
+            None,
+            f"unknown dataset(s) {', '.join(unknown)}; the bundle has {', '.join(bundle.datasets)}",
+        )
+    frames = []
+    warnings: dict[tuple[str, str], list[DataWarning]] = {}
+    loaded: dict[str, Dataset] = {}
+    runs_by: dict[tuple[str, str], pd.DataFrame] = {}
+    for name in names:
+        spec = bundle.datasets[name]
+        ds = load_dataset(spec)
+        runs = {model: load_model_run(spec, model) for model in spec.runs}
+        table, found = per_query_table(
+            ds.queries,
+            ds.qrels,
+            runs,
+            dataset=name,
+            metrics=dashboard_metrics(spec.metrics),
+            ties=ties,
+            relevance_threshold=spec.relevance_threshold,
+            headline=spec.metrics,
+            entities=ds.entities,
+        )  # type: ignore[arg-type]
+        frames.append(table)
+        loaded[name] = ds
+        for model, items in found.items():
+            warnings[(name, model)] = list(items)
+        for model, run in runs.items():
+            runs_by[(name, model)] = run
+    table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    return bundle, table, warnings, loaded, runs_by
+
+
+def bundle_content(
+    bundle_dir: Path,
+    *,
+    datasets: list[str] | None = None,
+    model_a: str | None = None,
+    model_b: str | None = None,
+    ties: str = "trec_eval",
+    metric: str | None = None,
+) -> ReportContent:
+    """The report content of a bundle: every run evaluated once, then :func:`build_content`.
+
+    Models default to :func:`default_models`; ``metric`` to each dataset's first headline metric.
+
+    Raises:
+        InputError: unreadable bundle or data, unknown dataset, model or metric, A equal to B,
+            unknown tie policy.
+    """
+    if ties not in TIE_POLICIES:
+        raise InputError("--ties", None, f"must be one of {', '.join(TIE_POLICIES)}")
+    chosen = None
+    if metric is not None:
+        chosen = canonical(metric)
+        if chosen is None or chosen not in dashboard_metrics():
+            raise InputError("--metric", None, f"unknown metric {metric!r}")
+    bundle, table, warnings, loaded, runs = _load(Path(bundle_dir), datasets, ties)
+    names = list(loaded)
+    models = list(dict.fromkeys(m for (_, m) in runs))
+    for flag, model in (("--a", model_a), ("--b", model_b)):
+        if model is not None and model not in models:
+            raise InputError(
+                flag,
+                None,
+                f"model {model!r} has no run in the selected datasets; models: {', '.join(models)}",
+            )
+    if model_a is not None and model_a == model_b:
+        raise InputError("--b", None, "model B must differ from model A")
+    default_a, default_b = default_models(table, names)
+    if model_a is None:
+        model_a = default_a if default_a != model_b else default_b
+    if model_b is None:
+        others = [m for m in (default_a, default_b, *models) if m is not None and m != model_a]
+        model_b = others[0] if others else None
+    cache: dict[tuple[str, str], pd.DataFrame] = {}
+
+    def ranked(name: str, model: str) -> pd.DataFrame:
+        if (name, model) not in cache:
+            cache[(name, model)] = rank_run(runs[(name, model)], ties)  # type: ignore[arg-type]
+        return cache[(name, model)]
+
+    return build_content(
+        table,
+        headline={n: list(loaded[n].spec.metrics) for n in names},
+        model_a=model_a,
+        model_b=model_b,
+        metric=chosen,
+        dataset=loaded.__getitem__,
+        ranked=ranked,
+        warnings=warnings,
+        bundle=bundle.name,  # type: ignore[attr-defined]
+        ties=ties,
+    )
+
+
+def build_report(bundle_dir: Path, **options: object) -> str:
+    """The HTML report of a bundle: :func:`render_html` of :func:`bundle_content` (same
+    options and errors)."""
+    return render_html(bundle_content(Path(bundle_dir), **options))  # type: ignore[arg-type]
+
+
+def write_report(
+    bundle_dir: Path,
+    out: Path,
+    *,
+    datasets: list[str] | None = None,
+    model_a: str | None = None,
+    model_b: str | None = None,
+    ties: str = "trec_eval",
+    metric: str | None = None,
+    deck: bool = False,
+) -> None:
+    """Write the report (or, with ``deck``, the slide deck of
+    :func:`analysis.present.report.deck.render_deck`) of a bundle to ``out`` (UTF-8). The text
+    goes to a temporary file next to ``out`` that is then renamed, so a failure never leaves a
+    partial file.
+
+    Raises:
+        InputError: as :func:`bundle_content`, or ``out`` cannot be written.
+    """
+    from analysis.present.report.deck_html import render_deck
+
+    content = bundle_content(
+        Path(bundle_dir),
+        datasets=datasets,
+        model_a=model_a,
+        model_b=model_b,
+        ties=ties,
+        metric=metric,
+    )
+    text = render_deck(content) if deck else render_html(content)
+    atomic_write_text(out, text)  # a temporary file beside ``out``, renamed when complete

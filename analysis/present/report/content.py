@@ -1,0 +1,369 @@
+"""The report's content: :func:`build_content` assembles the sections from the per-dataset
+numbers (:mod:`analysis.present.report.numbers`) and applies the Holm corrections that span
+datasets."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+import pandas as pd
+
+from analysis.core.errors import DataWarning
+from analysis.io.bundle import Dataset
+from analysis.present.report.examples import pick_examples
+from analysis.present.report.figures import compare_figure, leaderboard_figure, slice_figure
+from analysis.present.report.model import (
+    N_RESAMPLES,
+    RANK_DEPTH,
+    SEED,
+    TOP_QUERIES,
+    Block,
+    ReportContent,
+    Section,
+    report_metrics,
+    slug,
+)
+from analysis.present.report.numbers import DatasetNumbers, dataset_numbers
+from analysis.present.report.queries import query_views
+from analysis.present.report.summary import summary_sentences
+from analysis.present.report.tables import (
+    compare_table,
+    leaderboard_block,
+    slice_delta_table,
+    worst_slices_table,
+)
+from analysis.stats import holm
+from analysis.stats.paired import holm_bounds
+
+__all__ = ["build_content"]
+
+NumbersOf = Callable[[str, pd.DataFrame, str, Sequence[str]], DatasetNumbers]
+
+
+def _concat(frames: Sequence[pd.DataFrame]) -> pd.DataFrame:
+    kept = [f for f in frames if not f.empty]
+    return pd.concat(kept, ignore_index=True) if kept else pd.DataFrame()
+
+
+def build_content(
+    table: pd.DataFrame,
+    *,
+    headline: Mapping[str, Sequence[str]],
+    model_a: str | None,
+    model_b: str | None,
+    metric: str | None = None,
+    dataset: Callable[[str], Dataset] | None = None,
+    ranked: Callable[[str, str], pd.DataFrame] | None = None,
+    warnings: Mapping[tuple[str, str], Sequence[DataWarning]] | None = None,
+    bundle: str = "",
+    ties: str = "trec_eval",
+    top_queries: int = TOP_QUERIES,
+    n_resamples: int = N_RESAMPLES,
+    seed: int = SEED,
+    numbers: NumbersOf | None = None,
+) -> ReportContent:
+    """Compute every section of the report from a per-query table.
+
+    Args:
+        table: the long per-query table of the selected datasets (all models).
+        headline: dataset -> its headline metric names (``bundle.toml`` ``metrics``); its order
+            is the datasets' order. Datasets absent from ``table`` are left out.
+        model_a, model_b: the compared models (``None``: no comparison; A's absence from a
+            dataset skips its worst slices and worst queries there).
+        metric: the report metric for every dataset, or ``None`` for each dataset's first
+            headline metric.
+        dataset, ranked: loaders for the worst queries' gold and rankings (``dataset(name)`` ->
+            :class:`Dataset`, ``ranked(name, model)`` -> the ranked run); without them the
+            worst-queries section lists the queries only.
+        warnings: data-check warnings per (dataset, model).
+        bundle, ties: shown in the header.
+        top_queries: worst queries shown with rankings per dataset.
+        n_resamples, seed: bootstrap and randomization settings.
+        numbers: ``numbers(name, rows, metric, shown)`` -> the dataset's
+            :class:`~analysis.present.report.numbers.DatasetNumbers` for these models and
+            settings (a cache, e.g. the page's); default: computed here.
+    """
+    warnings = warnings or {}
+    present = set(table["dataset"].astype(str)) if not table.empty else set()
+    datasets = [d for d in headline if d in present]
+    if model_b == model_a:
+        model_b = None
+    if not datasets:
+        return ReportContent(bundle, (), model_a, model_b, {}, ties, (), ())
+    chosen, shown = report_metrics(table, datasets, headline, metric)
+
+    def compute(name: str, rows: pd.DataFrame, metric: str, shown: Sequence[str]):
+        return dataset_numbers(
+            rows,
+            metric=metric,
+            shown=shown,
+            model_a=model_a,
+            model_b=model_b,
+            n_resamples=n_resamples,
+            seed=seed,
+        )
+
+    get = numbers or compute
+    per: dict[str, DatasetNumbers] = {}
+    for name in datasets:
+        rows = table.loc[table["dataset"] == name]
+        per[name] = get(name, rows, chosen[name], shown[name])
+    models = list(dict.fromkeys(table["model"].astype(str)))
+
+    board = _concat([per[n].board for n in datasets])
+    pvalues = _concat([per[n].best_vs_rest for n in datasets])
+    if pvalues.empty:
+        columns = ["dataset", "model", "metric", "best_model", "p", "p_floor"]
+        pvalues = pd.DataFrame(columns=columns)
+    pvalues["p_holm"] = holm(pvalues["p"]) if len(pvalues) else []
+    pvalues["p_holm_bound"] = (
+        holm_bounds(pvalues["p"], pvalues["p_floor"].astype(bool)) if len(pvalues) else []
+    )
+    comp = _concat([per[n].compare for n in datasets])
+    if not comp.empty:
+        comp["p_holm"] = holm(comp["p_randomization"])
+        comp["p_holm_bound"] = holm_bounds(comp["p_randomization"], comp["p_floor"].astype(bool))
+    deltas = _concat([per[n].slice_deltas for n in datasets])
+    worst_frames = {n: per[n].worst_slices for n in datasets if not per[n].worst_slices.empty}
+    causes = _concat([per[n].causes for n in datasets])
+
+    sections = [
+        _leaderboard_section(board, pvalues, shown, datasets, chosen, models),
+        _slices_section(per, datasets, model_a, models),
+        _compare_section(comp, deltas, model_a, model_b),
+        _queries_section(per, datasets, model_a, model_b, dataset, ranked, top_queries),
+        _causes_section(causes, warnings, datasets),
+    ]
+    views = {
+        (b.query.dataset, b.query.query_id): b.query
+        for b in sections[3].blocks
+        if b.kind == "query" and b.query is not None
+    }
+    examples = pick_examples(per, datasets, model_a, model_b, views, dataset, ranked)
+    summary = summary_sentences(
+        datasets, chosen, board, pvalues, comp, deltas, worst_frames, causes, warnings,
+        model_a, model_b,
+    )  # fmt: skip
+    summary_section = Section(
+        "summary",
+        "Summary",
+        "Generated from the numbers below.",
+        (Block("summary", "text", "Summary", text=tuple(summary)),),
+    )
+    return ReportContent(
+        bundle=bundle,
+        datasets=tuple(datasets),
+        model_a=model_a,
+        model_b=model_b,
+        metrics=dict(chosen),
+        ties=ties,
+        summary=tuple(summary),
+        sections=(summary_section, *sections),
+        numbers={
+            "leaderboard": board,
+            "best_vs_rest": pvalues,
+            "compare": comp,
+            "slice_deltas": deltas,
+            "causes": causes,
+        },
+        per_dataset=per,
+        examples=examples,
+    )
+
+
+def _leaderboard_section(board, pvalues, shown, datasets, chosen, models) -> Section:
+    return Section(
+        "leaderboard",
+        "Leaderboard",
+        "Mean of each metric over every query of the qrels (a query missing from a run "
+        "counts as 0), with n and a seeded 95% bootstrap CI. Bold: best per dataset; *: "
+        "significantly below the best after Holm correction.",
+        (
+            leaderboard_block(board, pvalues, shown, datasets),
+            Block(
+                "leaderboard-chart",
+                "figure",
+                "Leaderboard chart",
+                figure=leaderboard_figure(board, datasets, chosen, models),
+                caption="The report metric of each dataset; error bars: 95% CI.",
+            ),
+        ),
+    )
+
+
+def _slices_section(per, datasets, model_a, models) -> Section:
+    blocks: list[Block] = []
+    for i, name in enumerate(datasets):
+        summary = per[name].slice_summary
+        metric = per[name].metric
+        if not summary.empty:
+            blocks.append(
+                Block(
+                    f"slices-{i}-{slug(name)}",
+                    "figure",
+                    f"Slices of {name}",
+                    caption=f"{metric} per slice value and model; error bars: 95% CI.",
+                    figure=slice_figure(summary, name, metric, models),
+                    dataset=name,
+                )
+            )
+    worst = worst_slices_table(
+        [per[n].worst_slices for n in datasets if not per[n].worst_slices.empty]
+    )
+    if worst is not None:
+        blocks.append(
+            Block(
+                "worst-slices",
+                "table",
+                "Worst slices of model A",
+                caption=f"Model A: {model_a}.",
+                table=worst,
+                group="dataset",
+            )
+        )
+    return Section(
+        "slices",
+        "Slices",
+        "The report metric by slice (query type, answer-set size, split, metadata), "
+        "models side by side, and the slices where model A does worst.",
+        tuple(blocks),
+    )
+
+
+def _compare_section(comp, deltas, model_a, model_b) -> Section:
+    blocks: list[Block] = []
+    if not comp.empty:
+        names = f"A = {model_a}, B = {model_b}."
+        blocks += [
+            Block(
+                "compare-table",
+                "table",
+                "A vs B per dataset and metric",
+                caption=names,
+                table=compare_table(comp),
+                group="dataset",
+            ),
+            Block(
+                "compare-chart",
+                "figure",
+                "A vs B chart",
+                caption=names,
+                figure=compare_figure(comp, str(model_a), str(model_b)),
+            ),
+        ]
+        if not deltas.empty:
+            blocks.append(
+                Block(
+                    "compare-slices",
+                    "table",
+                    "A vs B per slice",
+                    caption=names,
+                    table=slice_delta_table(deltas),
+                    group="dataset",
+                )
+            )
+    else:
+        blocks.append(
+            Block(
+                "compare-none",
+                "text",
+                "A vs B",
+                text=("No dataset has runs of both model A and model B: nothing to compare.",),
+            )
+        )
+    return Section(
+        "compare",
+        "A vs B",
+        "Paired comparison over the queries of each dataset: delta = A − B with a 95% "
+        "bootstrap CI, wins/ties/losses, paired randomization test (sign flips, "
+        "B = 10,000, seed 0) and Holm correction.",
+        tuple(blocks),
+    )
+
+
+def _queries_section(per, datasets, model_a, model_b, dataset, ranked, top_queries) -> Section:
+    blocks: list[Block] = []
+    for i, name in enumerate(datasets):
+        rows = per[name].worst_queries
+        if rows.empty:
+            continue
+        metric = per[name].metric
+        b = model_b if f"{metric} B" in rows.columns else None
+        head = rows.head(top_queries)
+        blocks.append(
+            Block(
+                f"worst-{i}-{slug(name)}",
+                "table",
+                f"Worst queries of model A on {name}",
+                caption=f"{metric} of A = {model_a}"
+                + (f" and B = {b}" if b else "")
+                + "; worst first (lowest A, then largest loss against B, then deepest first "
+                "gold rank).",
+                table=head.reset_index(drop=True),
+                dataset=name,
+            )
+        )
+        if dataset is None or ranked is None:
+            continue
+        for j, view in enumerate(query_views(name, head, dataset(name), ranked, model_a, b)):
+            blocks.append(
+                Block(
+                    f"query-{i}-{j}-{slug(name)}",
+                    "query",
+                    f"{name}: query {view.query_id}",
+                    query=view,
+                    caption="Gold documents, then the top "
+                    f"{RANK_DEPTH} of each model (gold = relevant in the qrels).",
+                    dataset=name,
+                )
+            )
+    if not blocks:
+        blocks.append(
+            Block(
+                "worst-none",
+                "text",
+                "Worst queries",
+                text=("Model A has no run on the selected datasets.",),
+            )
+        )
+    return Section(
+        "worst-queries",
+        "Worst queries",
+        "The queries model A fails worst, with the gold documents and both rankings.",
+        tuple(blocks),
+    )
+
+
+def _causes_section(causes, warnings, datasets) -> Section:
+    checks = pd.DataFrame(
+        [
+            {"dataset": d, "model": m, "check": w.code, "count": w.count, "message": w.message}
+            for (d, m), items in warnings.items()
+            if d in datasets
+            for w in items
+        ],
+        columns=["dataset", "model", "check", "count", "message"],
+    )
+    return Section(
+        "causes",
+        "Failure causes",
+        "Why queries fail: ties that change the metric, duplicate coordinates, missing "
+        "queries, answer sets larger than the cutoff, and data problems.",
+        (
+            Block(
+                "failure-causes",
+                "table",
+                "Failure causes",
+                caption="Counts of queries per cause for the report metric of each dataset.",
+                table=causes,
+                group="dataset",
+            ),
+            Block(
+                "data-checks",
+                "table",
+                "Data checks",
+                table=checks,
+                caption="Warnings found while loading and evaluating the runs.",
+            ),
+        ),
+    )

@@ -1,0 +1,154 @@
+"""The report's data model: settings, the dataclasses every part of the report shares
+(:class:`Block`, :class:`Section`, :class:`ReportContent`, :class:`QueryView`) and small helpers.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+import pandas as pd
+import plotly.graph_objects as go
+
+from analysis.core.metrics import parse_metric
+from analysis.present.export import StyledTable
+from analysis.stats.perquery import slice_columns
+
+MAX_SLICE_COLUMNS = 4
+MAX_SLICE_VALUES = 12
+MIN_SLICE = 10
+TOP_WORST_SLICES = 5
+TOP_SLICE_DELTAS = 8
+TOP_QUERIES = 5
+RANK_DEPTH = 10
+QUERY_TEXT_CHARS = 160
+ALPHA = 0.05
+N_RESAMPLES = 10_000
+SEED = 0
+# thresholds that make a failure cause "notable" in the summary
+NOTABLE_SHARE = 0.05
+NOTABLE_TIE_RANGE = 0.01
+
+BlockKind = Literal["text", "figure", "table", "query"]
+
+
+@dataclass(frozen=True)
+class QueryView:
+    """One query of the worst-queries list: its text, key numbers, gold and rankings."""
+
+    dataset: str
+    query_id: str
+    text: str
+    facts: pd.DataFrame
+    gold: pd.DataFrame
+    rankings: pd.DataFrame
+
+
+@dataclass(frozen=True)
+class Block:
+    """One thing to show (one screen in presentation mode). ``title`` and ``caption`` are plain
+    text that may contain names from files (render them as text); ``key`` is a slug, unique in
+    the report, used for widget keys and export file names."""
+
+    key: str
+    kind: BlockKind
+    title: str
+    caption: str = ""
+    text: tuple[str, ...] = ()
+    figure: go.Figure | None = None
+    table: StyledTable | pd.DataFrame | None = None
+    query: QueryView | None = None
+    group: str | None = None  # LaTeX: column whose change starts a \midrule
+    dataset: str | None = None  # set on blocks about one dataset (the page can filter them)
+
+
+@dataclass(frozen=True)
+class Section:
+    """A report section; ``intro`` is constant text (no data strings)."""
+
+    key: str
+    title: str
+    intro: str
+    blocks: tuple[Block, ...]
+
+
+@dataclass(frozen=True)
+class ReportContent:
+    """Everything the report shows; see the module docstring."""
+
+    bundle: str
+    datasets: tuple[str, ...]
+    model_a: str | None
+    model_b: str | None
+    metrics: dict[str, str]
+    ties: str
+    summary: tuple[str, ...]
+    sections: tuple[Section, ...]
+    numbers: dict[str, pd.DataFrame] = field(default_factory=dict, compare=False)
+    #: dataset -> its :class:`~analysis.present.report.numbers.DatasetNumbers` (the deck's source)
+    per_dataset: dict[str, object] = field(default_factory=dict, compare=False)
+    #: one example query per failure cause of model A (:mod:`~analysis.present.report.examples`)
+    examples: tuple[object, ...] = field(default=(), compare=False)
+
+    def blocks(self) -> list[tuple[Section, Block]]:
+        """Every block in display order with its section (the slides of presentation mode)."""
+        return [(s, b) for s in self.sections for b in s.blocks]
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_-]+", "-", str(text)).strip("-").lower() or "x"
+
+
+def fmt(x: float, digits: int = 3) -> str:
+    return "nan" if x is None or not math.isfinite(x) else f"{x:.{digits}f}"
+
+
+def canonical(name: str) -> str | None:
+    try:
+        return parse_metric(name).name
+    except ValueError:
+        return None
+
+
+def report_metrics(
+    table: pd.DataFrame, datasets: Sequence[str], headline: Mapping[str, Sequence[str]], metric
+) -> tuple[dict[str, str], dict[str, list[str]]]:
+    """(report metric per dataset, leaderboard metrics per dataset), present in ``table``."""
+    chosen: dict[str, str] = {}
+    shown: dict[str, list[str]] = {}
+    for name in datasets:
+        heads = [c for c in (canonical(h) for h in headline.get(name, ())) if c in table.columns]
+        first = metric if metric is not None and metric in table.columns else None
+        fallback = [m for m in ("hit@1", "recall@10", "mrr") if m in table.columns]
+        fallback += [c for c in table.columns if canonical(str(c)) == c]
+        if not (first or heads or fallback):
+            raise ValueError(f"dataset {name!r}: the per-query table has no metric column")
+        chosen[name] = first or (heads[0] if heads else fallback[0])
+        shown[name] = list(dict.fromkeys([chosen[name], *heads]))
+    return chosen, shown
+
+
+def default_models(table: pd.DataFrame, datasets: Sequence[str]) -> tuple[str | None, str | None]:
+    """Models A and B when none is given: the models with a run on the most datasets (ties: the
+    first seen in the table), A first."""
+    counts: dict[str, int] = {}
+    for name in datasets:
+        for model in pd.unique(table.loc[table["dataset"] == name, "model"].astype(str)):
+            counts[model] = counts.get(model, 0) + 1
+    order = sorted(counts, key=lambda m: -counts[m])  # stable: first seen wins ties
+    return (order[0] if order else None, order[1] if len(order) > 1 else None)
+
+
+def _constant(series: pd.Series) -> bool:
+    values = series.to_numpy(dtype=object)
+    return len(values) == 0 or bool((series.isna().all()) or (series == values[0]).all())
+
+
+def varied_slices(sub: pd.DataFrame) -> list[str]:
+    return [c for c in slice_columns(sub) if c != "dataset" and not _constant(sub[c])]

@@ -1,0 +1,371 @@
+"""The numbers of one dataset, computed once: leaderboard rows, best-against-the-rest tests, A
+against B (per dataset and per slice), slice means, worst slices, failure causes and the worst
+queries (:func:`dataset_numbers`).
+
+Everything of one dataset depends only on that dataset's rows of the per-query table, the report
+metric, the models A and B and the resampling settings, so the Report page caches it per dataset
+and a change of the selection recomputes only the datasets it touches. Holm corrections that
+span datasets are applied afterwards by :mod:`analysis.present.report.content`.
+
+The part that does not depend on models A and B (:func:`model_numbers`: leaderboard, the
+best-against-the-rest randomization tests, the slice chart's means, the failure causes) can be
+computed once and passed in, so choosing other models recomputes only the A-vs-B part.
+Randomization tests are computed once: each paired test (model x against model y on one metric,
+all queries) is kept in a small memo (:class:`_PairTests`), so the A-vs-B table and the
+per-slice deltas (whose ``all`` row is the same test) share it. A test's p-value depends only
+on the two models' values (the sign-flip patterns are seeded per sample size), so sharing
+changes no number.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from analysis.core.metrics import parse_metric
+from analysis.present.report.model import (
+    MAX_SLICE_COLUMNS,
+    MAX_SLICE_VALUES,
+    MIN_SLICE,
+    TOP_SLICE_DELTAS,
+    TOP_WORST_SLICES,
+    varied_slices,
+)
+from analysis.present.report.queries import worst_queries
+from analysis.stats import compare_slices, holm, mean_ci, slice_finder
+from analysis.stats.paired import holm_bounds
+
+__all__ = [
+    "DatasetNumbers",
+    "ModelNumbers",
+    "cause_examples",
+    "dataset_numbers",
+    "model_numbers",
+]
+
+_COMPARE_KEYS = ("slice", "value", "metric")
+
+
+@dataclass(frozen=True)
+class DatasetNumbers:
+    """The statistics of one dataset (frames may be empty).
+
+    ``board``: :func:`analysis.stats.mean_ci` rows ``dataset, model, metric, n, mean, ci_low,
+    ci_high`` of the leaderboard metrics; ``best_vs_rest``: ``dataset, model, metric,
+    best_model, p`` (uncorrected); ``compare``: the ``all`` rows of A against B for every
+    leaderboard metric (``p_holm`` still to be computed over the datasets); ``slice_deltas``:
+    the :data:`TOP_SLICE_DELTAS` slices with the largest |delta| (Holm within the dataset);
+    ``slice_summary``: the slice chart's means; ``worst_slices``: model A's
+    :data:`TOP_WORST_SLICES` worst slices; ``causes``: one row per model; ``worst_queries``:
+    model A's queries, worst first; ``examples``: one query of model A per failure cause
+    (:func:`cause_examples`)."""
+
+    name: str
+    metric: str
+    shown: tuple[str, ...]
+    board: pd.DataFrame
+    best_vs_rest: pd.DataFrame
+    compare: pd.DataFrame
+    slice_deltas: pd.DataFrame
+    slice_summary: pd.DataFrame
+    worst_slices: pd.DataFrame
+    causes: pd.DataFrame
+    worst_queries: pd.DataFrame
+    examples: dict[str, str]
+
+
+class _PairTests:
+    """Memo of :func:`analysis.stats.compare_slices` rows over all queries, per (x, y, metric)."""
+
+    def __init__(self, sub: pd.DataFrame, n_resamples: int, seed: int) -> None:
+        self.sub, self.n_resamples, self.seed = sub, n_resamples, seed
+        self.rows: dict[tuple[str, str, str], dict[str, object]] = {}
+
+    def keep(self, x: str, y: str, comp: pd.DataFrame) -> None:
+        for rec in comp.loc[comp["slice"] == "all"].to_dict("records"):
+            self.rows[(x, y, str(rec["metric"]))] = rec
+
+    def get(self, x: str, y: str, metrics: Sequence[str]) -> pd.DataFrame:
+        """The ``all`` rows of x against y for ``metrics`` (missing ones computed in one call);
+        empty when they cannot be compared (e.g. a metric not computed for every query)."""
+        todo = [m for m in metrics if (x, y, m) not in self.rows]
+        if todo:
+            try:
+                comp = compare_slices(
+                    self.sub, todo, x, y, n_resamples=self.n_resamples, seed=self.seed
+                )
+            except ValueError:
+                return pd.DataFrame()
+            self.keep(x, y, comp)
+        return pd.DataFrame([self.rows[(x, y, m)] for m in metrics if (x, y, m) in self.rows])
+
+
+@dataclass(frozen=True)
+class ModelNumbers:
+    """The part of :class:`DatasetNumbers` that does not depend on models A and B: the
+    leaderboard rows, the best-against-the-rest tests, the slice chart's means and the failure
+    causes of every model (cache it per dataset and report metric)."""
+
+    board: pd.DataFrame
+    best_vs_rest: pd.DataFrame
+    slice_summary: pd.DataFrame
+    causes: pd.DataFrame
+
+
+def model_numbers(
+    sub: pd.DataFrame,
+    *,
+    metric: str,
+    shown: Sequence[str],
+    n_resamples: int,
+    seed: int,
+    _tests: _PairTests | None = None,
+) -> ModelNumbers:
+    """:class:`ModelNumbers` of one dataset's rows ``sub`` (see :func:`dataset_numbers`)."""
+    tests = _tests or _PairTests(sub, n_resamples, seed)
+    name = str(sub["dataset"].iloc[0])
+    shown = list(shown)
+    board = mean_ci(
+        sub, shown, by=["dataset", "model"], n_resamples=n_resamples, seed=seed, nan_policy="omit"
+    )
+    order = {m: i for i, m in enumerate(shown)}
+    board = board.sort_values("metric", key=lambda s: s.map(order), kind="stable")
+    board = board.reset_index(drop=True)
+    return ModelNumbers(
+        board=board,
+        best_vs_rest=_best_vs_rest(name, board, tests),
+        slice_summary=_slice_summary(sub, metric, n_resamples, seed),
+        causes=_causes(sub, name, metric),
+    )
+
+
+def dataset_numbers(
+    sub: pd.DataFrame,
+    *,
+    metric: str,
+    shown: Sequence[str],
+    model_a: str | None,
+    model_b: str | None,
+    n_resamples: int,
+    seed: int,
+    base: ModelNumbers | None = None,
+) -> DatasetNumbers:
+    """Every statistic of one dataset's rows ``sub`` of the per-query table (see the class).
+
+    ``metric`` is the report metric, ``shown`` the leaderboard metrics (``metric`` first). A
+    model that is absent from ``sub`` skips what needs it (no comparison without both A and B,
+    no worst slices or queries without A). ``base``: the :func:`model_numbers` of the same rows
+    and settings when already computed (e.g. cached while only A or B changes)."""
+    name = str(sub["dataset"].iloc[0])
+    shown = list(shown)
+    models = set(sub["model"].astype(str))
+    tests = _PairTests(sub, n_resamples, seed)
+    both = model_a is not None and model_b is not None and {model_a, model_b} <= models
+    cols = varied_slices(sub)
+    deltas = pd.DataFrame()
+    comp = pd.DataFrame()
+    if both:
+        deltas = _slice_deltas(sub, cols, metric, model_a, model_b, tests)  # type: ignore[arg-type]
+        comp = tests.get(model_a, model_b, shown)  # type: ignore[arg-type]
+        if not comp.empty:
+            comp = comp.assign(dataset=name)
+    worst = pd.DataFrame()
+    if model_a is not None and cols and model_a in models:
+        found = slice_finder(
+            sub, metric, model_a, cols, min_size=MIN_SLICE, n_resamples=n_resamples, seed=seed
+        )
+        worst = found.head(TOP_WORST_SLICES).assign(dataset=name, metric=metric)
+    queries = pd.DataFrame()
+    if model_a is not None and model_a in models:
+        b = model_b if model_b in models else None
+        queries = worst_queries(sub, name, metric, model_a, b)
+    if base is None:  # after the A-vs-B tests, so the best-vs-rest marks can reuse them
+        base = model_numbers(
+            sub, metric=metric, shown=shown, n_resamples=n_resamples, seed=seed, _tests=tests
+        )
+    return DatasetNumbers(
+        name=name,
+        metric=metric,
+        shown=tuple(shown),
+        board=base.board,
+        best_vs_rest=base.best_vs_rest,
+        compare=comp,
+        slice_deltas=deltas,
+        slice_summary=base.slice_summary,
+        worst_slices=worst,
+        causes=base.causes,
+        worst_queries=queries,
+        examples=cause_examples(sub, metric, model_a) if model_a is not None else {},
+    )
+
+
+def _best_vs_rest(name: str, board: pd.DataFrame, tests: _PairTests) -> pd.DataFrame:
+    """``dataset, model, metric, best_model, p``: each model against the best model of its
+    metric (the first of equal means in board order)."""
+    pairs: dict[tuple[str, str], list[str]] = {}
+    for metric, grp in board.groupby("metric", sort=False):
+        if len(grp) < 2:
+            continue
+        best = str(grp.loc[grp["mean"].idxmax(), "model"])
+        for other in grp["model"].astype(str):
+            if other != best:
+                pairs.setdefault((best, other), []).append(str(metric))
+    rows: list[dict[str, object]] = []
+    for (best, other), metrics in pairs.items():
+        comp = tests.get(best, other, metrics)
+        for rec in comp.to_dict("records"):
+            rows.append(
+                {
+                    "dataset": name,
+                    "model": other,
+                    "metric": rec["metric"],
+                    "best_model": best,
+                    "p": rec["p_randomization"],
+                    "p_floor": bool(rec["p_floor"]),
+                }
+            )
+    return pd.DataFrame(rows, columns=["dataset", "model", "metric", "best_model", "p", "p_floor"])
+
+
+def _slice_deltas(
+    sub: pd.DataFrame, cols: list[str], metric: str, model_a: str, model_b: str, tests: _PairTests
+) -> pd.DataFrame:
+    """Per-slice A - B of the report metric (slices of >= MIN_SLICE queries), Holm over the
+    dataset's slices, the TOP_SLICE_DELTAS largest |delta| sorted by delta."""
+    if not cols:
+        return pd.DataFrame()
+    try:
+        comp = compare_slices(
+            sub,
+            [metric],
+            model_a,
+            model_b,
+            cols,
+            n_resamples=tests.n_resamples,
+            seed=tests.seed,
+            min_size=MIN_SLICE,
+        )
+    except ValueError:
+        return pd.DataFrame()
+    tests.keep(model_a, model_b, comp)
+    comp = comp.loc[comp["slice"] != "all"].copy()
+    if comp.empty:
+        return pd.DataFrame()
+    comp["p_holm"] = holm(comp["p_randomization"])
+    comp["p_holm_bound"] = holm_bounds(comp["p_randomization"], comp["p_floor"].astype(bool))
+    comp = comp.reindex(comp["delta"].abs().sort_values(ascending=False).index)
+    name = str(sub["dataset"].iloc[0])
+    return comp.head(TOP_SLICE_DELTAS).sort_values("delta").assign(dataset=name)
+
+
+def _slice_summary(sub: pd.DataFrame, metric: str, n_resamples: int, seed: int) -> pd.DataFrame:
+    """``label, column, value, model, n, mean, ci_low, ci_high`` for the slice chart: the first
+    MAX_SLICE_COLUMNS varied slice columns, their MAX_SLICE_VALUES largest values; one
+    :func:`analysis.stats.mean_ci` call for all of them (each group's CI depends only on its
+    values)."""
+    frames = []
+    for col in varied_slices(sub)[:MAX_SLICE_COLUMNS]:
+        labels = sub[col].astype("object").where(sub[col].notna(), "(missing)").astype(str)
+        work = pd.DataFrame(
+            {
+                "column": col,
+                "value": labels.to_numpy(),
+                "model": sub["model"].astype(str).to_numpy(),
+                metric: sub[metric].to_numpy(),
+            }
+        )
+        top = work["value"].value_counts().head(MAX_SLICE_VALUES).index
+        frames.append(work.loc[work["value"].isin(top)])
+    if not frames:
+        return pd.DataFrame()
+    work = pd.concat(frames, ignore_index=True)
+    columns = list(dict.fromkeys(work["column"]))
+    work["column"] = pd.Categorical(work["column"], categories=columns)
+    out = mean_ci(work, metric, by=["column", "value", "model"], n_resamples=n_resamples, seed=seed)
+    out["column"] = out["column"].astype(str)
+    out.insert(0, "label", out["column"] + " = " + out["value"].astype(str))
+    return out.reset_index(drop=True)
+
+
+def _causes(sub: pd.DataFrame, name: str, metric: str) -> pd.DataFrame:
+    """One row per model: counts of the failure causes of the report metric (queries at 0;
+    tie-dependent queries, ``<metric>_min != <metric>_max``, and the mean over the worst and
+    best tie orders; a non-gold POI on the gold's coordinate ranked above the gold; missing from
+    the run; no relevant document; more gold than k for recall@k)."""
+    k = parse_metric(metric).k
+    rows = []
+    for model, grp in sub.groupby("model", sort=False):
+        values = grp[metric].to_numpy(dtype=float)
+        failing = values == 0
+        lo_col, hi_col = f"{metric}_min", f"{metric}_max"
+        if lo_col in grp.columns and hi_col in grp.columns:
+            lo = grp[lo_col].to_numpy(dtype=float)
+            hi = grp[hi_col].to_numpy(dtype=float)
+            tie_dep = int((~np.isclose(lo, hi)).sum())
+            mean_lo, mean_hi = float(lo.mean()), float(hi.mean())
+        else:
+            tie_dep, mean_lo, mean_hi = 0, math.nan, math.nan
+        if "indistinguishable" in grp.columns:
+            indist = grp["indistinguishable"].fillna(False).to_numpy(dtype=bool)
+            dup = int(indist.sum())
+            dup_failing = int((indist & failing).sum())
+        else:
+            dup, dup_failing = 0, 0
+        gold_over_k = (
+            int((grp["n_gold"].to_numpy() > k).sum())
+            if k is not None and metric.startswith("recall") and "n_gold" in grp.columns
+            else 0
+        )
+        rows.append(
+            {
+                "dataset": name,
+                "model": str(model),
+                "metric": metric,
+                "n": len(grp),
+                "mean": float(values.mean()) if len(values) else math.nan,
+                "at 0": int(failing.sum()),
+                "tie-dependent": tie_dep,
+                "mean, worst tie order": mean_lo,
+                "mean, best tie order": mean_hi,
+                "non-gold on gold coordinate above gold": dup,
+                "of which at 0": dup_failing,
+                "missing from run": _count(grp, "missing_from_run"),
+                "no relevant doc": _count(grp, "no_relevant"),
+                "more gold than k": gold_over_k,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def _count(frame: pd.DataFrame, column: str) -> int:
+    if column not in frame.columns:
+        return 0
+    return int(frame[column].fillna(False).astype(bool).sum())
+
+
+def cause_examples(sub: pd.DataFrame, metric: str, model: str) -> dict[str, str]:
+    """One example query id of ``model`` per failure cause (the first in table order): ``at 0``,
+    ``tie-dependent``, ``non-gold on gold coordinate above gold``, ``missing from run``,
+    ``more gold than k``. Causes without a query are absent."""
+    rows = sub.loc[sub["model"].astype(str) == model]
+    if rows.empty:
+        return {}
+    ids = rows["query_id"].astype(str).to_numpy()
+    masks: dict[str, np.ndarray] = {"at 0": rows[metric].to_numpy(dtype=float) == 0}
+    if f"{metric}_min" in rows.columns and f"{metric}_max" in rows.columns:
+        lo = rows[f"{metric}_min"].to_numpy(dtype=float)
+        masks["tie-dependent"] = ~np.isclose(lo, rows[f"{metric}_max"].to_numpy(dtype=float))
+    if "indistinguishable" in rows.columns:
+        masks["non-gold on gold coordinate above gold"] = (
+            rows["indistinguishable"].fillna(False).to_numpy(dtype=bool)
+        )
+    if "missing_from_run" in rows.columns:
+        masks["missing from run"] = rows["missing_from_run"].fillna(False).to_numpy(dtype=bool)
+    k = parse_metric(metric).k
+    if k is not None and metric.startswith("recall") and "n_gold" in rows.columns:
+        masks["more gold than k"] = rows["n_gold"].to_numpy() > k
+    return {cause: str(ids[np.argmax(mask)]) for cause, mask in masks.items() if mask.any()}

@@ -1,0 +1,151 @@
+"""The written summary: plain-text sentences generated from the report's numbers (names from
+files are not escaped here; every renderer escapes them for its target)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import pandas as pd
+
+from analysis.core.errors import DataWarning
+from analysis.present.report.model import ALPHA, NOTABLE_SHARE, NOTABLE_TIE_RANGE
+from analysis.present.report.model import fmt as _fmt
+from analysis.stats.paired import p_phrase
+
+__all__ = ["summary_sentences"]
+
+
+def summary_sentences(
+    datasets: Sequence[str],
+    chosen: Mapping[str, str],
+    board: pd.DataFrame,
+    pvalues: pd.DataFrame,
+    comp: pd.DataFrame,
+    deltas: pd.DataFrame,
+    worst: Mapping[str, pd.DataFrame],
+    causes: pd.DataFrame,
+    warnings: Mapping[tuple[str, str], Sequence[DataWarning]],
+    model_a: str | None,
+    model_b: str | None,
+) -> list[str]:
+    """Plain-text sentences generated from the numbers (names are not escaped here)."""
+    out: list[str] = []
+    for name in datasets:
+        metric = chosen[name]
+        part = board.loc[(board["dataset"] == name) & (board["metric"] == metric)]
+        if part.empty:
+            continue
+        part = part.sort_values("mean", ascending=False, kind="stable")
+        top = part.iloc[0]
+        sentence = (
+            f"Best on {name} by {metric}: {top['model']} with {_fmt(top['mean'])} "
+            f"(95% CI {_fmt(top['ci_low'])}–{_fmt(top['ci_high'])}, n = {int(top['n'])})"
+        )
+        if len(part) > 1:
+            second = part.iloc[1]
+            p = pvalues.loc[
+                (pvalues["dataset"] == name)
+                & (pvalues["metric"] == metric)
+                & (pvalues["model"] == second["model"]),
+                ["p_holm", "p_holm_bound"],
+            ]
+            verdict = ""
+            if len(p):
+                verdict = (
+                    "significant after Holm correction"
+                    if p["p_holm"].iloc[0] < ALPHA
+                    else "not significant after Holm correction"
+                )
+                bound = bool(p["p_holm_bound"].iloc[0])
+                verdict = f", {verdict}, {p_phrase(p['p_holm'].iloc[0], bound=bound)}"
+            sentence += (
+                f"; runner-up {second['model']} {_fmt(second['mean'])} "
+                f"({_fmt(top['mean'] - second['mean'])} behind{verdict})"
+            )
+        out.append(sentence + ".")
+    if model_a is not None and model_b is not None and not comp.empty:
+        sig = comp.loc[comp["p_holm"] < ALPHA].sort_values("p_holm", kind="stable")
+        head = (
+            f"A = {model_a} vs B = {model_b}: {len(sig)} of {len(comp)} dataset × metric "
+            "differences are significant after Holm correction"
+        )
+        if len(sig):
+            items = [
+                f"{r['dataset']} {r['metric']} {r['delta']:+.3f} "
+                f"({p_phrase(r['p_holm'], bound=bool(r['p_holm_bound']))})"
+                for r in sig.head(6).to_dict("records")
+            ]
+            head += ": " + "; ".join(items) + ("; …" if len(sig) > 6 else "")
+        out.append(head + ".")
+        if not deltas.empty:
+            sig_slices = deltas.loc[deltas["p_holm"] < ALPHA].sort_values("delta", kind="stable")
+            if len(sig_slices):
+                sentence = (
+                    f"Per slice, {len(sig_slices)} of the {len(deltas)} largest slice differences "
+                    "are significant after Holm correction"
+                )
+                extremes = []
+                low, high = sig_slices.iloc[0], sig_slices.iloc[-1]
+                if low["delta"] < 0:
+                    extremes.append(("largest loss of A", low))
+                if high["delta"] > 0:
+                    extremes.append(("largest gain of A", high))
+                sentence += "".join(
+                    f"; {what}: {r['dataset']} {r['slice']} = {r['value']} "
+                    f"({r['metric']} {r['delta']:+.3f}, n = {int(r['n'])})"
+                    for what, r in extremes
+                )
+                out.append(sentence + ".")
+    elif model_a is not None and model_b is None:
+        out.append("Only one model is selected: no A vs B comparison.")
+    for name, frame in worst.items():
+        if frame.empty:
+            continue
+        r = frame.iloc[0]
+        flag = " (whole CI below)" if bool(r["below"]) else ""
+        out.append(
+            f"Worst slice of {model_a} on {name}: {r['slice']} = {r['value']} with "
+            f"{r['metric']} {_fmt(r['mean'])} vs {_fmt(r['overall'])} overall "
+            f"(n = {int(r['n'])}){flag}."
+        )
+    for rec in causes.to_dict("records"):
+        if rec["model"] not in (model_a, model_b):
+            continue
+        who = f"{rec['model']} on {rec['dataset']}"
+        n = rec["n"]
+        spread = rec["mean, best tie order"] - rec["mean, worst tie order"]
+        if rec["tie-dependent"] >= max(1, NOTABLE_SHARE * n) and spread >= NOTABLE_TIE_RANGE:
+            out.append(
+                f"Ties: {who}: {rec['metric']} depends on the order of tied scores for "
+                f"{rec['tie-dependent']} of {n} queries; the mean lies between "
+                f"{_fmt(rec['mean, worst tie order'])} and {_fmt(rec['mean, best tie order'])} "
+                f"depending on that order (reported: {_fmt(rec['mean'])})."
+            )
+        failing = rec["at 0"]
+        if failing and rec["of which at 0"] >= max(1, NOTABLE_SHARE * failing):
+            out.append(
+                f"Duplicate coordinates: {who}: in {rec['of which at 0']} of the {failing} "
+                f"queries at {rec['metric']} = 0 a non-gold POI on the gold's coordinate is "
+                "ranked above the gold."
+            )
+        if rec["missing from run"]:
+            out.append(
+                f"Missing: {who}: {rec['missing from run']} queries are missing from the run "
+                "and count as 0."
+            )
+        if rec["more gold than k"] >= max(1, NOTABLE_SHARE * n):
+            out.append(
+                f"Caps: {who}: {rec['more gold than k']} of {n} queries have more gold documents "
+                f"than the cutoff, so their {rec['metric']} cannot reach 1."
+            )
+    dup_qrels = {}
+    for (name, _model), items in warnings.items():
+        for w in items:
+            if w.code == "duplicate_qrels":
+                dup_qrels[name] = w.count
+    for name, count in dup_qrels.items():
+        out.append(
+            f"Data: {name} has duplicate qrels rows ({count}); they were collapsed "
+            "(otherwise recall and nDCG would be capped below 1)."
+        )
+    return out
