@@ -34,6 +34,13 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="add n_gold, first_gold_rank, tie flags and <metric>_min/_max columns to --out",
     )
+    ev.add_argument(
+        "--engine",
+        choices=("auto", "memory", "duckdb"),
+        default="auto",
+        help="memory: the in-memory core; duckdb: out of core (Parquet/TREC runs larger than "
+        "memory); auto: duckdb for runs over 20M Parquet rows or 1 GiB of text",
+    )
 
     va = sub.add_parser("validate", help="data checks of a run against qrels, or of a bundle")
     add_eval_args(va, required=False)
@@ -67,18 +74,28 @@ def _cmd_evaluate(args: argparse.Namespace, *, write: bool) -> int:
         for given in (args.run, args.qrels):
             if Path(given).exists() and out.samefile(given):
                 raise InputError(out, None, "is an input file: refusing to overwrite it")
-    queries, docs, scores = _load_run_columns(args.run)
-    qrels = _load_qrels_columns(args.qrels)
-    query_ids, columns, warnings, _ = evaluate_arrays(
-        queries,
-        docs,
-        scores,
-        qrels,
-        metrics,
-        ties=args.ties,
-        relevance_threshold=args.relevance_threshold,
-        diagnostics=not write or bool(getattr(args, "diagnostics", False)),
-    )
+    if write and _use_duckdb(args):
+        from analysis.core.outofcore import evaluate_file
+
+        query_ids, columns, warnings, _ = evaluate_file(
+            args.run,
+            _load_qrels_columns(args.qrels),
+            metrics,
+            relevance_threshold=args.relevance_threshold,
+        )
+    else:
+        queries, docs, scores = _load_run_columns(args.run)
+        qrels = _load_qrels_columns(args.qrels)
+        query_ids, columns, warnings, _ = evaluate_arrays(
+            queries,
+            docs,
+            scores,
+            qrels,
+            metrics,
+            ties=args.ties,
+            relevance_threshold=args.relevance_threshold,
+            diagnostics=not write or bool(getattr(args, "diagnostics", False)),
+        )
     n = len(query_ids)
     if write:
         width = max(len(m.label) for m in metrics)
@@ -95,6 +112,21 @@ def _cmd_evaluate(args: argparse.Namespace, *, write: bool) -> int:
     if not write and not warnings:
         print("no problems found")
     return 0
+
+
+def _use_duckdb(args: argparse.Namespace) -> bool:
+    """The out-of-core engine when asked for, or (``auto``) for a large run evaluated without
+    diagnostics under the trec_eval tie policy (the features it implements)."""
+    from analysis.core.outofcore import prefers_out_of_core
+
+    engine = getattr(args, "engine", "memory")
+    if engine == "duckdb":
+        if args.ties != "trec_eval" or args.diagnostics:
+            flag = "--diagnostics" if args.diagnostics else f"--ties {args.ties}"
+            raise InputError("--engine duckdb", None, f"does not implement {flag}")
+        return True
+    plain = args.ties == "trec_eval" and not args.diagnostics
+    return engine == "auto" and plain and prefers_out_of_core(args.run)
 
 
 def _cmd_validate_bundle(args: argparse.Namespace) -> int:
