@@ -15,8 +15,8 @@ import numpy as np
 import pandas as pd
 
 from analysis.core.errors import DataWarning
-from analysis.core.metrics import TiePolicy, evaluate, evaluate_run, parse_metrics, rank_run
-from analysis.geo import canonicalize_twins, geo_diagnostics
+from analysis.core.metrics import TiePolicy, evaluate_run, parse_metrics
+from analysis.geo import GeoIndex, geo_index, model_geo_columns
 from analysis.stats import bucket_numeric, n_gold_bucket
 
 MEASURES: tuple[str, ...] = ("hit", "recall", "ndcg", "precision", "mrr")
@@ -82,6 +82,7 @@ def per_query_table(
     wanted = list(metrics) if metrics is not None else dashboard_metrics()
     frames = []
     warnings: dict[str, list[DataWarning]] = {}
+    index = None  # stacks, twins and gold pairs: once per dataset, on the first model
     for model, run in runs.items():
         result = evaluate_run(
             run,
@@ -93,7 +94,9 @@ def per_query_table(
         )
         frame = result.per_query
         if _located(queries) and _located(entities):
-            frame = _add_geo(frame, run, qrels, queries, entities, ties)
+            if index is None:
+                index = geo_index(qrels, queries, entities.dropna(subset=["lat", "lon"]))
+            frame = _add_geo(frame, run, index, ties)
         frame.insert(0, "model", model)
         frames.append(frame)
         keep = {f"gold_exceeds_{m.k}" for m in parse_metrics(headline or wanted) if m.k}
@@ -126,22 +129,12 @@ DIST_LABELS = ("<0.5 km", "0.5–2 km", "2–5 km", ">5 km")
 
 
 def _add_geo(
-    frame: pd.DataFrame,
-    run: pd.DataFrame,
-    qrels: pd.DataFrame,
-    queries: pd.DataFrame,
-    pois: pd.DataFrame,
-    ties: TiePolicy,
+    frame: pd.DataFrame, run: pd.DataFrame, index: GeoIndex, ties: TiePolicy
 ) -> pd.DataFrame:
     """Geo diagnostics, distance/stack slices and twin-aware metrics for one model."""
-    ranked = rank_run(run, ties)
-    located = pois.dropna(subset=["lat", "lon"])
-    geo = geo_diagnostics(ranked, qrels, queries, located, k=10)
+    geo = model_geo_columns(run, index, ties, k=10)
     geo = geo.drop(columns=[c for c in geo.columns if c in frame.columns and c != "query_id"])
-    twin_run, twin_qrels = canonicalize_twins(ranked, qrels, located)
-    twin = evaluate(twin_run, twin_qrels, ["recall@10", "ndcg@10"], ties=ties)
-    twin.columns = ["query_id", "twin_recall@10", "twin_ndcg@10"]
-    out = frame.merge(geo, on="query_id", how="left").merge(twin, on="query_id", how="left")
+    out = frame.merge(geo, on="query_id", how="left")
     dist = out["dist_query_gold_m"].astype("float64")
     out["dist_gold_bucket"] = pd.cut(dist, DIST_BINS, labels=DIST_LABELS).astype("str")
     out.loc[dist.isna(), "dist_gold_bucket"] = "unknown"
