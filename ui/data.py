@@ -21,6 +21,7 @@ from analysis.core.metrics import rank_run
 from analysis.io import load_run
 from analysis.io.bundle import Bundle, Dataset, DatasetSpec, load_dataset, read_manifest
 from analysis.stats import mean_ci
+from analysis.stats.cache import cached_table
 from analysis.stats.perquery import dashboard_metrics, per_query_table
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -164,22 +165,29 @@ def _per_query(
     spec: DatasetSpec, ties: str, key: tuple, upload_key: tuple
 ) -> tuple[pd.DataFrame, dict[str, list[DataWarning]]]:
     del key
-    ds = load_dataset(spec)
-    runs = {model: load_run(path) for model, path in spec.runs.items()}
-    for model, file_name, content in upload_key:
-        runs[model] = _read_upload(file_name, content)
     metrics = dashboard_metrics(spec.metrics)
-    return per_query_table(
-        ds.queries,
-        ds.qrels,
-        runs,
-        dataset=spec.name,
-        metrics=metrics,
-        ties=ties,  # type: ignore[arg-type]
-        relevance_threshold=spec.relevance_threshold,
-        headline=spec.metrics,
-        entities=ds.entities,
-    )
+
+    def compute() -> tuple[pd.DataFrame, dict[str, list[DataWarning]]]:
+        ds = load_dataset(spec)
+        runs = {model: load_run(path) for model, path in spec.runs.items()}
+        for model, file_name, content in upload_key:
+            runs[model] = _read_upload(file_name, content)
+        return per_query_table(
+            ds.queries,
+            ds.qrels,
+            runs,
+            dataset=spec.name,
+            metrics=metrics,
+            ties=ties,  # type: ignore[arg-type]
+            relevance_threshold=spec.relevance_threshold,
+            headline=spec.metrics,
+            entities=ds.entities,
+        )
+
+    params = {"dataset": spec.name, "ties": ties, "metrics": metrics, "spec": repr(spec),
+              "uploads": [(m, f) for m, f, _ in upload_key]}  # fmt: skip
+    uploaded = b"".join(c for _, _, c in upload_key)
+    return cached_table(_spec_files(spec), params, compute, extra=uploaded)
 
 
 def per_query(
