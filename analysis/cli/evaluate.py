@@ -36,10 +36,11 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     )
     ev.add_argument(
         "--engine",
-        choices=("auto", "memory", "duckdb"),
+        choices=("auto", "memory", "duckdb", "dask"),
         default="auto",
         help="memory: the in-memory core; duckdb: out of core (Parquet/TREC runs larger than "
-        "memory); auto: duckdb for runs over 20M Parquet rows or 1 GiB of text",
+        "memory); dask: partitioned Parquet on Dask (local, or the cluster at "
+        "$DASK_SCHEDULER_ADDRESS); auto: duckdb for runs over 20M Parquet rows or 1 GiB of text",
     )
 
     va = sub.add_parser("validate", help="data checks of a run against qrels, or of a bundle")
@@ -74,10 +75,12 @@ def _cmd_evaluate(args: argparse.Namespace, *, write: bool) -> int:
         for given in (args.run, args.qrels):
             if Path(given).exists() and out.samefile(given):
                 raise InputError(out, None, "is an input file: refusing to overwrite it")
-    if write and _use_duckdb(args):
-        from analysis.core.outofcore import evaluate_file
-
-        query_ids, columns, warnings, _ = evaluate_file(
+    if write and _out_of_core(args):
+        if args.engine == "dask":
+            from analysis.stats.distributed import evaluate_dask as engine
+        else:
+            from analysis.core.outofcore import evaluate_file as engine
+        query_ids, columns, warnings, _ = engine(
             args.run,
             _load_qrels_columns(args.qrels),
             metrics,
@@ -114,16 +117,16 @@ def _cmd_evaluate(args: argparse.Namespace, *, write: bool) -> int:
     return 0
 
 
-def _use_duckdb(args: argparse.Namespace) -> bool:
-    """The out-of-core engine when asked for, or (``auto``) for a large run evaluated without
-    diagnostics under the trec_eval tie policy (the features it implements)."""
+def _out_of_core(args: argparse.Namespace) -> bool:
+    """An out-of-core engine (DuckDB or Dask) when asked for, or DuckDB (``auto``) for a large
+    run evaluated without diagnostics under the trec_eval tie policy (what they implement)."""
     from analysis.core.outofcore import prefers_out_of_core
 
     engine = getattr(args, "engine", "memory")
-    if engine == "duckdb":
+    if engine in ("duckdb", "dask"):
         if args.ties != "trec_eval" or args.diagnostics:
             flag = "--diagnostics" if args.diagnostics else f"--ties {args.ties}"
-            raise InputError("--engine duckdb", None, f"does not implement {flag}")
+            raise InputError(f"--engine {engine}", None, f"does not implement {flag}")
         return True
     plain = args.ties == "trec_eval" and not args.diagnostics
     return engine == "auto" and plain and prefers_out_of_core(args.run)

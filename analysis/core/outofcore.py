@@ -285,19 +285,8 @@ def evaluate_file(
     """
     import duckdb
 
-    wanted = mx.parse_metrics(metrics)
-    if int(relevance_threshold) < 1:
-        raise ValueError("relevance_threshold must be at least 1")
     source = run if isinstance(run, RunSource) else run_source(run)
-    q = mx._prepare_qrels(*qrels)
-    positive = np.flatnonzero(q.relevance > 0)
-    gold = pa.table(
-        {
-            "q": rk.take(q.queries, q.query_index[positive]).cast(pa.string()),
-            "d": rk.take(q.docs, positive).cast(pa.string()),
-            "rel": rk.from_numpy(q.relevance[positive].astype(np.int64)),
-        }
-    )
+    q, wanted, gold = prepare_gold(qrels, metrics, relevance_threshold)
     own_temp = temp_directory is None and not os.environ.get(TEMP_ENV)
     temp = Path(tempfile.mkdtemp(prefix="duckdb-")) if own_temp else None
     spill = temp or Path(temp_directory or os.environ[TEMP_ENV])
@@ -316,7 +305,28 @@ def evaluate_file(
     finally:
         if temp is not None:
             shutil.rmtree(temp, ignore_errors=True)
-    return _finish(result, q, wanted, relevance_threshold)
+    return finish(result, q, wanted, relevance_threshold)
+
+
+def prepare_gold(
+    qrels: mx.QrelsArrays, metrics: str | Iterable[str], relevance_threshold: int
+) -> tuple[mx._Qrels, list[mx.Metric], pa.Table]:
+    """The qrels numbered and collapsed as the core does, the parsed metrics, and the judged
+    pairs with a positive gain as an Arrow table ``q, d, rel`` (what an engine joins the
+    ranked run with)."""
+    wanted = mx.parse_metrics(metrics)
+    if int(relevance_threshold) < 1:
+        raise ValueError("relevance_threshold must be at least 1")
+    q = mx._prepare_qrels(*qrels)
+    positive = np.flatnonzero(q.relevance > 0)
+    gold = pa.table(
+        {
+            "q": rk.take(q.queries, q.query_index[positive]).cast(pa.string()),
+            "d": rk.take(q.docs, positive).cast(pa.string()),
+            "rel": rk.from_numpy(q.relevance[positive].astype(np.int64)),
+        }
+    )
+    return q, wanted, gold
 
 
 def _duckdb_message(exc: Exception) -> str:
@@ -362,10 +372,14 @@ def _raise_bad_row(con: object, source: RunSource) -> None:
     raise InputError(source.path, None, "a row has a missing id or a score that is not finite")
 
 
-def _finish(
+def finish(
     result: pa.Table, q: mx._Qrels, wanted: list[mx.Metric], threshold: int
 ) -> tuple[pa.Array, dict[str, np.ndarray], list[DataWarning], list[mx.Metric]]:
-    """The core's metric kernels and warnings on the per-query rows from DuckDB."""
+    """The core's metric kernels and warnings on the reduced run: one row per run query with
+    ``q`` (id), ``n_ret`` (documents after deduplication), ``extra`` (duplicate rows dropped),
+    ``tied`` (two documents share a score), ``ranks`` and ``rels`` (rank and relevance of the
+    judged documents with a positive gain, by rank). Any engine producing these rows gets the
+    core's per-query values and warnings."""
     nq = len(q.queries)
     run_ids = result["q"].combine_chunks().cast(pa.string())
     run_to_qrels = rk.index_of(run_ids, q.queries)
