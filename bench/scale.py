@@ -190,7 +190,7 @@ def main() -> None:
             print(label(lines), engine, row, flush=True)
             results_path.write_text(json.dumps(results, indent=1))
         base = folder / f"out_{label(lines)}_duckdb.csv"
-        for other in ("memory", "pytrec_eval"):
+        for other in ("memory", "dask", "pytrec_eval"):
             results[f"{label(lines)} duckdb vs {other}"] = agree(
                 base, folder / f"out_{label(lines)}_{other}.csv"
             )

@@ -41,6 +41,7 @@ import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
@@ -49,6 +50,9 @@ import pyarrow.compute as pc
 from analysis.core import metrics as mx
 from analysis.core import ranking as rk
 from analysis.core.errors import DataWarning, InputError
+
+if TYPE_CHECKING:
+    import duckdb
 
 DEFAULT_MEMORY_LIMIT = "2GB"
 MEMORY_ENV = "RETRIEVAL_DASHBOARD_DUCKDB_MEMORY"
@@ -241,18 +245,24 @@ class _RunSummary:
     n_duplicate_queries: int
 
 
-def _connect(memory_limit: str | None, temp_directory: Path, threads: int | None):
+def _connect(
+    memory_limit: str | None, temp_directory: Path, threads: int | None
+) -> duckdb.DuckDBPyConnection:
     import duckdb
 
-    con = duckdb.connect(
-        config={
-            "memory_limit": memory_limit or os.environ.get(MEMORY_ENV) or DEFAULT_MEMORY_LIMIT,
-            "temp_directory": str(temp_directory),
-            "threads": int(threads or os.cpu_count() or 1),
-            "preserve_insertion_order": False,
-        }
-    )
-    return con
+    try:
+        return duckdb.connect(
+            config={
+                "memory_limit": memory_limit or os.environ.get(MEMORY_ENV) or DEFAULT_MEMORY_LIMIT,
+                "temp_directory": str(temp_directory),
+                "threads": int(threads or os.cpu_count() or 1),
+                "preserve_insertion_order": False,
+            }
+        )
+    except duckdb.Error as exc:
+        raise InputError(
+            "duckdb", None, f"cannot start the engine: {_duckdb_message(exc)}"
+        ) from None
 
 
 def evaluate_file(
@@ -299,7 +309,9 @@ def evaluate_file(
             if int(pc.sum(result["bad"]).as_py() or 0):
                 _raise_bad_row(con, source)
         except duckdb.Error as exc:
-            raise InputError(source.path, None, _duckdb_message(exc)) from None
+            raise InputError(
+                source.path, None, f"cannot read the run: {_duckdb_message(exc)}"
+            ) from None
         finally:
             con.close()
     finally:
@@ -331,8 +343,7 @@ def prepare_gold(
 
 def _duckdb_message(exc: Exception) -> str:
     lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
-    text = "; ".join(lines[:3]) if lines else type(exc).__name__
-    return f"cannot read the run: {text}"
+    return "; ".join(lines[:3]) if lines else type(exc).__name__
 
 
 def _raise_bad_row(con: object, source: RunSource) -> None:

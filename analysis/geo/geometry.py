@@ -4,7 +4,8 @@ Spatial benchmarks hide a failure mode that plain metrics do not show: many POIs
 coordinate (GeoGLUE shifts coordinates for privacy, so thousands of POIs sit on a few hundred
 points), and some POIs are *twins* -- the same text at the same coordinate under another id. A
 retriever cannot tell such POIs apart by location, and a twin of the gold is arguably as good as
-the gold. This module measures both, per dataset and per query.
+the gold. This module finds both per dataset (stacks, twins); the per-query diagnostics built
+on them are in :mod:`analysis.geo.diagnostics`.
 
 Conventions (the project's column vocabulary):
 

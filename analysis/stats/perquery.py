@@ -73,7 +73,9 @@ def per_query_table(
     ``dist_gold_bucket``, ``gold_stacked`` and ``location_tie`` (``indistinguishable``: a
     non-gold POI ranked above the first gold sits on its coordinate), and twin-aware
     ``twin_recall@10`` and ``twin_ndcg@10`` (a twin of a gold, same text and coordinate under
-    another id, counts as the gold).
+    another id, counts as the gold). Stacks, twins and gold pairs are computed once for the
+    dataset (:func:`analysis.geo.geo_index`), then each model's columns in vectorized passes
+    (:func:`analysis.geo.model_geo_columns`).
 
     Returns:
         ``(table, warnings)``: the long per-query table (one row per qrels query and model)
