@@ -104,3 +104,22 @@ def test_the_folder_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setenv("XDG_CACHE_HOME", "/xdg")
     assert cache.cache_dir() == Path("/xdg/retrieval-dashboard")
     assert len(cache.code_version()) == 16
+
+
+def test_every_demo_table_round_trips(tmp_path: Path) -> None:
+    from analysis.io import load_run
+    from analysis.io.bundle import load_dataset, read_manifest
+    from analysis.stats.perquery import dashboard_metrics
+
+    bundle = read_manifest(Path(__file__).resolve().parents[1] / "data" / "demo")
+    for name, spec in bundle.datasets.items():
+        ds = load_dataset(spec)
+        runs = {model: load_run(path) for model, path in spec.runs.items()}
+        table, warnings = per_query_table(ds.queries, ds.qrels, runs, dataset=name,
+                                          metrics=dashboard_metrics(spec.metrics),
+                                          entities=ds.entities)  # fmt: skip
+        path = tmp_path / f"{name}.parquet"
+        assert cache.write_entry(path, table, warnings)
+        got, got_warnings = cache.read_entry(path)
+        pd.testing.assert_frame_equal(got, table, check_exact=True, obj=name)
+        assert got_warnings == warnings

@@ -3,8 +3,6 @@ reduce, core kernels) gives the in-memory core's per-query CSV byte for byte, in
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -15,9 +13,7 @@ from analysis.core.errors import InputError
 from analysis.core.metrics import evaluate_arrays, qrels_arrays, run_arrays
 from analysis.stats.distributed import evaluate_dask
 from tests.helpers import ALL_METRICS, assert_matches_pytrec
-from tests.test_outofcore import _codes, _collection, _csv_bytes, _frame, _parquet
-
-ROOT = Path(__file__).resolve().parents[1]
+from tests.test_outofcore import _cli, _codes, _collection, _csv_bytes, _frame, _parquet
 
 
 @pytest.mark.parametrize(
@@ -73,26 +69,7 @@ def test_cli_engine_dask_writes_the_memory_engine_file(tmp_path: Path) -> None:
     outs = {}
     for engine in ("memory", "dask"):
         outs[engine] = tmp_path / f"{engine}.csv"
-        proc = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "analysis",
-                "evaluate",
-                "--run",
-                str(path),
-                "--qrels",
-                str(qrels_path),
-                "--engine",
-                engine,
-                "--out",
-                str(outs[engine]),
-            ],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            timeout=300,
-            check=False,
-        )
+        proc = _cli("evaluate", "--run", path, "--qrels", qrels_path, "--engine", engine,
+                    "--out", outs[engine])  # fmt: skip
         assert proc.returncode == 0, proc.stderr
     assert outs["memory"].read_bytes() == outs["dask"].read_bytes()
