@@ -310,7 +310,7 @@ def evaluate_file(
                 _raise_bad_row(con, source)
         except duckdb.Error as exc:
             raise InputError(
-                source.path, None, f"cannot read the run: {_duckdb_message(exc)}"
+                source.path, None, f"cannot read the run: {_duckdb_message(exc)}{_hint(source)}"
             ) from None
         finally:
             con.close()
@@ -339,6 +339,12 @@ def prepare_gold(
         }
     )
     return q, wanted, gold
+
+
+def _hint(source: RunSource) -> str:
+    if source.kind == "parquet":
+        return ""
+    return " (this engine reads text runs with one delimiter throughout; --engine memory reads any)"
 
 
 def _duckdb_message(exc: Exception) -> str:
