@@ -68,6 +68,7 @@ class GeoIndex:
     n_stacks: int
     static: pd.DataFrame  # query_id, dist_query_gold_m, gold_stack_size (one row per query)
     twin_qrels: pd.DataFrame  # the qrels with twins merged (canonical ids, max relevance)
+    renamed_gold: np.ndarray  # per query: a judged doc of the query is a (non-first) twin
 
     @property
     def has_twins(self) -> bool:
@@ -172,10 +173,16 @@ def geo_index(qrels: pd.DataFrame, queries: pd.DataFrame, pois: pd.DataFrame) ->
         }
     )
     static.loc[biggest < 0, "gold_stack_size"] = pd.NA
+    none = np.zeros(len(qids), dtype=bool)
     index = GeoIndex(qids, docs, query_set, doc_set, stack, lat, lon, canonical, qlat, qlon,
-                     gold_keys, gold_stack_keys, n_stacks, static, qrels)  # fmt: skip
+                     gold_keys, gold_stack_keys, n_stacks, static, qrels, none)  # fmt: skip
     twin_qrels = _twin_qrels(qrels, index) if index.has_twins else _twin_qrels(qrels, None)
-    return GeoIndex(**{**index.__dict__, "twin_qrels": twin_qrels})
+    jq = _lookup(qrels["query_id"], query_set)
+    jd = _lookup(qrels["doc_id"], doc_set)
+    renamed = (jd >= 0) & (canonical[np.maximum(jd, 0)] != jd)
+    renamed_gold = np.zeros(len(qids), dtype=bool)
+    renamed_gold[jq[renamed]] = True
+    return GeoIndex(**{**index.__dict__, "twin_qrels": twin_qrels, "renamed_gold": renamed_gold})
 
 
 def _twin_qrels(qrels: pd.DataFrame, index: GeoIndex | None) -> pd.DataFrame:
@@ -345,38 +352,66 @@ def _prefix(run: pd.DataFrame, ix: GeoIndex, k: int) -> pd.DataFrame:
 
 
 def model_geo_columns(
-    run: pd.DataFrame, index: GeoIndex, ties: TiePolicy = "trec_eval", k: int = 10
+    run: pd.DataFrame,
+    index: GeoIndex,
+    ties: TiePolicy = "trec_eval",
+    k: int = 10,
+    strict: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """For one model: :func:`geo_diagnostics` (from ``index``) and the twin-aware
     ``twin_recall@10`` and ``twin_ndcg@10`` (a twin of a gold counts as the gold; see
     :func:`analysis.geo.canonicalize_twins`), one row per qrels query.
 
     Only the prefix of each query's ranking that these columns can depend on is ranked (see
-    the module docstring); the numbers are those of the whole run.
+    the module docstring); the numbers are those of the whole run. ``strict``: the model's
+    ``query_id, recall@10, ndcg@10`` over the whole run (relevant = ``relevance >= 1``, the same
+    tie policy), when known: a query none of whose ranked or judged documents is a twin of
+    another has twin-aware values equal to these, so only the other queries are evaluated.
     """
     ranked = rank_run(_prefix(run, index, k), ties)
     geo = geo_diagnostics(ranked, index.twin_qrels, pd.DataFrame(), pd.DataFrame(), k,
                           index=index)  # fmt: skip
-    twin_run = _twin_run(ranked, index) if index.has_twins else ranked
-    twin = evaluate(twin_run, index.twin_qrels, list(TWIN_METRICS), ties=ties)
-    twin.columns = ["query_id", *(f"twin_{m}" for m in TWIN_METRICS)]
+    names = ["query_id", *(f"twin_{m}" for m in TWIN_METRICS)]
+    twin_run, affected = _twin_run(ranked, index)
+    if strict is None:
+        twin = evaluate(twin_run, index.twin_qrels, list(TWIN_METRICS), ties=ties)
+        twin.columns = names
+        return geo.merge(twin, on="query_id", how="left")
+    affected |= index.renamed_gold
+    twin = strict[["query_id", *TWIN_METRICS]].copy()
+    twin.columns = names
+    if affected.any():
+        qrels = index.twin_qrels
+        sub_qrels = qrels[affected[_lookup(qrels["query_id"], index.query_set)]]
+        sub_run = twin_run[affected[_lookup(twin_run["query_id"], index.query_set)]]
+        part = evaluate(sub_run, sub_qrels, list(TWIN_METRICS), ties=ties).set_index("query_id")
+        rows = affected[_lookup(twin["query_id"], index.query_set)]
+        for m in TWIN_METRICS:
+            column = twin[f"twin_{m}"].to_numpy(dtype=np.float64, copy=True)
+            column[rows] = part.loc[twin["query_id"][rows], m].to_numpy(dtype=np.float64)
+            twin[f"twin_{m}"] = column
     return geo.merge(twin, on="query_id", how="left")
 
 
-def _twin_run(ranked: pd.DataFrame, ix: GeoIndex) -> pd.DataFrame:
+def _twin_run(ranked: pd.DataFrame, ix: GeoIndex) -> tuple[pd.DataFrame, np.ndarray]:
     """A ranked run (as :func:`analysis.core.metrics.rank_run` returns it: grouped by query,
     in rank order) with twins merged: each twin renamed to its canonical id, then per
     (query, canonical doc) the best-ranked row kept and ranks renumbered (as
-    :func:`analysis.geo.canonicalize_twins` does for a ranked run)."""
+    :func:`analysis.geo.canonicalize_twins` does for a ranked run); and, per qrels query,
+    whether any of its rows was renamed (only those queries can change)."""
+    affected = np.zeros(len(ix.queries), dtype=bool)
+    if not ix.has_twins:
+        return ranked, affected
     pos, group = _doc_groups(ranked["doc_id"], ix)
     q = _lookup(ranked["query_id"], ix.query_set)
+    renamed = (pos >= 0) & (group != pos)
+    affected[q[renamed & (q >= 0)]] = True
     n = len(ix.docs) + len(ranked)
     keep = ~pd.Series(q.astype(np.int64) * n + group).duplicated().to_numpy()
     out = ranked[keep].copy()
-    renamed = (pos >= 0) & (group != pos)
     if renamed[keep].any():
         ids = out["doc_id"].astype("str").to_numpy(dtype=object)
         ids[renamed[keep]] = ix.docs[group[keep][renamed[keep]]]
         out["doc_id"] = pd.array(ids, dtype="str")
     out["rank"] = rk.positions(q[keep])
-    return out.reset_index(drop=True)
+    return out.reset_index(drop=True), affected

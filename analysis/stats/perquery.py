@@ -98,7 +98,8 @@ def per_query_table(
         if _located(queries) and _located(entities):
             if index is None:
                 index = geo_index(qrels, queries, entities.dropna(subset=["lat", "lon"]))
-            frame = _add_geo(frame, run, index, ties)
+            strict = frame if relevance_threshold == 1 else None
+            frame = _add_geo(frame, run, index, ties, strict)
         frame.insert(0, "model", model)
         frames.append(frame)
         keep = {f"gold_exceeds_{m.k}" for m in parse_metrics(headline or wanted) if m.k}
@@ -131,10 +132,17 @@ DIST_LABELS = ("<0.5 km", "0.5–2 km", "2–5 km", ">5 km")
 
 
 def _add_geo(
-    frame: pd.DataFrame, run: pd.DataFrame, index: GeoIndex, ties: TiePolicy
+    frame: pd.DataFrame,
+    run: pd.DataFrame,
+    index: GeoIndex,
+    ties: TiePolicy,
+    strict: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
-    """Geo diagnostics, distance/stack slices and twin-aware metrics for one model."""
-    geo = model_geo_columns(run, index, ties, k=10)
+    """Geo diagnostics, distance/stack slices and twin-aware metrics for one model
+    (``strict``: the model's own table, when its relevance threshold is 1)."""
+    if strict is not None and not {"recall@10", "ndcg@10"} <= set(strict.columns):
+        strict = None
+    geo = model_geo_columns(run, index, ties, k=10, strict=strict)
     geo = geo.drop(columns=[c for c in geo.columns if c in frame.columns and c != "query_id"])
     out = frame.merge(geo, on="query_id", how="left")
     dist = out["dist_query_gold_m"].astype("float64")
