@@ -252,10 +252,17 @@ def geo_diagnostics(
                 f"missing column {col} (rank the run first, e.g. analysis.core.metrics.rank_run)",
             )
     ix = index if index is not None else geo_index(qrels, queries, pois)
-    nq, n_docs = len(ix.queries), len(ix.docs)
     q = _lookup(ranked_run["query_id"], ix.query_set)
     d = _lookup(ranked_run["doc_id"], ix.doc_set)
     rank = pd.to_numeric(ranked_run["rank"], errors="raise").to_numpy(dtype=np.int64)
+    return _diagnostics(q, d, rank, ix, k)
+
+
+def _diagnostics(
+    q: np.ndarray, d: np.ndarray, rank: np.ndarray, ix: GeoIndex, k: int
+) -> pd.DataFrame:
+    """:func:`geo_diagnostics` from the rows' query and doc numbers (-1 outside the index)."""
+    nq, n_docs = len(ix.queries), len(ix.docs)
     keep = q >= 0
     q, d, rank = q[keep], d[keep], rank[keep]
     known = d >= 0
@@ -369,10 +376,11 @@ def model_geo_columns(
     another has twin-aware values equal to these, so only the other queries are evaluated.
     """
     ranked = rank_run(_prefix(run, index, k), ties)
-    geo = geo_diagnostics(ranked, index.twin_qrels, pd.DataFrame(), pd.DataFrame(), k,
-                          index=index)  # fmt: skip
+    q = _lookup(ranked["query_id"], index.query_set)
+    pos, group = _doc_groups(ranked["doc_id"], index)
+    geo = _diagnostics(q, pos, ranked["rank"].to_numpy(dtype=np.int64), index, k)
     names = ["query_id", *(f"twin_{m}" for m in TWIN_METRICS)]
-    twin_run, affected = _twin_run(ranked, index)
+    twin_run, affected = _twin_run(ranked, index, q, pos, group)
     if strict is None:
         twin = evaluate(twin_run, index.twin_qrels, list(TWIN_METRICS), ties=ties)
         twin.columns = names
@@ -393,17 +401,18 @@ def model_geo_columns(
     return geo.merge(twin, on="query_id", how="left")
 
 
-def _twin_run(ranked: pd.DataFrame, ix: GeoIndex) -> tuple[pd.DataFrame, np.ndarray]:
+def _twin_run(
+    ranked: pd.DataFrame, ix: GeoIndex, q: np.ndarray, pos: np.ndarray, group: np.ndarray
+) -> tuple[pd.DataFrame, np.ndarray]:
     """A ranked run (as :func:`analysis.core.metrics.rank_run` returns it: grouped by query,
     in rank order) with twins merged: each twin renamed to its canonical id, then per
     (query, canonical doc) the best-ranked row kept and ranks renumbered (as
     :func:`analysis.geo.canonicalize_twins` does for a ranked run); and, per qrels query,
-    whether any of its rows was renamed (only those queries can change)."""
+    whether any of its rows was renamed (only those queries can change). ``q``, ``pos`` and
+    ``group``: each row's query number, doc number and twin group (see :func:`_doc_groups`)."""
     affected = np.zeros(len(ix.queries), dtype=bool)
     if not ix.has_twins:
         return ranked, affected
-    pos, group = _doc_groups(ranked["doc_id"], ix)
-    q = _lookup(ranked["query_id"], ix.query_set)
     renamed = (pos >= 0) & (group != pos)
     affected[q[renamed & (q >= 0)]] = True
     n = len(ix.docs) + len(ranked)

@@ -230,9 +230,11 @@ def coordinate_stacks(pois: pd.DataFrame, tolerance_m: float = 0.0) -> pd.DataFr
 def normalize_text(text: pd.Series) -> pd.Series:
     """Normalize text for twin detection: Unicode NFKC, case-folded, whitespace runs collapsed
     to one space and stripped. Missing values become the empty string."""
-    s = text.astype("str").fillna("")
-    s = s.str.normalize("NFKC").str.casefold()
-    return s.str.replace(r"\s+", " ", regex=True).str.strip()
+    codes, uniques = pd.factorize(text.astype("str").fillna(""))  # each distinct text once
+    s = pd.Series(uniques, dtype="str").str.normalize("NFKC").str.casefold()
+    s = s.str.replace(r"\s+", " ", regex=True).str.strip()
+    out = s.to_numpy(dtype=object)[codes] if len(codes) else np.zeros(0, dtype=object)
+    return pd.Series(out, index=text.index, dtype="str")
 
 
 def _require_unique_ids(table: pd.DataFrame, col: str, name: str) -> None:
