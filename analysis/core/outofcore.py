@@ -38,6 +38,7 @@ import math
 import os
 import shutil
 import tempfile
+import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -84,8 +85,11 @@ class RunSource:
 
 def _head(path: Path, n: int = 1 << 16) -> str:
     opener = gzip.open if path.name.lower().endswith(".gz") else open
-    with opener(path, "rb") as f:
-        data = f.read(n)
+    try:
+        with opener(path, "rb") as f:
+            data = f.read(n)
+    except (OSError, EOFError, zlib.error) as exc:  # unreadable, bad or truncated gzip
+        raise InputError(path, None, f"cannot read: {exc}") from None
     return data.decode("utf-8", errors="replace").lstrip("\ufeff")
 
 
