@@ -321,7 +321,8 @@ def _sorted_groups(q: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, np.nd
     change = np.flatnonzero(q[1:] != q[:-1]) + 1
     starts = np.r_[0, change] if len(q) else np.zeros(0, dtype=np.int64)
     same = q[1:] == q[:-1]
-    if len(starts) == len(np.unique(q)) and not np.any(same & (scores[1:] > scores[:-1])):
+    grouped = len(starts) == np.count_nonzero(np.bincount(q, minlength=n_q))
+    if grouped and not np.any(same & (scores[1:] > scores[:-1])):
         order = np.arange(len(q))
     else:
         order = np.lexsort((-scores, q))
@@ -337,7 +338,8 @@ def _prefix(run: pd.DataFrame, ix: GeoIndex, k: int) -> pd.DataFrame:
     qpos = _lookup(run["query_id"], ix.query_set)
     rows = np.flatnonzero(qpos >= 0)
     q, s = qpos[rows], scores[rows]
-    dpos, group = _doc_groups(run["doc_id"].iloc[rows], ix)
+    docs = run["doc_id"] if len(rows) == len(run) else run["doc_id"].iloc[rows]
+    dpos, group = _doc_groups(docs, ix)
     nq = len(ix.queries)
     repeated = pd.Series(q * (len(ix.docs) + len(rows)) + group).duplicated().to_numpy()
     extra = np.bincount(q[repeated], minlength=nq)
