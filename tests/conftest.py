@@ -41,3 +41,10 @@ def chromium_path() -> str:
             pytest.fail("REQUIRE_E2E is set but chromium is not installed")
         pytest.skip("chromium not installed")
     return CHROMIUM
+
+
+@pytest.fixture(autouse=True)
+def _private_table_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch):
+    """Each test gets an empty per-query table cache (analysis.stats.cache), so a table cached
+    by one test never answers another and nothing is written to the user's cache folder."""
+    monkeypatch.setenv("RETRIEVAL_DASHBOARD_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))

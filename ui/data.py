@@ -34,6 +34,7 @@ from analysis.io.bundle import (
     read_manifest,
 )
 from analysis.stats import mean_ci
+from analysis.stats.cache import cached_table
 from analysis.stats.perquery import dashboard_metrics, per_query_table
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -260,27 +261,36 @@ def _per_query(
 def _compute_per_query(
     spec: DatasetSpec, ties: str, upload_key: tuple, split: str | None = None
 ) -> tuple[pd.DataFrame, dict[str, list[DataWarning]]]:
-    ds = load_split(spec, split)
-    runs = {model: load_run(path) for model, path in spec.runs.items()}
     contents = uploads(spec.name)
-    for model, file_name, _ in upload_key:
-        runs[model] = _read_upload(file_name, contents[model][1])
-    if _restricted(spec, split):
-        # queries of other splits are left out of the runs silently (not "not in qrels")
-        wanted = set(ds.qrels["query_id"].astype(str))
-        runs = {m: r.loc[r["query_id"].isin(wanted)] for m, r in runs.items()}
     metrics = dashboard_metrics(spec.metrics)
-    return per_query_table(
-        ds.queries,
-        ds.qrels,
-        runs,
-        dataset=spec.name,
-        metrics=metrics,
-        ties=ties,  # type: ignore[arg-type]
-        relevance_threshold=spec.relevance_threshold,
-        headline=spec.metrics,
-        entities=ds.entities,
-    )
+
+    def compute() -> tuple[pd.DataFrame, dict[str, list[DataWarning]]]:
+        ds = load_split(spec, split)
+        runs = {model: load_run(path) for model, path in spec.runs.items()}
+        for model, file_name, _ in upload_key:
+            runs[model] = _read_upload(file_name, contents[model][1])
+        if _restricted(spec, split):
+            # queries of other splits are left out of the runs silently (not "not in qrels")
+            wanted = set(ds.qrels["query_id"].astype(str))
+            runs = {m: r.loc[r["query_id"].isin(wanted)] for m, r in runs.items()}
+        return per_query_table(
+            ds.queries,
+            ds.qrels,
+            runs,
+            dataset=spec.name,
+            metrics=metrics,
+            ties=ties,  # type: ignore[arg-type]
+            relevance_threshold=spec.relevance_threshold,
+            headline=spec.metrics,
+            entities=ds.entities,
+        )
+
+    # on disk too (analysis.stats.cache), keyed by the files' stamps, the parameters and the
+    # uploaded runs' bytes: a server restart does not recompute the table
+    params = {"dataset": spec.name, "ties": ties, "metrics": metrics, "spec": repr(spec),
+              "split": split, "uploads": [(m, f) for m, f, _ in upload_key]}  # fmt: skip
+    uploaded = b"".join(contents[m][1] for m, _, _ in upload_key)
+    return cached_table(_spec_files(spec), params, compute, extra=uploaded)
 
 
 def _restricted(spec: DatasetSpec, split: str | None) -> bool:

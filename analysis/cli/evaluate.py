@@ -54,6 +54,14 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         "candidates dropped; needs --candidates), list (LIST's recall and nDCG denominators)",
     )
     ev.add_argument("--candidates", help="the candidate doc ids, one per line (for --compat stark)")
+    ev.add_argument(
+        "--engine",
+        choices=("auto", "memory", "duckdb", "dask"),
+        default="auto",
+        help="memory: the in-memory core; duckdb: out of core (Parquet/TREC runs larger than "
+        "memory); dask: partitioned Parquet on Dask (local, or the cluster at "
+        "$DASK_SCHEDULER_ADDRESS); auto: duckdb for runs over 20M Parquet rows or 1 GiB of text",
+    )
 
     va = sub.add_parser("validate", help="data checks of a run against qrels, or of a bundle")
     add_eval_args(va, required=False)
@@ -99,21 +107,36 @@ def _cmd_evaluate(args: argparse.Namespace, *, write: bool) -> int:
         if not getattr(args, "candidates", None):
             raise InputError("--compat stark", None, "needs --candidates FILE (one id per line)")
         candidates = read_split_ids(args.candidates)
-    queries, docs, scores = _load_run_columns(args.run)
-    qrels = _load_qrels_columns(args.qrels)
-    query_ids, columns, warnings, _ = evaluate_arrays(
-        queries,
-        docs,
-        scores,
-        qrels,
-        metrics,
-        ties=args.ties,
-        relevance_threshold=args.relevance_threshold,
-        diagnostics=not write or bool(getattr(args, "diagnostics", False)),
-        split=split,
-        compat=compat,
-        candidates=candidates,
-    )
+    if write and _out_of_core(args):
+        if split is not None or compat != "trec_eval":
+            flag = "--split" if split is not None else f"--compat {compat}"
+            raise InputError(f"--engine {args.engine}", None, f"does not implement {flag}")
+        if args.engine == "dask":
+            from analysis.stats.distributed import evaluate_dask as engine
+        else:
+            from analysis.core.outofcore import evaluate_file as engine
+        query_ids, columns, warnings, _ = engine(
+            args.run,
+            _load_qrels_columns(args.qrels),
+            metrics,
+            relevance_threshold=args.relevance_threshold,
+        )
+    else:
+        queries, docs, scores = _load_run_columns(args.run)
+        qrels = _load_qrels_columns(args.qrels)
+        query_ids, columns, warnings, _ = evaluate_arrays(
+            queries,
+            docs,
+            scores,
+            qrels,
+            metrics,
+            ties=args.ties,
+            relevance_threshold=args.relevance_threshold,
+            diagnostics=not write or bool(getattr(args, "diagnostics", False)),
+            split=split,
+            compat=compat,
+            candidates=candidates,
+        )
     n = len(query_ids)
     if write:
         width = max(len(m.label) for m in metrics)
@@ -183,6 +206,23 @@ def _cmd_evaluate_bundle(args: argparse.Namespace) -> int:
             print(f"{model}: {w}")
     write_frame(table[keep], out)
     return 0
+
+
+def _out_of_core(args: argparse.Namespace) -> bool:
+    """An out-of-core engine (DuckDB or Dask) when asked for, or DuckDB (``auto``) for a large
+    run evaluated without diagnostics under the trec_eval tie policy (what they implement)."""
+    from analysis.core.outofcore import prefers_out_of_core
+
+    engine = getattr(args, "engine", "memory")
+    if engine in ("duckdb", "dask"):
+        if args.ties != "trec_eval" or args.diagnostics:
+            flag = "--diagnostics" if args.diagnostics else f"--ties {args.ties}"
+            raise InputError(f"--engine {engine}", None, f"does not implement {flag}")
+        return True
+    plain = args.ties == "trec_eval" and not args.diagnostics
+    plain = plain and not getattr(args, "split", None)
+    plain = plain and getattr(args, "compat", "trec_eval") == "trec_eval"
+    return engine == "auto" and plain and prefers_out_of_core(args.run)
 
 
 def _cmd_validate_bundle(args: argparse.Namespace) -> int:

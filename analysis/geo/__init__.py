@@ -3,11 +3,11 @@
 May import :mod:`analysis.core`. The geometry functions are re-exported here.
 """
 
+from analysis.geo.diagnostics import GeoIndex, geo_diagnostics, geo_index, model_geo_columns
 from analysis.geo.geometry import (
     EARTH_RADIUS_M,
     canonicalize_twins,
     coordinate_stacks,
-    geo_diagnostics,
     haversine_m,
     normalize_text,
     stack_report,
@@ -17,10 +17,13 @@ from analysis.geo.geometry import (
 
 __all__ = [
     "EARTH_RADIUS_M",
+    "GeoIndex",
     "canonicalize_twins",
     "coordinate_stacks",
     "geo_diagnostics",
+    "geo_index",
     "haversine_m",
+    "model_geo_columns",
     "normalize_text",
     "stack_report",
     "to_wgs84",

@@ -4,7 +4,8 @@ Spatial benchmarks hide a failure mode that plain metrics do not show: many POIs
 coordinate (GeoGLUE shifts coordinates for privacy, so thousands of POIs sit on a few hundred
 points), and some POIs are *twins* -- the same text at the same coordinate under another id. A
 retriever cannot tell such POIs apart by location, and a twin of the gold is arguably as good as
-the gold. This module measures both, per dataset and per query.
+the gold. This module finds both per dataset (stacks, twins); the per-query diagnostics built
+on them are in :mod:`analysis.geo.diagnostics`.
 
 Conventions (the project's column vocabulary):
 
@@ -44,7 +45,6 @@ __all__ = [
     "EARTH_RADIUS_M",
     "canonicalize_twins",
     "coordinate_stacks",
-    "geo_diagnostics",
     "haversine_m",
     "normalize_text",
     "stack_report",
@@ -223,9 +223,11 @@ def coordinate_stacks(pois: pd.DataFrame, tolerance_m: float = 0.0) -> pd.DataFr
 def normalize_text(text: pd.Series) -> pd.Series:
     """Normalize text for twin detection: Unicode NFKC, case-folded, whitespace runs collapsed
     to one space and stripped. Missing values become the empty string."""
-    s = text.astype("str").fillna("")
-    s = s.str.normalize("NFKC").str.casefold()
-    return s.str.replace(r"\s+", " ", regex=True).str.strip()
+    codes, uniques = pd.factorize(text.astype("str").fillna(""))  # each distinct text once
+    s = pd.Series(uniques, dtype="str").str.normalize("NFKC").str.casefold()
+    s = s.str.replace(r"\s+", " ", regex=True).str.strip()
+    out = s.to_numpy(dtype=object)[codes] if len(codes) else np.zeros(0, dtype=object)
+    return pd.Series(out, index=text.index, dtype="str")
 
 
 def _require_unique_ids(table: pd.DataFrame, col: str, name: str) -> None:
@@ -355,163 +357,6 @@ def stack_report(
         "n_twins": n_twins,
         "n_twin_duplicates": n_twins - n_twin_groups,
     }
-
-
-# --------------------------------------------------------------------------------------------
-# per-query diagnostics
-# --------------------------------------------------------------------------------------------
-
-
-def _relevant(qrels: pd.DataFrame) -> pd.DataFrame:
-    missing = [c for c in ("query_id", "doc_id", "relevance") if c not in qrels.columns]
-    if missing:
-        raise InputError("qrels", None, f"missing column(s) {', '.join(missing)}")
-    rel = pd.DataFrame(
-        {
-            "query_id": qrels["query_id"].astype("str"),
-            "doc_id": qrels["doc_id"].astype("str"),
-            "relevance": pd.to_numeric(qrels["relevance"], errors="coerce"),
-        }
-    )
-    rel = rel[rel["relevance"] >= 1]
-    return rel.drop_duplicates(["query_id", "doc_id"])[["query_id", "doc_id"]]
-
-
-def geo_diagnostics(
-    ranked_run: pd.DataFrame,
-    qrels: pd.DataFrame,
-    queries: pd.DataFrame,
-    pois: pd.DataFrame,
-    k: int = 10,
-) -> pd.DataFrame:
-    """Per-query geo diagnostics, one row per query id in ``qrels`` (the rows of
-    ``analysis.core.metrics.evaluate``, so the two tables merge one-to-one on ``query_id``).
-
-    Columns:
-
-    * ``dist_query_gold_m``: haversine distance (m) from the query point to the *nearest*
-      relevant POI (``relevance >= 1``); NaN when the query or all its gold lack coordinates.
-    * ``dist_query_top1_m``: distance from the query point to the rank-1 document; NaN when the
-      query has no ranking or the document is not a located POI.
-    * ``gold_stack_size`` (Int64): the largest exact-coordinate stack size over the query's gold
-      POIs (1 = the gold sits alone); NA when no gold is a located POI.
-    * ``first_gold_rank`` (Int64): rank of the best-ranked relevant document; NA if none is
-      retrieved.
-    * ``n_above_gold_on_gold_coord`` (int): non-gold POIs ranked above the first retrieved gold
-      that sit on *that* gold's exact coordinate (same exact stack).
-    * ``indistinguishable`` (bool): ``n_above_gold_on_gold_coord > 0`` -- a non-gold POI ranked
-      above the first gold sits on the gold's coordinate, where "the gold's coordinate" is the
-      coordinate of the first-ranked gold (the one that sets ``first_gold_rank``). A retriever
-      cannot separate these POIs by location; only text can. False when no gold is retrieved
-      or the first gold has no coordinate. Ranks are taken over the whole ranking, not only the
-      top ``k``.
-    * ``stackmates_in_top_k`` (int): non-gold POIs in the top ``k`` that share an exact
-      coordinate with any gold of the query.
-
-    ``ranked_run`` must already be ranked (``query_id, doc_id, rank``; see
-    ``analysis.core.metrics.rank_run``). Query ids of the run that are not in ``qrels`` are ignored.
-    ``queries`` without ``lat``/``lon`` columns give NaN distances. ``pois`` needs unique
-    ``doc_id`` and numeric ``lat, lon``.
-    """
-    for col in ("query_id", "doc_id", "rank"):
-        if col not in ranked_run.columns:
-            raise InputError(
-                "run",
-                None,
-                f"missing column {col} (rank the run first, e.g. analysis.core.metrics.rank_run)",
-            )
-    _require_unique_ids(pois, "doc_id", "pois")
-    _require_unique_ids(queries, "query_id", "queries")
-    rel = _relevant(qrels)
-    qids = pd.Series(pd.unique(qrels["query_id"].astype("str")), name="query_id", dtype="str")
-    base = pd.DataFrame({"query_id": qids})
-
-    st = coordinate_stacks(pois)
-    sid = st["stack_id"].to_numpy()
-    poi = pd.DataFrame(
-        {
-            "doc_id": st["doc_id"].astype("str"),
-            "plat": pd.to_numeric(st["lat"]).astype("float64"),
-            "plon": pd.to_numeric(st["lon"]).astype("float64"),
-            # unlocated POIs (stack -1) get NaN: never "on" any coordinate
-            "stack_id": np.where(sid >= 0, sid, np.nan),
-            "stack_size": st["stack_size"].to_numpy(),
-        }
-    )
-    q = pd.DataFrame({"query_id": queries["query_id"].astype("str")})
-    if {"lat", "lon"} <= set(queries.columns):
-        q["qlat"] = pd.to_numeric(queries["lat"], errors="coerce").astype("float64").to_numpy()
-        q["qlon"] = pd.to_numeric(queries["lon"], errors="coerce").astype("float64").to_numpy()
-    else:
-        q["qlat"] = np.nan
-        q["qlon"] = np.nan
-
-    # gold: nearest distance and largest stack
-    gold = rel.merge(poi, on="doc_id", how="inner").merge(q, on="query_id", how="left")
-    gold["dist"] = haversine_m(gold["qlat"], gold["qlon"], gold["plat"], gold["plon"])
-    located_gold = gold[gold["stack_id"].notna()]
-    g_agg = located_gold.groupby("query_id", sort=False).agg(
-        dist_query_gold_m=("dist", "min"), gold_stack_size=("stack_size", "max")
-    )
-
-    # run with gold flag and coordinates
-    run = pd.DataFrame(
-        {
-            "query_id": ranked_run["query_id"].astype("str"),
-            "doc_id": ranked_run["doc_id"].astype("str"),
-            "rank": pd.to_numeric(ranked_run["rank"], errors="raise").astype("int64"),
-        }
-    )
-    run = run[run["query_id"].isin(qids)]
-    run = run.merge(rel, on=["query_id", "doc_id"], how="left", indicator="_m")
-    run["is_gold"] = (run["_m"] == "both").to_numpy()
-    run = run.drop(columns="_m")
-    run = run.merge(poi, on="doc_id", how="left")
-
-    top1 = run.sort_values(["query_id", "rank"]).drop_duplicates("query_id")
-    top1 = top1.merge(q, on="query_id", how="left")
-    top1["dist_query_top1_m"] = haversine_m(top1["qlat"], top1["qlon"], top1["plat"], top1["plon"])
-
-    gold_rows = run[run["is_gold"]].sort_values(["query_id", "rank"])
-    first_gold = gold_rows.drop_duplicates("query_id")[["query_id", "rank", "stack_id"]]
-    first_gold = first_gold.rename(columns={"rank": "first_gold_rank", "stack_id": "fg_stack"})
-
-    above = run[~run["is_gold"]].merge(first_gold, on="query_id", how="inner")
-    hit = (
-        (above["rank"] < above["first_gold_rank"])
-        & above["fg_stack"].notna()
-        & (above["stack_id"] == above["fg_stack"])
-    )
-    n_above = above[hit].groupby("query_id", sort=False).size().rename("n_above_gold_on_gold_coord")
-
-    gold_stacks = located_gold[["query_id", "stack_id"]].drop_duplicates()
-    topk = run[(run["rank"] <= k) & ~run["is_gold"] & run["stack_id"].notna()]
-    mates = topk.merge(gold_stacks, on=["query_id", "stack_id"], how="inner")
-    n_mates = mates.groupby("query_id", sort=False).size().rename("stackmates_in_top_k")
-
-    out = base.merge(g_agg.reset_index(), on="query_id", how="left")
-    out = out.merge(top1[["query_id", "dist_query_top1_m"]], on="query_id", how="left")
-    out = out.merge(first_gold[["query_id", "first_gold_rank"]], on="query_id", how="left")
-    out = out.merge(n_above.reset_index(), on="query_id", how="left")
-    out = out.merge(n_mates.reset_index(), on="query_id", how="left")
-    out["dist_query_gold_m"] = out["dist_query_gold_m"].astype("float64")
-    out["dist_query_top1_m"] = out["dist_query_top1_m"].astype("float64")
-    out["gold_stack_size"] = out["gold_stack_size"].astype("Int64")
-    out["first_gold_rank"] = out["first_gold_rank"].astype("Int64")
-    for col in ("n_above_gold_on_gold_coord", "stackmates_in_top_k"):
-        out[col] = out[col].fillna(0).astype("int64")
-    out["indistinguishable"] = out["n_above_gold_on_gold_coord"] > 0
-    cols = [
-        "query_id",
-        "dist_query_gold_m",
-        "dist_query_top1_m",
-        "gold_stack_size",
-        "first_gold_rank",
-        "indistinguishable",
-        "n_above_gold_on_gold_coord",
-        "stackmates_in_top_k",
-    ]
-    return out[cols]
 
 
 def canonicalize_twins(

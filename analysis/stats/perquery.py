@@ -17,8 +17,8 @@ import numpy as np
 import pandas as pd
 
 from analysis.core.errors import DataWarning
-from analysis.core.metrics import TiePolicy, evaluate, evaluate_run, parse_metrics, rank_run
-from analysis.geo import canonicalize_twins, geo_diagnostics
+from analysis.core.metrics import TiePolicy, evaluate_run, parse_metrics
+from analysis.geo import GeoIndex, geo_index, model_geo_columns
 from analysis.stats import bucket_numeric, n_gold_bucket
 
 MEASURES: tuple[str, ...] = ("hit", "recall", "ndcg", "precision", "mrr")
@@ -75,7 +75,9 @@ def per_query_table(
     ``dist_gold_bucket``, ``gold_stacked`` and ``location_tie`` (``indistinguishable``: a
     non-gold POI ranked above the first gold sits on its coordinate), and twin-aware
     ``twin_recall@10`` and ``twin_ndcg@10`` (a twin of a gold, same text and coordinate under
-    another id, counts as the gold).
+    another id, counts as the gold). Stacks, twins and gold pairs are computed once for the
+    dataset (:func:`analysis.geo.geo_index`), then each model's columns in vectorized passes
+    (:func:`analysis.geo.model_geo_columns`).
 
     Returns:
         ``(table, warnings)``: the long per-query table (one row per qrels query and model)
@@ -84,6 +86,7 @@ def per_query_table(
     wanted = list(metrics) if metrics is not None else dashboard_metrics()
     frames = []
     warnings: dict[str, list[DataWarning]] = {}
+    index = None  # stacks, twins and gold pairs: once per dataset, on the first model
     for model, run in runs.items():
         result = evaluate_run(
             run,
@@ -95,7 +98,10 @@ def per_query_table(
         )
         frame = result.per_query
         if _located(queries) and _located(entities):
-            frame = _add_geo(frame, run, qrels, queries, entities, ties, relevance_threshold)
+            if index is None:
+                index = geo_index(qrels, queries, entities.dropna(subset=["lat", "lon"]))
+            strict = frame if relevance_threshold == 1 else None
+            frame = _add_geo(frame, run, index, ties, strict, relevance_threshold)
         frame.insert(0, "model", model)
         frames.append(frame)
         keep = {
@@ -135,28 +141,21 @@ DIST_LABELS = ("<0.5 km", "0.5–2 km", "2–5 km", ">5 km")
 def _add_geo(
     frame: pd.DataFrame,
     run: pd.DataFrame,
-    qrels: pd.DataFrame,
-    queries: pd.DataFrame,
-    pois: pd.DataFrame,
+    index: GeoIndex,
     ties: TiePolicy,
+    strict: pd.DataFrame | None = None,
     relevance_threshold: int = 1,
 ) -> pd.DataFrame:
-    """Geo diagnostics, distance/stack slices and twin-aware metrics for one model (twin-aware
-    metrics use the dataset's relevance threshold, like the others)."""
-    ranked = rank_run(run, ties)
-    located = pois.dropna(subset=["lat", "lon"])
-    geo = geo_diagnostics(ranked, qrels, queries, located, k=10)
-    geo = geo.drop(columns=[c for c in geo.columns if c in frame.columns and c != "query_id"])
-    twin_run, twin_qrels = canonicalize_twins(ranked, qrels, located)
-    twin = evaluate(
-        twin_run,
-        twin_qrels,
-        ["recall@10", "ndcg@10"],
-        ties=ties,
-        relevance_threshold=relevance_threshold,
+    """Geo diagnostics, distance/stack slices and twin-aware metrics for one model
+    (``strict``: the model's own table, when its relevance threshold is 1; twin-aware metrics
+    use the dataset's relevance threshold, like the others)."""
+    if strict is not None and not {"recall@10", "ndcg@10"} <= set(strict.columns):
+        strict = None
+    geo = model_geo_columns(
+        run, index, ties, k=10, strict=strict, relevance_threshold=relevance_threshold
     )
-    twin.columns = ["query_id", "twin_recall@10", "twin_ndcg@10"]
-    out = frame.merge(geo, on="query_id", how="left").merge(twin, on="query_id", how="left")
+    geo = geo.drop(columns=[c for c in geo.columns if c in frame.columns and c != "query_id"])
+    out = frame.merge(geo, on="query_id", how="left")
     dist = out["dist_query_gold_m"].astype("float64")
     out["dist_gold_bucket"] = pd.cut(dist, DIST_BINS, labels=DIST_LABELS).astype("str")
     out.loc[dist.isna(), "dist_gold_bucket"] = "unknown"

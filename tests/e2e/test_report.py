@@ -152,7 +152,7 @@ def test_report_page_download(server, page, tmp_path):
 
     with page.expect_download(timeout=60_000) as info:
         page.get_by_role("button", name=re.compile("Download the report")).click()
-    assert info.value.suggested_filename == "demo_all_hit-10_report.html"
+    assert info.value.suggested_filename == "demo_all_recall-1_report.html"  # headline metric
     path = tmp_path / "downloaded.html"
     info.value.save_as(path)
     text = path.read_text(encoding="utf-8")
@@ -161,7 +161,7 @@ def test_report_page_download(server, page, tmp_path):
     assert EXTERNAL.search(text.split("<body>", 1)[1].split("<script", 1)[0]) is None
     with page.expect_download(timeout=60_000) as info:
         page.get_by_role("button", name=re.compile("Download the slides")).click()
-    assert info.value.suggested_filename == "demo_all_hit-10_slides.html"
+    assert info.value.suggested_filename == "demo_all_recall-1_slides.html"
 
     page.get_by_text("Presentation mode").click()
     expect(page).to_have_url(re.compile(r"[?&]present=1"), timeout=30_000)

@@ -1,0 +1,98 @@
+"""The vectorized geo diagnostics (computed once per dataset, ranked on a prefix per model)
+give the same per-query values as the reference implementation (pandas merges per model), on
+the demo's spatial datasets and on synthetic LIST-like data with ties, duplicates, docs that
+are not POIs, gold that is not a POI and queries without a point."""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from analysis.core.metrics import evaluate_run, rank_run
+from analysis.geo import geo_diagnostics, geo_index
+from analysis.io import load_run
+from analysis.io.bundle import load_dataset, read_manifest
+from analysis.stats.perquery import _add_geo, dashboard_metrics
+from bench.spatial import spatial_dataset
+from tests.geo_reference import reference_add_geo, reference_geo_diagnostics
+
+ROOT = Path(__file__).resolve().parents[1]
+SPATIAL = ("beijing", "shanghai", "geo-glue")
+
+
+@cache
+def _demo(name: str) -> tuple:
+    spec = read_manifest(ROOT / "data" / "demo").datasets[name]
+    ds = load_dataset(spec)
+    runs = {model: load_run(path) for model, path in spec.runs.items()}
+    return ds.queries, ds.qrels, runs, ds.entities
+
+
+def _synthetic(seed: int) -> tuple:
+    queries, qrels, runs, pois = spatial_dataset(3000, 400, n_models=2, depth=40, seed=seed)
+    rng = np.random.default_rng(seed)
+    run = runs["model-0"].copy()
+    run.loc[rng.random(len(run)) < 0.03, "doc_id"] = "not-a-poi"  # also creates duplicates
+    run["score"] = np.round(run["score"], 1)  # heavy ties
+    runs["model-0"] = run
+    runs["model-1"] = runs["model-1"].sample(frac=1.0, random_state=seed)  # unsorted file
+    qrels = pd.concat(
+        [
+            qrels,
+            pd.DataFrame(
+                {"query_id": ["q1", "q2"], "doc_id": ["ghost", "ghost"], "relevance": [1, 0]}
+            ),
+        ],
+        ignore_index=True,
+    )
+    queries.loc[queries.index[:20], ["lat", "lon"]] = np.nan
+    return queries, qrels, runs, pois
+
+
+def _assert_same(queries, qrels, runs, pois, ties: str) -> None:
+    located = pois.dropna(subset=["lat", "lon"])
+    index = geo_index(qrels, queries, located)
+    for model, run in runs.items():
+        frame = evaluate_run(run, qrels, dashboard_metrics(), ties=ties, diagnostics=True)
+        frame = frame.per_query
+        expected = reference_add_geo(frame, run, qrels, queries, pois, ties)
+        for strict in (None, frame):  # twin metrics evaluated for every query / only where twins
+            got = _add_geo(frame, run, index, ties, strict)
+            pd.testing.assert_frame_equal(got, expected, check_exact=True, obj=model)
+
+
+@pytest.mark.parametrize("name", SPATIAL)
+def test_demo_spatial_datasets_give_the_reference_numbers(name: str) -> None:
+    _assert_same(*_demo(name), ties="trec_eval")
+
+
+@pytest.mark.parametrize("ties", ["trec_eval", "stable"])
+@pytest.mark.parametrize("seed", [1, 2])
+def test_synthetic_runs_with_ties_and_duplicates_give_the_reference_numbers(
+    seed: int, ties: str
+) -> None:
+    _assert_same(*_synthetic(seed), ties=ties)
+
+
+def test_geo_diagnostics_on_a_whole_ranked_run_equals_the_reference() -> None:
+    queries, qrels, runs, pois = _synthetic(3)
+    for run in runs.values():
+        ranked = rank_run(run)
+        expected = reference_geo_diagnostics(ranked, qrels, queries, pois, k=5)
+        got = geo_diagnostics(ranked, qrels, queries, pois, k=5)
+        pd.testing.assert_frame_equal(got, expected, check_exact=True)
+        assert got["indistinguishable"].any()
+        assert (got["stackmates_in_top_k"] > 0).any()
+
+
+def test_the_index_finds_twins_and_stacks_once() -> None:
+    queries, qrels, _, pois = _synthetic(4)
+    index = geo_index(qrels, queries, pois)
+    assert index.has_twins
+    assert (index.stack >= 0).sum() == len(pois)
+    assert index.static["gold_stack_size"].max() > 1
+    assert "ghost" in set(index.docs)  # a gold id that is not a POI

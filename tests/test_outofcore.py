@@ -1,0 +1,285 @@
+"""Tests for analysis.core.outofcore: the DuckDB engine gives the in-memory core's per-query
+output byte for byte (same CSV), and pytrec_eval's values, on random runs with ties, duplicate
+documents, variable-length and non-ASCII ids, from Parquet, TREC text and CSV tables."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from analysis.cli._common import write_table
+from analysis.core import outofcore
+from analysis.core.errors import InputError
+from analysis.core.metrics import evaluate_arrays, qrels_arrays, run_arrays
+from analysis.core.outofcore import evaluate_file, run_source
+from tests.helpers import ALL_METRICS, assert_matches_pytrec, random_collection
+
+ROOT = Path(__file__).resolve().parents[1]
+UNICODE = np.array(["é", "z", "€", "😀", "Z", "a b", "ab", "a", "doc-ü", "東京"])
+
+
+def _collection(seed: int, regime: str, long_ids: bool = False) -> tuple[pd.DataFrame, ...]:
+    """A random collection whose scores are exact 32-bit floats (so the tie order is the same
+    whether scores are compared as float32 or float64), with duplicate documents and some
+    non-ASCII doc ids added."""
+    run, qrels = random_collection(seed, regime, long_ids=long_ids)
+    rng = np.random.default_rng(seed)
+    run["score"] = run["score"].astype(np.float32).astype(np.float64)
+    odd = rng.random(len(run)) < 0.02
+    run.loc[odd, "doc_id"] = rng.choice(UNICODE, int(odd.sum()))
+    dup = run.sample(n=40, random_state=seed)  # duplicate docs, some with a lower score
+    dup = dup.assign(score=dup["score"] - rng.integers(0, 2, len(dup)))
+    run = pd.concat([run, dup], ignore_index=True).sample(frac=1.0, random_state=seed)
+    run = run.drop_duplicates(["query_id", "doc_id", "score"]).reset_index(drop=True)
+    run["doc_id"] = run["doc_id"].astype("str")
+    return run, qrels
+
+
+def _parquet(run: pd.DataFrame, path: Path) -> Path:
+    pq.write_table(pa.Table.from_pandas(run, preserve_index=False), path, row_group_size=997)
+    return path
+
+
+def _csv_bytes(result: tuple, path: Path) -> bytes:
+    write_table(result[0], result[1], path)
+    return path.read_bytes()
+
+
+def _frame(result: tuple) -> pd.DataFrame:
+    ids, columns = result[0], result[1]
+    return pd.DataFrame({"query_id": pd.Series(ids.to_pylist(), dtype="str"), **columns})
+
+
+def _codes(warnings: list) -> dict[str, int]:
+    return {w.code: w.count for w in warnings}
+
+
+@pytest.mark.parametrize(
+    ("regime", "long_ids"), [("unique", False), ("ties", False), ("ties", True), ("graded", False)]
+)
+def test_per_query_csv_is_byte_identical_to_the_core(
+    tmp_path: Path, regime: str, long_ids: bool
+) -> None:
+    run, qrels = _collection(5, regime, long_ids)
+    core = evaluate_arrays(*run_arrays(run), qrels_arrays(qrels), ALL_METRICS)
+    ours = evaluate_file(_parquet(run, tmp_path / "run.parquet"), qrels_arrays(qrels), ALL_METRICS)
+    assert _csv_bytes(ours, tmp_path / "a.csv") == _csv_bytes(core, tmp_path / "b.csv")
+    assert _codes(ours[2]) == _codes(core[2])
+    assert "duplicate_docs" in _codes(ours[2])
+    if regime == "ties":
+        assert _codes(ours[2])["ties"] > 0
+
+
+@pytest.mark.parametrize("regime", ["unique", "ties", "graded"])
+def test_every_metric_equals_pytrec_eval(tmp_path: Path, regime: str) -> None:
+    run, qrels = _collection(6, regime)
+    best = run.sort_values("score", ascending=False).drop_duplicates(["query_id", "doc_id"])
+    ours = evaluate_file(_parquet(run, tmp_path / "run.parquet"), qrels_arrays(qrels), ALL_METRICS)
+    assert_matches_pytrec(_frame(ours), best, qrels)
+
+
+def test_relevance_threshold_2_equals_pytrec_eval(tmp_path: Path) -> None:
+    run, qrels = _collection(7, "graded")
+    best = run.sort_values("score", ascending=False).drop_duplicates(["query_id", "doc_id"])
+    ours = evaluate_file(
+        _parquet(run, tmp_path / "run.parquet"),
+        qrels_arrays(qrels),
+        ALL_METRICS,
+        relevance_threshold=2,
+    )
+    assert_matches_pytrec(_frame(ours), best, qrels, relevance_level=2)
+
+
+def test_scores_tie_as_32_bit_floats_and_doc_ids_descend_by_bytes(tmp_path: Path) -> None:
+    # 1.0 and 1.0 + 1e-12 differ as doubles but are one float32: trec_eval sees a tie and
+    # orders the docs by id descending by bytes ("😀" > "€" > "é" > "z" > "a").
+    docs = ["a", "z", "é", "€", "😀"]
+    run = pd.DataFrame(
+        {
+            "query_id": ["q"] * 5 + ["r"] * 5,
+            "doc_id": docs + docs,
+            "score": [1.0, 1.0 + 1e-12, 1.0, 1.0 - 1e-12, 1.0, 2.0, 1.0, 1.0, 1.0, 0.5],
+        }
+    )
+    qrels = pd.DataFrame(
+        {"query_id": ["q", "q", "r"], "doc_id": ["a", "é", "z"], "relevance": [1, 1, 1]}
+    )
+    ours = _frame(evaluate_file(_parquet(run, tmp_path / "run.parquet"), qrels_arrays(qrels),
+                                ["mrr", "hit@5", "ndcg@10"]))  # fmt: skip
+    # q: order 😀 € é z a -> first gold é at rank 3; r: a (2.0), then the tie € é z, 😀 (0.5)
+    assert ours["mrr"].tolist() == [1 / 3, 1 / 4]
+    assert_matches_pytrec(ours, run, qrels, ["mrr", "hit@5", "ndcg@10"])
+
+
+def test_text_and_csv_sources_give_the_same_bytes(tmp_path: Path) -> None:
+    run, qrels = _collection(8, "ties")
+    run = run[~run["doc_id"].str.contains(" ")]  # TREC fields cannot hold a space
+    expected = _csv_bytes(
+        evaluate_file(_parquet(run, tmp_path / "run.parquet"), qrels_arrays(qrels)),
+        tmp_path / "p.csv",
+    )
+    lines = [f"{q} Q0 {d} 0 {s!r} tag" for q, d, s in run.itertuples(index=False)]
+    trec = tmp_path / "run.trec"
+    trec.write_bytes(("\ufeff# header comment\r\n" + "\r\n".join(lines) + "\r\n").encode())
+    table = tmp_path / "run.csv"
+    run.to_csv(table, index=False)
+    for path in (trec, table):
+        got = evaluate_file(path, qrels_arrays(qrels))
+        assert _csv_bytes(got, tmp_path / "t.csv") == expected, path.name
+    assert run_source(trec).kind == "trec"
+    assert run_source(table).kind == "csv"
+
+
+def test_a_folder_of_parquet_files_is_one_run(tmp_path: Path) -> None:
+    run, qrels = _collection(9, "unique")
+    whole = evaluate_file(_parquet(run, tmp_path / "run.parquet"), qrels_arrays(qrels))
+    folder = tmp_path / "parts"
+    for i, part in enumerate(np.array_split(np.arange(len(run)), 4)):
+        (folder / f"part={i}").mkdir(parents=True)
+        _parquet(run.iloc[part], folder / f"part={i}" / "data.parquet")
+    parts = evaluate_file(folder, qrels_arrays(qrels))
+    assert _csv_bytes(parts, tmp_path / "a.csv") == _csv_bytes(whole, tmp_path / "b.csv")
+
+
+def test_a_run_with_ranks_and_no_scores(tmp_path: Path) -> None:
+    run = pd.DataFrame({"query_id": ["q", "q", "q"], "doc_id": ["a", "b", "c"], "rank": [3, 1, 2]})
+    qrels = pd.DataFrame({"query_id": ["q"], "doc_id": ["c"], "relevance": [1]})
+    ours = _frame(
+        evaluate_file(_parquet(run, tmp_path / "r.parquet"), qrels_arrays(qrels), ["mrr"])
+    )
+    assert ours["mrr"].tolist() == [0.5]
+
+
+def test_spilling_under_a_tiny_memory_limit_changes_nothing(tmp_path: Path) -> None:
+    run, qrels = _collection(10, "ties")
+    path = _parquet(run, tmp_path / "run.parquet")
+    spill = tmp_path / "spill"
+    small = evaluate_file(path, qrels_arrays(qrels), memory_limit="32MB", temp_directory=spill,
+                          threads=2)  # fmt: skip
+    default = evaluate_file(path, qrels_arrays(qrels))
+    assert _csv_bytes(small, tmp_path / "a.csv") == _csv_bytes(default, tmp_path / "b.csv")
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), None])
+def test_a_bad_score_in_parquet_names_its_row(tmp_path: Path, bad: float | None) -> None:
+    run = pd.DataFrame({"query_id": ["q", "q", "q"], "doc_id": ["a", "b", "c"],
+                        "score": [1.0, bad, 0.5]})  # fmt: skip
+    qrels = pd.DataFrame({"query_id": ["q"], "doc_id": ["c"], "relevance": [1]})
+    with pytest.raises(InputError, match=r"row 2: score .* is not a finite number"):
+        evaluate_file(_parquet(run, tmp_path / "r.parquet"), qrels_arrays(qrels))
+
+
+def test_a_bad_score_in_trec_text_names_its_line(tmp_path: Path) -> None:
+    path = tmp_path / "r.trec"
+    path.write_text("# c\nq Q0 a 1 1.0 t\nq Q0 b 2 nan t\n")
+    qrels = pd.DataFrame({"query_id": ["q"], "doc_id": ["a"], "relevance": [1]})
+    with pytest.raises(InputError) as info:
+        evaluate_file(path, qrels_arrays(qrels))
+    assert info.value.line == 3
+    assert "not a finite number" in info.value.message
+
+
+def test_missing_columns_and_malformed_text_are_one_line_errors(tmp_path: Path) -> None:
+    qrels = qrels_arrays(pd.DataFrame({"query_id": ["q"], "doc_id": ["a"], "relevance": [1]}))
+    no_doc = _parquet(pd.DataFrame({"query_id": ["q"], "score": [1.0]}), tmp_path / "a.parquet")
+    with pytest.raises(InputError, match="missing column"):
+        evaluate_file(no_doc, qrels)
+    ragged = tmp_path / "r.trec"
+    ragged.write_text("q Q0 a 1 1.0 t\nq Q0 b 2\n")
+    with pytest.raises(InputError, match="cannot read the run") as info:
+        evaluate_file(ragged, qrels)
+    assert "\n" not in str(info.value)
+
+
+def _cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "analysis", *map(str, args)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
+def test_cli_engines_write_the_same_file(tmp_path: Path) -> None:
+    run, qrels = _collection(11, "ties")
+    path = _parquet(run, tmp_path / "run.parquet")
+    qrels_path = tmp_path / "qrels.csv"
+    qrels.to_csv(qrels_path, index=False)
+    outs = {}
+    for engine in ("memory", "duckdb"):
+        outs[engine] = tmp_path / f"{engine}.csv"
+        proc = _cli("evaluate", "--run", path, "--qrels", qrels_path, "--engine", engine,
+                    "--out", outs[engine])  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        assert "duplicate documents" in proc.stdout
+    assert outs["memory"].read_bytes() == outs["duckdb"].read_bytes()
+    proc = _cli("evaluate", "--run", path, "--qrels", qrels_path, "--engine", "duckdb",
+                "--ties", "stable")  # fmt: skip
+    assert proc.returncode == 2
+    assert proc.stderr.count("\n") == 1
+    assert "does not implement --ties stable" in proc.stderr
+
+
+def test_auto_engine_switches_above_the_size_threshold(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run, _ = _collection(12, "unique")
+    path = _parquet(run, tmp_path / "run.parquet")
+    assert not outofcore.prefers_out_of_core(path)
+    monkeypatch.setattr(outofcore, "AUTO_ROWS", len(run) - 1)
+    assert outofcore.prefers_out_of_core(path)
+    text = tmp_path / "run.trec"
+    text.write_text("q Q0 a 1 1.0 t\n")
+    assert not outofcore.prefers_out_of_core(text)
+    monkeypatch.setattr(outofcore, "AUTO_TEXT_BYTES", 4)
+    assert outofcore.prefers_out_of_core(text)
+
+
+def _big_run(path: Path, n_queries: int, docs: int, seed: int) -> pd.DataFrame:
+    """``n_queries x docs`` lines in Parquet, written in chunks of queries; scores with many
+    ties (3 decimals), doc ids of 1-7 digits; returns about 4 gold docs per query as qrels."""
+    rng = np.random.default_rng(seed)
+    names = pa.array(rng.permutation(10_000_000)[: docs * 20].astype(str))
+    schema = pa.schema(
+        [("query_id", pa.string()), ("doc_id", pa.string()), ("score", pa.float64())]
+    )
+    gold_q, gold_d = [], []
+    step = 20_000
+    with pq.ParquetWriter(path, schema) as writer:
+        for lo in range(0, n_queries, step):
+            m = min(step, n_queries - lo)
+            start = rng.integers(0, len(names), m)[:, None]
+            pick = ((start + np.arange(docs) * 7) % len(names)).ravel()
+            qids = np.repeat(np.array([f"q{i}" for i in range(lo, lo + m)]), docs)
+            score = np.round(rng.random(m * docs), 3).astype(np.float32).astype(np.float64)
+            writer.write_table(pa.table({"query_id": qids, "doc_id": names.take(pick),
+                                         "score": score}, schema=schema))  # fmt: skip
+            judged = rng.random(m * docs) < 4 / docs
+            gold_q.append(qids[judged])
+            gold_d.append(names.take(pick[judged]).to_numpy(zero_copy_only=False))
+    return pd.DataFrame({"query_id": np.concatenate(gold_q), "doc_id": np.concatenate(gold_d),
+                         "relevance": 1})  # fmt: skip
+
+
+def test_ten_million_lines_are_byte_identical_between_the_engines(tmp_path: Path) -> None:
+    """10M run lines (100k queries x 100 docs, many ties): the engines' CSVs are equal bytes."""
+    path = tmp_path / "big.parquet"
+    qrels = _big_run(path, 100_000, 100, seed=13)
+    assert pq.ParquetFile(path).metadata.num_rows == 10_000_000
+    table = pq.read_table(path)
+    core = evaluate_arrays(
+        table["query_id"], table["doc_id"], table["score"].to_numpy(), qrels_arrays(qrels)
+    )
+    del table
+    ours = evaluate_file(path, qrels_arrays(qrels), memory_limit="1GB")
+    assert _csv_bytes(ours, tmp_path / "a.csv") == _csv_bytes(core, tmp_path / "b.csv")
+    assert _codes(ours[2]) == _codes(core[2])
