@@ -41,7 +41,8 @@ from analysis.present.palette import FONT_FAMILY
 from analysis.present.report.figures import compare_figure, leaderboard_figure, slice_figure
 from analysis.present.report.model import ALPHA, ReportContent, fmt, slug
 from analysis.present.report.numbers import DatasetNumbers
-from analysis.stats.paired import format_p, p_phrase
+from analysis.present.report.tables import p_cells
+from analysis.stats.paired import p_phrase
 
 __all__ = ["FIGURE_HEIGHT", "MAX_SLIDES", "STAGE", "Slide", "build_deck"]
 
@@ -273,10 +274,7 @@ def _slice_deltas(content: ReportContent) -> Slide | None:
             "mean A": pick["mean_a"].astype(float),
             "mean B": pick["mean_b"].astype(float),
             "delta A−B": [f"{d:+.3f}" for d in pick["delta"]],
-            "p (Holm)": [
-                format_p(p, bound=bool(f))
-                for p, f in zip(pick["p_holm"], pick["p_holm_bound"], strict=True)
-            ],
+            "p (Holm)": p_cells(pick["p_holm"], pick["p_holm_bound"]),
         }
     )
     return Slide(

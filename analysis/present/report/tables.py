@@ -19,6 +19,12 @@ from analysis.stats.paired import format_p
 __all__ = ["compare_table", "leaderboard_block", "slice_delta_table", "worst_slices_table"]
 
 
+def p_cells(pvalues: pd.Series, bounds: pd.Series) -> list[str]:
+    """p-values as table text, ``< x`` where a value is only an upper bound
+    (:func:`analysis.stats.paired.format_p`)."""
+    return [format_p(p, bound=bool(b)) for p, b in zip(pvalues, bounds, strict=True)]
+
+
 def leaderboard_block(board, pvalues, shown, datasets) -> Block:
     metrics = list(dict.fromkeys(m for d in datasets for m in shown[d]))
     keep = {(d, m) for d in datasets for m in shown[d]}
@@ -50,14 +56,8 @@ def compare_table(comp: pd.DataFrame) -> StyledTable:
                 f"{w}/{t}/{loss}"
                 for w, t, loss in zip(comp["wins"], comp["ties"], comp["losses"], strict=True)
             ],
-            "p": [
-                format_p(p, bound=bool(f))
-                for p, f in zip(comp["p_randomization"], comp["p_floor"], strict=True)
-            ],
-            "p (Holm)": [
-                format_p(p, bound=bool(f))
-                for p, f in zip(comp["p_holm"], comp["p_holm_bound"], strict=True)
-            ],
+            "p": p_cells(comp["p_randomization"], comp["p_floor"]),
+            "p (Holm)": p_cells(comp["p_holm"], comp["p_holm_bound"]),
         }
     )
     marks = pd.DataFrame("", index=cells.index, columns=cells.columns)
@@ -106,10 +106,7 @@ def slice_delta_table(deltas: pd.DataFrame) -> StyledTable:
                     deltas["delta"], deltas["ci_low"], deltas["ci_high"], strict=True
                 )
             ],
-            "p (Holm)": [
-                format_p(p, bound=bool(f))
-                for p, f in zip(deltas["p_holm"], deltas["p_holm_bound"], strict=True)
-            ],
+            "p (Holm)": p_cells(deltas["p_holm"], deltas["p_holm_bound"]),
         }
     )
     marks = pd.DataFrame("", index=cells.index, columns=cells.columns)
