@@ -151,3 +151,29 @@ def test_more_than_a_million_lines_in_arrow_chunks_equal_pytrec_eval() -> None:
     for name in names:
         expected = np.array([ref[x][keys[name]] for x in ref])
         assert np.array_equal(columns[name][rows], expected), name
+
+
+@pytest.mark.parametrize("scores", ["near", "rank", "huge"])
+def test_command_line_reads_scores_as_trec_eval_does(scores: str, tmp_path) -> None:
+    # the command line rounds scores to float32 while reading (no float64 copy) when they fit;
+    # beyond float32's range it keeps float64 and the core rounds them (to +-inf) after the
+    # finiteness check. Both give the library's numbers on the float64 table.
+    from analysis.cli import main
+
+    run, qrels = _collection(11, 60, 25, "rank" if scores == "rank" else "near")
+    if scores == "huge":  # two scores beyond float32's range: +inf in float32, a tie
+        run.loc[run.index[:2], "score"] = [1e39, 2e39]
+        run.loc[run.index[:2], "query_id"] = "q3"
+    run_path, qrels_path, out = tmp_path / "run.txt", tmp_path / "qrels.txt", tmp_path / "o.csv"
+    lines = [f"{q} Q0 {d} {i + 1} {s!r} t" for i, (q, d, s) in enumerate(run.itertuples(False))]
+    run_path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    qrels_path.write_text(
+        "".join(f"{q} 0 {d} {r}\n" for q, d, r in qrels.itertuples(index=False)), encoding="utf-8"
+    )
+    assert main(["evaluate", "--run", str(run_path), "--qrels", str(qrels_path),
+                 "--metrics", ",".join(METRICS), "--out", str(out)]) == 0  # fmt: skip
+    got = pd.read_csv(out, dtype={"query_id": str}).set_index("query_id")
+    want = evaluate(run, qrels, METRICS).set_index("query_id")
+    assert np.array_equal(got.loc[want.index, METRICS].to_numpy(), want[METRICS].to_numpy())
+    if scores != "huge":
+        _assert_exact(got.reset_index(), run, qrels)

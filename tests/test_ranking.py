@@ -80,7 +80,7 @@ def test_order_run_presorted_moves_only_tied_rows() -> None:
     no_ties = rk.order_run(
         np.array([0, 0, 1]), np.array([2.0, 1.0, 1.0]), _ids(["a", "b", "c"]), "trec_eval"
     )
-    assert no_ties == rk.Order()
+    assert no_ties == rk.Order(found_ties=True)  # looked for ties, found none, moves nothing
 
 
 def test_order_run_treats_a_query_seen_again_as_unsorted() -> None:
@@ -123,6 +123,16 @@ def test_duplicate_rows_grid_branch() -> None:
     assert _dups(groups, docs) == [2, 6, 8]
     assert _dups([0], ["a"]) == []
     assert _dups([0, 1], ["a", "a"]) == []  # same doc in different queries
+
+
+def test_duplicate_rows_grid_branch_block_by_block(monkeypatch: pytest.MonkeyPatch) -> None:
+    # equal-size groups are checked a block of about CHUNK rows at a time: duplicates in the
+    # first, a middle and the last block are all found
+    monkeypatch.setattr(rk, "CHUNK", 7)  # 2 groups of 3 rows per block
+    groups = np.repeat(np.arange(9), 3).tolist()
+    docs = [f"d{i}" for i in range(27)]
+    docs[2], docs[13], docs[26] = docs[1], docs[12], docs[24]
+    assert _dups(groups, docs) == [2, 13, 26]
 
 
 def test_duplicate_rows_non_grid_branch_with_uneven_groups() -> None:

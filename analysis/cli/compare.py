@@ -82,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
     notes: list[str] = []
     for name, path in zip(names, args.run, strict=True):
         _, columns, warnings, _ = evaluate_arrays(
-            *_load_run_columns(path), qrels, metrics, ties=args.ties,
+            *_load_run_columns(path, args.ties), qrels, metrics, ties=args.ties,
             relevance_threshold=args.relevance_threshold, split=split,
         )  # fmt: skip
         values[name] = {m: columns[m] for m in metrics}

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from analysis.cli._common import add_eval_args, print_warnings, write_table
 from analysis.cli._output import write_frame
@@ -122,7 +123,7 @@ def _cmd_evaluate(args: argparse.Namespace, *, write: bool) -> int:
             relevance_threshold=args.relevance_threshold,
         )
     else:
-        queries, docs, scores = _load_run_columns(args.run)
+        queries, docs, scores = _load_run_columns(args.run, args.ties)
         qrels = _load_qrels_columns(args.qrels)
         query_ids, columns, warnings, _ = evaluate_arrays(
             queries,
@@ -253,16 +254,33 @@ def _cmd_validate_bundle(args: argparse.Namespace) -> int:
     return 0
 
 
-def _load_run_columns(path: str) -> tuple[pa.Array, pa.Array, np.ndarray]:
-    """A run as columns; TREC runs go straight from Arrow's CSV reader (no pandas copy)."""
+def _load_run_columns(path: str, ties: str = "stable") -> tuple[pa.Array, pa.Array, np.ndarray]:
+    """A run as columns; TREC runs go straight from Arrow's CSV reader (no pandas copy). Under
+    the ``trec_eval`` tie policy the scores come as the float32 values it compares (rounded
+    chunk by chunk: no float64 copy of the column) when every score is within float32's
+    range; otherwise as float64 (a larger score becomes +-inf only after the finiteness check)."""
     if detect_format(path) == "trec_run":
         table = read_trec_run_table(path)
         return (
             as_string_array(table["query_id"]),
             as_string_array(table["doc_id"]),
-            to_numpy(table["score"]),
+            _scores(table["score"], ties),
         )
     return run_arrays(load_run(path))
+
+
+def _scores(column: pa.ChunkedArray, ties: str) -> np.ndarray:
+    if ties != "trec_eval" or len(column) == 0:
+        return to_numpy(column)
+    largest = pc.max(pc.abs(column)).as_py()  # the reader has checked that every score is finite
+    if largest is None or largest > np.finfo(np.float32).max:
+        return to_numpy(column)
+    out = np.empty(len(column), dtype=np.float32)
+    lo = 0
+    for chunk in column.chunks:
+        out[lo : lo + len(chunk)] = to_numpy(chunk)  # round to nearest, as numpy's astype
+        lo += len(chunk)
+    return out
 
 
 def _load_qrels_columns(path: str) -> QrelsArrays:

@@ -69,6 +69,7 @@ this module does not.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
@@ -142,6 +143,14 @@ class _Ranked:
     sizes: np.ndarray  # rows of each query code
     n_duplicate_rows: int
     n_duplicate_queries: int
+
+    @functools.cached_property
+    def ties(self) -> rk.Ties | None:
+        """Rows tied as the tie policy compares scores (:func:`~analysis.core.ranking.tie_blocks`;
+        the ones :func:`~analysis.core.ranking.order_run` found, unless rows were dropped)."""
+        if self.order.found_ties:
+            return self.order.ties
+        return rk.tie_blocks(self.codes, self.tie_scores)
 
     def rank_of(self, rows: np.ndarray) -> np.ndarray:
         """1-based rank of the given rows."""
@@ -345,7 +354,7 @@ def evaluate_arrays(
     values = kn.scores(wanted, qi, rank, gain, relevant, *args)
 
     columns: dict[str, np.ndarray] = {m.label: values[m.label] for m in wanted}
-    ties_found = rk.tie_blocks(ranked.codes, ranked.tie_scores)
+    ties_found = ranked.ties
     if diagnostics:
         first = np.full(nq, np.inf)
         np.minimum.at(first, qi[relevant], rank[relevant])  # few rows: relevant retrieved docs

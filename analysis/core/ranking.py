@@ -100,7 +100,11 @@ def _scan(
 def tie_blocks(query_codes: np.ndarray, scores: np.ndarray) -> Ties | None:
     """The ties of a run in (query, rank) order, or ``None`` when every score is unique within
     its query. ``scores`` as the tie policy compares them (:func:`tie_scores`)."""
-    pairs = _scan(query_codes, scores)[2]  # row i ties with row i + 1
+    return _blocks(_scan(query_codes, scores)[2])
+
+
+def _blocks(pairs: np.ndarray) -> Ties | None:
+    """The ties given the rows ``i`` that tie with row ``i + 1`` (ascending)."""
     if len(pairs) == 0:
         return None
     rows = np.union1d(pairs, pairs + 1)
@@ -121,6 +125,10 @@ class Order:
     perm: np.ndarray | None = None
     moved: np.ndarray | None = None
     moved_src: np.ndarray | None = None
+    #: the ties of the ordered rows (:func:`tie_blocks`) when :func:`order_run` found them on
+    #: the way (trec_eval policy); ``found_ties`` is False when they were not looked for
+    ties: Ties | None = None
+    found_ties: bool = False
 
     def source(self, rows: np.ndarray) -> np.ndarray:
         """File row of each given ranked row."""
@@ -145,23 +153,23 @@ def order_run(query_codes: np.ndarray, scores: np.ndarray, doc_ids: Ids, ties: s
     """
     scores = tie_scores(scores, ties)
     perm: np.ndarray | None = None
-    grouped, sorted_scores, _ = _scan(query_codes, scores, find_ties=False)
+    policy = ties
+    grouped, sorted_scores, pairs = _scan(query_codes, scores, find_ties=policy == "trec_eval")
     if not (grouped and sorted_scores):
         perm = np.lexsort((-scores, query_codes))
-    if ties != "trec_eval":
+    if policy != "trec_eval":
         return Order(perm)
-    q = query_codes if perm is None else query_codes[perm]
-    s = scores if perm is None else scores[perm]
-    tied = tie_blocks(q, s)
+    # a file already in order: the neighbour pairs of the scan are the ties (one pass less)
+    tied = _blocks(pairs) if perm is None else tie_blocks(query_codes[perm], scores[perm])
     if tied is None:
-        return Order(perm)
+        return Order(perm, found_ties=True)
     src = tied.rows if perm is None else perm[tied.rows]
     doc_rank = to_numpy(pc.rank(take(doc_ids, src), sort_keys="descending", tiebreaker="dense"))
     src = src[np.lexsort((doc_rank, tied.block))]
     if perm is None:
-        return Order(None, tied.rows, src)
+        return Order(None, tied.rows, src, tied, True)
     perm[tied.rows] = src
-    return Order(perm)
+    return Order(perm, ties=tied, found_ties=True)
 
 
 def _chunk_bounds(starts: np.ndarray, n: int, size: int | None = None) -> list[tuple[int, int]]:
@@ -267,12 +275,14 @@ def duplicate_rows(groups: np.ndarray, docs: DocCodes) -> np.ndarray:
         return np.zeros(0, dtype=np.int64)
     starts, sizes = group_starts(groups)
     if int(sizes.min()) == int(sizes.max()) and len(sizes) * int(sizes[0]) == n:
-        # every query has the same number of rows (top-k runs): one reshape and row sort; codes
-        # of one row all come from one chunk's dictionary
-        grid = docs.codes.reshape(len(sizes), int(sizes[0])).copy()
-        grid.sort(axis=1)
-        suspect = np.flatnonzero((grid[:, 1:] == grid[:, :-1]).any(axis=1))
-        del grid
+        # every query has the same number of rows (top-k runs): a reshape and row sort, a block
+        # of about CHUNK rows at a time (small reused buffers); codes of one row all come from
+        # one chunk's dictionary
+        grid = docs.codes.reshape(len(sizes), int(sizes[0]))
+        step = max(1, CHUNK // int(sizes[0]))
+        suspect = np.concatenate(
+            [_repeats(grid[lo : lo + step]) + lo for lo in range(0, len(sizes), step)]
+        )
         return _resolve_duplicates(groups, docs.codes, starts, sizes, suspect)
     out: list[np.ndarray] = [np.zeros(0, dtype=np.int64)]
     row_edges = _chunk_rows(groups, docs.query_edges)
@@ -303,6 +313,12 @@ def duplicate_rows(groups: np.ndarray, docs: DocCodes) -> np.ndarray:
         later[first] = False  # np.unique's index is the first (lowest-row) occurrence
         out.append(rows[later] + lo)
     return np.sort(np.concatenate(out))
+
+
+def _repeats(grid: np.ndarray) -> np.ndarray:
+    """Rows of a 2-D block of codes in which some code occurs twice."""
+    block = np.sort(grid, axis=1)
+    return np.flatnonzero((block[:, 1:] == block[:, :-1]).any(axis=1))
 
 
 def _resolve_duplicates(

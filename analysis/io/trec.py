@@ -73,8 +73,9 @@ def _fast_read(path: Path, names: tuple[str, ...], keep: dict[str, pa.DataType])
     delim = _delimiter(path, len(names))
     if delim is None:
         return None
-    # gzip: decompressed under the size and ratio limits; else the file or a pipe's spool
-    source = open_binary(path) if is_gzip(path) else pa.memory_map(str(source_path(path)))
+    # gzip: decompressed under the size and ratio limits; else the file or a pipe's spool, read
+    # block by block (a memory map would keep every page of a 400 MB file resident)
+    source = open_binary(path) if is_gzip(path) else pa.OSFile(str(source_path(path)))
     try:
         table = pcsv.read_csv(
             source,
