@@ -71,6 +71,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
@@ -102,6 +103,8 @@ from analysis.core.names import (  # noqa: F401 (re-exported: the public names o
     parse_metric,
     parse_metrics,
 )
+
+_OVERLAP_ROWS = 1 << 20  # runs from this size prepare their qrels on a thread of their own
 
 if TYPE_CHECKING:  # pandas is imported where tables are built, not by the command line's core
     import pandas as pd
@@ -158,8 +161,14 @@ class _Ranked:
 
 
 def _rank(
-    queries: rk.Ids, docs: rk.Ids, scores: np.ndarray, ties: str, q: Qrels | None = None
+    queries: rk.Ids,
+    docs: rk.Ids,
+    scores: np.ndarray,
+    ties: str,
+    q: Qrels | Future[Qrels] | None = None,
 ) -> _Ranked:
+    """The ranked run; ``q`` (the prepared qrels, or a future of them, being prepared on another
+    thread meanwhile) is needed only once the run is in order."""
     if ties not in TIE_POLICIES:
         raise ValueError(f"unknown tie policy {ties!r} (known: {', '.join(TIE_POLICIES)})")
     if not np.isfinite(scores).all():
@@ -176,6 +185,8 @@ def _rank(
     if order.perm is not None:
         codes, scores, compared = codes[order.perm], scores[order.perm], compared[order.perm]
     qrels_code = None
+    if isinstance(q, Future):
+        q = q.result()
     if q is not None:  # the qrels docs are encoded with the run's (one dictionary per chunk)
         qrels_code = rk.index_of(q.queries, dictionary)[q.query_index]
     doc_codes = rk.doc_codes(codes, docs, order, qrels_code, None if q is None else q.docs)
@@ -317,8 +328,14 @@ def evaluate_arrays(
     n_not_candidates = 0
     if compat == "stark":
         arrays, n_not_candidates = candidate_qrels(arrays, candidates)
-    q = prepare_qrels(*arrays)
-    ranked = _rank(queries, docs, scores, ties, q)
+    if len(scores) < _OVERLAP_ROWS:
+        q = prepare_qrels(*arrays)
+        ranked = _rank(queries, docs, scores, ties, q)
+    else:  # the qrels are prepared on a second core while the run is put in order
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            future = pool.submit(prepare_qrels, *arrays)
+            ranked = _rank(queries, docs, scores, ties, future)
+            q = future.result()
     nq = len(q.queries)
 
     # query numbering: run code -> qrels index (and qrels row -> run code: ranked.qrels_code)
