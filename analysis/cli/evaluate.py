@@ -74,19 +74,16 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.command == "evaluate":
-        if args.bundle is not None:
-            return _cmd_evaluate_bundle(args)
-        if args.run is None or args.qrels is None:
-            sys.stderr.write("error: evaluate needs --run and --qrels, or --bundle and --dataset\n")
-            return 2
-        return _cmd_evaluate(args, write=True)
+    command = args.command  # evaluate or validate
     if args.bundle is not None:
+        if command == "evaluate":
+            return _cmd_evaluate_bundle(args)
         return _cmd_validate_bundle(args)
     if args.run is None or args.qrels is None:
-        sys.stderr.write("error: validate needs --run and --qrels, or --bundle\n")
+        other = "--bundle and --dataset" if command == "evaluate" else "--bundle"
+        sys.stderr.write(f"error: {command} needs --run and --qrels, or {other}\n")
         return 2
-    return _cmd_evaluate(args, write=False)
+    return _cmd_evaluate(args, write=command == "evaluate")
 
 
 def _cmd_evaluate(args: argparse.Namespace, *, write: bool) -> int:

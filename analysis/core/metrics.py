@@ -73,7 +73,7 @@ import functools
 from collections.abc import Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, TypedDict, Unpack
 
 import numpy as np
 import pyarrow as pa
@@ -245,17 +245,22 @@ def rank_run(run: pd.DataFrame, ties: TiePolicy = "trec_eval") -> pd.DataFrame:
 # public API
 
 
+class Options(TypedDict, total=False):
+    """The keyword options of :func:`evaluate_run`, :func:`evaluate` and :func:`check_data`."""
+
+    ties: TiePolicy
+    relevance_threshold: int
+    diagnostics: bool
+    split: Split
+    compat: Compat
+    candidates: Split
+
+
 def evaluate_run(
     run: pd.DataFrame,
     qrels: pd.DataFrame,
     metrics: str | Iterable[str] = DEFAULT_METRICS,
-    *,
-    ties: TiePolicy = "trec_eval",
-    relevance_threshold: int = 1,
-    diagnostics: bool = False,
-    split: Split = None,
-    compat: Compat = "trec_eval",
-    candidates: Split = None,
+    **options: Unpack[Options],
 ) -> Evaluation:
     """Evaluate a run against qrels: per-query metrics plus data-check warnings.
 
@@ -281,19 +286,10 @@ def evaluate_run(
     """
     import pandas as pd
 
-    if split is None:
-        split = qrels.attrs.get("split_queries")
-    query_ids, columns, warnings, wanted = evaluate_arrays(
-        *run_arrays(run),
-        qrels,
-        metrics,
-        ties=ties,
-        relevance_threshold=relevance_threshold,
-        diagnostics=diagnostics,
-        split=split,
-        compat=compat,
-        candidates=candidates,
-    )
+    if options.get("split") is None:
+        options = {**options, "split": qrels.attrs.get("split_queries")}
+    found = evaluate_arrays(*run_arrays(run), qrels, metrics, **options)
+    query_ids, columns, warnings, wanted = found
     per_query = pd.DataFrame({"query_id": pd.Series(query_ids.to_pylist(), dtype="str"), **columns})
     return Evaluation(per_query, tuple(warnings), tuple(wanted))
 
@@ -453,13 +449,7 @@ def evaluate(
     run: pd.DataFrame,
     qrels: pd.DataFrame,
     metrics: str | Iterable[str] = DEFAULT_METRICS,
-    *,
-    ties: TiePolicy = "trec_eval",
-    relevance_threshold: int = 1,
-    diagnostics: bool = False,
-    split: Split = None,
-    compat: Compat = "trec_eval",
-    candidates: Split = None,
+    **options: Unpack[Options],
 ) -> pd.DataFrame:
     """Per-query metrics: :func:`evaluate_run` without the warnings.
 
@@ -468,37 +458,15 @@ def evaluate(
     >>> evaluate(run, qrels, ["hit@1", "mrr"]).iloc[0].to_dict()
     {'query_id': '1', 'hit@1': 0.0, 'mrr': 0.5}
     """
-    return evaluate_run(
-        run,
-        qrels,
-        metrics,
-        ties=ties,
-        relevance_threshold=relevance_threshold,
-        diagnostics=diagnostics,
-        split=split,
-        compat=compat,
-        candidates=candidates,
-    ).per_query
+    return evaluate_run(run, qrels, metrics, **options).per_query
 
 
 def check_data(
     run: pd.DataFrame,
     qrels: pd.DataFrame,
     metrics: str | Iterable[str] = DEFAULT_METRICS,
-    *,
-    ties: TiePolicy = "trec_eval",
-    relevance_threshold: int = 1,
-    split: Split = None,
+    **options: Unpack[Options],
 ) -> list[DataWarning]:
-    """The data checks alone (missing queries, duplicates, ties, answer sets larger than k)."""
-    return list(
-        evaluate_run(
-            run,
-            qrels,
-            metrics,
-            ties=ties,
-            relevance_threshold=relevance_threshold,
-            diagnostics=True,
-            split=split,
-        ).warnings
-    )
+    """The data checks alone (missing queries, duplicates, ties, answer sets larger than k);
+    options as :func:`evaluate_run` (diagnostics are always computed)."""
+    return list(evaluate_run(run, qrels, metrics, **{**options, "diagnostics": True}).warnings)
