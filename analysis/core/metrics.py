@@ -104,7 +104,7 @@ from analysis.core.names import (  # noqa: F401 (re-exported: the public names o
     parse_metrics,
 )
 
-_OVERLAP_ROWS = 1 << 20  # runs from this size prepare their qrels on a thread of their own
+_OVERLAP_ROWS = 1 << 18  # runs from this size prepare their qrels on a thread of their own
 
 if TYPE_CHECKING:  # pandas is imported where tables are built, not by the command line's core
     import pandas as pd
