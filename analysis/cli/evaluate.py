@@ -269,8 +269,8 @@ def _load_run_columns(path: str, ties: str = "stable") -> tuple[pa.Array, pa.Arr
 def _scores(column: pa.ChunkedArray, ties: str) -> np.ndarray:
     if ties != "trec_eval" or len(column) == 0:
         return to_numpy(column)
-    largest = pc.max(pc.abs(column)).as_py()  # the reader has checked that every score is finite
-    if largest is None or largest > np.finfo(np.float32).max:
+    low, high = pc.min_max(column).values()  # the reader has checked that they are finite
+    if max(-low.as_py(), high.as_py()) > np.finfo(np.float32).max:
         return to_numpy(column)
     out = np.empty(len(column), dtype=np.float32)
     lo = 0
