@@ -30,7 +30,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from analysis.present.axislabels import axis_labels, wrap_label
-from analysis.present.export import plotly_text
+from analysis.present.escape import plotly_text
 from analysis.present.palette import FONT_FAMILY, SEQUENTIAL_SCALE, model_colours
 from analysis.stats import MISSING_LABEL, mean_ci, slice_finder
 
