@@ -167,35 +167,6 @@ def _row_line(path: Path, row: int) -> int | None:
     return row + (1 if name.endswith((".jsonl", ".ndjson")) else 2)
 
 
-def _load(
-    path: str | Path, fmt: str, kind: str, readers: dict[str, Callable[[Path], pd.DataFrame]]
-) -> pd.DataFrame:
-    """Check ``path``, detect its format when ``fmt`` is ``"auto"`` and read it with the reader
-    of that format; a format without a reader is an error saying the file is not a ``kind``."""
-    p = check_file(path)
-    fmt = detect_format(p) if fmt == "auto" else fmt
-    reader = readers.get(fmt)
-    if reader is None:
-        raise InputError(p, None, f"a {fmt} file is not a {kind}")
-    return reader(p)
-
-
-def load_run(path: str | Path, fmt: str = "auto") -> pd.DataFrame:
-    """Load a run: ``query_id, doc_id, score`` (+ ``rank`` for rank-only formats), file order."""
-    from analysis.io import stark, tables
-
-    return _load(
-        path,
-        fmt,
-        "run",
-        {
-            "trec_run": trec.read_trec_run,
-            "stark_eval": lambda p: stark.read_stark_eval(p)[0],
-            "table": lambda p: _check_run_table(tables.read_table(p), p),
-        },
-    )
-
-
 def _qrels_table(p: Path) -> pd.DataFrame:
     from analysis.io import tables
 
@@ -216,29 +187,6 @@ def _qrels_table(p: Path) -> pd.DataFrame:
     return frame[["query_id", "doc_id", "relevance"]]
 
 
-def _geobloom_qrels(p: Path) -> pd.DataFrame:
-    from analysis.io.spatial import load_geobloom_qrels
-
-    return load_geobloom_qrels(p)
-
-
-def load_qrels(path: str | Path, fmt: str = "auto") -> pd.DataFrame:
-    """Load qrels: ``query_id, doc_id, relevance`` (int64)."""
-    from analysis.io import stark
-
-    return _load(
-        path,
-        fmt,
-        "qrels file",
-        {
-            "trec_qrels": trec.read_trec_qrels,
-            "stark_qa": lambda p: stark.read_stark_qa(p)[1],
-            "geobloom": _geobloom_qrels,
-            "table": _qrels_table,
-        },
-    )
-
-
 def _queries_table(p: Path) -> pd.DataFrame:
     from analysis.io import tables
 
@@ -250,27 +198,69 @@ def _queries_table(p: Path) -> pd.DataFrame:
     return frame
 
 
+def _geobloom_qrels(p: Path) -> pd.DataFrame:
+    from analysis.io.spatial import load_geobloom_qrels
+
+    return load_geobloom_qrels(p)
+
+
 def _geobloom_queries(p: Path) -> pd.DataFrame:
     raise InputError(
         p, None, "GeoBloom queries need the dataset's CRS: python -m analysis import geobloom"
     )
 
 
-def load_queries(path: str | Path, fmt: str = "auto") -> pd.DataFrame:
-    """Load queries: ``query_id, text`` + any other columns (STaRK QA or a table)."""
-    from analysis.io import stark
+def _readers(kind: str) -> dict[str, Callable[[Path], pd.DataFrame]]:
+    """The reader of each format that gives a ``kind`` (the module table's last column); the
+    readers' modules are imported here, when a file is loaded."""
+    from analysis.io import stark, tables
 
-    return _load(
-        path,
-        fmt,
-        "queries file",
-        {
+    return {
+        "run": {
+            "trec_run": trec.read_trec_run,
+            "stark_eval": lambda p: stark.read_stark_eval(p)[0],
+            "table": lambda p: _check_run_table(tables.read_table(p), p),
+        },
+        "qrels file": {
+            "trec_qrels": trec.read_trec_qrels,
+            "stark_qa": lambda p: stark.read_stark_qa(p)[1],
+            "geobloom": _geobloom_qrels,
+            "table": _qrels_table,
+        },
+        "queries file": {
             "stark_qa": lambda p: stark.read_stark_qa(p)[0],
             "table": _queries_table,
             "split_index": stark.read_split_index,
             "geobloom": _geobloom_queries,
         },
-    )
+    }[kind]
+
+
+def _load(path: str | Path, fmt: str, kind: str) -> pd.DataFrame:
+    """Check ``path``, detect its format when ``fmt`` is ``"auto"`` and read it with that
+    format's reader for ``kind``; a format without one is an error saying the file is not a
+    ``kind``."""
+    p = check_file(path)
+    fmt = detect_format(p) if fmt == "auto" else fmt
+    reader = _readers(kind).get(fmt)
+    if reader is None:
+        raise InputError(p, None, f"a {fmt} file is not a {kind}")
+    return reader(p)
+
+
+def load_run(path: str | Path, fmt: str = "auto") -> pd.DataFrame:
+    """Load a run: ``query_id, doc_id, score`` (+ ``rank`` for rank-only formats), file order."""
+    return _load(path, fmt, "run")
+
+
+def load_qrels(path: str | Path, fmt: str = "auto") -> pd.DataFrame:
+    """Load qrels: ``query_id, doc_id, relevance`` (int64)."""
+    return _load(path, fmt, "qrels file")
+
+
+def load_queries(path: str | Path, fmt: str = "auto") -> pd.DataFrame:
+    """Load queries: ``query_id, text`` + any other columns (STaRK QA or a table)."""
+    return _load(path, fmt, "queries file")
 
 
 def load_entities(path: str | Path) -> pd.DataFrame:
