@@ -56,12 +56,7 @@ TOOLTIP: dict[str, Any] = {
 
 def parse_tolerance(raw: str | None) -> float | None:
     """A tolerance (m) from the URL: one of :data:`TOLERANCES`, else ``None``."""
-    if raw is None:
-        return None
-    try:
-        value = float(raw)
-    except ValueError:
-        return None
+    value = _float(raw)
     return value if value in TOLERANCES else None
 
 
