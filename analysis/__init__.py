@@ -9,7 +9,7 @@ first — a module imports its own layer and lower ones only (``tests/test_layer
 ``baselines``       baseline retrievers (BM25, character n-grams, KB propagation, distance fusion)
 ``io``              format detection, loaders, bundle manifests, importers
 ``stats``           bootstrap, paired tests, Holm, slicing, the per-query table, failure filters
-``present``         figures, tables, compare/slice views, the report, exports
+``present``         views, the report, exports (tables, figures), escaping, palette
 ``cli``             ``python -m analysis …``
 ==================  =========================================================================
 
@@ -23,20 +23,28 @@ The public API a notebook calls is re-exported here (imported on first use, so t
     bundle = analysis.load_bundle("data/demo")          # bundle.toml → Bundle
     dataset = analysis.load_dataset(bundle.datasets["stark-mag"])
 
-==================  =====================================================================
-``evaluate``        per-query metrics of a run (:func:`analysis.core.metrics.evaluate`)
-``evaluate_run``    the same plus data-check warnings (:func:`analysis.core.metrics.evaluate_run`)
-``rank_run``        a run ranked under a tie policy (:func:`analysis.core.metrics.rank_run`)
-``load_run``        any supported run format (:func:`analysis.io.load_run`)
-``load_qrels``      any supported qrels format (:func:`analysis.io.load_qrels`)
-``load_queries``    queries (:func:`analysis.io.load_queries`)
-``load_entities``   entities (:func:`analysis.io.load_entities`)
-``load_bundle``     a bundle manifest (:func:`analysis.io.bundle.read_manifest`)
-``load_dataset``    one dataset of a bundle (:func:`analysis.io.bundle.load_dataset`)
+=====================  ===================================================================
+``evaluate``           per-query metrics of a run (:func:`analysis.core.metrics.evaluate`)
+``evaluate_run``       the same plus data-check warnings
+                       (:func:`analysis.core.metrics.evaluate_run`)
+``rank_run``           a run ranked under a tie policy (:func:`analysis.core.metrics.rank_run`)
+``InputError``         the one error of bad input: file, line, what is wrong
+                       (:class:`analysis.core.errors.InputError`)
+``load_run``           any supported run format (:func:`analysis.io.load_run`)
+``load_qrels``         any supported qrels format (:func:`analysis.io.load_qrels`)
+``load_queries``       queries (:func:`analysis.io.load_queries`)
+``load_entities``      entities (:func:`analysis.io.load_entities`)
+``load_bundle``        a bundle manifest (:func:`analysis.io.bundle.read_manifest`)
+``load_dataset``       one dataset of a bundle (:func:`analysis.io.bundle.load_dataset`)
 ``paired_comparison``  paired statistics of two per-query arrays (:mod:`analysis.stats`)
-``compare``         paired statistics of two or more runs on qrels (:mod:`analysis.stats.runs`)
+``compare``            paired statistics of two or more runs on qrels (:mod:`analysis.stats.runs`)
 ``per_query_table``    the dashboard's per-query table (:mod:`analysis.stats.perquery`)
-==================  =====================================================================
+=====================  ===================================================================
+
+Exports for papers and meetings are one import further:
+:mod:`analysis.present.export` (tables as CSV, Markdown, LaTeX, HTML),
+:mod:`analysis.present.figures` (figures as offline HTML, PNG, SVG) and
+:mod:`analysis.present.report` (the offline report and the slide deck).
 """
 
 from __future__ import annotations

@@ -27,6 +27,7 @@ May import :mod:`analysis.core`, :mod:`analysis.geo` and :mod:`analysis.baseline
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -166,76 +167,100 @@ def _row_line(path: Path, row: int) -> int | None:
     return row + (1 if name.endswith((".jsonl", ".ndjson")) else 2)
 
 
-def load_run(path: str | Path, fmt: str = "auto") -> pd.DataFrame:
-    """Load a run: ``query_id, doc_id, score`` (+ ``rank`` for rank-only formats), file order."""
+def _qrels_table(p: Path) -> pd.DataFrame:
+    from analysis.io import tables
+
+    frame = tables.read_table(p)
+    if "doc_id" not in frame.columns and "query_id" in frame.columns:
+        from analysis.io.spatial import gold_qrels
+
+        found = gold_qrels(frame, p)  # a query table with gold ids (GeoGLUE gold_poi_ids)
+        if found is not None:
+            return found
+    missing = [c for c in ("query_id", "doc_id") if c not in frame.columns]
+    if missing:
+        raise InputError(p, 1, "a qrels table needs the columns query_id, doc_id, relevance")
+    _check_ids(frame, p)
+    if "relevance" not in frame.columns:  # a list of gold pairs (e.g. LIST's qrels.csv)
+        frame["relevance"] = 1
+    frame["relevance"] = _relevance_column(frame["relevance"], p)
+    return frame[["query_id", "doc_id", "relevance"]]
+
+
+def _queries_table(p: Path) -> pd.DataFrame:
+    from analysis.io import tables
+
+    frame = tables.read_table(p)
+    if "query_id" not in frame.columns:
+        raise InputError(p, 1, "a queries table needs a query_id column")
+    if "text" not in frame.columns:
+        frame["text"] = ""
+    return frame
+
+
+def _geobloom_qrels(p: Path) -> pd.DataFrame:
+    from analysis.io.spatial import load_geobloom_qrels
+
+    return load_geobloom_qrels(p)
+
+
+def _geobloom_queries(p: Path) -> pd.DataFrame:
+    raise InputError(
+        p, None, "GeoBloom queries need the dataset's CRS: python -m analysis import geobloom"
+    )
+
+
+def _readers(kind: str) -> dict[str, Callable[[Path], pd.DataFrame]]:
+    """The reader of each format that gives a ``kind`` (the module table's last column); the
+    readers' modules are imported here, when a file is loaded."""
     from analysis.io import stark, tables
 
+    return {
+        "run": {
+            "trec_run": trec.read_trec_run,
+            "stark_eval": lambda p: stark.read_stark_eval(p)[0],
+            "table": lambda p: _check_run_table(tables.read_table(p), p),
+        },
+        "qrels file": {
+            "trec_qrels": trec.read_trec_qrels,
+            "stark_qa": lambda p: stark.read_stark_qa(p)[1],
+            "geobloom": _geobloom_qrels,
+            "table": _qrels_table,
+        },
+        "queries file": {
+            "stark_qa": lambda p: stark.read_stark_qa(p)[0],
+            "table": _queries_table,
+            "split_index": stark.read_split_index,
+            "geobloom": _geobloom_queries,
+        },
+    }[kind]
+
+
+def _load(path: str | Path, fmt: str, kind: str) -> pd.DataFrame:
+    """Check ``path``, detect its format when ``fmt`` is ``"auto"`` and read it with that
+    format's reader for ``kind``; a format without one is an error saying the file is not a
+    ``kind``."""
     p = check_file(path)
     fmt = detect_format(p) if fmt == "auto" else fmt
-    if fmt == "trec_run":
-        return trec.read_trec_run(p)
-    if fmt == "stark_eval":
-        return stark.read_stark_eval(p)[0]
-    if fmt == "table":
-        return _check_run_table(tables.read_table(p), p)
-    raise InputError(p, None, f"a {fmt} file is not a run")
+    reader = _readers(kind).get(fmt)
+    if reader is None:
+        raise InputError(p, None, f"a {fmt} file is not a {kind}")
+    return reader(p)
+
+
+def load_run(path: str | Path, fmt: str = "auto") -> pd.DataFrame:
+    """Load a run: ``query_id, doc_id, score`` (+ ``rank`` for rank-only formats), file order."""
+    return _load(path, fmt, "run")
 
 
 def load_qrels(path: str | Path, fmt: str = "auto") -> pd.DataFrame:
     """Load qrels: ``query_id, doc_id, relevance`` (int64)."""
-    from analysis.io import stark, tables
-
-    p = check_file(path)
-    fmt = detect_format(p) if fmt == "auto" else fmt
-    if fmt == "trec_qrels":
-        return trec.read_trec_qrels(p)
-    if fmt == "stark_qa":
-        return stark.read_stark_qa(p)[1]
-    if fmt == "geobloom":
-        from analysis.io.spatial import load_geobloom_qrels
-
-        return load_geobloom_qrels(p)
-    if fmt == "table":
-        frame = tables.read_table(p)
-        if "doc_id" not in frame.columns and "query_id" in frame.columns:
-            from analysis.io.spatial import gold_qrels
-
-            found = gold_qrels(frame, p)  # a query table with gold ids (GeoGLUE gold_poi_ids)
-            if found is not None:
-                return found
-        missing = [c for c in ("query_id", "doc_id") if c not in frame.columns]
-        if missing:
-            raise InputError(p, 1, "a qrels table needs the columns query_id, doc_id, relevance")
-        _check_ids(frame, p)
-        if "relevance" not in frame.columns:  # a list of gold pairs (e.g. LIST's qrels.csv)
-            frame["relevance"] = 1
-        frame["relevance"] = _relevance_column(frame["relevance"], p)
-        return frame[["query_id", "doc_id", "relevance"]]
-    raise InputError(p, None, f"a {fmt} file is not a qrels file")
+    return _load(path, fmt, "qrels file")
 
 
 def load_queries(path: str | Path, fmt: str = "auto") -> pd.DataFrame:
     """Load queries: ``query_id, text`` + any other columns (STaRK QA or a table)."""
-    from analysis.io import stark, tables
-
-    p = check_file(path)
-    fmt = detect_format(p) if fmt == "auto" else fmt
-    if fmt == "stark_qa":
-        return stark.read_stark_qa(p)[0]
-    if fmt == "table":
-        frame = tables.read_table(p)
-        if "query_id" not in frame.columns:
-            raise InputError(p, 1, "a queries table needs a query_id column")
-        if "text" not in frame.columns:
-            frame["text"] = ""
-        return frame
-    if fmt == "split_index":
-        return stark.read_split_index(p)
-    if fmt == "geobloom":
-        raise InputError(
-            p, None, "GeoBloom queries need the dataset's CRS: python -m analysis import geobloom"
-        )
-    raise InputError(p, None, f"a {fmt} file is not a queries file")
+    return _load(path, fmt, "queries file")
 
 
 def load_entities(path: str | Path) -> pd.DataFrame:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from analysis.present.export import plotly_text
+from analysis.present.escape import plotly_text
 
 __all__ = ["axis_labels", "wrap_label"]
 

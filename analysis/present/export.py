@@ -1,43 +1,29 @@
-"""Exports: tables as CSV, Markdown, LaTeX and HTML; figures as HTML, PNG and SVG.
+"""Table exports: CSV, Markdown, LaTeX and HTML, and the leaderboard as a styled table.
 
-Tables
-    Every writer takes a plain :class:`pandas.DataFrame` or a :class:`StyledTable` (cells plus a
-    bold mask, significance marks and footnotes). Cells may hold text, numbers, booleans,
-    missing values or an :class:`Estimate` (a mean with its confidence interval). Formatting:
+Every writer takes a plain :class:`pandas.DataFrame` or a :class:`StyledTable` (cells plus a
+bold mask, significance marks and footnotes). Cells may hold text, numbers, booleans, missing
+values or an :class:`Estimate` (a mean with its confidence interval). Formatting:
 
-    * floats with ``digits`` decimals (default 3); integers as integers; missing values as
-      ``–`` (Markdown, LaTeX, HTML) or an empty field (CSV);
-    * an :class:`Estimate` as ``mean ± h``. Bootstrap percentile intervals are not symmetric, so
-      ``h`` is the *larger* of ``mean - low`` and ``high - mean``: ``mean ± h`` always contains
-      the interval (a slightly conservative display; the CSV keeps ``low`` and ``high``);
-    * bold (best value): Markdown ``**0.412** ± 0.041``, LaTeX ``\\textbf{0.412} $\\pm$ 0.041``,
-      HTML ``<strong>``; only the mean is bold;
-    * a mark (e.g. ``*`` = significant after Holm correction) follows the cell: Markdown
-      ``\\*``, LaTeX ``$^{*}$``, HTML ``<sup>*</sup>``.
+* floats with ``digits`` decimals (default 3); integers as integers; missing values as ``–``
+  (Markdown, LaTeX, HTML) or an empty field (CSV);
+* an :class:`Estimate` as ``mean ± h``. Bootstrap percentile intervals are not symmetric, so
+  ``h`` is the *larger* of ``mean - low`` and ``high - mean``: ``mean ± h`` always contains the
+  interval (a slightly conservative display; the CSV keeps ``low`` and ``high``);
+* bold (best value): Markdown ``**0.412** ± 0.041``, LaTeX ``\\textbf{0.412} $\\pm$ 0.041``,
+  HTML ``<strong>``; only the mean is bold;
+* a mark (e.g. ``*`` = significant after Holm correction) follows the cell: Markdown ``\\*``,
+  LaTeX ``$^{*}$``, HTML ``<sup>*</sup>``.
 
-    Text from data files (model, dataset and slice names, query text) is escaped for each target:
-    :func:`escape_markdown` (every ASCII punctuation character backslash-escaped, so nothing is
-    read as Markdown, HTML, an entity, math or a Streamlit directive), :func:`escape_latex`
-    (the ten LaTeX special characters plus ``<``/``>``) and :func:`html.escape`.
-    LaTeX tables use booktabs (``\\toprule``, ``\\midrule``, ``\\bottomrule``; the output starts
-    with a comment saying it needs ``\\usepackage{booktabs}``), carry a ``\\caption`` and a
-    ``\\label`` when given, and numbers are right-aligned.
+Text from data files (model, dataset and slice names, query text) is escaped for each target
+with the helpers of :mod:`analysis.present.escape` (:func:`escape_markdown`,
+:func:`escape_latex`) and :func:`html.escape`. LaTeX tables use booktabs (``\\toprule``,
+``\\midrule``, ``\\bottomrule``; the output starts with a comment saying it needs
+``\\usepackage{booktabs}``), carry a ``\\caption`` and a ``\\label`` when given, and numbers are
+right-aligned.
 
-Figures
-    :func:`figure_html` gives a standalone HTML page with plotly.js inlined (works offline).
-    Both writers name :data:`~analysis.present.palette.FONT_FAMILY` (Noto Sans CJK for Chinese
-    text) when the figure's layout names no font family; PNGs are at least ``2 x MIN_WIDTH`` =
-    1600 px wide by default. :func:`figure_image` renders PNG or SVG with kaleido, which drives
-    a Chrome/Chromium (Debian's ``/usr/bin/chromium`` is found by itself; the ``BROWSER_PATH``
-    environment variable overrides). One kaleido server is started per process
-    (``kaleido.start_sync_server``), so an image takes ~0.15 s after the first (~2-4 s, browser
-    start). Without a browser, or when the browser fails, :class:`ImageExportError` is raised
-    with a one-line message: the browser is looked up before anything starts, and while
-    waiting for an image the server thread is watched (kaleido's server would otherwise wait
-    forever for a browser that died), with a timeout as the last resort. After such a failure
-    every later call fails fast (restart).
-
-The module never imports streamlit.
+Figure exports (HTML, PNG, SVG) live in :mod:`analysis.present.figures`; their names, and the
+escaping helpers, are re-exported here so ``from analysis.present.export import figure_image``
+keeps working. The module never imports streamlit.
 """
 
 from __future__ import annotations
@@ -45,24 +31,31 @@ from __future__ import annotations
 import html
 import io
 import math
-import os
 import re
-import shutil
-import threading
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Literal
 
 import numpy as np
 import pandas as pd
-import plotly.graph_objects as go
 
-from analysis.present.palette import FONT_FAMILY
+from analysis.present.escape import escape_latex, escape_markdown, plotly_text
+from analysis.present.figures import (
+    IMAGE_FORMATS,
+    MIN_WIDTH,
+    NO_BROWSER_MESSAGE,
+    PLOTLY_CONFIG,
+    ImageExportError,
+    browser_path,
+    figure_html,
+    figure_image,
+    with_font,
+)
 
 __all__ = [
     "IMAGE_FORMATS",
+    "MIN_WIDTH",
+    "NO_BROWSER_MESSAGE",
     "PLOTLY_CONFIG",
     "Estimate",
     "ImageExportError",
@@ -84,75 +77,8 @@ __all__ = [
     "with_font",
 ]
 
-#: Image formats :func:`figure_image` renders.
-IMAGE_FORMATS: tuple[str, ...] = ("png", "svg")
-#: plotly config for every exported or embedded figure: no "Produced with Plotly" link.
-PLOTLY_CONFIG: dict[str, object] = {"displaylogo": False, "responsive": True}
 MISSING = "–"
-#: Smallest default width (px at scale 1) of an image export: PNGs at 2x are >= 1600 px wide.
-MIN_WIDTH = 800
 BOOKTABS_NOTE = r"% booktabs table: needs \usepackage{booktabs} in the preamble"
-NO_BROWSER_MESSAGE = (
-    "PNG/SVG export needs Chrome or Chromium, and none was found (install chromium, e.g. "
-    "`apt-get install chromium`, or set BROWSER_PATH to a Chrome binary); "
-    "the HTML export works without it."
-)
-
-_ASCII_PUNCTUATION = re.compile(r"([!-/:-@\[-`{-~])")
-_LATEX_SPECIAL = {
-    "\\": r"\textbackslash{}",
-    "&": r"\&",
-    "%": r"\%",
-    "$": r"\$",
-    "#": r"\#",
-    "_": r"\_",
-    "{": r"\{",
-    "}": r"\}",
-    "~": r"\textasciitilde{}",
-    "^": r"\textasciicircum{}",
-    "<": r"\textless{}",
-    ">": r"\textgreater{}",
-}
-_LATEX_RE = re.compile("|".join(re.escape(c) for c in _LATEX_SPECIAL))
-
-
-class ImageExportError(RuntimeError):
-    """A figure could not be rendered to PNG/SVG; the message is one line for the user."""
-
-
-# --------------------------------------------------------------------------- escaping
-
-
-def escape_markdown(text: object) -> str:
-    """``text`` as Markdown that displays literally.
-
-    Every ASCII punctuation character gets a backslash (CommonMark allows escaping any of them),
-    so no character starts emphasis, a link, code, a heading, a list, HTML, an entity (``&``),
-    math (``$``) or a Streamlit directive/emoji (``:``); line breaks become spaces. ``None``
-    gives ``""``.
-    """
-    if text is None:
-        return ""
-    flat = " ".join(str(text).splitlines())
-    return _ASCII_PUNCTUATION.sub(r"\\\1", flat)
-
-
-def escape_latex(text: object) -> str:
-    """``text`` for a LaTeX document: ``\\ & % $ # _ { } ~ ^ < >`` replaced by their escaped
-    forms; line breaks become spaces. ``None`` gives ``""``."""
-    if text is None:
-        return ""
-    flat = " ".join(str(text).splitlines())
-    return _LATEX_RE.sub(lambda m: _LATEX_SPECIAL[m.group(0)], flat)
-
-
-def plotly_text(text: object) -> str:
-    """``text`` for a plotly label or hover: plotly reads a subset of HTML (``<b>``, ``<a>``,
-    entities) in every string, so ``&`` and ``<`` are written as ``&amp;`` and ``&lt;``; and
-    it expands ``%{...}`` template fields in hover and text templates, so ``%`` is written as
-    the entity ``&#37;`` (shown as ``%``, never a field): a slice value ``%{y}`` shows literally.
-    """
-    return str(text).replace("&", "&amp;").replace("<", "&lt;").replace("%", "&#37;")
 
 
 # --------------------------------------------------------------------------- cell values
@@ -524,158 +450,3 @@ def results_table(
             f"test, Holm-corrected over {n_tests} comparisons, alpha = {alpha:g})."
         )
     return StyledTable(cells=cells, bold=bold, marks=marks, notes=tuple(notes), data=long)
-
-
-# --------------------------------------------------------------------------- figures
-
-
-def with_font(fig: go.Figure) -> go.Figure:
-    """``fig`` itself when its layout names a font family, else a copy naming
-    :data:`~analysis.present.palette.FONT_FAMILY`."""
-    if fig.layout.font.family:
-        return fig
-    out = go.Figure(fig)
-    out.update_layout(font_family=FONT_FAMILY)
-    return out
-
-
-def figure_html(fig: go.Figure, *, title: str | None = None) -> str:
-    """A standalone HTML page of ``fig`` with plotly.js inlined (no network needed) and no
-    "Produced with Plotly" link, in the shared font stack (:func:`with_font`). ``title`` (data
-    text) is escaped."""
-    body = with_font(fig).to_html(
-        full_html=False, include_plotlyjs=True, config=PLOTLY_CONFIG, div_id="figure"
-    )
-    head = f"<title>{html.escape(title)}</title>" if title else ""
-    return (
-        f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">{head}</head>'
-        f"<body>{body}</body></html>\n"
-    )
-
-
-def _is_exe(path: str) -> bool:
-    return Path(path).is_file() and os.access(path, os.X_OK)
-
-
-def browser_path() -> str | None:
-    """The Chrome/Chromium kaleido will use, or ``None``: ``BROWSER_PATH`` when set (``None``
-    if it is not an executable file), else kaleido's own search (choreographer), else
-    ``chromium``/``chromium-browser``/``google-chrome`` on the PATH."""
-    override = os.environ.get("BROWSER_PATH")
-    if override:
-        return override if _is_exe(override) else None
-    found: str | None = None
-    try:
-        from choreographer.browsers.chromium import Chromium
-
-        found = Chromium.find_browser(skip_local=False)
-    except Exception:  # best effort: fall back to the PATH
-        found = None
-    if found and _is_exe(found):
-        return found
-    for name in ("chromium", "chromium-browser", "google-chrome", "chrome"):
-        path = shutil.which(name)
-        if path and _is_exe(path):
-            return path
-    return None
-
-
-_LOCK = threading.Lock()
-_state: dict[str, object] = {"started": False, "failed": None}
-
-
-def _server_alive() -> bool:
-    """False when kaleido's server thread has died (it then never answers)."""
-    import kaleido
-
-    thread = getattr(getattr(kaleido, "_global_server", None), "_thread", None)
-    return thread is None or thread.is_alive()
-
-
-class _ServerDied(Exception):
-    """kaleido's server thread ended (the browser failed to start or crashed)."""
-
-
-def _call_with_timeout(fn: Callable[[], bytes], timeout: float) -> bytes:
-    box: dict[str, object] = {}
-
-    def run() -> None:
-        try:
-            box["value"] = fn()
-        except BaseException as exc:  # handed to the caller below
-            box["error"] = exc
-
-    worker = threading.Thread(target=run, daemon=True, name="kaleido-call")
-    worker.start()
-    deadline = time.monotonic() + timeout
-    while worker.is_alive():
-        worker.join(0.1)
-        if worker.is_alive() and not _server_alive():
-            raise _ServerDied
-        if time.monotonic() > deadline:
-            raise TimeoutError
-    if "error" in box:
-        raise box["error"]  # type: ignore[misc]
-    return box["value"]  # type: ignore[return-value]
-
-
-def figure_image(
-    fig: go.Figure,
-    fmt: str = "png",
-    *,
-    width: int | None = None,
-    height: int | None = None,
-    scale: float = 2.0,
-    timeout: float = 60.0,
-) -> bytes:
-    """``fig`` rendered as PNG or SVG bytes by kaleido.
-
-    Width defaults to the figure's layout width (else 900 px), at least :data:`MIN_WIDTH`;
-    height to the layout height, else 500 px; ``scale`` multiplies the pixel size of a PNG (so
-    the default PNG is >= 1600 px wide). The font stack is applied as in :func:`with_font`.
-    Calls are serialized (kaleido's server is not thread-safe).
-
-    Raises:
-        ValueError: an unknown format.
-        ImageExportError: no Chrome/Chromium, the browser failed or did not answer within
-            ``timeout`` seconds (one-line message).
-    """
-    if fmt not in IMAGE_FORMATS:
-        raise ValueError(f"image format must be one of {IMAGE_FORMATS}, got {fmt!r}")
-    if browser_path() is None:
-        raise ImageExportError(NO_BROWSER_MESSAGE)
-    import kaleido
-
-    opts = {
-        "format": fmt,
-        "width": int(width or max(fig.layout.width or 900, MIN_WIDTH)),
-        "height": int(height or fig.layout.height or 500),
-        "scale": float(scale),
-    }
-    spec = with_font(fig).to_dict()
-    with _LOCK:
-        if _state["failed"]:
-            raise ImageExportError(str(_state["failed"]))
-        if not _state["started"]:
-            kaleido.start_sync_server(mathjax=False, silence_warnings=True)
-            _state["started"] = True
-        if not _server_alive():
-            _state["failed"] = "the image renderer (kaleido) stopped; restart the app"
-            raise ImageExportError(str(_state["failed"]))
-        try:
-            return _call_with_timeout(lambda: kaleido.calc_fig_sync(spec, opts=opts), timeout)
-        except _ServerDied:
-            _state["failed"] = (
-                f"the browser used for image export ({browser_path()}) failed to start or "
-                "stopped; restart the app"
-            )
-            raise ImageExportError(str(_state["failed"])) from None
-        except TimeoutError:
-            _state["failed"] = (
-                f"the browser used for image export did not answer within {timeout:g} s; "
-                "restart the app"
-            )
-            raise ImageExportError(str(_state["failed"])) from None
-        except Exception as exc:
-            message = " ".join(str(exc).split()) or type(exc).__name__
-            raise ImageExportError(f"image export failed: {message[:300]}") from None

@@ -30,7 +30,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from analysis.present.axislabels import axis_labels, wrap_label
-from analysis.present.export import plotly_text
+from analysis.present.escape import plotly_text
 from analysis.present.palette import FONT_FAMILY, SEQUENTIAL_SCALE, model_colours
 from analysis.stats import MISSING_LABEL, mean_ci, slice_finder
 
@@ -286,6 +286,20 @@ def heatmap_frames(
     return out
 
 
+def _slice_hover(head: str, column: str, metric: str, axis: str) -> str:
+    """Hover template of a slice mean: ``head`` (the model), ``column = value`` (customdata[3],
+    the full value), ``metric = mean [low, high]`` (the mean on ``axis``, the CI in
+    customdata[1:3]) and ``n`` (customdata[0]); data names through :func:`plotly_text`."""
+    return (
+        f"{head}<br>"
+        + plotly_text(column)
+        + " = %{customdata[3]}<br>"
+        + plotly_text(metric)
+        + f" = %{{{axis}:.3f}} [%{{customdata[1]:.3f}}, %{{customdata[2]:.3f}}]"
+        "<br>n = %{customdata[0]:,.0f}<extra></extra>"
+    )
+
+
 def slice_bar_figure(
     summary: pd.DataFrame,
     metric: str,
@@ -327,14 +341,7 @@ def slice_bar_figure(
                 customdata=np.column_stack(
                     [part["n"].to_numpy(dtype=float), low, high, np.asarray(full, dtype=object)]
                 ),
-                hovertemplate=(
-                    "%{fullData.name}<br>"
-                    + plotly_text(column)
-                    + " = %{customdata[3]}<br>"
-                    + plotly_text(metric)
-                    + " = %{x:.3f} [%{customdata[1]:.3f}, %{customdata[2]:.3f}]"
-                    "<br>n = %{customdata[0]:,.0f}<extra></extra>"
-                ),
+                hovertemplate=_slice_hover("%{fullData.name}", column, metric, "x"),
             )
         )
     n_rows = len(order) * max(1, len(fig.data))
@@ -391,14 +398,7 @@ def slice_heatmap_figure(
             colorbar={"title": plotly_text(metric)},
             texttemplate="%{z:.3f}",
             hoverongaps=False,
-            hovertemplate=(
-                "model %{x}<br>"
-                + plotly_text(column)
-                + " = %{customdata[3]}<br>"
-                + plotly_text(metric)
-                + " = %{z:.3f} [%{customdata[1]:.3f}, %{customdata[2]:.3f}]"
-                "<br>n = %{customdata[0]:,.0f}<extra></extra>"
-            ),
+            hovertemplate=_slice_hover("model %{x}", column, metric, "z"),
         )
     )
     fig.update_layout(

@@ -2,37 +2,13 @@
 slices, the per-query table itself and the failing-query filters.
 
 May import :mod:`analysis.core`, :mod:`analysis.geo`, :mod:`analysis.baselines` and
-:mod:`analysis.io`. The statistics of :mod:`analysis.stats.inference` are re-exported here.
+:mod:`analysis.io`. The statistics of :mod:`analysis.stats.inference` (its ``__all__``: bootstrap
+CIs, paired comparisons, Holm, slices and the slice labels) are re-exported here, so
+``from analysis.stats import mean_ci`` works; the other modules are imported by name
+(``from analysis.stats import failures``).
 """
 
-from analysis.stats.inference import (
-    ALL_LABEL,
-    MISSING_LABEL,
-    NGOLD_BUCKETS,
-    PairedComparison,
-    bootstrap_ci,
-    bucket_numeric,
-    compare_slices,
-    holm,
-    mean_ci,
-    n_gold_bucket,
-    paired_comparison,
-    slice_finder,
-    win_tie_loss,
-)
+from analysis.stats import inference as _inference
+from analysis.stats.inference import *  # noqa: F403  (the names listed in inference.__all__)
 
-__all__ = [
-    "ALL_LABEL",
-    "MISSING_LABEL",
-    "NGOLD_BUCKETS",
-    "PairedComparison",
-    "bootstrap_ci",
-    "bucket_numeric",
-    "compare_slices",
-    "holm",
-    "mean_ci",
-    "n_gold_bucket",
-    "paired_comparison",
-    "slice_finder",
-    "win_tie_loss",
-]
+__all__ = [name for name in _inference.__all__ if not name.startswith("_")]

@@ -56,12 +56,7 @@ TOOLTIP: dict[str, Any] = {
 
 def parse_tolerance(raw: str | None) -> float | None:
     """A tolerance (m) from the URL: one of :data:`TOLERANCES`, else ``None``."""
-    if raw is None:
-        return None
-    try:
-        value = float(raw)
-    except ValueError:
-        return None
+    value = _float(raw)
     return value if value in TOLERANCES else None
 
 
@@ -275,3 +270,43 @@ def _stack_names(rows: pd.DataFrame, limit: int = 5) -> dict[int, str]:
         if len(names) < limit:
             names.append(str(name))
     return {sid: " | ".join(names) for sid, names in out.items()}
+
+
+def _stack_tips(first: pd.DataFrame, members: pd.DataFrame) -> pd.DataFrame:
+    """``first`` (one row per stack) with the tooltip of a stack column: "Stack of n POIs", the
+    names of its first five ``members`` (escaped, at most 200 characters) and a click hint."""
+    names = _stack_names(members)
+    first["tip_title"] = [f"Stack of {int(s)} POIs" for s in first["stack_size"]]
+    first["tip_name"] = escape_text(
+        [names.get(s, "") for s in first["stack_id"].tolist()], limit=200
+    )
+    first["tip_detail"] = "click to list every POI of the stack"
+    return first
+
+
+def _stack_layer(
+    layer_id: str,
+    first: pd.DataFrame,
+    members: pd.DataFrame,
+    *,
+    height_m: float,
+    radius_m: float,
+    color: list[int],
+) -> pdk.Layer:
+    """A pickable ColumnLayer with one column per stack (``first``: one row per stack, given
+    the tooltip of :func:`_stack_tips`): the highest column is ``height_m`` metres high, the
+    others in proportion to their ``stack_size``."""
+    first = _stack_tips(first, members)
+    return pdk.Layer(
+        "ColumnLayer",
+        id=layer_id,
+        data=_records(first, ["doc_id", "lat", "lon", "stack_size", *_TIP]),
+        get_position=["lon", "lat"],
+        get_elevation="stack_size",
+        elevation_scale=height_m / float(first["stack_size"].max()),
+        radius=radius_m,
+        get_fill_color=color,
+        extruded=True,
+        pickable=True,
+        auto_highlight=True,
+    )

@@ -89,6 +89,41 @@ def _tip(title: str, name: str = "", detail: str = "") -> dict[str, str]:
     }
 
 
+def _path_layer(
+    layer_id: str, data: list[dict[str, Any]], color: list[int], width: float
+) -> pdk.Layer:
+    """A pickable PathLayer of rows with a ``path`` (``[lon, lat]`` vertices)."""
+    return pdk.Layer(
+        "PathLayer",
+        id=layer_id,
+        data=data,
+        get_path="path",
+        get_color=color,
+        width_min_pixels=width,
+        pickable=True,
+    )
+
+
+def _text_layer(
+    layer_id: str, data: list[dict[str, Any]], size: int, color: list[int], *, cjk: bool = False
+) -> pdk.Layer:
+    """A pickable TextLayer of rows with a ``position`` and a ``text`` in :data:`MAP_FONT`;
+    ``cjk`` builds the character set from the texts (Chinese names), else deck.gl's ASCII."""
+    extra = {"character_set": pdk.types.String("auto")} if cjk else {}
+    return pdk.Layer(
+        "TextLayer",
+        id=layer_id,
+        data=data,
+        get_position="position",
+        get_text="text",
+        get_size=size,
+        get_color=color,
+        **extra,
+        font_family=pdk.types.String(MAP_FONT),
+        pickable=True,
+    )
+
+
 def _district_layers(bounds, datum: str) -> list[pdk.Layer]:
     lon0, lat0, lon1, lat1 = bounds
     paths, labels = [], []
@@ -115,27 +150,8 @@ def _district_layers(bounds, datum: str) -> list[pdk.Layer]:
     if not paths:
         return []
     return [
-        pdk.Layer(
-            "PathLayer",
-            id="context_districts",
-            data=paths,
-            get_path="path",
-            get_color=LINE_COLOR,
-            width_min_pixels=1.5,
-            pickable=True,
-        ),
-        pdk.Layer(
-            "TextLayer",
-            id="context_labels",
-            data=labels,
-            get_position="position",
-            get_text="text",
-            get_size=13,
-            get_color=LABEL_COLOR,
-            character_set=pdk.types.String("auto"),
-            font_family=pdk.types.String(MAP_FONT),
-            pickable=True,
-        ),
+        _path_layer("context_districts", paths, LINE_COLOR, 1.5),
+        _text_layer("context_labels", labels, 13, LABEL_COLOR, cjk=True),
     ]
 
 
@@ -155,15 +171,7 @@ def _graticule(bounds) -> pdk.Layer:
             {"path": [[lon0 - step, lat], [lon1 + step, lat]]}
             | _tip(f"{lat:.6g}° N", detail="graticule")
         )
-    return pdk.Layer(
-        "PathLayer",
-        id="context_graticule",
-        data=lines,
-        get_path="path",
-        get_color=GRID_COLOR,
-        width_min_pixels=1,
-        pickable=True,
-    )
+    return _path_layer("context_graticule", lines, GRID_COLOR, 1)
 
 
 def _scale_bar(bounds) -> list[pdk.Layer]:
@@ -178,28 +186,20 @@ def _scale_bar(bounds) -> list[pdk.Layer]:
     tick = 0.012 * (lat1 - lat0)
     bar = [[start, lat + tick], [start, lat], [end, lat], [end, lat + tick]]
     return [
-        pdk.Layer(
-            "PathLayer",
-            id="context_scale",
-            data=[{"path": bar} | _tip(f"scale: {label}", detail=f"true at {lat:.4f}° N")],
-            get_path="path",
-            get_color=SCALE_COLOR,
-            width_min_pixels=3,
-            pickable=True,
+        _path_layer(
+            "context_scale",
+            [{"path": bar} | _tip(f"scale: {label}", detail=f"true at {lat:.4f}° N")],
+            SCALE_COLOR,
+            3,
         ),
-        pdk.Layer(
-            "TextLayer",
-            id="context_scale_label",
-            data=[
+        _text_layer(
+            "context_scale_label",
+            [
                 {"position": [(start + end) / 2, lat + 2.5 * tick], "text": label}
                 | _tip(f"scale: {label}")
             ],
-            get_position="position",
-            get_text="text",
-            get_size=14,
-            get_color=SCALE_COLOR,
-            font_family=pdk.types.String(MAP_FONT),
-            pickable=True,
+            14,
+            SCALE_COLOR,
         ),
     ]
 

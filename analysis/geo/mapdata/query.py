@@ -23,11 +23,46 @@ from analysis.geo.mapdata.base import (
     _extent,
     _float,
     _records,
-    _stack_names,
+    _stack_layer,
     _view,
     escape_text,
     jitter,
 )
+
+WHITE: list[int] = [255, 255, 255, 255]
+
+
+def _points_layer(
+    layer_id: str,
+    data: list[dict[str, Any]],
+    position: list[str],
+    *,
+    fill: object,
+    line: list[int],
+    line_px: int,
+    radius: float,
+    radius_px: tuple[int, int],
+    highlight: bool = True,
+) -> pdk.Layer:
+    """A pickable, outlined ScatterplotLayer: ``radius`` metres, clamped to ``radius_px``
+    (min, max) pixels; ``highlight`` lights the point under the pointer."""
+    extra = {"auto_highlight": True} if highlight else {}
+    return pdk.Layer(
+        "ScatterplotLayer",
+        id=layer_id,
+        data=data,
+        get_position=position,
+        get_fill_color=fill,
+        get_line_color=line,
+        stroked=True,
+        line_width_min_pixels=line_px,
+        get_radius=radius,
+        radius_min_pixels=radius_px[0],
+        radius_max_pixels=radius_px[1],
+        pickable=True,
+        **extra,
+    )
+
 
 # --------------------------------------------------------------------------------------------
 # one query: points, layers, deck
@@ -214,28 +249,18 @@ def query_deck(
     view = _view(clat, clon, extent, pitch=0.0)
 
     layers: list[pdk.Layer] = []
-    stacked = pts[pts["stack_size"] >= 2].drop_duplicates("stack_id").copy()
-    if not stacked.empty:
-        shown = _stack_names(pts[pts["stack_size"] >= 2].drop_duplicates("doc_id"))
-        stacked["tip_title"] = [f"Stack of {int(s)} POIs" for s in stacked["stack_size"]]
-        stacked["tip_name"] = escape_text(
-            [shown.get(s, "") for s in stacked["stack_id"].tolist()], limit=200
-        )
-        stacked["tip_detail"] = "click to list every POI of the stack"
+    members = pts[pts["stack_size"] >= 2]
+    if not members.empty:
+        first = members.drop_duplicates("stack_id").copy()
         height = max(extent, 200.0) * 0.5
         layers.append(
-            pdk.Layer(
-                "ColumnLayer",
-                id="stacks",
-                data=_records(stacked, ["doc_id", "lat", "lon", "stack_size", *_TIP]),
-                get_position=["lon", "lat"],
-                get_elevation="stack_size",
-                elevation_scale=height / float(stacked["stack_size"].max()),
-                radius=max(extent / 80.0, 4.0),
-                get_fill_color=STACK_COLOR,
-                extruded=True,
-                pickable=True,
-                auto_highlight=True,
+            _stack_layer(
+                "stacks",
+                first,
+                members.drop_duplicates("doc_id"),
+                height_m=height,
+                radius_m=max(extent / 80.0, 4.0),
+                color=STACK_COLOR,
             )
         )
     labels = [r for r in dict.fromkeys(pts["role"]) if r != "gold"]
@@ -260,43 +285,24 @@ def query_deck(
                 )
             )
     point_cols = ["doc_id", "rank", "x_lat", "x_lon", "color", *_TIP]
-    if not gold.empty:
-        layers.append(
-            pdk.Layer(
-                "ScatterplotLayer",
-                id="gold",
-                data=_records(gold, point_cols),
-                get_position=["x_lon", "x_lat"],
-                get_fill_color="color",
-                get_line_color=GOLD_LINE,
-                stroked=True,
-                line_width_min_pixels=2,
-                get_radius=max(extent / 60.0, 3.0),
-                radius_min_pixels=9,
-                radius_max_pixels=40,
-                pickable=True,
-                auto_highlight=True,
-            )
-        )
+    # (layer id, rows, outline colour, outline px, radius m, radius px): gold under the models
+    drawn = [("gold", gold, GOLD_LINE, 2, max(extent / 60.0, 3.0), (9, 40))]
     for label in labels:
         rows = pts[pts["role"] == label].sort_values("rank", ascending=False)
+        drawn.append((f"model_{label}", rows, WHITE, 1, max(extent / 120.0, 2.0), (5, 20)))
+    for layer_id, rows, line, line_px, radius, radius_px in drawn:
         if rows.empty:
             continue
         layers.append(
-            pdk.Layer(
-                "ScatterplotLayer",
-                id=f"model_{label}",
-                data=_records(rows, point_cols),
-                get_position=["x_lon", "x_lat"],
-                get_fill_color="color",
-                get_line_color=[255, 255, 255, 255],
-                stroked=True,
-                line_width_min_pixels=1,
-                get_radius=max(extent / 120.0, 2.0),
-                radius_min_pixels=5,
-                radius_max_pixels=20,
-                pickable=True,
-                auto_highlight=True,
+            _points_layer(
+                layer_id,
+                _records(rows, point_cols),
+                ["x_lon", "x_lat"],
+                fill="color",
+                line=line,
+                line_px=line_px,
+                radius=radius,
+                radius_px=radius_px,
             )
         )
     if q_located:
@@ -309,19 +315,16 @@ def query_deck(
             "tip_detail": "the query's location",
         }
         layers.append(
-            pdk.Layer(
-                "ScatterplotLayer",
-                id="query",
-                data=[qrow],
-                get_position=["lon", "lat"],
-                get_fill_color=QUERY_COLOR,
-                get_line_color=[255, 255, 255, 255],
-                stroked=True,
-                line_width_min_pixels=2,
-                get_radius=max(extent / 60.0, 3.0),
-                radius_min_pixels=8,
-                radius_max_pixels=30,
-                pickable=True,
+            _points_layer(
+                "query",
+                [qrow],
+                ["lon", "lat"],
+                fill=QUERY_COLOR,
+                line=WHITE,
+                line_px=2,
+                radius=max(extent / 60.0, 3.0),
+                radius_px=(8, 30),
+                highlight=False,
             )
         )
     return _deck(layers, view, basemap, context=context, datum=datum, height_px=height_px)

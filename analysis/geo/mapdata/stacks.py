@@ -21,7 +21,7 @@ from analysis.geo.mapdata.base import (
     _deck,
     _extent,
     _records,
-    _stack_names,
+    _stack_layer,
     _view,
     escape_text,
 )
@@ -206,26 +206,14 @@ def dataset_deck(
     )
     stacks = located[located["stack_size"] >= 2]
     if not stacks.empty:
-        first = stacks.drop_duplicates("stack_id").copy()
-        names = _stack_names(stacks)
-        first["tip_title"] = [f"Stack of {int(s)} POIs" for s in first["stack_size"]]
-        first["tip_name"] = escape_text(
-            [names.get(s, "") for s in first["stack_id"].tolist()], limit=200
-        )
-        first["tip_detail"] = "click to list every POI of the stack"
         layers.append(
-            pdk.Layer(
-                "ColumnLayer",
-                id="dataset_stacks",
-                data=_records(first, ["doc_id", "lat", "lon", "stack_size", *_TIP]),
-                get_position=["lon", "lat"],
-                get_elevation="stack_size",
-                elevation_scale=max(extent, 1000.0) * 0.3 / float(first["stack_size"].max()),
-                radius=max(extent / 250.0, 10.0),
-                get_fill_color=[200, 60, 40, 200],
-                extruded=True,
-                pickable=True,
-                auto_highlight=True,
+            _stack_layer(
+                "dataset_stacks",
+                stacks.drop_duplicates("stack_id").copy(),
+                stacks,
+                height_m=max(extent, 1000.0) * 0.3,
+                radius_m=max(extent / 250.0, 10.0),
+                color=[200, 60, 40, 200],
             )
         )
     return _deck(layers, view, basemap, context=context, datum=datum, height_px=height_px)

@@ -60,6 +60,14 @@ def _root(root: str | Path) -> Path:
     return src
 
 
+def _poi_file(src: Path, file: str, layout: str) -> Path:
+    """``src / file``; its absence is an error naming the expected ``layout``."""
+    path = src / file
+    if not path.is_file():
+        raise InputError(src, None, f"no {file} here ({layout})")
+    return path
+
+
 def _queries(
     parts: list[tuple[str, pd.DataFrame, pd.DataFrame]], notes: list[str]
 ) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, list[str]]]:
@@ -107,14 +115,17 @@ def _finish(
     kind: str,
     src: Path,
     out: Path,
-    name: str,
+    name: str | None,
     pois: pd.DataFrame,
     parts: list[tuple[str, pd.DataFrame, pd.DataFrame]],
-    notes: list[str],
     *,
     baselines: bool,
-    source_crs: str | None,
+    source_crs: str | None = None,
+    notes: list[str] | None = None,
 ) -> ImportResult:
+    """Write the bundle of one imported dataset (named ``name``, else the folder's name)."""
+    name = name or src.name
+    notes = [] if notes is None else notes
     if not parts:
         raise InputError(src, None, "no query files found")
     queries, qrels, splits = _queries(parts, notes)
@@ -163,11 +174,7 @@ def import_geobloom(
     """
     src = _root(root)
     target = check_out(out, [src])
-    poi_file = src / "poi.txt"
-    if not poi_file.is_file():
-        raise InputError(
-            src, None, "no poi.txt here (GeoBloom layout: poi.txt, train/dev/test.txt)"
-        )
+    poi_file = _poi_file(src, "poi.txt", "GeoBloom layout: poi.txt, train/dev/test.txt")
     pois = spatial.load_geobloom_pois(poi_file, crs, always_xy=easting_first)
     parts = []
     for split in ("train", "dev", "val", "test"):
@@ -175,17 +182,7 @@ def import_geobloom(
         if path.is_file():
             q, r = spatial.load_geobloom_queries(path, crs, always_xy=easting_first)
             parts.append((split, q, r))
-    return _finish(
-        "geobloom",
-        src,
-        target,
-        name or src.name,
-        pois,
-        parts,
-        [],
-        baselines=baselines,
-        source_crs=crs,
-    )
+    return _finish("geobloom", src, target, name, pois, parts, baselines=baselines, source_crs=crs)
 
 
 def _geoglue_files(src: Path) -> tuple[Path, list[Path], str]:
@@ -224,17 +221,7 @@ def import_geoglue(
         loader = spatial.load_geoglue_queries if kind == "json" else spatial.load_latlon_queries
         q, r = loader(path)
         parts.append((split_of(path, src), q, r))
-    return _finish(
-        "geoglue",
-        src,
-        target,
-        name or src.name,
-        pois,
-        parts,
-        [],
-        baselines=baselines,
-        source_crs=None,
-    )
+    return _finish("geoglue", src, target, name, pois, parts, baselines=baselines)
 
 
 def _list_files(src: Path) -> list[tuple[str, Path, Path | None]]:
@@ -276,9 +263,7 @@ def import_list(
     """
     src = _root(root)
     target = check_out(out, [src])
-    poi_file = src / "poi.csv"
-    if not poi_file.is_file():
-        raise InputError(src, None, "no poi.csv here (LIST layout: poi.csv, query.csv, qrels.csv)")
+    poi_file = _poi_file(src, "poi.csv", "LIST layout: poi.csv, query.csv, qrels.csv")
     pois = spatial.load_list_pois(poi_file, crs)
     parts = []
     for split, qfile, rfile in _list_files(src):
@@ -304,13 +289,5 @@ def import_list(
         pois = _reproject(pois, zones)
         parts = [(s, _reproject(q, zones), r) for s, q, r in parts]
     return _finish(
-        "list",
-        src,
-        target,
-        name or src.name,
-        pois,
-        parts,
-        notes,
-        baselines=baselines,
-        source_crs=crs,
+        "list", src, target, name, pois, parts, baselines=baselines, source_crs=crs, notes=notes
     )

@@ -36,16 +36,31 @@ def _list_coor(src: _Source, df: pd.DataFrame) -> tuple[npt.NDArray[np.float64],
     return x, y
 
 
-def _list_pois(src: _Source, crs: CrsLike | None, always_xy: bool) -> pd.DataFrame:
+def _list_table(
+    src: _Source,
+    crs: CrsLike | None,
+    always_xy: bool,
+    file: str,
+    id_names: tuple[str, ...],
+    what: str,
+) -> tuple[pd.Series, pd.Series, npt.NDArray[np.float64], npt.NDArray[np.float64], pd.DataFrame]:
+    """The rows of a LIST ``id,coor,text`` file: unique ids (``what`` names them in errors), the
+    text column, WGS84 ``lat``/``lon`` and the other columns plus the projected ``x``, ``y``."""
     df = _read_csv(src)
-    id_col = _require(src, df, ("id", "poi_id", "doc_id"), "LIST poi.csv has id,coor,text")
-    text_col = _require(src, df, ("text",), "LIST poi.csv has id,coor,text")
-    ids = _ids(src, df[id_col], "POI id", unique=True)
+    id_col = _require(src, df, id_names, f"LIST {file} has id,coor,text")
+    text_col = _require(src, df, ("text",), f"LIST {file} has id,coor,text")
+    ids = _ids(src, df[id_col], what, unique=True)
     x, y = _list_coor(src, df)
     lat, lon = _project(src, x, y, crs, always_xy)
     extra = df.drop(columns=[id_col, text_col, _pick(df.columns, ("coor",))])
-    extra = extra.assign(x=x, y=y)
-    return _poi_frame(ids, df[text_col], None, lat, lon, extra)
+    return ids, df[text_col], lat, lon, extra.assign(x=x, y=y)
+
+
+def _list_pois(src: _Source, crs: CrsLike | None, always_xy: bool) -> pd.DataFrame:
+    ids, text, lat, lon, extra = _list_table(
+        src, crs, always_xy, "poi.csv", ("id", "poi_id", "doc_id"), "POI id"
+    )
+    return _poi_frame(ids, text, None, lat, lon, extra)
 
 
 def load_list_pois(path: PathLike, crs: CrsLike, *, always_xy: bool = True) -> pd.DataFrame:
@@ -59,14 +74,10 @@ def load_list_pois(path: PathLike, crs: CrsLike, *, always_xy: bool = True) -> p
 
 
 def _list_queries(src: _Source, crs: CrsLike | None, always_xy: bool) -> pd.DataFrame:
-    df = _read_csv(src)
-    id_col = _require(src, df, ("id", "query_id", "qid"), "LIST query.csv has id,coor,text")
-    text_col = _require(src, df, ("text",), "LIST query.csv has id,coor,text")
-    ids = _ids(src, df[id_col], "query id", unique=True)
-    x, y = _list_coor(src, df)
-    lat, lon = _project(src, x, y, crs, always_xy)
-    extra = df.drop(columns=[id_col, text_col, _pick(df.columns, ("coor",))])
-    return _query_frame(ids, df[text_col], lat, lon, extra.assign(x=x, y=y))
+    ids, text, lat, lon, extra = _list_table(
+        src, crs, always_xy, "query.csv", ("id", "query_id", "qid"), "query id"
+    )
+    return _query_frame(ids, text, lat, lon, extra)
 
 
 def load_list_queries(path: PathLike, crs: CrsLike, *, always_xy: bool = True) -> pd.DataFrame:

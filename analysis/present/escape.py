@@ -1,0 +1,65 @@
+"""Escaping of data text (model, dataset and slice names, query text) for each output target.
+
+* :func:`escape_markdown`: every ASCII punctuation character backslash-escaped, so nothing is
+  read as Markdown, HTML, an entity, math or a Streamlit directive; line breaks become spaces;
+* :func:`escape_latex`: the ten LaTeX special characters plus ``<``/``>``;
+* :func:`plotly_text`: labels and hovers of plotly figures (``&``, ``<`` and ``%`` as entities,
+  so no tag, entity or ``%{...}`` template field is read).
+
+HTML uses :func:`html.escape`. The module never imports streamlit.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["escape_latex", "escape_markdown", "plotly_text"]
+
+_ASCII_PUNCTUATION = re.compile(r"([!-/:-@\[-`{-~])")
+_LATEX_SPECIAL = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+    "<": r"\textless{}",
+    ">": r"\textgreater{}",
+}
+_LATEX_RE = re.compile("|".join(re.escape(c) for c in _LATEX_SPECIAL))
+
+
+def escape_markdown(text: object) -> str:
+    """``text`` as Markdown that displays literally.
+
+    Every ASCII punctuation character gets a backslash (CommonMark allows escaping any of them),
+    so no character starts emphasis, a link, code, a heading, a list, HTML, an entity (``&``),
+    math (``$``) or a Streamlit directive/emoji (``:``); line breaks become spaces. ``None``
+    gives ``""``.
+    """
+    if text is None:
+        return ""
+    flat = " ".join(str(text).splitlines())
+    return _ASCII_PUNCTUATION.sub(r"\\\1", flat)
+
+
+def escape_latex(text: object) -> str:
+    """``text`` for a LaTeX document: ``\\ & % $ # _ { } ~ ^ < >`` replaced by their escaped
+    forms; line breaks become spaces. ``None`` gives ``""``."""
+    if text is None:
+        return ""
+    flat = " ".join(str(text).splitlines())
+    return _LATEX_RE.sub(lambda m: _LATEX_SPECIAL[m.group(0)], flat)
+
+
+def plotly_text(text: object) -> str:
+    """``text`` for a plotly label or hover: plotly reads a subset of HTML (``<b>``, ``<a>``,
+    entities) in every string, so ``&`` and ``<`` are written as ``&amp;`` and ``&lt;``; and
+    it expands ``%{...}`` template fields in hover and text templates, so ``%`` is written as
+    the entity ``&#37;`` (shown as ``%``, never a field): a slice value ``%{y}`` shows literally.
+    """
+    return str(text).replace("&", "&amp;").replace("<", "&lt;").replace("%", "&#37;")

@@ -1,0 +1,32 @@
+"""Tests for analysis.present.escape: data text escaped for Markdown, LaTeX and plotly."""
+
+from __future__ import annotations
+
+import re
+
+from analysis.present.escape import escape_latex, escape_markdown, plotly_text
+
+
+def test_escape_markdown_escapes_every_ascii_punctuation_and_flattens_lines():
+    text = "**b** _i_ [x](y) <b>&amp; $x$ :red[z] `c` # h | 1. a\nnext"
+    out = escape_markdown(text)
+    # every ASCII punctuation character is preceded by a backslash: removing the escaped pairs
+    # leaves no punctuation at all
+    assert re.search(r"[!-/:-@\[-`{-~]", re.sub(r"\\[!-/:-@\[-`{-~]", "", out)) is None
+    assert "\n" not in out
+    assert out.startswith(r"\*\*b\*\* \_i\_ \[x\]\(y\) \<b\>\&amp\; \$x\$ \:red\[z\]")
+    assert escape_markdown(None) == ""
+    assert escape_markdown("plain words 42") == "plain words 42"
+    assert escape_markdown("a\\b") == "a\\\\b"
+
+
+def test_escape_latex_known_strings():
+    assert escape_latex("bm25_x & 50% #1 {a} ~ ^ $ \\ <>") == (
+        r"bm25\_x \& 50\% \#1 \{a\} \textasciitilde{} \textasciicircum{} \$ \textbackslash{} "
+        r"\textless{}\textgreater{}"
+    )
+    assert escape_latex("two\nlines") == "two lines"
+
+
+def test_plotly_text_neutralizes_tags_and_entities():
+    assert plotly_text("<a href='x'>&amp;</a>") == "&lt;a href='x'>&amp;amp;&lt;/a>"
