@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -172,24 +173,32 @@ def _has_empty(table: pa.Table) -> bool:
     return False
 
 
-def _slow_run(path: Path) -> pa.Table:
+def _slow_table(
+    path: Path, usage: str, value: Callable[[str, Path, int], float | int], value_field: int
+) -> tuple[list[str], list[str], list]:
+    """Query ids, doc ids and values (field ``value_field``, read by ``value``) of every data
+    line, line by line: blank lines and ``#`` comments are skipped, a line with fewer fields
+    than ``usage`` names is an error that names it."""
+    n_fields = len(usage.split())
     qids: list[str] = []
     docs: list[str] = []
-    scores: list[float] = []
+    values: list = []
     for number, line in iter_lines(read_text(path)):
         fields = _FIELDS.findall(line)
         if not fields or fields[0].startswith("#"):
             continue
-        if len(fields) < 6:
+        if len(fields) < n_fields:
             raise InputError(
-                path,
-                number,
-                f"expected 6 fields 'qid Q0 docno rank score tag', found {len(fields)}",
+                path, number, f"expected {n_fields} fields '{usage}', found {len(fields)}"
             )
-        score = _finite(fields[4], path, number)
+        values.append(value(fields[value_field], path, number))
         qids.append(fields[0])
         docs.append(fields[2])
-        scores.append(score)
+    return qids, docs, values
+
+
+def _slow_run(path: Path) -> pa.Table:
+    qids, docs, scores = _slow_table(path, "qid Q0 docno rank score tag", _finite, 4)
     return pa.table(
         {
             "query_id": pa.array(qids, pa.string()),
@@ -283,21 +292,7 @@ def read_trec_qrels_table(path: str | Path) -> pa.Table:
     )
     if table is not None and not _has_empty(table):
         return table.select(["query_id", "doc_id", "relevance"])
-    qids: list[str] = []
-    docs: list[str] = []
-    rels: list[int] = []
-    for number, line in iter_lines(read_text(p)):
-        fields = _FIELDS.findall(line)
-        if not fields or fields[0].startswith("#"):
-            continue
-        if len(fields) < 4:
-            raise InputError(
-                p, number, f"expected 4 fields 'qid iter docno rel', found {len(fields)}"
-            )
-        rel = relevance_value(fields[3], p, number)
-        qids.append(fields[0])
-        docs.append(fields[2])
-        rels.append(rel)
+    qids, docs, rels = _slow_table(p, "qid iter docno rel", relevance_value, 3)
     return pa.table(
         {
             "query_id": pa.array(qids, pa.string()),
