@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from analysis.core.metrics import evaluate
+from analysis.core.metrics import evaluate, rank_run
 from analysis.io import load_run
 from analysis.io.annotations import AnnotationStore, database_path
 from analysis.io.bundle import load_dataset, read_manifest
+from analysis.stats.coverage import judgement_coverage
 from analysis.stats.taxonomy import CATEGORIES
 from tests.app.conftest import ROOT, no_exception, open_page
 
@@ -58,6 +59,67 @@ def test_taxonomy_counts_add_up_and_list_queries():
     assert by_slice.to_numpy().sum() == 3 * 420
     assert listed["first_gold_rank"].isna().all()
     assert listed["open"].str.startswith("Queries?").all()
+
+
+def test_a_click_on_a_count_lists_its_queries():
+    at = open_page(PAGE, datasets="stark-amazon", a="bm25")
+    no_exception(at)
+    counts = at.dataframe[0].value
+    row = counts["model"].tolist().index("char-ngram-tfidf")
+    for category in ("near miss", "hit"):
+        cell = {"selection": {"rows": [], "columns": [], "cells": [[row, category]]}}
+        at.session_state["taxonomy_counts"] = cell
+        at.run()
+        no_exception(at)
+        assert at.selectbox(key="tax_model").value == "char-ngram-tfidf"
+        assert at.selectbox(key="cat").value == category
+        listed = _by_columns(at, ["query_id", "text", "first_gold_rank"])
+        assert len(listed) == counts.loc[row, category]
+        assert listed["open"].str.contains("a=char-ngram-tfidf").all()
+    # the held selection does not undo a later choice in the boxes
+    at.selectbox(key="cat").select("not retrieved").run()
+    no_exception(at)
+    assert at.selectbox(key="cat").value == "not retrieved"
+    listed = _by_columns(at, ["query_id", "text", "first_gold_rank"])
+    assert len(listed) == counts.loc[row, "not retrieved"]
+
+
+def test_coverage_shows_judged_at_k_per_model_and_the_most_unjudged_queries(notes):
+    at = open_page(PAGE, datasets="stark-mag", a="bm25", metric="hit@5")
+    no_exception(at)
+    spec = read_manifest(ROOT / "data" / "demo").datasets["stark-mag"]
+    qrels = load_dataset(spec).qrels
+    summary = _by_columns(at, ["model", "n", "judged@5", "unjudged@5"]).set_index("model")
+    assert set(summary.index) == set(spec.runs)
+    for model, path in spec.runs.items():
+        want = judgement_coverage(rank_run(load_run(path)), qrels, k=5)
+        want = want[want["n_top"] > 0]
+        assert summary.loc[model, "judged@5"] == pytest.approx(want["judged@5"].mean())
+        assert summary.loc[model, "unjudged@5"] == pytest.approx(want["unjudged@5"].mean())
+        assert summary.loc[model, "queries_with_unjudged"] == (want["unjudged@5"] > 0).sum()
+    at.selectbox(key="cov_model").select("bm25").run()
+    worst = _by_columns(at, ["query_id", "text", "unjudged@5"])
+    assert len(worst) == min(50, summary.loc["bm25", "queries_with_unjudged"])
+    assert worst["unjudged@5"].is_monotonic_decreasing
+    assert worst["open"].str.startswith("Queries?").all()
+    assert worst["open"].str.contains("a=bm25").all()
+    # a reviewer judges the unjudged top 5 of the worst query: it is judged now, qrels untouched
+    qid = worst["query_id"].iloc[0]
+    top = rank_run(load_run(spec.runs["bm25"]))
+    top = top[(top["query_id"] == qid) & (top["rank"] <= 5)]
+    store = AnnotationStore(database_path(ROOT / "data" / "demo", notes))
+    gold = set(qrels.loc[qrels["query_id"] == qid, "doc_id"])
+    for doc in top["doc_id"]:
+        if doc not in gold:
+            store.set_judgement("stark-mag", qid, doc, 0, author="tester")
+    at.run()
+    no_exception(at)
+    after = _by_columns(at, ["model", "n", "judged@5", "unjudged@5"]).set_index("model")
+    assert (
+        after.loc["bm25", "unjudged_total"]
+        == summary.loc["bm25", "unjudged_total"] - (worst["unjudged@5"].iloc[0])
+    )
+    assert qid not in set(_by_columns(at, ["query_id", "text", "unjudged@5"])["query_id"])
 
 
 def test_complementarity_disagreement_and_significance_render():
