@@ -15,7 +15,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from analysis.core.errors import InputError
-from analysis.io.annotations import amended_qrels, qrels_trec_text
+from analysis.io.amended import amended_qrels, qrels_trec_text
 from analysis.stats.coverage import has_explicit_negatives, most_unjudged
 from analysis.stats.perquery import slice_columns
 from analysis.stats.significance import model_letters, significance_letters

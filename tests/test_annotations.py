@@ -15,19 +15,17 @@ import pandas as pd
 import pytest
 
 from analysis.core.errors import InputError
+from analysis.io.amended import amended_qrels, qrels_trec_text, write_trec_qrels
 from analysis.io.annotations import (
     ANONYMOUS,
     AUTHOR_ENV,
     NOTES_ENV,
     SCHEMA_VERSION,
     AnnotationStore,
-    amended_qrels,
     clean_author,
     database_path,
     default_author,
     notes_dir,
-    qrels_trec_text,
-    write_trec_qrels,
 )
 from analysis.io.trec import read_trec_qrels
 from analysis.stats.coverage import strict_and_amended

@@ -30,9 +30,9 @@ in WAL mode (readers never block the writer), every connection waits up to ``bus
 connection, and a write still refused as busy is retried a few times. Nothing is cached in
 memory: every read sees every committed write.
 
-Amendments never replace the strict qrels: :func:`amended_qrels` returns a new table (judged
-pairs override the qrels' relevance, new pairs are added) for computing metrics *with
-amendments* beside the strict ones.
+Amendments never replace the strict qrels: :func:`analysis.io.amended.amended_qrels` returns a
+new table (judged pairs override the qrels' relevance, new pairs are added) for computing
+metrics *with amendments* beside the strict ones.
 """
 
 from __future__ import annotations
@@ -53,7 +53,6 @@ import pandas as pd
 
 from analysis.core.errors import InputError
 from analysis.io.annotations_schema import SCHEMA_VERSION, TooNew, migrate
-from analysis.io.atomic import atomic_write_text
 
 __all__ = [
     "ANONYMOUS",
@@ -62,13 +61,11 @@ __all__ = [
     "SCHEMA_VERSION",
     "SUGGESTED_TAGS",
     "AnnotationStore",
-    "amended_qrels",
     "clean_author",
     "database_path",
     "default_author",
     "notes_dir",
-    "qrels_trec_text",
-    "write_trec_qrels",
+    "utc_text",
 ]
 
 _T = TypeVar("_T")
@@ -97,6 +94,12 @@ def default_author() -> str:
         return clean_author(getpass.getuser())
     except (OSError, KeyError, ImportError):  # no user name (e.g. an unnamed container uid)
         return ANONYMOUS
+
+
+def utc_text(seconds: float) -> str:
+    """A time stamp (seconds since the epoch) as ISO 8601 UTC text, e.g.
+    ``2026-12-01T11:02:03Z``."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(float(seconds)))
 
 
 def clean_author(author: object) -> str:
@@ -427,9 +430,7 @@ class AnnotationStore:
         writer = csv.writer(out, lineterminator="\n")
         writer.writerow(["kind", "dataset", "query_id", "doc_id", "value", "author", "updated"])
 
-        def when(t: float) -> str:
-            return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(float(t)))
-
+        when = utc_text
         for r in self.tags(dataset).itertuples(index=False):
             writer.writerow(["tag", r.dataset, r.query_id, "", r.tag, r.author, when(r.created)])
         for r in self.notes(dataset).itertuples(index=False):
@@ -447,55 +448,3 @@ class AnnotationStore:
                 ]
             )
         return out.getvalue()
-
-
-def amended_qrels(qrels: pd.DataFrame, judgements: pd.DataFrame) -> pd.DataFrame:
-    """The qrels with the judgements applied: a judged (query, doc) pair takes the judged
-    relevance (also when it lowers it), a new pair is added; the input is not modified.
-
-    Returns ``query_id, doc_id, relevance`` (duplicate qrels rows collapsed to their maximum
-    first, as the metric core does).
-    """
-    base = qrels[["query_id", "doc_id", "relevance"]].astype({"query_id": "str", "doc_id": "str"})
-    base = base.groupby(["query_id", "doc_id"], sort=False, as_index=False)["relevance"].max()
-    if judgements is None or judgements.empty:
-        return base.reset_index(drop=True)
-    j = judgements[["query_id", "doc_id", "relevance"]].astype({"query_id": "str", "doc_id": "str"})
-    j = j.drop_duplicates(["query_id", "doc_id"], keep="last")
-    keys = pd.MultiIndex.from_frame(j[["query_id", "doc_id"]])
-    kept = base[~pd.MultiIndex.from_frame(base[["query_id", "doc_id"]]).isin(keys)]
-    out = pd.concat([kept, j], ignore_index=True)
-    out["relevance"] = out["relevance"].astype("int64")
-    return out
-
-
-def qrels_trec_text(qrels: pd.DataFrame) -> str:
-    """Qrels as TREC qrels text: ``query_id 0 doc_id relevance`` per line.
-
-    Raises:
-        ValueError: an id is empty or holds whitespace (TREC qrels cannot carry it).
-    """
-    for column in ("query_id", "doc_id"):
-        ids = qrels[column].astype("str")
-        bad = ids.str.contains(r"\s", regex=True) | (ids == "")
-        if bad.any():
-            raise ValueError(f"{column} {ids[bad].iloc[0]!r} is empty or holds whitespace")
-    lines = [
-        f"{q} 0 {d} {int(r)}\n"
-        for q, d, r in qrels[["query_id", "doc_id", "relevance"]].itertuples(index=False)
-    ]
-    return "".join(lines)
-
-
-def write_trec_qrels(qrels: pd.DataFrame, out: str | Path) -> None:
-    """Write qrels as TREC qrels, atomically (:func:`analysis.io.atomic.atomic_write_text`).
-
-    Raises:
-        InputError: an id holds whitespace (TREC qrels cannot carry it: nothing is written) or
-            the file cannot be written.
-    """
-    try:
-        text = qrels_trec_text(qrels)
-    except ValueError as exc:
-        raise InputError(out, None, f"{exc}: not TREC-safe") from None
-    atomic_write_text(out, text)

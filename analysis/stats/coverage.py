@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.core.metrics import TiePolicy, evaluate
-from analysis.io.annotations import amended_qrels
+from analysis.io.amended import amended_qrels
 
 __all__ = [
     "coverage_summary",
@@ -102,7 +102,7 @@ def coverage_summary(
 
     A document counts as judged when the qrels have a row for it (whatever its relevance) or,
     when ``judgements`` are given, a reviewer judged it (relevance 0 too): the qrels are the
-    amended ones (:func:`analysis.io.annotations.amended_qrels`), so judging a document moves it
+    amended ones (:func:`analysis.io.amended.amended_qrels`), so judging a document moves it
     from "unjudged" to "judged" here without touching the strict metrics.
 
     Returns ``(per_query, summary)``: ``per_query`` = :func:`judgement_coverage` rows with a
@@ -225,7 +225,7 @@ def strict_and_amended(
     relevance_threshold: int = 1,
 ) -> pd.DataFrame:
     """Mean metrics of each run against the strict qrels and against the qrels with the
-    reviewers' judgements applied (:func:`analysis.io.annotations.amended_qrels`), side by side.
+    reviewers' judgements applied (:func:`analysis.io.amended.amended_qrels`), side by side.
 
     Returns ``model, metric, strict, amended, delta, n_strict, n_amended, queries_changed``
     (``delta = amended - strict``; ``queries_changed`` = queries whose value differs). Both are
