@@ -22,7 +22,7 @@ from analysis.stats.significance import model_letters, significance_letters
 from analysis.stats.taxonomy import CATEGORIES, category_queries, taxonomy_counts
 from ui import analyses as an
 from ui import data, widgets
-from ui.annotations import store_for
+from ui.annotations import store_for, with_authors
 from ui.state import sidebar
 
 st.set_page_config(page_title="Analyses", layout="wide")
@@ -192,6 +192,8 @@ with tab_amend:
         "reference."
     )
     if not judged.empty:
+        who = judged[["query_id", "doc_id", "relevance", "author", "updated"]]
+        st.dataframe(with_authors(who, "updated"), hide_index=True, key="judgements")
         heads = list(dict.fromkeys([metric, *[m for m in ds.spec.metrics if m in table]]))
         side = an.amended(key, marks, ranked, ds, judged, tuple(heads), sel.ties)
         st.dataframe(side, hide_index=True, width="stretch", key="amended")

@@ -7,7 +7,7 @@ import pytest
 
 from analysis.core.metrics import evaluate, rank_run
 from analysis.io import load_run
-from analysis.io.annotations import AnnotationStore, database_path
+from analysis.io.annotations import AnnotationStore, database_path, default_author
 from analysis.io.bundle import load_dataset, read_manifest
 from analysis.stats.coverage import judgement_coverage
 from analysis.stats.taxonomy import CATEGORIES
@@ -149,7 +149,7 @@ def test_judgements_give_amended_metrics_beside_strict(notes):
     spec = read_manifest(ROOT / "data" / "demo").datasets["geo-glue"]
     strict = evaluate(load_run(spec.runs["bm25"]), load_dataset(spec).qrels, ["recall@10"])
     qid = strict.loc[strict["recall@10"] == 1, "query_id"].iloc[0]
-    store.set_judgement("geo-glue", qid, "zz", 1)
+    store.set_judgement("geo-glue", qid, "zz", 1, author="tester")
     store.add_tag("geo-glue", qid, "label error")
     at.run()
     no_exception(at)
@@ -161,6 +161,8 @@ def test_judgements_give_amended_metrics_beside_strict(notes):
     assert row["queries_changed"] == 1
     labels = [b.label for b in at.get("download_button")]
     assert labels == ["Amended qrels (TREC)", "Annotations (CSV)"]
+    who = _by_columns(at, ["query_id", "doc_id", "relevance", "author"])
+    assert who[["query_id", "doc_id", "author"]].to_numpy().tolist() == [[qid, "zz", "tester"]]
 
 
 def test_annotation_panel_writes_tags_notes_and_judgements(notes):
@@ -185,6 +187,9 @@ annotation_panel(sel, "stark-mag", "007", ["d1", "d2", "d3"])
     panel.query_params["datasets"] = "stark-mag"
     panel.run()
     no_exception(panel)
+    name = _labelled(panel.text_input, "Your name")
+    assert name.value == default_author()  # RETRIEVAL_DASHBOARD_AUTHOR, else the OS user
+    name.input("  Ann   Reviewer ").run()
     tags = panel.multiselect[0]
     assert "label error" in tags.options
     tags.select("label error").run()
@@ -200,12 +205,27 @@ annotation_panel(sel, "stark-mag", "007", ["d1", "d2", "d3"])
     assert store.note("stark-mag", "007") == "gold looks wrong"
     judged = store.judgements("stark-mag", "007")
     assert dict(zip(judged["doc_id"], judged["relevance"], strict=True)) == {"d2": 0}
+    # each write names the session's author, remembered over reruns; shown beside each row
+    assert store.tags("stark-mag", "007")["author"].tolist() == ["Ann Reviewer"]
+    assert store.notes("stark-mag", "007")["author"].tolist() == ["Ann Reviewer"]
+    assert judged["author"].tolist() == ["Ann Reviewer"]
+    assert _labelled(panel.text_input, "Your name").value == "Ann Reviewer"
+    shown = _by_columns(panel, ["doc_id", "relevance", "author", "updated"])
+    assert shown["author"].tolist() == ["Ann Reviewer"]
+    assert shown["updated"].str.endswith("Z").all()
+    captions = [c.value.replace("\\", "") for c in panel.caption]  # markdown escapes
+    assert any(c.startswith("Saved by Ann Reviewer, ") for c in captions), captions
+    assert any(c.startswith("label error: Ann Reviewer, ") for c in captions), captions
+    history = _by_columns(panel, ["kind", "doc_id", "value", "author", "at"])
+    assert history["kind"].tolist() == ["tag", "note", "judgement"]
+    assert set(history["author"]) == {"Ann Reviewer"}
     # a fresh session (a reload) shows what is stored
     again = AppTest.from_string(script, default_timeout=60)
     again.query_params["datasets"] = "stark-mag"
     again.run()
     assert again.multiselect[0].value == ["label error"]
     assert again.text_area[0].value == "gold looks wrong"
+    assert _labelled(again.text_input, "Your name").value == default_author()  # a new session
 
 
 def test_every_demo_dataset_renders_without_exception():
