@@ -121,6 +121,18 @@ with tab_cov:
     ))  # fmt: skip
     if not worst.empty:
         query_list(worst, cov_model, [f"unjudged@{k}", f"judged@{k}", "n_top"], "most_unjudged")
+    if positives_only and ds.entities is not None:
+        sus = an.suspects(key, marks, cov_model, ranked, ds, judged, k)[0]
+        st.subheader("Suspected missing answers")
+        st.caption(widgets.escape_markdown(
+            f"{len(sus)} retrieved, unjudged documents in the top {k} of {cov_model} "
+            f"({sus['query_id'].nunique()} queries) share type and relations with a gold "
+            "(gold_id): candidates for review on the Queries page. They change no metric; "
+            "a judged document leaves the list."
+        ))  # fmt: skip
+        if not sus.empty:
+            cols = ["doc_id", "rank", "type", "gold_id", "shared_relations"]
+            query_list(sus, cov_model, cols, "suspects")
 
 with tab_comp:
     threshold = st.select_slider(

@@ -14,9 +14,14 @@ from collections.abc import Iterable
 import pandas as pd
 import streamlit as st
 
+from analysis.io.amended import amended_qrels
 from analysis.present.analyses_report import taxonomy_table
 from analysis.stats.complementarity import intersections, oracle, solved_matrix
-from analysis.stats.coverage import coverage_summary, strict_and_amended
+from analysis.stats.coverage import (
+    coverage_summary,
+    strict_and_amended,
+    suspected_missing_answers,
+)
 from analysis.stats.disagree import disagreement, most_different
 from analysis.stats.significance import pairs
 from analysis.stats.taxonomy import CATEGORIES, classify_dataset
@@ -68,6 +73,20 @@ def amended(
 def coverage(key: tuple, marks: tuple, _ranked: dict, _ds: object, _j: object, k: int) -> tuple:
     """judged@k per query and model (:func:`coverage_summary`), keyed by the judgements too."""
     return (*coverage_summary(_ranked, _ds.qrels, k, _j), _ranked)
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def suspects(
+    key: tuple, marks: tuple, model: str, _ranked: dict, _ds: object, _j: object, k: int
+) -> tuple:
+    """Suspected missing answers of ``model``'s top k against the qrels with the reviewers'
+    judgements applied: a judged document (relevant or not) is no suspect any more."""
+    qrels = _ds.qrels if _j is None or _j.empty else amended_qrels(_ds.qrels, _j)
+    found = suspected_missing_answers(
+        _ranked[model], qrels, _ds.entities, _ds.edges, k=k,
+        relevance_threshold=_ds.spec.relevance_threshold,
+    )  # fmt: skip
+    return found, _ranked
 
 
 def marks_of(judged: pd.DataFrame) -> tuple:

@@ -9,7 +9,7 @@ from analysis.core.metrics import evaluate, rank_run
 from analysis.io import load_run
 from analysis.io.annotations import AnnotationStore, database_path, default_author
 from analysis.io.bundle import load_dataset, read_manifest
-from analysis.stats.coverage import judgement_coverage
+from analysis.stats.coverage import judgement_coverage, suspected_missing_answers
 from analysis.stats.taxonomy import CATEGORIES
 from tests.app.conftest import ROOT, no_exception, open_page
 
@@ -120,6 +120,39 @@ def test_coverage_shows_judged_at_k_per_model_and_the_most_unjudged_queries(note
         == summary.loc["bm25", "unjudged_total"] - (worst["unjudged@5"].iloc[0])
     )
     assert qid not in set(_by_columns(at, ["query_id", "text", "unjudged@5"])["query_id"])
+
+
+def test_suspected_missing_answers_are_listed_for_review_and_leave_when_judged(notes):
+    at = open_page(PAGE, datasets="stark-amazon", a="bm25", metric="hit@5")
+    no_exception(at)
+    at.selectbox(key="cov_model").select("char-ngram-tfidf").run()
+    no_exception(at)
+    spec = read_manifest(ROOT / "data" / "demo").datasets["stark-amazon"]
+    ds = load_dataset(spec)
+    ranked = rank_run(load_run(spec.runs["char-ngram-tfidf"]))
+    want = suspected_missing_answers(ranked, ds.qrels, ds.entities, ds.edges, k=5)
+    assert len(want) > 0
+    listed = _by_columns(at, ["query_id", "text", "doc_id", "rank", "type", "gold_id"])
+    assert len(listed) == len(want)
+    assert listed[["query_id", "doc_id"]].to_numpy().tolist() == (
+        want[["query_id", "doc_id"]].to_numpy().tolist()
+    )
+    assert listed["open"].str.contains("a=char-ngram-tfidf").all()
+    # a reviewer judges a suspect of a missed query relevant: it leaves the list, a new hit
+    hits = evaluate(load_run(spec.runs["char-ngram-tfidf"]), ds.qrels, ["hit@5"])
+    missed = set(hits.loc[hits["hit@5"] == 0, "query_id"])
+    first = listed[listed["query_id"].isin(missed)].iloc[0]
+    store = AnnotationStore(database_path(ROOT / "data" / "demo", notes))
+    store.set_judgement("stark-amazon", first["query_id"], first["doc_id"], 1, author="t")
+    at.run()
+    no_exception(at)
+    after = _by_columns(at, ["query_id", "text", "doc_id", "rank", "type", "gold_id"])
+    pairs = set(map(tuple, after[["query_id", "doc_id"]].to_numpy().tolist()))
+    assert (first["query_id"], first["doc_id"]) not in pairs
+    side = _by_columns(at, ["model", "metric", "strict", "amended"]).set_index(["model", "metric"])
+    row = side.loc[("char-ngram-tfidf", "hit@5")]  # the doc is in its top 5: a new hit
+    assert row["amended"] > row["strict"]
+    assert row["queries_changed"] == 1
 
 
 def test_complementarity_disagreement_and_significance_render():
