@@ -85,15 +85,22 @@ with tab_tax:
         by_slice = taxonomy_counts(classified, by=[tax_by]).pivot_table(
             index=["model", tax_by], columns="category", values="n", sort=False, observed=True
         )
-        st.dataframe(by_slice.reindex(columns=list(CATEGORIES)), key="taxonomy_by_slice")
+        by_slice = by_slice.reindex(columns=list(CATEGORIES)).reset_index()
+        an.take_count_click("taxonomy_by_slice", by_slice, "tax_model", "cat", tax_by)
+        st.dataframe(by_slice, hide_index=True, key="taxonomy_by_slice", on_select="rerun",
+                     selection_mode="single-cell")  # fmt: skip
     c_model, c_cat = st.columns(2)
     model = c_model.selectbox("Model", models, key="tax_model")
     category = c_cat.selectbox(
         "Category", [*CATEGORIES[1:], CATEGORIES[0]], key="cat", bind="query-params",
         help="Its queries are listed below.",
     )  # fmt: skip
-    picked = category_queries(classified, model, category)
-    st.caption(widgets.escape_markdown(f"{len(picked)} queries of {model} are '{category}'."))
+    picked, in_slice = an.slice_filter(category_queries(classified, model, category), tax_by)
+    where = f" in {in_slice}" if in_slice else ""
+    told = f"{len(picked)} queries of {model}{where} are '{category}'."
+    st.caption(widgets.escape_markdown(told))
+    if in_slice:
+        st.button("All slices", on_click=an.clear_slice, key="tax_all_slices")
     if not picked.empty:
         query_list(picked, model, ["first_gold_rank", "n_gold"], "taxonomy_queries")
 

@@ -29,6 +29,7 @@ from ui.state import Selection
 
 NO_SLICE = "(none)"
 SEEN = "_analyses_seen_cells"
+SLICE = "_analyses_slice"  # (slice column, value) of the last click on the by-slice counts
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)
@@ -108,14 +109,17 @@ def link_column() -> object:
     return st.column_config.LinkColumn("open", display_text="Queries page")
 
 
-def take_count_click(key: str, counts: pd.DataFrame, model_key: str, category_key: str) -> None:
-    """A click on a cell of the taxonomy's count table (``model`` + one column per category)
-    chooses that model and category below, so the count's queries are listed. Only a new click
-    counts: a selection the table still holds on later reruns does not undo a choice made in
-    the boxes since."""
+def take_count_click(
+    key: str, counts: pd.DataFrame, model_key: str, category_key: str, by: str | None = None
+) -> None:
+    """A click on a cell of a taxonomy count table (``model``, optionally the slice column
+    ``by``, then one column per category) chooses that model and category below, and the
+    slice value (:data:`SLICE`: ``(by, value)``, ``None`` for the table without slices), so
+    the count's queries are listed. Only a new click counts: a selection the table still holds
+    on later reruns does not undo a choice made in the boxes since."""
     state = st.session_state.get(key)
     cells = []
-    if isinstance(state, dict) or hasattr(state, "get"):
+    if hasattr(state, "get"):
         cells = list((state.get("selection") or {}).get("cells") or [])
     signature = json.dumps(cells, default=str)
     seen = st.session_state.setdefault(SEEN, {})
@@ -129,3 +133,19 @@ def take_count_click(key: str, counts: pd.DataFrame, model_key: str, category_ke
         return
     st.session_state[model_key] = str(counts["model"].iloc[int(row)])
     st.session_state[category_key] = column
+    st.session_state[SLICE] = None if by is None else (by, counts[by].iloc[int(row)])
+
+
+def slice_filter(rows: pd.DataFrame, by: str) -> tuple[pd.DataFrame, str | None]:
+    """``rows`` cut to the slice value of the last click on the by-slice counts (when it was
+    a click on column ``by``), and a label of that slice (``None``: no cut)."""
+    chosen = st.session_state.get(SLICE)
+    if not chosen or chosen[0] != by or by not in rows:
+        return rows, None
+    value = chosen[1]
+    keep = rows[by].astype("str") == str(value)
+    return rows[keep].reset_index(drop=True), f"{by} = {value}"
+
+
+def clear_slice() -> None:
+    st.session_state[SLICE] = None

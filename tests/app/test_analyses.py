@@ -56,7 +56,21 @@ def test_taxonomy_counts_add_up_and_list_queries():
     at.selectbox(key="tax_by").select("query_type").run()
     no_exception(at)
     by_slice = at.dataframe[1].value
-    assert by_slice.to_numpy().sum() == 3 * 420
+    assert list(by_slice.columns) == ["model", "query_type", *CATEGORIES]
+    assert by_slice[list(CATEGORIES)].to_numpy().sum() == 3 * 420
+    # a click on a count of one slice lists exactly those queries
+    row = by_slice.index[(by_slice["model"] == "bm25") & (by_slice["not retrieved"] > 0)][0]
+    value = by_slice.loc[row, "query_type"]
+    cell = {"selection": {"rows": [], "columns": [], "cells": [[int(row), "not retrieved"]]}}
+    at.session_state["taxonomy_by_slice"] = cell
+    at.run()
+    no_exception(at)
+    in_slice = _by_columns(at, ["query_id", "text", "first_gold_rank"])
+    assert len(in_slice) == by_slice.loc[row, "not retrieved"]
+    assert set(in_slice["query_id"]) <= set(listed["query_id"])
+    assert any(f"in query_type = {value}" in c.value.replace("\\", "") for c in at.caption)
+    _labelled(at.button, "All slices").click().run()
+    assert len(_by_columns(at, ["query_id", "text", "first_gold_rank"])) == len(listed)
     assert listed["first_gold_rank"].isna().all()
     assert listed["open"].str.startswith("Queries?").all()
 
