@@ -211,17 +211,17 @@ with tab_amend:
         "reference."
     )
     if not judged.empty:
-        who = judged[["query_id", "doc_id", "relevance", "author", "updated"]]
-        st.dataframe(with_authors(who, "updated"), hide_index=True, key="judgements")
         heads = list(dict.fromkeys([metric, *[m for m in ds.spec.metrics if m in table]]))
         side = an.amended(key, marks, ranked, ds, judged, tuple(heads), sel.ties)
         st.dataframe(side, hide_index=True, width="stretch", key="amended")
-        st.download_button(
-            "Amended qrels (TREC)",
-            qrels_trec_text(amended_qrels(ds.qrels, judged)),
-            file_name=f"{dataset}-amended.qrels",
-            key="download_qrels",
-        )
+        who = judged[["query_id", "doc_id", "relevance", "author", "updated"]]
+        st.dataframe(with_authors(who, "updated"), hide_index=True, key="judgements")
+        try:
+            trec = qrels_trec_text(amended_qrels(ds.qrels, judged))
+            st.download_button("Amended qrels (TREC)", trec, key="download_qrels",
+                               file_name=f"{dataset}-amended.qrels")  # fmt: skip
+        except ValueError as exc:  # an id TREC qrels cannot carry
+            st.warning(widgets.escape_markdown(f"No TREC export of these qrels: {exc}."))
     if store is not None:
         st.download_button(
             "Annotations (CSV)",
