@@ -23,6 +23,7 @@ from analysis.stats.taxonomy import CATEGORIES, category_queries, taxonomy_count
 from ui import analyses as an
 from ui import data, widgets
 from ui.annotations import store_for, with_authors
+from ui.annotations import who as who_
 from ui.state import sidebar
 
 st.set_page_config(page_title="Analyses", layout="wide")
@@ -223,6 +224,11 @@ with tab_amend:
         except ValueError as exc:  # an id TREC qrels cannot carry
             st.warning(widgets.escape_markdown(f"No TREC export of these qrels: {exc}."))
     if store is not None:
+        people = store.authors(dataset)
+        if not people.empty:
+            st.caption("Who annotated this dataset (current rows they wrote last; all changes):")
+            st.dataframe(people.assign(author=[who_(a) for a in people["author"]]),
+                         hide_index=True, key="authors")  # fmt: skip
         st.download_button(
             "Annotations (CSV)",
             store.export_csv(dataset),

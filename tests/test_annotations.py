@@ -260,6 +260,13 @@ def test_every_write_names_its_author_and_the_history_keeps_each_change(store):
         ("judgement", "0", "bob"),
         ("judgement", "2", ANONYMOUS),
     ]
+    who = store.authors("d").set_index("author")
+    assert who.index.tolist() == ["bob", "ann", "Ann Lee", ANONYMOUS]  # most changes first
+    assert who.loc["bob", ["tags", "notes", "judgements", "changes"]].tolist() == [0, 1, 1, 3]
+    assert who.loc["ann", ["notes", "judgements", "changes"]].tolist() == [0, 0, 2]
+    assert who.loc[ANONYMOUS, "judgements"] == 1
+    assert who["last"].str.endswith("Z").all()
+    assert store.authors("other").empty
     with pytest.raises(ValueError, match="author"):
         store.set_note("d", "q1", "x", author="n" * 101)
     assert clean_author("") == ANONYMOUS

@@ -420,6 +420,27 @@ class AnnotationStore:
         frame["value"] = value.where(value.notna(), None)
         return frame
 
+    def authors(self, dataset: str | None = None) -> pd.DataFrame:
+        """Who annotated, one row per author (``""`` = unknown, rows older than authors):
+        ``author, tags, notes, judgements`` (current rows they wrote last), ``changes``
+        (history rows) and ``last`` (ISO 8601 UTC time of their last change); most changes
+        first."""
+        counts = {
+            "tags": self.tags(dataset)["author"].value_counts(),
+            "notes": self.notes(dataset)["author"].value_counts(),
+            "judgements": self.judgements(dataset)["author"].value_counts(),
+        }
+        history = self.history(dataset)
+        counts["changes"] = history["author"].value_counts()
+        frame = pd.DataFrame(counts).fillna(0).astype("int64")
+        last = history.groupby("author")["at"].max()
+        frame["last"] = [utc_text(last[a]) if a in last.index else "" for a in frame.index]
+        frame = frame.rename_axis("author").reset_index()
+        frame["author"] = frame["author"].astype("str")
+        return frame.sort_values(["changes", "author"], ascending=[False, True]).reset_index(
+            drop=True
+        )
+
     # ------------------------------------------------------------------ exports
 
     def export_csv(self, dataset: str | None = None) -> str:

@@ -210,6 +210,9 @@ def test_judgements_give_amended_metrics_beside_strict(notes):
     assert labels == ["Amended qrels (TREC)", "Annotations (CSV)"]
     who = _by_columns(at, ["query_id", "doc_id", "relevance", "author"])
     assert who[["query_id", "doc_id", "author"]].to_numpy().tolist() == [[qid, "zz", "tester"]]
+    people = _by_columns(at, ["author", "tags", "notes", "judgements"]).set_index("author")
+    assert people.loc["tester", ["judgements", "changes"]].tolist() == [1, 1]
+    assert people.loc["anonymous", ["tags", "changes"]].tolist() == [1, 1]
 
 
 def test_annotation_panel_writes_tags_notes_and_judgements(notes):
