@@ -121,7 +121,8 @@ with tab_cov:
         )
     )
     st.dataframe(cov_summary, hide_index=True, width="stretch", key="coverage_summary")
-    cov_model = st.selectbox("Model", models, key="cov_model")
+    first = models.index(sel.model_a) if sel.model_a in models else 0
+    cov_model = st.selectbox("Model", models, index=first, key="cov_model")
     worst = most_unjudged(per_cov, cov_model, 50)
     st.caption(widgets.escape_markdown(
         f"Queries of {cov_model} with the most unjudged documents in the top {k} "
