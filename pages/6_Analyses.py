@@ -18,7 +18,7 @@ from analysis.core.errors import InputError
 from analysis.io.amended import amended_qrels, qrels_trec_text
 from analysis.stats.coverage import has_explicit_negatives, most_unjudged
 from analysis.stats.perquery import slice_columns
-from analysis.stats.significance import model_letters, significance_letters
+from analysis.stats.significance import model_letters, significance_letters, significance_matrix
 from analysis.stats.taxonomy import CATEGORIES, category_queries, taxonomy_counts
 from ui import analyses as an
 from ui import data, widgets
@@ -204,6 +204,11 @@ with tab_sig:
         "models a model is significantly better than (p < 0.05), as ranx prints them."
     )
     st.dataframe(board, hide_index=True, width="stretch", key="letters")
+    c_delta, c_p = st.columns(2)
+    c_delta.caption(f"Mean difference of {metric}, row − column:")
+    c_delta.dataframe(significance_matrix(pair_table, models, "delta"), key="delta_matrix")
+    c_p.caption("Holm-corrected p-value of each pair:")
+    c_p.dataframe(significance_matrix(pair_table, models, "p_holm"), key="p_matrix")
     st.dataframe(pair_table, hide_index=True, width="stretch", key="pairs")
 
 with tab_amend:

@@ -182,6 +182,14 @@ def test_complementarity_disagreement_and_significance_render():
     assert letters["letter"].tolist() == ["a", "b", "c"]
     pairs = _by_columns(at, ["dataset", "model_a", "model_b"])
     assert len(pairs) == 3
+    models = letters["model"].tolist()
+    matrices = [d.value for d in at.dataframe if list(d.value.columns) == models]
+    assert len(matrices) == 2  # the deltas (row - column) and the Holm p-values
+    delta, p_holm = matrices
+    first = pairs.iloc[0]
+    assert delta.loc[first["model_a"], first["model_b"]] == pytest.approx(first["delta"])
+    assert delta.loc[first["model_b"], first["model_a"]] == pytest.approx(-first["delta"])
+    assert p_holm.loc[first["model_b"], first["model_a"]] == pytest.approx(first["p_holm"])
     at.select_slider(key="solved").set_value(0.5).run()
     no_exception(at)
     assert _by_columns(at, ["models", "n_models", "n", "share"])["n"].sum() == 400
