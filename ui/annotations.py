@@ -23,6 +23,7 @@ import streamlit as st
 
 from analysis.core.errors import InputError
 from analysis.io.annotations import (
+    NOTES_ENV,
     SUGGESTED_TAGS,
     AnnotationStore,
     clean_author,
@@ -115,7 +116,8 @@ def annotation_panel(
     st.caption(
         "Kept for this bundle in a notes database outside the data folder; shared by every "
         "user of this server. Judgements amend the qrels only on the Analyses page, beside the "
-        "strict metrics."
+        "strict metrics.",
+        help=escape_markdown(f"Database: {store.path} (folder: ${NOTES_ENV})."),
     )
     try:
         _author_field()
