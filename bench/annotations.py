@@ -2,7 +2,9 @@
 
 Each writer performs ``--writes`` rounds of four writes (a tag, a note, a judgement and a tag on
 one query every writer shares), each its own short transaction, on one SQLite file in WAL mode.
-Reports the wall time, the writes per second and how many rows were lost (expected: 0).
+Every write names its author and adds a history row in the same transaction (schema 2).
+Reports the wall time, the writes per second and how many rows were lost (expected: 0; the
+current rows and the history rows are both counted).
 Processes are started with ``spawn``; their start-up (imports, opening the store) is timed
 separately, and all writers start together at a barrier.
 
@@ -31,19 +33,20 @@ def writer(path: str, worker: int, writes: int, start: object = None) -> None:
     store = AnnotationStore(path)
     if start is not None:
         start.wait()
+    who = f"worker {worker}"
     for i in range(writes):
         q = f"w{worker}-q{i}"
-        store.add_tag("d", q, "label error")
-        store.set_note("d", q, f"note {worker} {i}")
-        store.set_judgement("d", q, f"doc{i}", i % 3)
-        store.add_tag("d", "shared", f"tag-{worker}-{i}")
+        store.add_tag("d", q, "label error", author=who)
+        store.set_note("d", q, f"note {worker} {i}", author=who)
+        store.set_judgement("d", q, f"doc{i}", i % 3, author=who)
+        store.add_tag("d", "shared", f"tag-{worker}-{i}", author=who)
 
 
 def lost(path: str, workers: int, writes: int) -> int:
     store = AnnotationStore(path)
     expected = workers * writes
     found = len(store.tags("d")) + len(store.notes("d")) + len(store.judgements("d"))
-    return 4 * expected - found
+    return (4 * expected - found) + (4 * expected - len(store.history("d")))
 
 
 def main() -> None:

@@ -1,78 +1,34 @@
-"""Analyses of one dataset: failure taxonomy per model (each count lists its queries),
-complementarity (UpSet intersections, oracle best-of-N), disagreement of A and B without qrels,
-the N-model significance matrix, and metrics with the reviewers' judgements beside the strict
-ones (with exports).
+"""Analyses of one dataset: failure taxonomy per model (click a count to list its queries),
+judgement coverage (judged@k and the queries with the most unjudged documents), complementarity
+(UpSet intersections, oracle best-of-N), disagreement of A and B without qrels, the N-model
+significance matrix, and metrics with the reviewers' judgements beside the strict ones (with
+exports).
 
-Page-local URL parameters (bound widgets): ``ds`` (dataset), ``cat`` (taxonomy category),
-``solved`` (complementarity threshold), ``by`` (oracle slice column).
+Page-local URL parameters (bound widgets): ``cat`` (taxonomy category), ``solved``
+(complementarity threshold), ``by`` (oracle slice column).
 """
 
 from __future__ import annotations
-
-from urllib.parse import urlencode
 
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
 from analysis.core.errors import InputError
-from analysis.io.annotations import amended_qrels, qrels_trec_text
-from analysis.present.analyses_report import taxonomy_table
-from analysis.stats.complementarity import intersections, oracle, solved_matrix
-from analysis.stats.coverage import strict_and_amended
-from analysis.stats.disagree import disagreement, most_different
+from analysis.io.amended import amended_qrels, qrels_trec_text
+from analysis.stats.coverage import has_explicit_negatives, most_unjudged
 from analysis.stats.perquery import slice_columns
-from analysis.stats.significance import model_letters, pairs, significance_letters
-from analysis.stats.taxonomy import CATEGORIES, category_queries, classify_dataset, taxonomy_counts
+from analysis.stats.significance import model_letters, significance_letters, significance_matrix
+from analysis.stats.taxonomy import CATEGORIES, category_queries, taxonomy_counts
+from ui import analyses as an
 from ui import data, widgets
-from ui.annotations import store_for
+from ui.annotations import store_for, with_authors
+from ui.annotations import who as who_
 from ui.state import sidebar
 
 st.set_page_config(page_title="Analyses", layout="wide")
 sel = sidebar()
-
-NO_SLICE = "(none)"
-
-
-# Cached by ``key`` (file stamps and the ids of the cached ranked runs; an entry that needs the
-# ids keeps a reference to the runs, so an id cannot be reused): hashing the tables would cost
-# more than the rerun. Arguments starting with "_" are not hashed.
-@st.cache_resource(show_spinner=False, max_entries=16)
-def _taxonomy(key: tuple, _rows: pd.DataFrame, _ranked: dict, _ds: object, k: int) -> tuple:
-    out = classify_dataset(_rows, _ranked, _ds.qrels, _ds.entities, _ds.edges, k=k)
-    return out, taxonomy_table(out, list(_ranked)), _ranked
-
-
-@st.cache_resource(show_spinner=False, max_entries=16)
-def _solved(key: tuple, _rows: pd.DataFrame, metric: str, thr: float, models: tuple) -> tuple:
-    solved = solved_matrix(_rows, metric, threshold=thr, models=list(models))
-    return intersections(solved), len(solved)
-
-
-@st.cache_resource(show_spinner=False, max_entries=16)
-def _oracle(key: tuple, _rows: pd.DataFrame, metric: str, models: tuple, by: str) -> pd.DataFrame:
-    return oracle(_rows, metric, models=list(models), by=[] if by == NO_SLICE else [by])
-
-
-@st.cache_resource(show_spinner=False, max_entries=16)
-def _pairs(key: tuple, _rows: pd.DataFrame, metric: str, models: tuple) -> pd.DataFrame:
-    return pairs(_rows, metric, models=list(models), n_resamples=10_000)
-
-
-@st.cache_resource(show_spinner=False, max_entries=16)
-def _disagree(key: tuple, _a: pd.DataFrame, _b: pd.DataFrame, k: int) -> tuple:
-    return most_different(disagreement(_a, _b, k=k)), (_a, _b)
-
-
-@st.cache_resource(show_spinner=False, max_entries=16)
-def _amended(
-    key: tuple, marks: tuple, _ranked: dict, _ds: object, _j: object, heads: tuple, ties: str
-) -> pd.DataFrame:
-    """Also keyed by the judgements themselves (``marks``)."""
-    th = _ds.spec.relevance_threshold
-    return strict_and_amended(
-        _ranked, _ds.qrels, _j, list(heads), ties=ties, relevance_threshold=th
-    )
+NO_SLICE = an.NO_SLICE
 
 
 st.title("Analyses")
@@ -96,49 +52,96 @@ spec = sel.bundle.datasets[dataset]
 files = (spec.queries, spec.qrels, spec.entities, spec.edges, *spec.splits.values())
 key = (sel.bundle_id, dataset, sel.ties, data.stamp(*files, *spec.runs.values()))
 key += (tuple((m, id(r)) for m, r in ranked.items()),)
-tab_tax, tab_comp, tab_dis, tab_sig, tab_amend = st.tabs(
-    ["Failure taxonomy", "Complementarity", "Disagreement A vs B", "Significance", "Amended"]
-)
+store = store_for(sel)
+judged = store.judgements(dataset) if store is not None else pd.DataFrame()
+marks = an.marks_of(judged)
+tabs = ["Failure taxonomy", "Coverage", "Complementarity", "Disagreement A vs B", "Significance"]
+tab_tax, tab_cov, tab_comp, tab_dis, tab_sig, tab_amend = st.tabs([*tabs, "Amended"])
+
+
+def query_list(rows: pd.DataFrame, model: str, columns: list[str], key: str) -> None:
+    """Rows of queries (with their text), each a link to the Queries page."""
+    text = ds.queries[["query_id", "text"]].drop_duplicates("query_id")
+    shown = rows.merge(text, on="query_id", how="left") if "text" not in rows else rows
+    shown = shown[[c for c in ["query_id", "text", *columns] if c in shown]]
+    shown = shown.assign(open=an.query_links(sel, dataset, model, shown["query_id"]))
+    text_col = st.column_config.TextColumn("text", width="large")
+    st.dataframe(shown, hide_index=True, width="stretch", key=key,
+                 column_config={"open": an.link_column(), "text": text_col})  # fmt: skip
+
 
 with tab_tax:
     st.caption(
         f"Why each query is missed at k = {k} (the sidebar's cutoff): the first cause that "
         "applies, in this order: " + ", ".join(CATEGORIES[1:]) + ". Suspected missing answers "
-        "are retrieved, unjudged entities sharing type and relations with a gold: review them."
+        "are retrieved, unjudged entities sharing type and relations with a gold: review them. "
+        "Click a count to list its queries below."
     )
-    classified, tax_table, _ = _taxonomy(key, table, ranked, ds, k)
-    st.dataframe(tax_table, hide_index=True, key="taxonomy_counts")
+    classified, tax_table, _ = an.taxonomy(key, table, ranked, ds, k)
+    an.take_count_click("taxonomy_counts", tax_table, "tax_model", "cat")
+    st.dataframe(tax_table, hide_index=True, key="taxonomy_counts", on_select="rerun",
+                 selection_mode="single-cell")  # fmt: skip
     tax_by = st.selectbox("Counts by slice", [NO_SLICE, *slice_columns(table)], key="tax_by")
     if tax_by != NO_SLICE:
         by_slice = taxonomy_counts(classified, by=[tax_by]).pivot_table(
             index=["model", tax_by], columns="category", values="n", sort=False, observed=True
         )
-        st.dataframe(by_slice.reindex(columns=list(CATEGORIES)), key="taxonomy_by_slice")
+        by_slice = by_slice.reindex(columns=list(CATEGORIES)).reset_index()
+        an.take_count_click("taxonomy_by_slice", by_slice, "tax_model", "cat", tax_by)
+        st.dataframe(by_slice, hide_index=True, key="taxonomy_by_slice", on_select="rerun",
+                     selection_mode="single-cell")  # fmt: skip
     c_model, c_cat = st.columns(2)
     model = c_model.selectbox("Model", models, key="tax_model")
     category = c_cat.selectbox(
-        "Category", list(CATEGORIES[1:]), key="cat", bind="query-params", help="Its queries:"
-    )
-    picked = category_queries(classified, model, category)
-    st.caption(widgets.escape_markdown(f"{len(picked)} queries of {model} are '{category}'."))
+        "Category", [*CATEGORIES[1:], CATEGORIES[0]], key="cat", bind="query-params",
+        help="Its queries are listed below.",
+    )  # fmt: skip
+    picked, in_slice = an.slice_filter(category_queries(classified, model, category), tax_by)
+    where = f" in {in_slice}" if in_slice else ""
+    told = f"{len(picked)} queries of {model}{where} are '{category}'."
+    st.caption(widgets.escape_markdown(told))
+    if in_slice:
+        st.button("All slices", on_click=an.clear_slice, key="tax_all_slices")
     if not picked.empty:
-        shown = picked[
-            [c for c in ("query_id", "text", "first_gold_rank", "n_gold") if c in picked]
-        ]
-        link = {**sel.url_params(), "a": model, "qd": dataset}
-        shown = shown.assign(
-            open=[f"Queries?{urlencode({**link, 'q': q})}" for q in shown["query_id"]]
+        query_list(picked, model, ["first_gold_rank", "n_gold"], "taxonomy_queries")
+
+with tab_cov:
+    per_cov, cov_summary, _ = an.coverage(key, marks, ranked, ds, judged, k)
+    positives_only = not has_explicit_negatives(ds.qrels, ds.spec.relevance_threshold)
+    st.caption(
+        f"judged@{k}: the share of each query's top {k} that has a relevance judgement (a qrels "
+        f"row of any relevance, or a reviewer's judgement from the Queries page); unjudged@{k}: "
+        "how many documents of the top k nobody judged (the metrics count them as not "
+        "relevant). Means over the queries the run returned documents for."
+        + (
+            f" These qrels list positives only: without reviewers' judgements judged@{k} "
+            f"equals precision@{k}."
+            if positives_only
+            else ""
         )
-        st.dataframe(
-            shown,
-            hide_index=True,
-            width="stretch",
-            key="taxonomy_queries",
-            column_config={
-                "open": st.column_config.LinkColumn("open", display_text="Queries page"),
-                "text": st.column_config.TextColumn("text", width="large"),
-            },
-        )
+    )
+    st.dataframe(cov_summary, hide_index=True, width="stretch", key="coverage_summary")
+    first = models.index(sel.model_a) if sel.model_a in models else 0
+    cov_model = st.selectbox("Model", models, index=first, key="cov_model")
+    worst = most_unjudged(per_cov, cov_model, 50)
+    st.caption(widgets.escape_markdown(
+        f"Queries of {cov_model} with the most unjudged documents in the top {k} "
+        f"({len(worst)} shown): judge them on the Queries page."
+    ))  # fmt: skip
+    if not worst.empty:
+        query_list(worst, cov_model, [f"unjudged@{k}", f"judged@{k}", "n_top"], "most_unjudged")
+    if positives_only and ds.entities is not None:
+        sus = an.suspects(key, marks, cov_model, ranked, ds, judged, k)[0]
+        st.subheader("Suspected missing answers")
+        st.caption(widgets.escape_markdown(
+            f"{len(sus)} retrieved, unjudged documents in the top {k} of {cov_model} "
+            f"({sus['query_id'].nunique()} queries) share type and relations with a gold "
+            "(gold_id): candidates for review on the Queries page. They change no metric; "
+            "a judged document leaves the list."
+        ))  # fmt: skip
+        if not sus.empty:
+            cols = ["doc_id", "rank", "type", "gold_id", "shared_relations"]
+            query_list(sus, cov_model, cols, "suspects")
 
 with tab_comp:
     threshold = st.select_slider(
@@ -149,7 +152,7 @@ with tab_comp:
         bind="query-params",
         help="A model solves a query when its metric reaches this value.",
     )
-    inter, n_solved = _solved(key, table, metric, threshold, tuple(models))
+    inter, n_solved = an.solved(key, table, metric, threshold, tuple(models))
     st.caption(f"Queries solved by exactly these models ({n_solved} queries); '(none)' = no model.")
     fig = go.Figure(go.Bar(x=inter["models"], y=inter["n"]))
     fig.update_layout(
@@ -160,7 +163,7 @@ with tab_comp:
     by = st.selectbox(
         "Oracle by slice", [NO_SLICE, *slice_columns(table)], key="by", bind="query-params"
     )
-    best = _oracle(key, table, metric, tuple(models), by)
+    best = an.best_of(key, table, metric, tuple(models), by)
     st.caption(
         f"Oracle best-of-{len(models)}: the mean over queries of the best model's {metric} per "
         "query, chosen with hindsight (an upper bound, not an achievable score)."
@@ -178,13 +181,13 @@ with tab_dis:
                 "of the shared documents). Most different first."
             )
         )
-        diff = _disagree(key, ranked[sel.model_a], ranked[sel.model_b], k)[0]
+        diff = an.disagree(key, ranked[sel.model_a], ranked[sel.model_b], k)[0]
         text = ds.queries[["query_id", "text"]].drop_duplicates("query_id")
         diff = diff.merge(text, on="query_id", how="left")
         st.dataframe(diff.head(50), hide_index=True, width="stretch", key="most_different")
 
 with tab_sig:
-    pair_table = _pairs(key, table, metric, tuple(models))
+    pair_table = an.model_pairs(key, table, metric, tuple(models))
     letters = significance_letters(pair_table, models)
     means = table.groupby("model")[metric].mean()
     board = pd.DataFrame(
@@ -201,11 +204,14 @@ with tab_sig:
         "models a model is significantly better than (p < 0.05), as ranx prints them."
     )
     st.dataframe(board, hide_index=True, width="stretch", key="letters")
+    c_delta, c_p = st.columns(2)
+    c_delta.caption(f"Mean difference of {metric}, row − column:")
+    c_delta.dataframe(significance_matrix(pair_table, models, "delta"), key="delta_matrix")
+    c_p.caption("Holm-corrected p-value of each pair:")
+    c_p.dataframe(significance_matrix(pair_table, models, "p_holm"), key="p_matrix")
     st.dataframe(pair_table, hide_index=True, width="stretch", key="pairs")
 
 with tab_amend:
-    store = store_for(sel)
-    judged = store.judgements(dataset) if store is not None else pd.DataFrame()
     st.caption(
         f"{len(judged)} judgement(s) on this dataset (made on the Queries page). Metrics with "
         "amendments (qrels plus judgements) beside the strict ones; the strict ones stay the "
@@ -213,16 +219,22 @@ with tab_amend:
     )
     if not judged.empty:
         heads = list(dict.fromkeys([metric, *[m for m in ds.spec.metrics if m in table]]))
-        marks = tuple(judged[["query_id", "doc_id", "relevance"]].itertuples(index=False))
-        side = _amended(key, marks, ranked, ds, judged, tuple(heads), sel.ties)
+        side = an.amended(key, marks, ranked, ds, judged, tuple(heads), sel.ties)
         st.dataframe(side, hide_index=True, width="stretch", key="amended")
-        st.download_button(
-            "Amended qrels (TREC)",
-            qrels_trec_text(amended_qrels(ds.qrels, judged)),
-            file_name=f"{dataset}-amended.qrels",
-            key="download_qrels",
-        )
+        who = judged[["query_id", "doc_id", "relevance", "author", "updated"]]
+        st.dataframe(with_authors(who, "updated"), hide_index=True, key="judgements")
+        try:
+            trec = qrels_trec_text(amended_qrels(ds.qrels, judged))
+            st.download_button("Amended qrels (TREC)", trec, key="download_qrels",
+                               file_name=f"{dataset}-amended.qrels")  # fmt: skip
+        except ValueError as exc:  # an id TREC qrels cannot carry
+            st.warning(widgets.escape_markdown(f"No TREC export of these qrels: {exc}."))
     if store is not None:
+        people = store.authors(dataset)
+        if not people.empty:
+            st.caption("Who annotated this dataset (current rows they wrote last; all changes):")
+            st.dataframe(people.assign(author=[who_(a) for a in people["author"]]),
+                         hide_index=True, key="authors")  # fmt: skip
         st.download_button(
             "Annotations (CSV)",
             store.export_csv(dataset),

@@ -83,6 +83,10 @@ def test_rbo_published_properties():
     top = rbo_ext(_matrix([[1, 2, 3, 4, 5]], 5), _matrix([[2, 1, 3, 4, 5]], 5))[0]
     bottom = rbo_ext(_matrix([[1, 2, 3, 4, 5]], 5), _matrix([[1, 2, 3, 5, 4]], 5))[0]
     assert top < bottom < 1.0
+    # published example (RBO_ext of the rankmeasures README, after R. Agarwal's RBO.py):
+    # [1,2,3,4,5] vs [2,3,4,1,5], p = 0.9 -> 0.828 (X = 0, 1, 2, 4, 5: exactly 0.828)
+    got = rbo_ext(_matrix([[1, 2, 3, 4, 5]], 5), _matrix([[2, 3, 4, 1, 5]], 5), 0.9)[0]
+    assert got == pytest.approx(0.828, abs=1e-12)
     # hand value, k = 2, p = 0.9, lists [1,2] vs [2,1]: X_1 = 0, X_2 = 2
     # (1-p)/p * (0/1 * p + 2/2 * p^2) + 2/2 * p^2 = 0.1 * 0.9 + 0.81 = 0.9
     assert rbo_ext(_matrix([[1, 2]], 2), _matrix([[2, 1]], 2))[0] == pytest.approx(0.9)

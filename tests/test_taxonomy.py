@@ -8,8 +8,10 @@ import pytest
 
 from analysis.core.metrics import rank_run
 from analysis.stats.coverage import (
+    coverage_summary,
     has_explicit_negatives,
     judgement_coverage,
+    most_unjudged,
     suspected_counts,
     suspected_missing_answers,
 )
@@ -166,6 +168,44 @@ def test_judgement_coverage_counts_unjudged_docs_in_the_top_k():
     assert cov.loc["3", "n_top"] == 0
     assert has_explicit_negatives(qrels)
     assert not has_explicit_negatives(qrels[qrels["relevance"] > 0])
+
+
+def test_coverage_summary_per_model_and_with_judgements():
+    qrels = pd.DataFrame(
+        {"query_id": list("1123"), "doc_id": list("acba"), "relevance": [1, 0, 1, 1]}
+    )
+    m1 = pd.DataFrame(
+        {"query_id": ["1", "1", "1", "2", "2"], "doc_id": ["a", "b", "c", "x", "y"],
+         "score": [3, 2, 1, 2, 1]}
+    )  # fmt: skip
+    m2 = pd.DataFrame({"query_id": ["1", "1"], "doc_id": ["c", "a"], "score": [2, 1]})
+    runs = {"m1": rank_run(m1), "m2": rank_run(m2)}
+    per_query, summary = coverage_summary(runs, qrels, k=2)
+    by = summary.set_index("model")
+    # m1: q1 top 2 = a, b -> 1/2; q2 = x, y -> 0/2; q3 not retrieved (left out of the mean)
+    assert by.loc["m1", "n"] == 2
+    assert by.loc["m1", "judged@2"] == pytest.approx(0.25)
+    assert by.loc["m1", "unjudged@2"] == pytest.approx(1.5)
+    assert by.loc["m1", "queries_with_unjudged"] == 2
+    assert by.loc["m1", "unjudged_total"] == 3
+    # m2: q1 top 2 = c (judged non-relevant), a -> fully judged
+    assert by.loc["m2", "n"] == 1
+    assert by.loc["m2", "judged@2"] == pytest.approx(1.0)
+    assert by.loc["m2", "queries_with_unjudged"] == 0
+    assert set(per_query["model"]) == {"m1", "m2"}
+    worst = most_unjudged(per_query, "m1")
+    assert worst["query_id"].tolist() == ["2", "1"]  # 2 unjudged before 1
+    assert most_unjudged(per_query, "m2").empty
+    # a reviewer judges b (not relevant) and x: both count as judged now, the qrels unchanged
+    judged = pd.DataFrame({"query_id": ["1", "2"], "doc_id": ["b", "x"], "relevance": [0, 1]})
+    before = qrels.copy()
+    _, amended = coverage_summary(runs, qrels, k=2, judgements=judged)
+    pd.testing.assert_frame_equal(qrels, before)
+    assert amended.set_index("model").loc["m1", "judged@2"] == pytest.approx(0.75)
+    assert amended.set_index("model").loc["m1", "unjudged_total"] == 1
+    empty_pq, empty = coverage_summary({}, qrels, k=2)
+    assert empty.empty
+    assert empty_pq.empty
 
 
 def test_classify_dataset_marks_the_suspect_query():

@@ -9,6 +9,7 @@ Commands:
     report     one self-contained offline HTML report of a bundle
     demo       regenerate the demo bundle
     disagree   per-query rank overlap of two runs without qrels (Jaccard@k, RBO, tau_AP)
+    notes      export annotations (CSV) and a dataset's amended qrels (TREC) of a bundle
 
 Bad input exits with code 2 and one line ``error: <file>:<line>: <what is wrong>`` on stderr.
 """
@@ -32,6 +33,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "analysis.cli.report",
     "analysis.cli.demo",
     "analysis.cli.disagree",
+    "analysis.cli.notes",
 )
 
 

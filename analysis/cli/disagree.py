@@ -4,13 +4,9 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from analysis.core.errors import InputError
 from analysis.core.metrics import TIE_POLICIES
-
-if TYPE_CHECKING:
-    pass
 
 NAMES = ("disagree",)
 

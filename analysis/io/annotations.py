@@ -7,13 +7,22 @@ resolved path: ``<folder name>-<first 16 hex digits of sha256(path)>.sqlite3``, 
 with the same folder name get different databases and the same bundle always finds its own.
 A notes folder inside the bundle is refused.
 
-Tables (every row keyed by ``dataset`` and ``query_id``; ids are text):
+Tables (every row keyed by ``dataset`` and ``query_id``; ids are text; the schema and its
+migrations are in :mod:`analysis.io.annotations_schema`):
 
 * ``tags (dataset, query_id, tag, author, created)``: free tags or the suggested ones
-  (:data:`SUGGESTED_TAGS`); a tag is set once per query.
-* ``notes (dataset, query_id, note, author, updated)``: one note per query (empty = deleted).
+  (:data:`SUGGESTED_TAGS`); a tag is set once per query (by its first author).
+* ``notes (dataset, query_id, note, author, updated)``: one note per query (empty = deleted);
+  ``author`` is who saved it last.
 * ``judgements (dataset, query_id, doc_id, relevance, author, updated)``: a reviewer's relevance
-  of one document for one query (0 = not relevant, 1 = relevant, 2 = highly relevant, ...).
+  of one document for one query (0 = not relevant, 1 = relevant, 2 = highly relevant, ...);
+  the latest judgement of a pair holds, ``author`` is who made it.
+* ``history``: every change that took effect (added, changed, removed), with its author and
+  time, oldest first (:meth:`AnnotationStore.history`).
+
+Every write names its author: free text of at most 100 characters, whitespace folded;
+empty means :data:`ANONYMOUS`. Rows written before authors were recorded have an empty author
+(shown as unknown). :func:`default_author` is the name a session starts with.
 
 Several users of one server (threads) and several processes may write at once: the database is
 in WAL mode (readers never block the writer), every connection waits up to ``busy_timeout``
@@ -21,9 +30,9 @@ in WAL mode (readers never block the writer), every connection waits up to ``bus
 connection, and a write still refused as busy is retried a few times. Nothing is cached in
 memory: every read sees every committed write.
 
-Amendments never replace the strict qrels: :func:`amended_qrels` returns a new table (judged
-pairs override the qrels' relevance, new pairs are added) for computing metrics *with
-amendments* beside the strict ones.
+Amendments never replace the strict qrels: :func:`analysis.io.amended.amended_qrels` returns a
+new table (judged pairs override the qrels' relevance, new pairs are added) for computing
+metrics *with amendments* beside the strict ones.
 """
 
 from __future__ import annotations
@@ -35,7 +44,6 @@ import io
 import os
 import re
 import sqlite3
-import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -44,41 +52,66 @@ from typing import TypeVar
 import pandas as pd
 
 from analysis.core.errors import InputError
+from analysis.io.annotations_schema import SCHEMA_VERSION, TooNew, migrate
 
 __all__ = [
+    "ANONYMOUS",
+    "AUTHOR_ENV",
     "NOTES_ENV",
+    "SCHEMA_VERSION",
     "SUGGESTED_TAGS",
     "AnnotationStore",
-    "amended_qrels",
+    "clean_author",
     "database_path",
+    "default_author",
     "notes_dir",
-    "qrels_trec_text",
-    "write_trec_qrels",
+    "utc_text",
 ]
 
 _T = TypeVar("_T")
 NOTES_ENV = "RETRIEVAL_DASHBOARD_NOTES_DIR"
+AUTHOR_ENV = "RETRIEVAL_DASHBOARD_AUTHOR"
+ANONYMOUS = "anonymous"
+MAX_AUTHOR = 100
 SUGGESTED_TAGS: tuple[str, ...] = ("label error", "ambiguous query", "needs relations")
 MAX_TAG = 100
 MAX_NOTE = 20_000
 BUSY_TIMEOUT_MS = 10_000
 _RETRIES = 8
-SCHEMA_VERSION = "1"
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS tags (
-    dataset TEXT NOT NULL, query_id TEXT NOT NULL, tag TEXT NOT NULL,
-    author TEXT NOT NULL DEFAULT '', created REAL NOT NULL,
-    PRIMARY KEY (dataset, query_id, tag));
-CREATE TABLE IF NOT EXISTS notes (
-    dataset TEXT NOT NULL, query_id TEXT NOT NULL, note TEXT NOT NULL,
-    author TEXT NOT NULL DEFAULT '', updated REAL NOT NULL,
-    PRIMARY KEY (dataset, query_id));
-CREATE TABLE IF NOT EXISTS judgements (
-    dataset TEXT NOT NULL, query_id TEXT NOT NULL, doc_id TEXT NOT NULL,
-    relevance INTEGER NOT NULL, author TEXT NOT NULL DEFAULT '', updated REAL NOT NULL,
-    PRIMARY KEY (dataset, query_id, doc_id));
-"""
+
+
+def default_author() -> str:
+    """The author name a session starts with: ``RETRIEVAL_DASHBOARD_AUTHOR`` when set, else
+    the operating-system user running the server, else :data:`ANONYMOUS`. (On a server shared
+    by several people the OS user is the server's: set the variable, or each user types a
+    name.)"""
+    raw = os.environ.get(AUTHOR_ENV, "").strip()
+    if raw:
+        return clean_author(raw)
+    try:
+        import getpass
+
+        return clean_author(getpass.getuser())
+    except (OSError, KeyError, ImportError):  # no user name (e.g. an unnamed container uid)
+        return ANONYMOUS
+
+
+def utc_text(seconds: float) -> str:
+    """A time stamp (seconds since the epoch) as ISO 8601 UTC text, e.g.
+    ``2026-12-01T11:02:03Z``."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(float(seconds)))
+
+
+def clean_author(author: object) -> str:
+    """An author name as stored: whitespace folded, empty -> :data:`ANONYMOUS`.
+
+    Raises:
+        ValueError: longer than 100 characters.
+    """
+    text = " ".join(str(author if author is not None else "").split())
+    if len(text) > MAX_AUTHOR:
+        raise ValueError(f"an author name has at most {MAX_AUTHOR} characters, got {len(text)}")
+    return text or ANONYMOUS
 
 
 def notes_dir() -> Path:
@@ -185,6 +218,8 @@ class AnnotationStore:
                 if not _busy(exc) or attempt == _RETRIES - 1:
                     raise InputError(self.path, None, f"notes database: {exc}") from None
                 time.sleep(0.05 * (attempt + 1))
+            except TooNew as exc:
+                raise InputError(self.path, None, f"notes database {exc}") from None
             except sqlite3.DatabaseError as exc:
                 raise InputError(self.path, None, f"not a notes database: {exc}") from None
         raise AssertionError("unreachable")  # pragma: no cover
@@ -196,26 +231,27 @@ class AnnotationStore:
                 raise sqlite3.OperationalError(f"database is locked (journal mode {mode})")
             con.execute("BEGIN IMMEDIATE")
             try:
-                for statement in _SCHEMA.split(";"):
-                    if statement.strip():
-                        con.execute(statement)
-                con.execute(
-                    "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema', ?)",
-                    (SCHEMA_VERSION,),
-                )
+                migrate(con)
                 con.execute("COMMIT")
             except BaseException:
                 con.execute("ROLLBACK")
                 raise
 
-    def _write(self, sql: str, params: tuple) -> None:
+    def _write(self, sql: str, params: tuple, log: tuple) -> None:
+        """Run one change and, when it took effect, its ``history`` row (``kind, dataset,
+        query_id, doc_id, value, author, at``), in one transaction."""
         self._ensure()
 
         def run() -> None:
             with self._connect() as con:
                 con.execute("BEGIN IMMEDIATE")
                 try:
-                    con.execute(sql, params)
+                    if con.execute(sql, params).rowcount > 0:
+                        con.execute(
+                            "INSERT INTO history (kind, dataset, query_id, doc_id, value, "
+                            "author, at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                            log,
+                        )
                     con.execute("COMMIT")
                 except BaseException:
                     con.execute("ROLLBACK")
@@ -253,25 +289,25 @@ class AnnotationStore:
 
     # ------------------------------------------------------------------ tags
 
-    def add_tag(self, dataset: str, query_id: str, tag: str, author: str = "") -> None:
-        """Tag a query (again: no change). Raises ValueError on an empty or overlong tag."""
+    def add_tag(self, dataset: str, query_id: str, tag: str, author: str = ANONYMOUS) -> None:
+        """Tag a query (again: no change, the first author stays). Raises ValueError on an
+        empty or overlong tag or author."""
+        ds, qid = _clean_id(dataset, "dataset"), _clean_id(query_id, "query_id")
+        text, who, now = _clean_tag(tag), clean_author(author), time.time()
         self._write(
             "INSERT OR IGNORE INTO tags (dataset, query_id, tag, author, created) "
             "VALUES (?, ?, ?, ?, ?)",
-            (
-                _clean_id(dataset, "dataset"),
-                _clean_id(query_id, "query_id"),
-                _clean_tag(tag),
-                str(author),
-                time.time(),
-            ),
+            (ds, qid, text, who, now),
+            ("tag", ds, qid, "", text, who, now),
         )
 
-    def remove_tag(self, dataset: str, query_id: str, tag: str) -> None:
+    def remove_tag(self, dataset: str, query_id: str, tag: str, author: str = ANONYMOUS) -> None:
         """Remove a tag of a query (absent: no change)."""
+        ds, qid, text = str(dataset), str(query_id), _clean_tag(tag)
         self._write(
             "DELETE FROM tags WHERE dataset = ? AND query_id = ? AND tag = ?",
-            (str(dataset), str(query_id), _clean_tag(tag)),
+            (ds, qid, text),
+            ("tag", ds, qid, "", None, clean_author(author), time.time()),
         )
 
     def tags(self, dataset: str | None = None, query_id: str | None = None) -> pd.DataFrame:
@@ -286,20 +322,26 @@ class AnnotationStore:
 
     # ------------------------------------------------------------------ notes
 
-    def set_note(self, dataset: str, query_id: str, note: str, author: str = "") -> None:
+    def set_note(self, dataset: str, query_id: str, note: str, author: str = ANONYMOUS) -> None:
         """Set the note of a query; an empty (blank) note deletes it."""
         text = str(note)
         if len(text) > MAX_NOTE:
             raise ValueError(f"a note has at most {MAX_NOTE} characters, got {len(text)}")
         ds, qid = _clean_id(dataset, "dataset"), _clean_id(query_id, "query_id")
+        who, now = clean_author(author), time.time()
         if not text.strip():
-            self._write("DELETE FROM notes WHERE dataset = ? AND query_id = ?", (ds, qid))
+            self._write(
+                "DELETE FROM notes WHERE dataset = ? AND query_id = ?",
+                (ds, qid),
+                ("note", ds, qid, "", None, who, now),
+            )
             return
         self._write(
             "INSERT INTO notes (dataset, query_id, note, author, updated) VALUES (?, ?, ?, ?, ?) "
             "ON CONFLICT (dataset, query_id) DO UPDATE SET note = excluded.note, "
             "author = excluded.author, updated = excluded.updated",
-            (ds, qid, text, str(author), time.time()),
+            (ds, qid, text, who, now),
+            ("note", ds, qid, "", text, who, now),
         )
 
     def note(self, dataset: str, query_id: str) -> str:
@@ -320,19 +362,26 @@ class AnnotationStore:
     # ------------------------------------------------------------------ judgements
 
     def set_judgement(
-        self, dataset: str, query_id: str, doc_id: str, relevance: int | None, author: str = ""
+        self,
+        dataset: str,
+        query_id: str,
+        doc_id: str,
+        relevance: int | None,
+        author: str = ANONYMOUS,
     ) -> None:
         """Judge a document for a query (``None`` removes the judgement).
 
         Raises:
-            ValueError: relevance not an integer (or a negative one).
+            ValueError: relevance not an integer (or a negative one), author too long.
         """
         ds, qid = _clean_id(dataset, "dataset"), _clean_id(query_id, "query_id")
         doc = _clean_id(doc_id, "doc_id")
+        who, now = clean_author(author), time.time()
         if relevance is None:
             self._write(
                 "DELETE FROM judgements WHERE dataset = ? AND query_id = ? AND doc_id = ?",
                 (ds, qid, doc),
+                ("judgement", ds, qid, doc, None, who, now),
             )
             return
         if isinstance(relevance, bool) or int(relevance) != relevance or relevance < 0:
@@ -341,7 +390,8 @@ class AnnotationStore:
             "INSERT INTO judgements (dataset, query_id, doc_id, relevance, author, updated) "
             "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (dataset, query_id, doc_id) DO UPDATE SET "
             "relevance = excluded.relevance, author = excluded.author, updated = excluded.updated",
-            (ds, qid, doc, int(relevance), str(author), time.time()),
+            (ds, qid, doc, int(relevance), who, now),
+            ("judgement", ds, qid, doc, str(int(relevance)), who, now),
         )
 
     def judgements(self, dataset: str | None = None, query_id: str | None = None) -> pd.DataFrame:
@@ -356,6 +406,41 @@ class AnnotationStore:
         frame["relevance"] = frame["relevance"].astype("int64")
         return frame
 
+    def history(self, dataset: str | None = None, query_id: str | None = None) -> pd.DataFrame:
+        """Every change that took effect, oldest first: ``kind, dataset, query_id, doc_id,
+        value, author, at`` (``value`` None = removed)."""
+        where, params = self._where(dataset, query_id)
+        frame = self._read(
+            f"SELECT kind, dataset, query_id, doc_id, value, author, at FROM history{where} "
+            "ORDER BY id",
+            params,
+            ["kind", "dataset", "query_id", "doc_id", "value", "author", "at"],
+        )
+        value = frame["value"].astype(object)
+        frame["value"] = value.where(value.notna(), None)
+        return frame
+
+    def authors(self, dataset: str | None = None) -> pd.DataFrame:
+        """Who annotated, one row per author (``""`` = unknown, rows older than authors):
+        ``author, tags, notes, judgements`` (current rows they wrote last), ``changes``
+        (history rows) and ``last`` (ISO 8601 UTC time of their last change); most changes
+        first."""
+        counts = {
+            "tags": self.tags(dataset)["author"].value_counts(),
+            "notes": self.notes(dataset)["author"].value_counts(),
+            "judgements": self.judgements(dataset)["author"].value_counts(),
+        }
+        history = self.history(dataset)
+        counts["changes"] = history["author"].value_counts()
+        frame = pd.DataFrame(counts).fillna(0).astype("int64")
+        last = history.groupby("author")["at"].max()
+        frame["last"] = [utc_text(last[a]) if a in last.index else "" for a in frame.index]
+        frame = frame.rename_axis("author").reset_index()
+        frame["author"] = frame["author"].astype("str")
+        return frame.sort_values(["changes", "author"], ascending=[False, True]).reset_index(
+            drop=True
+        )
+
     # ------------------------------------------------------------------ exports
 
     def export_csv(self, dataset: str | None = None) -> str:
@@ -366,9 +451,7 @@ class AnnotationStore:
         writer = csv.writer(out, lineterminator="\n")
         writer.writerow(["kind", "dataset", "query_id", "doc_id", "value", "author", "updated"])
 
-        def when(t: float) -> str:
-            return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(float(t)))
-
+        when = utc_text
         for r in self.tags(dataset).itertuples(index=False):
             writer.writerow(["tag", r.dataset, r.query_id, "", r.tag, r.author, when(r.created)])
         for r in self.notes(dataset).itertuples(index=False):
@@ -386,56 +469,3 @@ class AnnotationStore:
                 ]
             )
         return out.getvalue()
-
-
-def amended_qrels(qrels: pd.DataFrame, judgements: pd.DataFrame) -> pd.DataFrame:
-    """The qrels with the judgements applied: a judged (query, doc) pair takes the judged
-    relevance (also when it lowers it), a new pair is added; the input is not modified.
-
-    Returns ``query_id, doc_id, relevance`` (duplicate qrels rows collapsed to their maximum
-    first, as the metric core does).
-    """
-    base = qrels[["query_id", "doc_id", "relevance"]].astype({"query_id": "str", "doc_id": "str"})
-    base = base.groupby(["query_id", "doc_id"], sort=False, as_index=False)["relevance"].max()
-    if judgements is None or judgements.empty:
-        return base.reset_index(drop=True)
-    j = judgements[["query_id", "doc_id", "relevance"]].astype({"query_id": "str", "doc_id": "str"})
-    j = j.drop_duplicates(["query_id", "doc_id"], keep="last")
-    keys = pd.MultiIndex.from_frame(j[["query_id", "doc_id"]])
-    kept = base[~pd.MultiIndex.from_frame(base[["query_id", "doc_id"]]).isin(keys)]
-    out = pd.concat([kept, j], ignore_index=True)
-    out["relevance"] = out["relevance"].astype("int64")
-    return out
-
-
-def qrels_trec_text(qrels: pd.DataFrame) -> str:
-    """Qrels as TREC qrels text: ``query_id 0 doc_id relevance`` per line."""
-    lines = [
-        f"{q} 0 {d} {int(r)}\n"
-        for q, d, r in qrels[["query_id", "doc_id", "relevance"]].itertuples(index=False)
-    ]
-    return "".join(lines)
-
-
-def write_trec_qrels(qrels: pd.DataFrame, out: str | Path) -> None:
-    """Write qrels as TREC qrels, atomically (a temporary file beside ``out``, then renamed).
-
-    Raises:
-        InputError: an id holds whitespace (TREC qrels cannot carry it) or the file cannot be
-            written.
-    """
-    for column in ("query_id", "doc_id"):
-        bad = qrels[column].astype("str").str.contains(r"\s", regex=True)
-        if bad.any():
-            value = qrels[column].astype("str")[bad].iloc[0]
-            raise InputError(out, None, f"{column} {value!r} holds whitespace: not TREC-safe")
-    target = Path(out)
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(qrels_trec_text(qrels))
-        Path(tmp).replace(target)
-    except OSError as exc:
-        with contextlib.suppress(NameError, OSError):
-            Path(tmp).unlink(missing_ok=True)
-        raise InputError(target, None, f"cannot write: {exc.strerror or exc}") from None

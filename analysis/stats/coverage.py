@@ -30,11 +30,13 @@ import numpy as np
 import pandas as pd
 
 from analysis.core.metrics import TiePolicy, evaluate
-from analysis.io.annotations import amended_qrels
+from analysis.io.amended import amended_qrels
 
 __all__ = [
+    "coverage_summary",
     "has_explicit_negatives",
     "judgement_coverage",
+    "most_unjudged",
     "strict_and_amended",
     "suspected_counts",
     "suspected_missing_answers",
@@ -88,6 +90,63 @@ def judgement_coverage(ranked: pd.DataFrame, qrels: pd.DataFrame, k: int = 10) -
             f"unjudged@{k}": (n_top - n_judged).to_numpy(),
         }
     )
+
+
+def coverage_summary(
+    runs: Mapping[str, pd.DataFrame],
+    qrels: pd.DataFrame,
+    k: int = 10,
+    judgements: pd.DataFrame | None = None,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """judged@k of every model, per query and as a mean.
+
+    A document counts as judged when the qrels have a row for it (whatever its relevance) or,
+    when ``judgements`` are given, a reviewer judged it (relevance 0 too): the qrels are the
+    amended ones (:func:`analysis.io.amended.amended_qrels`), so judging a document moves it
+    from "unjudged" to "judged" here without touching the strict metrics.
+
+    Returns ``(per_query, summary)``: ``per_query`` = :func:`judgement_coverage` rows with a
+    ``model`` column first; ``summary`` = one row per model: ``model, n, judged@k`` (mean over
+    the ``n`` queries the run returned a document for; a query missing from the run has no top
+    k and is left out of the mean), ``unjudged@k`` (mean count), ``queries_with_unjudged``
+    (queries with at least one unjudged document in the top k), ``unjudged_total``.
+    """
+    base = qrels if judgements is None or judgements.empty else amended_qrels(qrels, judgements)
+    judged, unjudged = f"judged@{k}", f"unjudged@{k}"
+    tables, rows = [], []
+    for model, run in runs.items():
+        table = judgement_coverage(run, base, k)
+        table.insert(0, "model", model)
+        tables.append(table)
+        seen = table[table["n_top"] > 0]
+        rows.append(
+            {
+                "model": model,
+                "n": len(seen),
+                judged: float(seen[judged].mean()) if len(seen) else np.nan,
+                unjudged: float(seen[unjudged].mean()) if len(seen) else np.nan,
+                "queries_with_unjudged": int((seen[unjudged] > 0).sum()),
+                "unjudged_total": int(seen[unjudged].sum()),
+            }
+        )
+    columns = ["model", "query_id", "n_top", judged, unjudged]
+    per_query = pd.concat(tables, ignore_index=True) if tables else pd.DataFrame(columns=columns)
+    summary = pd.DataFrame(
+        rows, columns=["model", "n", judged, unjudged, "queries_with_unjudged", "unjudged_total"]
+    )
+    return per_query, summary
+
+
+def most_unjudged(per_query: pd.DataFrame, model: str, n: int = 50) -> pd.DataFrame:
+    """The ``n`` queries of ``model`` with the most unjudged documents in the top k (ties: the
+    lower judged@k first, then query id), queries with none left out."""
+    judged = next(c for c in per_query.columns if c.startswith("judged@"))
+    unjudged = judged.replace("judged@", "unjudged@")
+    rows = per_query[(per_query["model"] == model) & (per_query[unjudged] > 0)]
+    rows = rows.sort_values(
+        [unjudged, judged, "query_id"], ascending=[False, True, True], kind="stable"
+    )
+    return rows.head(n).reset_index(drop=True)
 
 
 def _neighbours(edges: pd.DataFrame, ids: pd.Index) -> pd.DataFrame:
@@ -166,7 +225,7 @@ def strict_and_amended(
     relevance_threshold: int = 1,
 ) -> pd.DataFrame:
     """Mean metrics of each run against the strict qrels and against the qrels with the
-    reviewers' judgements applied (:func:`analysis.io.annotations.amended_qrels`), side by side.
+    reviewers' judgements applied (:func:`analysis.io.amended.amended_qrels`), side by side.
 
     Returns ``model, metric, strict, amended, delta, n_strict, n_amended, queries_changed``
     (``delta = amended - strict``; ``queries_changed`` = queries whose value differs). Both are

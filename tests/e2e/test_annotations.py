@@ -1,5 +1,5 @@
-"""Browser: a tag and a judgement added on the Queries page survive a server restart (they are
-in the bundle's SQLite notes database, not in the session)."""
+"""Browser: a tag and a judgement added on the Queries page, with the reviewer's name, survive
+a server restart (they are in the bundle's SQLite notes database, not in the session)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from analysis.io.annotations import AnnotationStore, database_path
+from analysis.io.annotations import AnnotationStore, database_path, default_author
 from tests.e2e.conftest import ROOT, assert_no_exception, screenshot, wait_ready
 from ui.annotations import _key
 
@@ -86,6 +86,10 @@ def test_tag_and_judgement_survive_a_server_restart(browser, tmp_path):
         page.goto(url + QUERY)
         wait_ready(page)
         assert_no_exception(page)
+        name = page.get_by_role("textbox", name="Your name")
+        name.fill("E2E Reviewer")
+        name.press("Enter")
+        wait_ready(page)
         _pick_tag(page, tags_box, "label error")
         wait_ready(page)
         page.get_by_text("0 · not relevant").click()
@@ -102,9 +106,11 @@ def test_tag_and_judgement_survive_a_server_restart(browser, tmp_path):
 
     store = AnnotationStore(database_path(ROOT / "data" / "demo", notes))
     assert store.tags("stark-mag", "5")["tag"].tolist() == ["label error"]
+    assert store.tags("stark-mag", "5")["author"].tolist() == ["E2E Reviewer"]
     judged = store.judgements("stark-mag", "5")
     assert len(judged) == 1
     assert judged["relevance"].tolist() == [0]
+    assert judged["author"].tolist() == ["E2E Reviewer"]
 
     proc = _start(notes)  # a new server process: nothing of the old session is left
     try:
@@ -118,6 +124,9 @@ def test_tag_and_judgement_survive_a_server_restart(browser, tmp_path):
         assert chip.count() == 1
         assert "label error" in chip.first.inner_text()
         assert page.get_by_text("No document of this query has been judged yet.").count() == 0
+        page.get_by_text("label error: E2E Reviewer,", exact=False).wait_for(timeout=30_000)
+        # a new session starts from the default name again
+        assert page.get_by_role("textbox", name="Your name").input_value() == default_author()
         assert screenshot(page, "annotations").stat().st_size > 10_000
 
         page.goto(url + "/Analyses?datasets=stark-mag&ds=stark-mag&a=bm25")
