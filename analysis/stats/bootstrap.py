@@ -93,6 +93,7 @@ def _bootstrap_ci_rows(
     low = np.full(len(rows), np.nan)
     high = np.full(len(rows), np.nan)
     by_size: dict[int, list[int]] = {}
+    bca_by_size: dict[int, list[int]] = {}
     for i, row in enumerate(rows):
         n = row.size
         if n == 0:
@@ -104,7 +105,7 @@ def _bootstrap_ci_rows(
         if uniq.size == 1:  # n == 1 or a constant sample: every resample has this mean
             low[i] = high[i] = row.mean()
         elif n < BCA_BELOW:
-            low[i], high[i] = _bca(row, confidence, n_resamples, seed)
+            bca_by_size.setdefault(n, []).append(i)
         elif n_frequent and _CATEGORY_COST * n_frequent + n_rest <= n // 2:
             means = _split_means(
                 uniq[is_frequent],
@@ -116,6 +117,12 @@ def _bootstrap_ci_rows(
             low[i], high[i] = np.quantile(means, probs)
         else:
             by_size.setdefault(n, []).append(i)
+    for n, members in bca_by_size.items():
+        per_call = max(1, _BCA_BUDGET // (n_resamples * n))
+        for start in range(0, len(members), per_call):
+            part = members[start : start + per_call]
+            lo, hi = _bca(np.stack([rows[i] for i in part]), confidence, n_resamples, seed)
+            low[part], high[part] = lo, hi
     for members in by_size.values():
         x = np.stack([rows[i] for i in members])
         means = _index_means(x, n_resamples, _generator(seed, _STREAM_BOOTSTRAP))
@@ -125,10 +132,15 @@ def _bootstrap_ci_rows(
     return low, high
 
 
-def _bca(row: np.ndarray, confidence: float, n_resamples: int, seed: int) -> tuple[float, float]:
-    """BCa interval of the mean (``scipy.stats.bootstrap(method="BCa")``), seeded like the
-    percentile kernel; a degenerate BCa (e.g. the acceleration is undefined) falls back to the
-    percentile interval of the same resamples."""
+def _bca(
+    rows: np.ndarray, confidence: float, n_resamples: int, seed: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """BCa interval of the mean of each row of ``rows`` (shape ``(q, n)``):
+    ``scipy.stats.bootstrap(method="BCa")`` on all rows at once, seeded like the percentile
+    kernel. scipy draws one index matrix ``(B, n)`` and applies it to every row, which is the
+    matrix a call on that row alone draws from the same seed, so each row's interval equals
+    ``bootstrap_ci`` of the row by itself. A degenerate BCa (e.g. the acceleration is undefined)
+    falls back to the percentile interval of the same resamples."""
     import warnings
 
     from scipy import stats as sps
@@ -137,13 +149,31 @@ def _bca(row: np.ndarray, confidence: float, n_resamples: int, seed: int) -> tup
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # scipy's DegenerateDataWarning: handled below
         res = sps.bootstrap(
-            (row,), np.mean, confidence_level=confidence, n_resamples=n_resamples,
-            method="BCa", random_state=rng, vectorized=True,
+            (rows,), _row_means, confidence_level=confidence, n_resamples=n_resamples,
+            method="BCa", random_state=rng, vectorized=True, axis=-1,
         )  # fmt: skip
-    lo, hi = float(res.confidence_interval.low), float(res.confidence_interval.high)
-    if not (np.isfinite(lo) and np.isfinite(hi)):
-        lo, hi = np.quantile(res.bootstrap_distribution, _quantile_probs(confidence))
-    return float(lo), float(hi)
+    lo = np.array(res.confidence_interval.low, dtype=float, ndmin=1)
+    hi = np.array(res.confidence_interval.high, dtype=float, ndmin=1)
+    bad = ~(np.isfinite(lo) & np.isfinite(hi))
+    if bad.any():
+        dist = np.asarray(res.bootstrap_distribution).reshape(len(rows), -1)
+        quant = np.quantile(dist[bad], _quantile_probs(confidence), axis=1)
+        lo[bad], hi[bad] = quant[0], quant[1]
+    return lo, hi
+
+
+def _row_means(x: np.ndarray, axis: int = -1) -> np.ndarray:
+    """Means over the last axis, one sample (leading index) at a time: numpy's reduction of a
+    3-D array rounds differently from that of each 2-D slice, and a row's interval must not
+    depend on the rows computed with it."""
+    x = np.asarray(x)
+    if x.ndim < 2:
+        return np.mean(x, axis=axis)
+    return np.stack([np.mean(r, axis=-1) for r in x])
+
+
+#: Elements (rows x resamples x n) of one vectorized BCa call (~128 MB of float64).
+_BCA_BUDGET = 1 << 24
 
 
 #: Samples smaller than this get BCa intervals (percentile intervals under-cover there: 77 %

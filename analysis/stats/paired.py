@@ -4,6 +4,8 @@ effect size, win/tie/loss and Holm correction (conventions: :mod:`analysis.stats
 from __future__ import annotations
 
 import math
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -81,14 +83,29 @@ def _binomial_flip_count(
 def _signflip_rows(
     rows: Sequence[np.ndarray], n_resamples: int, seed: int
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Two-sided paired sign-flip p-value of every difference sample; also whether it is exact."""
+    """Two-sided paired sign-flip p-value of every difference sample; also whether it is exact.
+
+    Exact enumeration over the m non-zero differences when ``2**m <= n_resamples``; few distinct
+    values: binomial flip counts; otherwise B random sign patterns over all n positions of the
+    sample (a sign on a zero difference changes nothing, so this is the same test), drawn from
+    the seed and n only: every sample of length n -- every model pair, metric or slice of that
+    size -- is tested against the same patterns, in one matrix product per n. Results are kept
+    in a small memo keyed by the exact values, ``n_resamples`` and ``seed``
+    (:func:`signflip_pvalues`), so a test asked for twice is computed once."""
     p = np.full(len(rows), np.nan)
     exact = np.zeros(len(rows), dtype=bool)
     exact_by_size: dict[int, list[tuple[int, np.ndarray]]] = {}
     random_by_size: dict[int, list[tuple[int, np.ndarray]]] = {}
+    keys: dict[int, bytes] = {}
     for i, row in enumerate(rows):
         if row.size == 0:
             continue
+        key = _FLIPS.key(row, n_resamples, seed)
+        known = _FLIPS.get(key)
+        if known is not None:
+            p[i], exact[i] = known
+            continue
+        keys[i] = key
         nonzero = row[row != 0]
         m = nonzero.size
         if m == 0:
@@ -102,7 +119,7 @@ def _signflip_rows(
                 count = _binomial_flip_count(uniq, counts, n_resamples, rng)
                 p[i] = (1 + count) / (1 + n_resamples)
             else:
-                random_by_size.setdefault(m, []).append((i, nonzero))
+                random_by_size.setdefault(row.size, []).append((i, row))
     for m, items in exact_by_size.items():
         members = [i for i, _ in items]
         counts = _exact_flip_counts(np.stack([row for _, row in items]))
@@ -113,7 +130,66 @@ def _signflip_rows(
         rng = _generator(seed, _STREAM_FLIP)
         counts = _random_flip_counts(np.stack([row for _, row in items]), n_resamples, rng)
         p[members] = (1 + counts) / (1 + n_resamples)
+    for i, key in keys.items():
+        _FLIPS.put(key, (float(p[i]), bool(exact[i])))
     return p, exact
+
+
+class _FlipMemo:
+    """Bounded memo of sign-flip results: exact key (the sample's bytes, B, seed), at most
+    :data:`_MEMO_BYTES` of keys, least recently used dropped first; thread-safe."""
+
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes, self.size = max_bytes, 0
+        self.items: OrderedDict[bytes, tuple[float, bool]] = OrderedDict()
+        self.lock = threading.Lock()
+
+    @staticmethod
+    def key(row: np.ndarray, n_resamples: int, seed: int) -> bytes:
+        head = np.array([n_resamples, seed], dtype=np.uint64).tobytes()
+        return head + np.ascontiguousarray(row, dtype=float).tobytes()
+
+    def get(self, key: bytes) -> tuple[float, bool] | None:
+        with self.lock:
+            found = self.items.get(key)
+            if found is not None:
+                self.items.move_to_end(key)
+            return found
+
+    def put(self, key: bytes, value: tuple[float, bool]) -> None:
+        if len(key) > self.max_bytes:
+            return
+        with self.lock:
+            if key not in self.items:
+                self.size += len(key)
+            self.items[key] = value
+            while self.size > self.max_bytes:
+                old, _ = self.items.popitem(last=False)
+                self.size -= len(old)
+
+
+_MEMO_BYTES = 64 << 20
+_FLIPS = _FlipMemo(_MEMO_BYTES)
+
+
+def signflip_pvalues(
+    diffs: Sequence[np.ndarray], *, n_resamples: int = 10_000, seed: int | None = 0
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Paired sign-flip p-values of many difference samples at once (``p_randomization`` of
+    :func:`paired_comparison` for each ``diffs[i] = a - b``, without the CI and the other
+    tests): ``(p, exact, floor)``, where ``exact`` says all patterns were enumerated and
+    ``floor`` that p is the Monte-Carlo floor ``1/(B+1)`` (:func:`at_floor`). Samples of the
+    same length share one set of random sign patterns (one matrix product); an empty sample
+    gives NaN.
+
+    Raises:
+        ValueError: a sample that is not 1-D or holds NaN/infinite values; bad settings.
+    """
+    rows = [_as_1d(d, "diffs") for d in diffs]
+    _check_resampling(0.95, n_resamples)
+    seed = _resolve_seed(seed)
+    p, exact = _signflip_rows(rows, n_resamples, seed)
+    return p, exact, at_floor(p, exact, n_resamples)
 
 
 def _is_constant(d: np.ndarray) -> bool:
