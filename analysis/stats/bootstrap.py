@@ -3,6 +3,8 @@ over groups (conventions: :mod:`analysis.stats.inference`)."""
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Literal
 
@@ -83,12 +85,73 @@ def _index_means(x: np.ndarray, n_resamples: int, rng: np.random.Generator) -> n
     return out / n
 
 
+class _Memo:
+    """Bounded memo of resampling results: exact key (the sample's bytes and the settings, see
+    :meth:`key`), at most ``max_bytes`` of keys, least recently used dropped first; thread-safe.
+    A result depends only on the sample's values, B, the seed (and the confidence), so a memo hit
+    returns the number the computation would give."""
+
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes, self.size = max_bytes, 0
+        self.items: OrderedDict[bytes, tuple] = OrderedDict()
+        self.lock = threading.Lock()
+
+    @staticmethod
+    def key(row: np.ndarray, *settings: float) -> bytes:
+        head = repr(settings).encode() + b"\x00"  # exact for ints of any size and floats
+        return head + np.ascontiguousarray(row, dtype=float).tobytes()
+
+    def get(self, key: bytes) -> tuple | None:
+        with self.lock:
+            found = self.items.get(key)
+            if found is not None:
+                self.items.move_to_end(key)
+            return found
+
+    def put(self, key: bytes, value: tuple) -> None:
+        if len(key) > self.max_bytes:
+            return
+        with self.lock:
+            if key not in self.items:
+                self.size += len(key)
+            self.items[key] = value
+            while self.size > self.max_bytes:
+                old, _ = self.items.popitem(last=False)
+                self.size -= len(old)
+
+
+_CIS = _Memo(64 << 20)
+
+
 def _bootstrap_ci_rows(
     rows: Sequence[np.ndarray], confidence: float, n_resamples: int, seed: int
 ) -> tuple[np.ndarray, np.ndarray]:
     """Bootstrap CI of the mean of every sample in ``rows`` (finite 1-D arrays): BCa below
     :data:`BCA_BELOW` values, percentile otherwise (module docstring of
-    :mod:`analysis.stats.inference`)."""
+    :mod:`analysis.stats.inference`). Intervals already computed for the same values and
+    settings come from a memo (:class:`_Memo`), the others are computed together."""
+    low = np.full(len(rows), np.nan)
+    high = np.full(len(rows), np.nan)
+    keys = [_Memo.key(row, confidence, n_resamples, seed) for row in rows]
+    todo = []
+    for i, key in enumerate(keys):
+        found = _CIS.get(key)
+        if found is None:
+            todo.append(i)
+        else:
+            low[i], high[i] = found
+    if todo:
+        lo, hi = _compute_ci_rows([rows[i] for i in todo], confidence, n_resamples, seed)
+        low[todo], high[todo] = lo, hi
+        for i, a, b in zip(todo, lo.tolist(), hi.tolist(), strict=True):
+            _CIS.put(keys[i], (a, b))
+    return low, high
+
+
+def _compute_ci_rows(
+    rows: Sequence[np.ndarray], confidence: float, n_resamples: int, seed: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_bootstrap_ci_rows` without the memo."""
     probs = _quantile_probs(confidence)
     low = np.full(len(rows), np.nan)
     high = np.full(len(rows), np.nan)

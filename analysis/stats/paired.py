@@ -4,8 +4,6 @@ effect size, win/tie/loss and Holm correction (conventions: :mod:`analysis.stats
 from __future__ import annotations
 
 import math
-import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -23,7 +21,7 @@ from analysis.stats._common import (
     _generator,
     _resolve_seed,
 )  # fmt: skip
-from analysis.stats.bootstrap import _bootstrap_ci_rows
+from analysis.stats.bootstrap import _bootstrap_ci_rows, _Memo
 
 
 def _flip_threshold(observed: np.ndarray, abs_sum: np.ndarray) -> np.ndarray:
@@ -100,7 +98,7 @@ def _signflip_rows(
     for i, row in enumerate(rows):
         if row.size == 0:
             continue
-        key = _FLIPS.key(row, n_resamples, seed)
+        key = _Memo.key(row, n_resamples, seed)
         known = _FLIPS.get(key)
         if known is not None:
             p[i], exact[i] = known
@@ -135,41 +133,7 @@ def _signflip_rows(
     return p, exact
 
 
-class _FlipMemo:
-    """Bounded memo of sign-flip results: exact key (the sample's bytes, B, seed), at most
-    :data:`_MEMO_BYTES` of keys, least recently used dropped first; thread-safe."""
-
-    def __init__(self, max_bytes: int) -> None:
-        self.max_bytes, self.size = max_bytes, 0
-        self.items: OrderedDict[bytes, tuple[float, bool]] = OrderedDict()
-        self.lock = threading.Lock()
-
-    @staticmethod
-    def key(row: np.ndarray, n_resamples: int, seed: int) -> bytes:
-        head = np.array([n_resamples, seed], dtype=np.uint64).tobytes()
-        return head + np.ascontiguousarray(row, dtype=float).tobytes()
-
-    def get(self, key: bytes) -> tuple[float, bool] | None:
-        with self.lock:
-            found = self.items.get(key)
-            if found is not None:
-                self.items.move_to_end(key)
-            return found
-
-    def put(self, key: bytes, value: tuple[float, bool]) -> None:
-        if len(key) > self.max_bytes:
-            return
-        with self.lock:
-            if key not in self.items:
-                self.size += len(key)
-            self.items[key] = value
-            while self.size > self.max_bytes:
-                old, _ = self.items.popitem(last=False)
-                self.size -= len(old)
-
-
-_MEMO_BYTES = 64 << 20
-_FLIPS = _FlipMemo(_MEMO_BYTES)
+_FLIPS = _Memo(64 << 20)
 
 
 def signflip_pvalues(
