@@ -61,6 +61,7 @@ def build_content(
     n_resamples: int = N_RESAMPLES,
     seed: int = SEED,
     numbers: NumbersOf | None = None,
+    splits: Mapping[str, str] | None = None,
 ) -> ReportContent:
     """Compute every section of the report from a per-query table.
 
@@ -82,6 +83,8 @@ def build_content(
         numbers: ``numbers(name, rows, metric, shown)`` -> the dataset's
             :class:`~analysis.present.report.numbers.DatasetNumbers` for these models and
             settings (a cache, e.g. the page's); default: computed here.
+        splits: dataset -> the split its queries come from (``"all"``: every query), shown in
+            the header.
     """
     warnings = warnings or {}
     present = set(table["dataset"].astype(str)) if not table.empty else set()
@@ -90,6 +93,7 @@ def build_content(
         model_b = None
     if not datasets:
         return ReportContent(bundle, (), model_a, model_b, {}, ties, (), ())
+    splits = {d: str(splits[d]) for d in datasets if d in (splits or {})}
     chosen, shown = report_metrics(table, datasets, headline, metric)
 
     def compute(name: str, rows: pd.DataFrame, metric: str, shown: Sequence[str]):
@@ -168,6 +172,7 @@ def build_content(
         },
         per_dataset=per,
         examples=examples,
+        splits=splits,
     )
 
 
