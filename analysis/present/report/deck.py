@@ -17,7 +17,10 @@ Slides, in order (a slide whose numbers are missing is left out):
    gold's coordinate above the gold, missing from the run, more gold than k).
 7. **One example query per cause** (the cause's largest count over the datasets): the query,
    and model A's top of the ranking with the gold marked when the report has it.
-8. Slice charts of the datasets with the worst slices, until :data:`MAX_SLIDES`.
+8. **Beyond the averages**, when the budget has room: per dataset the best single model, the
+   oracle best-of-N, the queries no model solves and model A's most frequent failure cause
+   (taxonomy and complementarity, :mod:`analysis.present.analyses_report`).
+9. Slice charts of the datasets with the worst slices, until :data:`MAX_SLIDES`.
 
 Every slide is designed for a 1280 x 720 px stage: tables have at most :data:`MAX_ROWS` rows and
 cells are cut to :data:`CELL_CHARS` characters; figures are drawn :data:`FIGURE_HEIGHT` px
@@ -360,6 +363,64 @@ def _ranking_preview(view, model_a: str | None) -> pd.DataFrame:
     return out
 
 
+def _part(content: ReportContent, name: str, prefix: str):
+    """The analyses part ``<prefix>-<dataset>`` of ``name`` (None when absent)."""
+    key = slug(f"{prefix}-{name}")
+    return next((p for p in content.analyses.get(name, ()) if p.key == key), None)  # type: ignore[attr-defined]
+
+
+def _beyond(content: ReportContent) -> Slide | None:
+    """Beyond the averages: per dataset the best single model, the oracle best-of-N (the best
+    model per query, picked with hindsight), the queries no model solves and model A's most
+    frequent failure cause (:mod:`analysis.present.analyses_report`)."""
+    rows = []
+    for name in content.datasets:
+        best, inter, tax = (
+            _part(content, name, p) for p in ("oracle", "intersections", "taxonomy")
+        )
+        if best is None or best.table is None or best.table.empty:
+            continue
+        top = best.table.iloc[0]
+        none = 0
+        if inter is not None and inter.table is not None:
+            none = int(inter.table.loc[inter.table["models"] == "(none)", "n"].sum())
+        cause = "–"
+        if tax is not None and tax.table is not None:
+            mine = tax.table.loc[tax.table["model"].astype(str) == str(content.model_a)]
+            fails = [c for c in mine.columns if c not in ("model", "hit", "queries")]
+            if not mine.empty and fails:
+                counts = mine.iloc[0][fails].astype(int)
+                if counts.max() > 0:
+                    cause = f"{counts.idxmax()} ({int(counts.max())})"
+        rows.append(
+            {
+                "dataset": name,
+                "metric": content.metrics.get(name, ""),
+                "best single": f"{top['best_model']} {fmt(float(top['best_single']))}",
+                "oracle": fmt(float(top["oracle"])),
+                "solved by none": f"{none} of {int(top['n'])}",
+                "A's top miss cause": cause,
+            }
+        )
+    if not rows:
+        return None
+    gains = [(float(_part(content, r["dataset"], "oracle").table.iloc[0]["oracle_gain"]), r)  # type: ignore[union-attr]
+             for r in rows]  # fmt: skip
+    gain, top_row = max(gains, key=lambda g: g[0])
+    text = (
+        f"Picking the best model per query would add {fmt(gain)} {top_row['metric']} on "
+        f"{top_row['dataset']} (oracle, with hindsight)"
+    )
+    return Slide(
+        "beyond",
+        _headline(text),
+        "table",
+        table=_table(pd.DataFrame(rows)),
+        note="Oracle: mean of the best model's value per query, an upper bound, not a score; "
+        "solved = the report metric reaches 1.",
+    )
+
+
 def _slice_charts(
     content: ReportContent, per: dict[str, DatasetNumbers], models, room: int
 ) -> list[Slide]:
@@ -418,5 +479,8 @@ def build_deck(content: ReportContent, *, max_slides: int = MAX_SLIDES) -> list[
         causes,
     ]
     deck = [s for s in slides if s is not None] + _example_slides(content)
+    beyond = _beyond(content)
+    if beyond is not None and len(deck) < max_slides:  # only where the budget has room
+        deck.append(beyond)
     deck += _slice_charts(content, per, models, max_slides - len(deck))
     return deck[:max_slides]
