@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -136,36 +137,18 @@ def build_report(bundle_dir: Path, **options: object) -> str:
     return render_html(bundle_content(Path(bundle_dir), **options))  # type: ignore[arg-type]
 
 
-def write_report(
-    bundle_dir: Path,
-    out: Path,
-    *,
-    datasets: list[str] | None = None,
-    model_a: str | None = None,
-    model_b: str | None = None,
-    ties: str = "trec_eval",
-    metric: str | None = None,
-    deck: bool = False,
-    split: str | None = None,
-) -> None:
+def write_report(bundle_dir: Path, out: Path, *, deck: bool = False, **options: Any) -> None:
     """Write the report (or, with ``deck``, the slide deck of
-    :func:`analysis.present.report.deck.render_deck`) of a bundle to ``out`` (UTF-8). The text
-    goes to a temporary file next to ``out`` that is then renamed, so a failure never leaves a
-    partial file.
+    :func:`analysis.present.report.deck.render_deck`) of a bundle to ``out`` (UTF-8);
+    ``options`` are those of :func:`bundle_content` (datasets, models, ties, metric, split). The
+    text goes to a temporary file next to ``out`` that is then renamed, so a failure never leaves
+    a partial file.
 
     Raises:
         InputError: as :func:`bundle_content`, or ``out`` cannot be written.
     """
     from analysis.present.report.deck_html import render_deck
 
-    content = bundle_content(
-        Path(bundle_dir),
-        datasets=datasets,
-        model_a=model_a,
-        model_b=model_b,
-        ties=ties,
-        metric=metric,
-        split=split,
-    )
+    content = bundle_content(Path(bundle_dir), **options)
     text = render_deck(content) if deck else render_html(content)
     atomic_write_text(out, text)  # a temporary file beside ``out``, renamed when complete

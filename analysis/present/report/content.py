@@ -104,16 +104,10 @@ def build_content(
     splits = {d: str(splits[d]) for d in datasets if d in (splits or {})}
     chosen, shown = report_metrics(table, datasets, headline, metric)
 
+    settings = {"model_a": model_a, "model_b": model_b, "n_resamples": n_resamples, "seed": seed}
+
     def compute(name: str, rows: pd.DataFrame, metric: str, shown: Sequence[str]):
-        return dataset_numbers(
-            rows,
-            metric=metric,
-            shown=shown,
-            model_a=model_a,
-            model_b=model_b,
-            n_resamples=n_resamples,
-            seed=seed,
-        )
+        return dataset_numbers(rows, metric=metric, shown=shown, **settings)  # type: ignore[arg-type]
 
     get = numbers or compute
     per: dict[str, DatasetNumbers] = {}

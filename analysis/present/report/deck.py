@@ -66,6 +66,19 @@ CAUSE_HEADLINES = {
 }
 
 
+#: The one-line note under each slide (the examples and slice charts write their own).
+NOTES = {
+    "best": "The report metric of each dataset; error bars: 95% bootstrap CI.",
+    "significance": "Delta = A − B with 95% bootstrap CI; paired sign-flip test (B = 10,000), Holm "
+    "over every dataset × metric.",
+    "worst-slices": "Model A's slice furthest below its overall mean per dataset (≥ 10 queries).",
+    "slice-deltas": "Per-slice paired sign-flip tests, Holm within each dataset.",
+    "causes": "Queries of model A ({a}) per cause of the report metric.",
+    "beyond": "Oracle: mean of the best model's value per query, an upper bound, not a score; "
+    "solved = the report metric reaches 1.",
+}
+
+
 @dataclass(frozen=True)
 class Slide:
     """One slide: a plain-text ``headline`` (names from files unescaped: render as text), one
@@ -113,6 +126,16 @@ def _fit(fig: go.Figure, *, height: int = FIGURE_HEIGHT) -> go.Figure:
         font={"size": 15, "family": FONT_FAMILY},
     )
     return out
+
+
+def _table_slide(key: str, text: str, table: pd.DataFrame, *, note: str) -> Slide:
+    """A table slide: the headline cut to length, the table cut to the stage."""
+    return Slide(key, _headline(text), "table", table=_table(table), note=note)
+
+
+def _figure_slide(key: str, text: str, fig: go.Figure, *, note: str) -> Slide:
+    """A figure slide: the headline cut to length, the figure sized for the stage."""
+    return Slide(key, _headline(text), "figure", figure=_fit(fig), note=note)
 
 
 def _mean_ci(board: pd.DataFrame, model: str | None, metric: str) -> str:
@@ -186,20 +209,22 @@ def _leaderboard(content: ReportContent, per: dict[str, DatasetNumbers], models)
         )
     board = pd.concat([per[n].board for n in content.datasets], ignore_index=True)
     fig = leaderboard_figure(board, content.datasets, content.metrics, models)
-    return Slide(
-        "best",
-        _headline(text),
-        "figure",
-        figure=_fit(fig),
-        note="The report metric of each dataset; error bars: 95% bootstrap CI.",
-    )
+    return _figure_slide("best", text, fig, note=NOTES["best"])
+
+
+def _tested(content: ReportContent, key: str) -> tuple[pd.DataFrame, pd.DataFrame] | None:
+    """The table ``key`` of the content's numbers and its rows significant after Holm."""
+    frame = content.numbers.get(key, pd.DataFrame())
+    if frame is None or frame.empty:
+        return None
+    return frame, frame.loc[frame["p_holm"] < ALPHA]
 
 
 def _significance(content: ReportContent) -> Slide | None:
-    comp = content.numbers.get("compare", pd.DataFrame())
-    if comp is None or comp.empty:
+    found = _tested(content, "compare")
+    if found is None:
         return None
-    sig = comp.loc[comp["p_holm"] < ALPHA]
+    comp, sig = found
     text = (
         f"A = {content.model_a} vs B = {content.model_b}: {len(sig)} of {len(comp)} "
         "differences are significant after Holm"
@@ -208,14 +233,7 @@ def _significance(content: ReportContent) -> Slide | None:
         top = sig.loc[sig["delta"].abs().idxmax()]
         text += f"; largest {top['dataset']} {top['metric']} {top['delta']:+.3f}"
     fig = compare_figure(comp, str(content.model_a), str(content.model_b))
-    return Slide(
-        "significance",
-        _headline(text),
-        "figure",
-        figure=_fit(fig),
-        note="Delta = A − B with 95% bootstrap CI; paired sign-flip test (B = 10,000), Holm "
-        "over every dataset × metric.",
-    )
+    return _figure_slide("significance", text, fig, note=NOTES["significance"])
 
 
 def _worst_slices(content: ReportContent, per: dict[str, DatasetNumbers]) -> Slide | None:
@@ -242,20 +260,14 @@ def _worst_slices(content: ReportContent, per: dict[str, DatasetNumbers]) -> Sli
             "gap": worst["gap"].astype(float),
         }
     )
-    return Slide(
-        "worst-slices",
-        _headline(text),
-        "table",
-        table=_table(table),
-        note="Model A's slice furthest below its overall mean per dataset (≥ 10 queries).",
-    )
+    return _table_slide("worst-slices", text, table, note=NOTES["worst-slices"])
 
 
 def _slice_deltas(content: ReportContent) -> Slide | None:
-    deltas = content.numbers.get("slice_deltas", pd.DataFrame())
-    if deltas is None or deltas.empty:
+    found = _tested(content, "slice_deltas")
+    if found is None:
         return None
-    sig = deltas.loc[deltas["p_holm"] < ALPHA]
+    deltas, sig = found
     pick = (sig if len(sig) else deltas).reindex(
         (sig if len(sig) else deltas)["delta"].abs().sort_values(ascending=False).index
     )
@@ -280,13 +292,7 @@ def _slice_deltas(content: ReportContent) -> Slide | None:
             "p (Holm)": p_cells(pick["p_holm"], pick["p_holm_bound"]),
         }
     )
-    return Slide(
-        "slice-deltas",
-        _headline(text),
-        "table",
-        table=_table(table),
-        note="Per-slice paired sign-flip tests, Holm within each dataset.",
-    )
+    return _table_slide("slice-deltas", text, table, note=NOTES["slice-deltas"])
 
 
 def _causes(content: ReportContent) -> Slide | None:
@@ -312,13 +318,7 @@ def _causes(content: ReportContent) -> Slide | None:
     )
     for c in table.columns[2:]:
         table[c] = table[c].astype(int).astype(str)
-    return Slide(
-        "causes",
-        _headline(text),
-        "table",
-        table=_table(table),
-        note=f"Queries of model A ({content.model_a}) per cause of the report metric.",
-    )
+    return _table_slide("causes", text, table, note=NOTES["causes"].format(a=content.model_a))
 
 
 def _example_slides(content: ReportContent) -> list[Slide]:
@@ -341,11 +341,10 @@ def _example_slides(content: ReportContent) -> list[Slide]:
             elif not ex.view.gold.empty:
                 table, what = ex.view.gold, "its gold documents (model A returned nothing)"
         slides.append(
-            Slide(
+            _table_slide(
                 f"example-{slug(ex.cause)}",
-                _headline(headline),
-                "table",
-                table=_table(table),
+                headline,
+                table,
                 note=f"Example of the cause “{ex.cause}” ({ex.metric}): {what}.",
             )
         )
@@ -411,14 +410,7 @@ def _beyond(content: ReportContent) -> Slide | None:
         f"Picking the best model per query would add {fmt(gain)} {top_row['metric']} on "
         f"{top_row['dataset']} (oracle, with hindsight)"
     )
-    return Slide(
-        "beyond",
-        _headline(text),
-        "table",
-        table=_table(pd.DataFrame(rows)),
-        note="Oracle: mean of the best model's value per query, an upper bound, not a score; "
-        "solved = the report metric reaches 1.",
-    )
+    return _table_slide("beyond", text, pd.DataFrame(rows), note=NOTES["beyond"])
 
 
 def _slice_charts(
@@ -439,11 +431,10 @@ def _slice_charts(
             w = num.worst_slices.iloc[0]
             text += f"; A is lowest on {w['slice']} = {w['value']} ({fmt(w['mean'])})"
         slides.append(
-            Slide(
+            _figure_slide(
                 f"slices-{slug(name)}",
-                _headline(text),
-                "figure",
-                figure=_fit(slice_figure(summary, name, num.metric, models)),
+                text,
+                slice_figure(summary, name, num.metric, models),
                 note="Slice values with the most queries; error bars: 95% bootstrap CI.",
             )
         )

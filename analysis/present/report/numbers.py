@@ -248,15 +248,8 @@ def dataset_numbers(
         b = model_b if model_b in models else None
         queries = worst_queries(sub, name, metric, model_a, b)
     if base is None:
-        base = model_numbers(
-            sub,
-            metric=metric,
-            shown=shown,
-            n_resamples=n_resamples,
-            seed=seed,
-            _tests=tests,
-            _board=board,
-        )
+        res = {"n_resamples": n_resamples, "seed": seed}
+        base = model_numbers(sub, metric=metric, shown=shown, _tests=tests, _board=board, **res)
     return DatasetNumbers(
         name=name,
         metric=metric,
