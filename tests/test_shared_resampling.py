@@ -128,3 +128,25 @@ def test_report_best_vs_rest_p_is_the_paired_comparison_p() -> None:
     )  # fmt: skip
     assert row["p_randomization"] == ref.p_randomization
     assert (row["ci_low"], row["ci_high"]) == (ref.ci_low, ref.ci_high)
+
+
+def test_bca_equals_scipy_bootstrap_of_each_row_alone() -> None:
+    # integer rows go through position counts, the others through gathering: both must give
+    # scipy's own interval of the row by itself, bit for bit
+    from scipy import stats as sps
+
+    rng = np.random.default_rng(10)
+    rows = [
+        (rng.random(45) < 0.3) * 1.0,
+        (rng.random(45) < 0.5) * 1.0 - (rng.random(45) < 0.5),
+        1 / rng.integers(1, 30, 45),
+        rng.random(45),
+    ]
+    _clear_memos()
+    low, high = boot._compute_ci_rows(rows, 0.95, 4000, 3)
+    for i, row in enumerate(rows):
+        ref = sps.bootstrap(
+            (row,), np.mean, n_resamples=4000, method="BCa", vectorized=True,
+            random_state=boot._generator(3, boot._STREAM_BOOTSTRAP),
+        )  # fmt: skip
+        assert (low[i], high[i]) == (ref.confidence_interval.low, ref.confidence_interval.high)

@@ -198,29 +198,44 @@ def _compute_ci_rows(
 def _bca(
     rows: np.ndarray, confidence: float, n_resamples: int, seed: int
 ) -> tuple[np.ndarray, np.ndarray]:
-    """BCa interval of the mean of each row of ``rows`` (shape ``(q, n)``):
-    ``scipy.stats.bootstrap(method="BCa")`` on all rows at once, seeded like the percentile
-    kernel. scipy draws one index matrix ``(B, n)`` and applies it to every row, which is the
-    matrix a call on that row alone draws from the same seed, so each row's interval equals
-    ``bootstrap_ci`` of the row by itself. A degenerate BCa (e.g. the acceleration is undefined)
-    falls back to the percentile interval of the same resamples."""
+    """BCa interval of the mean of each row of ``rows`` (shape ``(q, n)``), equal to
+    ``scipy.stats.bootstrap((row,), np.mean, method="BCa", random_state=rng)`` of each row by
+    itself, seeded like the percentile kernel.
+
+    scipy draws one index matrix ``(B, n)`` from the generator; a call on any row alone draws the
+    same matrix, so it is drawn once here and the bootstrap means are computed for all rows: for
+    integer-valued rows (hit@k, their deltas) as ``counts @ rows.T / n`` with the counts of each
+    position per resample (the sums are exact integers, so the means are the same floats as
+    scipy's), for the others by gathering each row. scipy then computes the BCa interval from
+    that distribution (``bootstrap_result``, ``n_resamples=0``). A degenerate BCa (e.g. the
+    acceleration is undefined) falls back to the percentile interval of the same resamples."""
     import warnings
+    from types import SimpleNamespace
 
     from scipy import stats as sps
 
-    rng = _generator(seed, _STREAM_BOOTSTRAP)
+    q, n = rows.shape
+    idx = _generator(seed, _STREAM_BOOTSTRAP).integers(0, n, (n_resamples, n))
+    means = np.empty((q, n_resamples))
+    whole = np.all(rows == np.round(rows), axis=1) & (np.abs(rows).max(axis=1) < 2.0**40)
+    if whole.any():
+        flat = (idx + np.arange(n_resamples)[:, None] * n).ravel()
+        counts = np.bincount(flat, minlength=n_resamples * n).reshape(n_resamples, n)
+        means[whole] = (counts.astype(float) @ rows[whole].T).T / n
+    for r in np.flatnonzero(~whole):
+        means[r] = np.mean(rows[r][idx], axis=-1)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # scipy's DegenerateDataWarning: handled below
         res = sps.bootstrap(
-            (rows,), _row_means, confidence_level=confidence, n_resamples=n_resamples,
-            method="BCa", random_state=rng, vectorized=True, axis=-1,
+            (rows,), _row_means, confidence_level=confidence, n_resamples=0,
+            bootstrap_result=SimpleNamespace(bootstrap_distribution=means),
+            method="BCa", vectorized=True, axis=-1,
         )  # fmt: skip
     lo = np.array(res.confidence_interval.low, dtype=float, ndmin=1)
     hi = np.array(res.confidence_interval.high, dtype=float, ndmin=1)
     bad = ~(np.isfinite(lo) & np.isfinite(hi))
     if bad.any():
-        dist = np.asarray(res.bootstrap_distribution).reshape(len(rows), -1)
-        quant = np.quantile(dist[bad], _quantile_probs(confidence), axis=1)
+        quant = np.quantile(means[bad], _quantile_probs(confidence), axis=1)
         lo[bad], hi[bad] = quant[0], quant[1]
     return lo, hi
 
