@@ -203,27 +203,28 @@ def _bca(
     itself, seeded like the percentile kernel.
 
     scipy draws one index matrix ``(B, n)`` from the generator; a call on any row alone draws the
-    same matrix, so it is drawn once here and the bootstrap means are computed for all rows: for
-    integer-valued rows (hit@k, their deltas) as ``counts @ rows.T / n`` with the counts of each
-    position per resample (the sums are exact integers, so the means are the same floats as
-    scipy's), for the others by gathering each row. scipy then computes the BCa interval from
-    that distribution (``bootstrap_result``, ``n_resamples=0``). A degenerate BCa (e.g. the
-    acceleration is undefined) falls back to the percentile interval of the same resamples."""
+    same matrix, so it is drawn once (and kept for the next call with the same n, B and seed,
+    :func:`_bca_indices`) and the bootstrap means are computed for all rows: small integer
+    values (hit@k, their deltas) are gathered as int8 and summed exactly (so ``sum / n`` is the
+    float scipy's mean gives), the others gathered as floats. scipy then computes the BCa
+    interval from that distribution (``bootstrap_result``, ``n_resamples=0``). A degenerate BCa
+    (e.g. the acceleration is undefined) falls back to the percentile interval of the same
+    resamples."""
     import warnings
     from types import SimpleNamespace
 
     from scipy import stats as sps
 
     q, n = rows.shape
-    idx = _generator(seed, _STREAM_BOOTSTRAP).integers(0, n, (n_resamples, n))
+    idx = _bca_indices(seed, n, n_resamples)
     means = np.empty((q, n_resamples))
-    whole = np.all(rows == np.round(rows), axis=1) & (np.abs(rows).max(axis=1) < 2.0**40)
-    if whole.any():
-        flat = (idx + np.arange(n_resamples)[:, None] * n).ravel()
-        counts = np.bincount(flat, minlength=n_resamples * n).reshape(n_resamples, n)
-        means[whole] = (counts.astype(float) @ rows[whole].T).T / n
-    for r in np.flatnonzero(~whole):
-        means[r] = np.mean(rows[r][idx], axis=-1)
+    small = np.all(rows == np.round(rows), axis=1) & (np.abs(rows).max(axis=1) <= 127)
+    for r in range(q):
+        if small[r]:  # exact integer sums, so sum / n is the float scipy's mean gives
+            sums = rows[r].astype(np.int8).take(idx).sum(axis=1, dtype=np.int64)
+            means[r] = sums.astype(float) / n
+        else:
+            means[r] = np.mean(rows[r].take(idx), axis=-1)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # scipy's DegenerateDataWarning: handled below
         res = sps.bootstrap(
@@ -238,6 +239,31 @@ def _bca(
         quant = np.quantile(means[bad], _quantile_probs(confidence), axis=1)
         lo[bad], hi[bad] = quant[0], quant[1]
     return lo, hi
+
+
+_INDICES: OrderedDict[tuple[int, int, int], np.ndarray] = OrderedDict()
+_INDICES_BYTES = 48 << 20
+_INDICES_LOCK = threading.Lock()
+
+
+def _bca_indices(seed: int, n: int, n_resamples: int) -> np.ndarray:
+    """The index matrix ``(B, n)`` scipy's bootstrap draws first from
+    ``_generator(seed, _STREAM_BOOTSTRAP)``; the last ones drawn are kept (at most
+    :data:`_INDICES_BYTES`), read-only."""
+    key = (seed, n, n_resamples)
+    with _INDICES_LOCK:
+        found = _INDICES.get(key)
+        if found is not None:
+            _INDICES.move_to_end(key)
+            return found
+    idx = _generator(seed, _STREAM_BOOTSTRAP).integers(0, n, (n_resamples, n))
+    idx = idx.astype(np.int32) if n < 2**31 else idx
+    idx.flags.writeable = False
+    with _INDICES_LOCK:
+        _INDICES[key] = idx
+        while sum(a.nbytes for a in _INDICES.values()) > _INDICES_BYTES and len(_INDICES) > 1:
+            _INDICES.popitem(last=False)
+    return idx
 
 
 def _row_means(x: np.ndarray, axis: int = -1) -> np.ndarray:
