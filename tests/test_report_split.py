@@ -6,11 +6,8 @@ from __future__ import annotations
 
 import html
 import re
-import subprocess
-import sys
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import pytest
 
@@ -18,47 +15,9 @@ from analysis.core.errors import InputError
 from analysis.io.bundle import load_dataset, load_model_run, read_manifest
 from analysis.present.report import bundle_content
 from analysis.stats.perquery import per_query_table
+from tests.test_splits import _bundle, _cli  # 40 queries: split test 14, train 26
 
 ROOT = Path(__file__).resolve().parents[1]
-MANIFEST = """\
-name = "split-test"
-[datasets.web]
-family = "generic"
-qrels = "web/qrels.txt"
-runs = "web/runs"
-splits = { test = "web/split/test.index", train = "web/split/train.index" }
-split = "test"
-metrics = ["hit@1", "mrr"]
-"""
-
-
-def _cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "analysis", *map(str, args)],
-        cwd=ROOT, capture_output=True, text=True, timeout=300, check=False,
-    )  # fmt: skip
-
-
-def _bundle(root: Path) -> Path:
-    rng = np.random.default_rng(3)
-    folder = root / "web"
-    (folder / "runs").mkdir(parents=True)
-    (folder / "split").mkdir()
-    qrels = [f"q{q} 0 d{d} 1" for q in range(60) for d in rng.choice(80, 2, replace=False)]
-    (folder / "qrels.txt").write_text("\n".join(qrels) + "\n")
-    for model in ("bm25", "dense"):
-        lines = [
-            f"q{q} Q0 d{d} {r + 1} {30 - r + rng.random():.6f} {model}"
-            for q in range(60)
-            for r, d in enumerate(rng.choice(80, 30, replace=False))
-        ]
-        (folder / "runs" / f"{model}.run").write_text("\n".join(lines) + "\n")
-    test = [f"q{q}" for q in range(0, 60, 3)]
-    (folder / "split" / "test.index").write_text("\n".join(test) + "\n")
-    train = [f"q{q}" for q in range(60) if q % 3]
-    (folder / "split" / "train.index").write_text("\n".join(train) + "\n")
-    (root / "bundle.toml").write_text(MANIFEST)
-    return root
 
 
 def _table_means(root: Path, split: str | None) -> pd.DataFrame:
@@ -69,12 +28,12 @@ def _table_means(root: Path, split: str | None) -> pd.DataFrame:
     return table.groupby("model")[["hit@1", "mrr"]].mean()
 
 
-@pytest.mark.parametrize(("split", "name", "n"), [(None, "test", 20), ("train", "train", 40),
-                                                  ("all", "all", 60)])  # fmt: skip
+@pytest.mark.parametrize(("split", "name", "n"), [(None, "test", 14), ("train", "train", 26),
+                                                  ("all", "all", 40)])  # fmt: skip
 def test_report_split_gives_the_means_of_the_table_and_of_evaluate(
     tmp_path: Path, split: str | None, name: str, n: int
 ) -> None:
-    root = _bundle(tmp_path / "b")
+    root = _bundle(tmp_path)
     expected = _table_means(root, split)
     flag = ["--split", split] if split else []
     out = tmp_path / "eval.csv"
@@ -103,7 +62,7 @@ def test_report_split_gives_the_means_of_the_table_and_of_evaluate(
 
 
 def test_unknown_split_is_one_line(tmp_path: Path) -> None:
-    root = _bundle(tmp_path / "b")
+    root = _bundle(tmp_path)
     with pytest.raises(InputError, match="no split 'val'"):
         bundle_content(root, split="val")
     out = tmp_path / "r.html"
