@@ -23,14 +23,19 @@ For each bundle it times, in one process, median of ``--repeat`` runs:
   :func:`~analysis.present.report.render_deck`;
 * ``cli``: ``python -m analysis report`` as a whole process (interpreter start included).
 
+With ``--old REV`` the same timings are taken of the code at git revision ``REV`` (its files
+exported with ``git archive`` into the work folder), old and new alternating in one run, each
+in its own child process, and the table adds the ratio new / old per column.
+
 Usage::
 
-    python bench/report.py [--queries 10000] [--repeat 3] [--workdir bench/out]
+    python bench/report.py [--queries 10000] [--repeat 3] [--workdir bench/out] [--old REV]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import subprocess
 import sys
@@ -41,10 +46,7 @@ import numpy as np
 import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from analysis.present import report  # noqa: E402
-from analysis.present.report import build as report_build  # noqa: E402
+COLUMNS = ("load", "content", "cached", "a/b", "html", "deck", "cli")
 
 
 def make_bundle(folder: Path, n_queries: int, seed: int = 0) -> Path:
@@ -97,7 +99,12 @@ def make_bundle(folder: Path, n_queries: int, seed: int = 0) -> Path:
     return folder
 
 
-def _once(bundle: Path, workdir: Path) -> dict[str, float]:
+def _once(bundle: Path, workdir: Path, root: Path) -> dict[str, float]:
+    """One timing of every column, with the ``analysis`` package found under ``root``."""
+    sys.path.insert(0, str(root))
+    from analysis.present import report
+    from analysis.present.report import build as report_build
+
     out: dict[str, float] = {}
     start = time.perf_counter()
     manifest, table, warnings, loaded, _runs = report_build._load(bundle, None, "trec_eval")
@@ -160,7 +167,7 @@ def _once(bundle: Path, workdir: Path) -> dict[str, float]:
     start = time.perf_counter()
     subprocess.run(
         [*cmd, "--out", str(workdir / f"{bundle.name}-report.html")],
-        cwd=ROOT,
+        cwd=root,
         capture_output=True,
         check=True,
     )
@@ -168,9 +175,37 @@ def _once(bundle: Path, workdir: Path) -> dict[str, float]:
     return out
 
 
-def bench(bundle: Path, repeat: int, workdir: Path) -> dict[str, float]:
-    runs = [_once(bundle, workdir) for _ in range(repeat)]
-    return {k: statistics.median(r[k] for r in runs) for k in runs[0]}
+def _child(root: Path, bundle: Path, workdir: Path) -> dict[str, float]:
+    """:func:`_once` in a fresh interpreter (imports, caches and memos start empty)."""
+    code = (
+        "import json, sys; sys.path.insert(0, sys.argv[1]); import report; "
+        "from pathlib import Path; "
+        "print(json.dumps(report._once(Path(sys.argv[2]), Path(sys.argv[3]), Path(sys.argv[4]))))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(ROOT / "bench"), str(bundle), str(workdir), str(root)],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _export(rev: str, workdir: Path) -> Path:
+    """The files of git revision ``rev`` in ``workdir/old-<rev>`` (exported once)."""
+    folder = workdir / f"old-{rev.replace('/', '_')}"
+    if not (folder / "analysis").is_dir():
+        folder.mkdir(parents=True, exist_ok=True)
+        archive = subprocess.run(
+            ["git", "-C", str(ROOT), "archive", rev], capture_output=True, check=True
+        ).stdout
+        subprocess.run(["tar", "-x", "-C", str(folder)], input=archive, check=True)
+    return folder
+
+
+def _row(name: str, r: dict[str, float]) -> str:
+    return f"{name:13s} " + " ".join(f"{r[k]:7.2f}" for k in COLUMNS)
 
 
 def main() -> None:
@@ -178,18 +213,31 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=10_000)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--workdir", type=Path, default=ROOT / "bench" / "out")
+    parser.add_argument("--old", default=None, help="git revision to time side by side")
     args = parser.parse_args()
+    args.workdir = args.workdir.resolve()
     args.workdir.mkdir(parents=True, exist_ok=True)
     big = args.workdir / f"bundle-{args.queries}"
     if not (big / "bundle.toml").exists():
         make_bundle(big, args.queries)
-    print("bundle     load  content cached   a/b  html  deck   cli  (seconds, median)")
+    roots = {"new": ROOT}
+    if args.old:
+        roots = {"old": _export(args.old, args.workdir), "new": ROOT}
+    print("bundle/code   " + " ".join(f"{k:>7s}" for k in COLUMNS) + "  (seconds, median)")
     for name, folder in (("demo", ROOT / "data" / "demo"), (f"{args.queries} q", big)):
-        r = bench(folder, args.repeat, args.workdir)
-        print(
-            f"{name:9s} {r['load']:5.2f} {r['content']:8.2f} {r['cached']:6.2f} "
-            f"{r['a/b']:5.2f} {r['html']:5.2f} {r['deck']:5.2f} {r['cli']:5.2f}"
-        )
+        runs: dict[str, list[dict[str, float]]] = {k: [] for k in roots}
+        for _ in range(args.repeat):  # old and new alternate, so both see the same load
+            for label, root in roots.items():
+                runs[label].append(_child(root, folder, args.workdir))
+        med = {
+            label: {k: statistics.median(r[k] for r in rs) for k in COLUMNS}
+            for label, rs in runs.items()
+        }
+        for label in roots:
+            print(_row(f"{name} {label}", med[label]))
+        if "old" in med:
+            ratio = {k: med["new"][k] / med["old"][k] for k in COLUMNS}
+            print(f"{name + ' new/old':13s} " + " ".join(f"{ratio[k]:6.2f}x" for k in COLUMNS))
 
 
 if __name__ == "__main__":

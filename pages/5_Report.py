@@ -51,6 +51,7 @@ def _content(
     metric: str,
     ties: str,
     fingerprint: tuple,
+    split: str | None,
     _bundle: Bundle,
     _table: pd.DataFrame,
     _warnings: dict,
@@ -75,8 +76,9 @@ def _content(
         warnings=_warnings,
         bundle=_bundle.name,
         ties=ties,
+        splits=dict.fromkeys(datasets, split) if split else None,
         numbers=lambda name, rows, m, shown: report_view.dataset_numbers(
-            bundle_id, name, stamps[name], m, tuple(shown), model_a, model_b, ties, rows
+            bundle_id, name, (stamps[name], split), m, tuple(shown), model_a, model_b, ties, rows
         ),
     )
 
@@ -120,6 +122,7 @@ key = (
     sel.metric,
     sel.ties,
     report_view.fingerprint(sel.bundle, loaded),
+    sel.split,  # the per-query table is the split's: part of the key
 )
 content = _content(*key, _bundle=sel.bundle, _table=table, _warnings=warnings)
 if not content.sections:

@@ -4,9 +4,12 @@
 * No Streamlit chrome: the header, toolbar, decoration, status widget and sidebar are hidden.
 * Every slide is laid out for 1280 x 720 px (one headline, one figure or table, one note and
   the navigation row); on larger windows the text, tables and buttons are zoomed (CSS
-  ``zoom`` by media query: 1.25 from 1600 x 900, 1.5 from 1900 x 1060) and charts get the
-  wider column at their fixed height (plotly measures a zoomed container wrongly), so the
-  slide fills 1920 x 1080 without scrolling.
+  ``zoom`` by media query: 1.25 from 1600 x 900, 1.5 from 1900 x 1060). A chart takes the
+  height the window leaves: the slide is a flex column of ``100vh`` minus the navigation row
+  (:data:`NAV_RESERVE`, per zoom step), the chart's element grows into what the headline and
+  the note leave free and plotly draws at that height (``height="stretch"``), so a chart is
+  ~450 px high at 1280 x 720 and ~800 px at 1920 x 1080, and no slide scrolls. Charts are not
+  zoomed (plotly measures a zoomed container wrongly).
 * Keys: → ↓ PageDown Space = next, ← ↑ PageUp = previous. A small script (``st.html`` with
   JavaScript) listens to ``keydown`` on the document and clicks the Previous/Next buttons, so a
   key press is the same rerun as a click; typing in a widget is left alone.
@@ -22,7 +25,11 @@ from ui.state import local_param, set_local_param
 
 PREVIOUS = "◀ Previous"
 NEXT = "Next ▶"
-FIGURE_HEIGHT = 440
+#: Height kept free under a chart slide for the navigation row and the page padding, in px at
+#: zoom 1, 1.25 and 1.5 (the slide container is ``100vh`` minus this).
+NAV_RESERVE = (110, 125, 145)
+#: The smallest chart height (px) on a very low window (the slide then scrolls).
+MIN_FIGURE_HEIGHT = 300
 PRESENT_CSS = """<style>
 [data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"],
 [data-testid="stSidebarNav"], [data-testid="stExpandSidebarButton"], [data-testid="stHeader"],
@@ -34,15 +41,28 @@ PRESENT_CSS = """<style>
 .st-key-deck_slide [data-testid="stTable"] td, .st-key-deck_slide [data-testid="stTable"] th {
   font-size: 1.05rem; padding: 0.3rem 0.7rem;}
 .st-key-deck_nav p {margin: 0;}
+.st-key-deck_slide:has([data-testid="stPlotlyChart"]) {flex: 0 0 auto !important;
+  height: calc(100vh - RESERVE0px) !important; min-height: MINpx;}
+.st-key-deck_slide [data-testid="stElementContainer"]:has([data-testid="stPlotlyChart"]) {
+  flex: 1 1 0 !important; min-height: 0;}
+.st-key-deck_slide [data-testid="stFullScreenFrame"],
+.st-key-deck_slide [data-testid="stPlotlyChart"] {height: 100% !important;}
 @media (min-width: 1600px) and (min-height: 900px) {
   [data-testid="stMainBlockContainer"] {max-width: 1560px;}
+  .st-key-deck_slide:has([data-testid="stPlotlyChart"]) {
+    height: calc(100vh - RESERVE1px) !important;}
   .st-key-deck_slide h2, .st-key-deck_slide [data-testid="stTable"],
   .st-key-deck_slide [data-testid="stCaptionContainer"], .st-key-deck_nav {zoom: 1.25;}}
 @media (min-width: 1900px) and (min-height: 1060px) {
   [data-testid="stMainBlockContainer"] {max-width: 1840px;}
+  .st-key-deck_slide:has([data-testid="stPlotlyChart"]) {
+    height: calc(100vh - RESERVE2px) !important;}
   .st-key-deck_slide h2, .st-key-deck_slide [data-testid="stTable"],
   .st-key-deck_slide [data-testid="stCaptionContainer"], .st-key-deck_nav {zoom: 1.5;}}
 </style>"""
+for _i, _px in enumerate(NAV_RESERVE):
+    PRESENT_CSS = PRESENT_CSS.replace(f"RESERVE{_i}px", f"{_px}px")
+PRESENT_CSS = PRESENT_CSS.replace("MINpx", f"{MIN_FIGURE_HEIGHT + 160}px")
 KEYS_JS = """<script>
 (function () {
   if (window.__deckKeys) return;
@@ -86,9 +106,13 @@ def _go(slide: int) -> None:
 def _draw(slide: report.Slide, index: int) -> None:
     st.header(export.escape_markdown(slide.headline), anchor=False)
     if slide.kind == "figure" and slide.figure is not None:
-        fig = slide.figure.__class__(slide.figure)
-        fig.update_layout(height=FIGURE_HEIGHT)
-        st.plotly_chart(fig, key=f"deck_fig_{index}", width="stretch", config=export.PLOTLY_CONFIG)
+        st.plotly_chart(
+            slide.figure,
+            key=f"deck_fig_{index}",
+            width="stretch",
+            height="stretch",  # the height the slide leaves (PRESENT_CSS)
+            config=export.PLOTLY_CONFIG,
+        )
     elif slide.table is not None:
         st.table(export.markdown_frame(slide.table), border="horizontal")
     if slide.note:

@@ -20,6 +20,12 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     rep.add_argument("--ties", choices=TIE_POLICIES, default="trec_eval", help="tie policy")
     rep.add_argument("--metric", default=None, help="report metric (default: each dataset's first)")
     rep.add_argument(
+        "--split",
+        default=None,
+        help="split of every selected dataset: a split name from bundle.toml or 'all' "
+        "(default: each dataset's default split; every query when it names none)",
+    )
+    rep.add_argument(
         "--deck", action="store_true", help="write the slide deck (at most 12 slides) instead"
     )
     rep.add_argument("--out", required=True, help="output HTML file")
@@ -43,6 +49,7 @@ def run(args: argparse.Namespace) -> int:
         ties=args.ties,
         metric=args.metric,
         deck=args.deck,
+        split=args.split,
     )
     print(f"{'slides' if args.deck else 'report'} written to {args.out}")
     return 0

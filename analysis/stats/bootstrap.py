@@ -3,6 +3,8 @@ over groups (conventions: :mod:`analysis.stats.inference`)."""
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Literal
 
@@ -83,16 +85,78 @@ def _index_means(x: np.ndarray, n_resamples: int, rng: np.random.Generator) -> n
     return out / n
 
 
+class _Memo:
+    """Bounded memo of resampling results: exact key (the sample's bytes and the settings, see
+    :meth:`key`), at most ``max_bytes`` of keys, least recently used dropped first; thread-safe.
+    A result depends only on the sample's values, B, the seed (and the confidence), so a memo hit
+    returns the number the computation would give."""
+
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes, self.size = max_bytes, 0
+        self.items: OrderedDict[bytes, tuple] = OrderedDict()
+        self.lock = threading.Lock()
+
+    @staticmethod
+    def key(row: np.ndarray, *settings: float) -> bytes:
+        head = repr(settings).encode() + b"\x00"  # exact for ints of any size and floats
+        return head + np.ascontiguousarray(row, dtype=float).tobytes()
+
+    def get(self, key: bytes) -> tuple | None:
+        with self.lock:
+            found = self.items.get(key)
+            if found is not None:
+                self.items.move_to_end(key)
+            return found
+
+    def put(self, key: bytes, value: tuple) -> None:
+        if len(key) > self.max_bytes:
+            return
+        with self.lock:
+            if key not in self.items:
+                self.size += len(key)
+            self.items[key] = value
+            while self.size > self.max_bytes:
+                old, _ = self.items.popitem(last=False)
+                self.size -= len(old)
+
+
+_CIS = _Memo(64 << 20)
+
+
 def _bootstrap_ci_rows(
     rows: Sequence[np.ndarray], confidence: float, n_resamples: int, seed: int
 ) -> tuple[np.ndarray, np.ndarray]:
     """Bootstrap CI of the mean of every sample in ``rows`` (finite 1-D arrays): BCa below
     :data:`BCA_BELOW` values, percentile otherwise (module docstring of
-    :mod:`analysis.stats.inference`)."""
+    :mod:`analysis.stats.inference`). Intervals already computed for the same values and
+    settings come from a memo (:class:`_Memo`), the others are computed together."""
+    low = np.full(len(rows), np.nan)
+    high = np.full(len(rows), np.nan)
+    keys = [_Memo.key(row, confidence, n_resamples, seed) for row in rows]
+    todo = []
+    for i, key in enumerate(keys):
+        found = _CIS.get(key)
+        if found is None:
+            todo.append(i)
+        else:
+            low[i], high[i] = found
+    if todo:
+        lo, hi = _compute_ci_rows([rows[i] for i in todo], confidence, n_resamples, seed)
+        low[todo], high[todo] = lo, hi
+        for i, a, b in zip(todo, lo.tolist(), hi.tolist(), strict=True):
+            _CIS.put(keys[i], (a, b))
+    return low, high
+
+
+def _compute_ci_rows(
+    rows: Sequence[np.ndarray], confidence: float, n_resamples: int, seed: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_bootstrap_ci_rows` without the memo."""
     probs = _quantile_probs(confidence)
     low = np.full(len(rows), np.nan)
     high = np.full(len(rows), np.nan)
     by_size: dict[int, list[int]] = {}
+    bca_by_size: dict[int, list[int]] = {}
     for i, row in enumerate(rows):
         n = row.size
         if n == 0:
@@ -104,7 +168,7 @@ def _bootstrap_ci_rows(
         if uniq.size == 1:  # n == 1 or a constant sample: every resample has this mean
             low[i] = high[i] = row.mean()
         elif n < BCA_BELOW:
-            low[i], high[i] = _bca(row, confidence, n_resamples, seed)
+            bca_by_size.setdefault(n, []).append(i)
         elif n_frequent and _CATEGORY_COST * n_frequent + n_rest <= n // 2:
             means = _split_means(
                 uniq[is_frequent],
@@ -116,6 +180,12 @@ def _bootstrap_ci_rows(
             low[i], high[i] = np.quantile(means, probs)
         else:
             by_size.setdefault(n, []).append(i)
+    for n, members in bca_by_size.items():
+        per_call = max(1, _BCA_BUDGET // (n_resamples * n))
+        for start in range(0, len(members), per_call):
+            part = members[start : start + per_call]
+            lo, hi = _bca(np.stack([rows[i] for i in part]), confidence, n_resamples, seed)
+            low[part], high[part] = lo, hi
     for members in by_size.values():
         x = np.stack([rows[i] for i in members])
         means = _index_means(x, n_resamples, _generator(seed, _STREAM_BOOTSTRAP))
@@ -125,25 +195,89 @@ def _bootstrap_ci_rows(
     return low, high
 
 
-def _bca(row: np.ndarray, confidence: float, n_resamples: int, seed: int) -> tuple[float, float]:
-    """BCa interval of the mean (``scipy.stats.bootstrap(method="BCa")``), seeded like the
-    percentile kernel; a degenerate BCa (e.g. the acceleration is undefined) falls back to the
-    percentile interval of the same resamples."""
+def _bca(
+    rows: np.ndarray, confidence: float, n_resamples: int, seed: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """BCa interval of the mean of each row of ``rows`` (shape ``(q, n)``), equal to
+    ``scipy.stats.bootstrap((row,), np.mean, method="BCa", random_state=rng)`` of each row by
+    itself, seeded like the percentile kernel.
+
+    scipy draws one index matrix ``(B, n)`` from the generator; a call on any row alone draws the
+    same matrix, so it is drawn once (and kept for the next call with the same n, B and seed,
+    :func:`_bca_indices`) and the bootstrap means are computed for all rows: small integer
+    values (hit@k, their deltas) are gathered as int8 and summed exactly (so ``sum / n`` is the
+    float scipy's mean gives), the others gathered as floats. scipy then computes the BCa
+    interval from that distribution (``bootstrap_result``, ``n_resamples=0``). A degenerate BCa
+    (e.g. the acceleration is undefined) falls back to the percentile interval of the same
+    resamples."""
     import warnings
+    from types import SimpleNamespace
 
     from scipy import stats as sps
 
-    rng = _generator(seed, _STREAM_BOOTSTRAP)
+    q, n = rows.shape
+    idx = _bca_indices(seed, n, n_resamples)
+    means = np.empty((q, n_resamples))
+    small = np.all(rows == np.round(rows), axis=1) & (np.abs(rows).max(axis=1) <= 127)
+    for r in range(q):
+        if small[r]:  # exact integer sums, so sum / n is the float scipy's mean gives
+            sums = rows[r].astype(np.int8).take(idx).sum(axis=1, dtype=np.int64)
+            means[r] = sums.astype(float) / n
+        else:
+            means[r] = np.mean(rows[r].take(idx), axis=-1)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # scipy's DegenerateDataWarning: handled below
         res = sps.bootstrap(
-            (row,), np.mean, confidence_level=confidence, n_resamples=n_resamples,
-            method="BCa", random_state=rng, vectorized=True,
+            (rows,), _row_means, confidence_level=confidence, n_resamples=0,
+            bootstrap_result=SimpleNamespace(bootstrap_distribution=means),
+            method="BCa", vectorized=True, axis=-1,
         )  # fmt: skip
-    lo, hi = float(res.confidence_interval.low), float(res.confidence_interval.high)
-    if not (np.isfinite(lo) and np.isfinite(hi)):
-        lo, hi = np.quantile(res.bootstrap_distribution, _quantile_probs(confidence))
-    return float(lo), float(hi)
+    lo = np.array(res.confidence_interval.low, dtype=float, ndmin=1)
+    hi = np.array(res.confidence_interval.high, dtype=float, ndmin=1)
+    bad = ~(np.isfinite(lo) & np.isfinite(hi))
+    if bad.any():
+        quant = np.quantile(means[bad], _quantile_probs(confidence), axis=1)
+        lo[bad], hi[bad] = quant[0], quant[1]
+    return lo, hi
+
+
+_INDICES: OrderedDict[tuple[int, int, int], np.ndarray] = OrderedDict()
+_INDICES_BYTES = 48 << 20
+_INDICES_LOCK = threading.Lock()
+
+
+def _bca_indices(seed: int, n: int, n_resamples: int) -> np.ndarray:
+    """The index matrix ``(B, n)`` scipy's bootstrap draws first from
+    ``_generator(seed, _STREAM_BOOTSTRAP)``; the last ones drawn are kept (at most
+    :data:`_INDICES_BYTES`), read-only."""
+    key = (seed, n, n_resamples)
+    with _INDICES_LOCK:
+        found = _INDICES.get(key)
+        if found is not None:
+            _INDICES.move_to_end(key)
+            return found
+    idx = _generator(seed, _STREAM_BOOTSTRAP).integers(0, n, (n_resamples, n))
+    idx = idx.astype(np.int32) if n < 2**31 else idx
+    idx.flags.writeable = False
+    with _INDICES_LOCK:
+        _INDICES[key] = idx
+        while sum(a.nbytes for a in _INDICES.values()) > _INDICES_BYTES and len(_INDICES) > 1:
+            _INDICES.popitem(last=False)
+    return idx
+
+
+def _row_means(x: np.ndarray, axis: int = -1) -> np.ndarray:
+    """Means over the last axis, one sample (leading index) at a time: numpy's reduction of a
+    3-D array rounds differently from that of each 2-D slice, and a row's interval must not
+    depend on the rows computed with it."""
+    x = np.asarray(x)
+    if x.ndim < 2:
+        return np.mean(x, axis=axis)
+    return np.stack([np.mean(r, axis=-1) for r in x])
+
+
+#: Elements (rows x resamples x n) of one vectorized BCa call (~128 MB of float64).
+_BCA_BUDGET = 1 << 24
 
 
 #: Samples smaller than this get BCa intervals (percentile intervals under-cover there: 77 %

@@ -36,6 +36,10 @@ Conventions (they hold in every function of this module):
   ``scipy.stats.permutation_test(..., permutation_type="samples")`` with its exact enumeration).
   Otherwise ``p = (1 + #{|T_b| >= |T_obs|}) / (1 + B)`` over B random sign patterns: the "+1"
   counts the observed labelling, so p is never 0 and the test stays valid (Phipson & Smyth 2010).
+  The random patterns are drawn over all n positions of the sample (signs on zeros change
+  nothing) from the seed and n only, so every sample of length n shares them (one matrix
+  product for many model pairs and metrics); samples with few distinct values use binomial
+  flip counts instead. A result is kept in a bounded memo keyed by the exact values.
   Equality is judged with a relative tolerance of 1e-10 of ``sum(|d|)`` so that float rounding does
   not split values that are equal in exact arithmetic.
 * **Missing values**: NaN or infinite metric values are errors (they usually mean a metric was not

@@ -21,7 +21,7 @@ from analysis.stats._common import (
     _generator,
     _resolve_seed,
 )  # fmt: skip
-from analysis.stats.bootstrap import _bootstrap_ci_rows
+from analysis.stats.bootstrap import _bootstrap_ci_rows, _Memo
 
 
 def _flip_threshold(observed: np.ndarray, abs_sum: np.ndarray) -> np.ndarray:
@@ -81,14 +81,29 @@ def _binomial_flip_count(
 def _signflip_rows(
     rows: Sequence[np.ndarray], n_resamples: int, seed: int
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Two-sided paired sign-flip p-value of every difference sample; also whether it is exact."""
+    """Two-sided paired sign-flip p-value of every difference sample; also whether it is exact.
+
+    Exact enumeration over the m non-zero differences when ``2**m <= n_resamples``; few distinct
+    values: binomial flip counts; otherwise B random sign patterns over all n positions of the
+    sample (a sign on a zero difference changes nothing, so this is the same test), drawn from
+    the seed and n only: every sample of length n -- every model pair, metric or slice of that
+    size -- is tested against the same patterns, in one matrix product per n. Results are kept
+    in a small memo keyed by the exact values, ``n_resamples`` and ``seed``
+    (:func:`signflip_pvalues`), so a test asked for twice is computed once."""
     p = np.full(len(rows), np.nan)
     exact = np.zeros(len(rows), dtype=bool)
     exact_by_size: dict[int, list[tuple[int, np.ndarray]]] = {}
     random_by_size: dict[int, list[tuple[int, np.ndarray]]] = {}
+    keys: dict[int, bytes] = {}
     for i, row in enumerate(rows):
         if row.size == 0:
             continue
+        key = _Memo.key(row, n_resamples, seed)
+        known = _FLIPS.get(key)
+        if known is not None:
+            p[i], exact[i] = known
+            continue
+        keys[i] = key
         nonzero = row[row != 0]
         m = nonzero.size
         if m == 0:
@@ -102,7 +117,7 @@ def _signflip_rows(
                 count = _binomial_flip_count(uniq, counts, n_resamples, rng)
                 p[i] = (1 + count) / (1 + n_resamples)
             else:
-                random_by_size.setdefault(m, []).append((i, nonzero))
+                random_by_size.setdefault(row.size, []).append((i, row))
     for m, items in exact_by_size.items():
         members = [i for i, _ in items]
         counts = _exact_flip_counts(np.stack([row for _, row in items]))
@@ -113,7 +128,32 @@ def _signflip_rows(
         rng = _generator(seed, _STREAM_FLIP)
         counts = _random_flip_counts(np.stack([row for _, row in items]), n_resamples, rng)
         p[members] = (1 + counts) / (1 + n_resamples)
+    for i, key in keys.items():
+        _FLIPS.put(key, (float(p[i]), bool(exact[i])))
     return p, exact
+
+
+_FLIPS = _Memo(64 << 20)
+
+
+def signflip_pvalues(
+    diffs: Sequence[np.ndarray], *, n_resamples: int = 10_000, seed: int | None = 0
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Paired sign-flip p-values of many difference samples at once (``p_randomization`` of
+    :func:`paired_comparison` for each ``diffs[i] = a - b``, without the CI and the other
+    tests): ``(p, exact, floor)``, where ``exact`` says all patterns were enumerated and
+    ``floor`` that p is the Monte-Carlo floor ``1/(B+1)`` (:func:`at_floor`). Samples of the
+    same length share one set of random sign patterns (one matrix product); an empty sample
+    gives NaN.
+
+    Raises:
+        ValueError: a sample that is not 1-D or holds NaN/infinite values; bad settings.
+    """
+    rows = [_as_1d(d, "diffs") for d in diffs]
+    _check_resampling(0.95, n_resamples)
+    seed = _resolve_seed(seed)
+    p, exact = _signflip_rows(rows, n_resamples, seed)
+    return p, exact, at_floor(p, exact, n_resamples)
 
 
 def _is_constant(d: np.ndarray) -> bool:

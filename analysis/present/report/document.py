@@ -58,6 +58,7 @@ def render_html(content: ReportContent) -> str:
         f"{label} = {esc(m)}" for label, m in (("A", content.model_a), ("B", content.model_b)) if m
     )
     metrics = "; ".join(f"{esc(d)}: {esc(m)}" for d, m in content.metrics.items())
+    splits = "; ".join(f"{esc(d)}: {esc(s)}" for d, s in content.splits.items())
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
@@ -67,7 +68,9 @@ def render_html(content: ReportContent) -> str:
         "<header><h1>Retrieval error analysis report</h1>",
         f'<p id="meta">Bundle: {esc(content.bundle)}. Datasets: '
         f"{esc(', '.join(content.datasets)) or 'none'}. Models: {models or 'none'}. "
-        f"Report metric: {metrics or 'none'}. Ties: {esc(content.ties)}. Bootstrap and "
+        f"Report metric: {metrics or 'none'}. "
+        + (f"Split: {splits}. " if splits else "")
+        + f"Ties: {esc(content.ties)}. Bootstrap and "
         f"randomization: B = {N_RESAMPLES:,}, seed {SEED}.</p>",
         f"<nav>{nav}</nav></header>",
     ]

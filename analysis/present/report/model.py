@@ -92,6 +92,10 @@ class ReportContent:
     per_dataset: dict[str, object] = field(default_factory=dict, compare=False)
     #: one example query per failure cause of model A (:mod:`~analysis.present.report.examples`)
     examples: tuple[object, ...] = field(default=(), compare=False)
+    #: dataset -> the split its queries come from (``"all"``: every query); empty: not said
+    splits: dict[str, str] = field(default_factory=dict)
+    #: dataset -> its "Beyond the averages" parts (taxonomy, complementarity; may be empty)
+    analyses: dict[str, tuple[object, ...]] = field(default_factory=dict, compare=False)
 
     def blocks(self) -> list[tuple[Section, Block]]:
         """Every block in display order with its section (the slides of presentation mode)."""

@@ -10,11 +10,14 @@ span datasets are applied afterwards by :mod:`analysis.present.report.content`.
 The part that does not depend on models A and B (:func:`model_numbers`: leaderboard, the
 best-against-the-rest randomization tests, the slice chart's means, the failure causes) can be
 computed once and passed in, so choosing other models recomputes only the A-vs-B part.
-Randomization tests are computed once: each paired test (model x against model y on one metric,
-all queries) is kept in a small memo (:class:`_PairTests`), so the A-vs-B table and the
-per-slice deltas (whose ``all`` row is the same test) share it. A test's p-value depends only
-on the two models' values (the sign-flip patterns are seeded per sample size), so sharing
-changes no number.
+Randomization tests are computed once: the p-values of every paired test over all queries of a
+dataset (A against B on each leaderboard metric, the best model against each other one) come
+from one :func:`analysis.stats.paired.signflip_pvalues` call, i.e. one matrix of random sign
+patterns per sample size and one matrix product; the A-vs-B rows and the per-slice deltas
+(whose ``all`` row is the same test) find them in the sign-flip memo, and the
+best-against-the-rest marks are p-value-only tests (no CI is shown for them). A test's p-value
+depends only on the two models' values, B and the seed (the patterns are drawn from the seed
+and the sample size), so sharing changes no number.
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ from analysis.present.report.model import (
 )
 from analysis.present.report.queries import worst_queries
 from analysis.stats import compare_slices, holm, mean_ci, slice_finder
-from analysis.stats.paired import holm_bounds
+from analysis.stats.paired import holm_bounds, signflip_pvalues
 
 __all__ = [
     "DatasetNumbers",
@@ -79,15 +82,65 @@ class DatasetNumbers:
 
 
 class _PairTests:
-    """Memo of :func:`analysis.stats.compare_slices` rows over all queries, per (x, y, metric)."""
+    """The paired tests of one dataset: :func:`analysis.stats.compare_slices` rows over all
+    queries per (x, y, metric), and p-value-only tests (:func:`signflip_pvalues`, for the
+    best-against-the-rest marks, where no CI is shown). :meth:`prefetch` computes the p-values
+    of every pair and metric the report needs in one call (one matrix of sign patterns per
+    sample size); :func:`compare_slices` then finds those p-values in the sign-flip memo."""
 
     def __init__(self, sub: pd.DataFrame, n_resamples: int, seed: int) -> None:
         self.sub, self.n_resamples, self.seed = sub, n_resamples, seed
         self.rows: dict[tuple[str, str, str], dict[str, object]] = {}
+        self.p: dict[tuple[str, str, str], tuple[float, bool]] = {}
+        self.ids: dict[str, np.ndarray] = {}
+        self.index: dict[str, pd.Index] = {}
 
     def keep(self, x: str, y: str, comp: pd.DataFrame) -> None:
         for rec in comp.loc[comp["slice"] == "all"].to_dict("records"):
             self.rows[(x, y, str(rec["metric"]))] = rec
+            self.p[(x, y, str(rec["metric"]))] = (rec["p_randomization"], bool(rec["p_floor"]))
+
+    def _diff(self, x: str, y: str, metric: str) -> np.ndarray | None:
+        """x - y on the queries both scored, in x's row order (as compare_slices pairs them);
+        None when a value is missing."""
+        ids_x, vals_x = self._model(x, metric)
+        ids_y, vals_y = self._model(y, metric)
+        if not len(ids_x) or not len(ids_y):
+            return None
+        index_y = pd.Index(ids_y)
+        if not (index_y.is_unique and pd.Index(ids_x).is_unique):
+            return None  # not one row per query: compare_slices says so where it is shown
+        where = index_y.get_indexer(ids_x)
+        found = where >= 0
+        d = vals_x[found] - vals_y[where[found]]
+        return d if d.size and np.isfinite(d).all() else None
+
+    def _model(self, model: str, metric: str) -> tuple[np.ndarray, np.ndarray]:
+        """Query ids and ``metric`` values of ``model``'s rows, in table order."""
+        if model not in self.ids:
+            rows = self.sub.loc[self.sub["model"] == model]
+            self.ids[model] = rows["query_id"].astype(str).to_numpy()
+            self.index[model] = rows.index
+        rows = self.sub.loc[self.index[model], metric]
+        return self.ids[model], rows.to_numpy(dtype=float, na_value=np.nan)
+
+    def prefetch(self, wanted: Sequence[tuple[str, str, str]]) -> None:
+        """p-values of every (x, y, metric) in ``wanted`` not known yet, in one call."""
+        todo = [w for w in dict.fromkeys(wanted) if w not in self.p]
+        diffs = {w: self._diff(*w) for w in todo}
+        todo = [w for w in todo if diffs[w] is not None]
+        if not todo:
+            return
+        p, _, floor = signflip_pvalues(
+            [diffs[w] for w in todo], n_resamples=self.n_resamples, seed=self.seed
+        )
+        for w, value, low in zip(todo, p.tolist(), floor.tolist(), strict=True):
+            self.p[w] = (value, bool(low))
+
+    def pvalue(self, x: str, y: str, metric: str) -> tuple[float, bool] | None:
+        """``(p, at the floor)`` of x against y on ``metric``; None when not comparable."""
+        self.prefetch([(x, y, metric)])
+        return self.p.get((x, y, metric))
 
     def get(self, x: str, y: str, metrics: Sequence[str]) -> pd.DataFrame:
         """The ``all`` rows of x against y for ``metrics`` (missing ones computed in one call);
@@ -124,23 +177,29 @@ def model_numbers(
     n_resamples: int,
     seed: int,
     _tests: _PairTests | None = None,
+    _board: pd.DataFrame | None = None,
 ) -> ModelNumbers:
     """:class:`ModelNumbers` of one dataset's rows ``sub`` (see :func:`dataset_numbers`)."""
     tests = _tests or _PairTests(sub, n_resamples, seed)
     name = str(sub["dataset"].iloc[0])
-    shown = list(shown)
-    board = mean_ci(
-        sub, shown, by=["dataset", "model"], n_resamples=n_resamples, seed=seed, nan_policy="omit"
-    )
-    order = {m: i for i, m in enumerate(shown)}
-    board = board.sort_values("metric", key=lambda s: s.map(order), kind="stable")
-    board = board.reset_index(drop=True)
+    board = _leaderboard(sub, shown, n_resamples, seed) if _board is None else _board
     return ModelNumbers(
         board=board,
         best_vs_rest=_best_vs_rest(name, board, tests),
         slice_summary=_slice_summary(sub, metric, n_resamples, seed),
         causes=_causes(sub, name, metric),
     )
+
+
+def _leaderboard(sub: pd.DataFrame, shown: Sequence[str], n_resamples: int, seed: int):
+    """:func:`analysis.stats.mean_ci` of every model and leaderboard metric, in ``shown`` order."""
+    shown = list(shown)
+    board = mean_ci(
+        sub, shown, by=["dataset", "model"], n_resamples=n_resamples, seed=seed, nan_policy="omit"
+    )
+    order = {m: i for i, m in enumerate(shown)}
+    board = board.sort_values("metric", key=lambda s: s.map(order), kind="stable")
+    return board.reset_index(drop=True)
 
 
 def dataset_numbers(
@@ -168,6 +227,11 @@ def dataset_numbers(
     cols = varied_slices(sub)
     deltas = pd.DataFrame()
     comp = pd.DataFrame()
+    board = _leaderboard(sub, shown, n_resamples, seed) if base is None else base.board
+    # every paired test over all queries of this dataset in one call (one matrix of sign
+    # patterns): A against B on each leaderboard metric and the best model against the rest
+    wanted = [(model_a, model_b, m) for m in shown] if both else []
+    tests.prefetch([*wanted, *(_best_pairs(board) if base is None else [])])  # type: ignore[list-item]
     if both:
         deltas = _slice_deltas(sub, cols, metric, model_a, model_b, tests)  # type: ignore[arg-type]
         comp = tests.get(model_a, model_b, shown)  # type: ignore[arg-type]
@@ -183,10 +247,9 @@ def dataset_numbers(
     if model_a is not None and model_a in models:
         b = model_b if model_b in models else None
         queries = worst_queries(sub, name, metric, model_a, b)
-    if base is None:  # after the A-vs-B tests, so the best-vs-rest marks can reuse them
-        base = model_numbers(
-            sub, metric=metric, shown=shown, n_resamples=n_resamples, seed=seed, _tests=tests
-        )
+    if base is None:
+        res = {"n_resamples": n_resamples, "seed": seed}
+        base = model_numbers(sub, metric=metric, shown=shown, _tests=tests, _board=board, **res)
     return DatasetNumbers(
         name=name,
         metric=metric,
@@ -203,31 +266,38 @@ def dataset_numbers(
     )
 
 
-def _best_vs_rest(name: str, board: pd.DataFrame, tests: _PairTests) -> pd.DataFrame:
-    """``dataset, model, metric, best_model, p``: each model against the best model of its
-    metric (the first of equal means in board order)."""
-    pairs: dict[tuple[str, str], list[str]] = {}
+def _best_pairs(board: pd.DataFrame) -> list[tuple[str, str, str]]:
+    """``(best model, other model, metric)`` for each metric of the board: each model against
+    the best model of its metric (the first of equal means in board order)."""
+    pairs: list[tuple[str, str, str]] = []
     for metric, grp in board.groupby("metric", sort=False):
         if len(grp) < 2:
             continue
         best = str(grp.loc[grp["mean"].idxmax(), "model"])
-        for other in grp["model"].astype(str):
-            if other != best:
-                pairs.setdefault((best, other), []).append(str(metric))
+        pairs += [(best, other, str(metric)) for other in grp["model"].astype(str) if other != best]
+    return pairs
+
+
+def _best_vs_rest(name: str, board: pd.DataFrame, tests: _PairTests) -> pd.DataFrame:
+    """``dataset, model, metric, best_model, p, p_floor``: the sign-flip p of each model against
+    the best model of its metric (p-value only: the leaderboard shows no CI of the delta)."""
+    pairs = _best_pairs(board)
+    tests.prefetch(pairs)
     rows: list[dict[str, object]] = []
-    for (best, other), metrics in pairs.items():
-        comp = tests.get(best, other, metrics)
-        for rec in comp.to_dict("records"):
-            rows.append(
-                {
-                    "dataset": name,
-                    "model": other,
-                    "metric": rec["metric"],
-                    "best_model": best,
-                    "p": rec["p_randomization"],
-                    "p_floor": bool(rec["p_floor"]),
-                }
-            )
+    for best, other, metric in pairs:
+        found = tests.pvalue(best, other, metric)
+        if found is None:
+            continue
+        rows.append(
+            {
+                "dataset": name,
+                "model": other,
+                "metric": metric,
+                "best_model": best,
+                "p": found[0],
+                "p_floor": found[1],
+            }
+        )
     return pd.DataFrame(rows, columns=["dataset", "model", "metric", "best_model", "p", "p_floor"])
 
 

@@ -25,6 +25,25 @@ def p_cells(pvalues: pd.Series, bounds: pd.Series) -> list[str]:
     return [format_p(p, bound=bool(b)) for p, b in zip(pvalues, bounds, strict=True)]
 
 
+def estimates(frame: pd.DataFrame, column: str) -> list[Estimate]:
+    """``column`` with its 95% CI (``ci_low``, ``ci_high``) as table cells."""
+    return [
+        Estimate(v, lo, hi)
+        for v, lo, hi in zip(frame[column], frame["ci_low"], frame["ci_high"], strict=True)
+    ]
+
+
+def _slice_cells(frame: pd.DataFrame) -> dict[str, pd.Series]:
+    """The leading columns of the per-slice tables: dataset, slice, value, metric, n."""
+    return {
+        "dataset": frame["dataset"].astype(str),
+        "slice": frame["slice"].astype(str),
+        "value": frame["value"].astype(str),
+        "metric": frame["metric"].astype(str),
+        "n": frame["n"].astype(int),
+    }
+
+
 def leaderboard_block(board, pvalues, shown, datasets) -> Block:
     metrics = list(dict.fromkeys(m for d in datasets for m in shown[d]))
     keep = {(d, m) for d in datasets for m in shown[d]}
@@ -48,10 +67,7 @@ def compare_table(comp: pd.DataFrame) -> StyledTable:
             "n": comp["n"].astype(int),
             "mean A": comp["mean_a"].astype(float),
             "mean B": comp["mean_b"].astype(float),
-            "delta A−B": [
-                Estimate(d, lo, hi)
-                for d, lo, hi in zip(comp["delta"], comp["ci_low"], comp["ci_high"], strict=True)
-            ],
+            "delta A−B": estimates(comp, "delta"),
             "wins/ties/losses": [
                 f"{w}/{t}/{loss}"
                 for w, t, loss in zip(comp["wins"], comp["ties"], comp["losses"], strict=True)
@@ -93,19 +109,10 @@ def compare_table(comp: pd.DataFrame) -> StyledTable:
 def slice_delta_table(deltas: pd.DataFrame) -> StyledTable:
     cells = pd.DataFrame(
         {
-            "dataset": deltas["dataset"].astype(str),
-            "slice": deltas["slice"].astype(str),
-            "value": deltas["value"].astype(str),
-            "metric": deltas["metric"].astype(str),
-            "n": deltas["n"].astype(int),
+            **_slice_cells(deltas),
             "mean A": deltas["mean_a"].astype(float),
             "mean B": deltas["mean_b"].astype(float),
-            "delta A−B": [
-                Estimate(d, lo, hi)
-                for d, lo, hi in zip(
-                    deltas["delta"], deltas["ci_low"], deltas["ci_high"], strict=True
-                )
-            ],
+            "delta A−B": estimates(deltas, "delta"),
             "p (Holm)": p_cells(deltas["p_holm"], deltas["p_holm_bound"]),
         }
     )
@@ -125,15 +132,8 @@ def worst_slices_table(frames: list[pd.DataFrame]) -> StyledTable | None:
     worst = pd.concat(frames, ignore_index=True)
     cells = pd.DataFrame(
         {
-            "dataset": worst["dataset"].astype(str),
-            "slice": worst["slice"].astype(str),
-            "value": worst["value"].astype(str),
-            "metric": worst["metric"].astype(str),
-            "n": worst["n"].astype(int),
-            "mean": [
-                Estimate(m, lo, hi)
-                for m, lo, hi in zip(worst["mean"], worst["ci_low"], worst["ci_high"], strict=True)
-            ],
+            **_slice_cells(worst),
+            "mean": estimates(worst, "mean"),
             "overall": worst["overall"].astype(float),
             "gap": worst["gap"].astype(float),
             "CI below overall": worst["below"].astype(bool),
