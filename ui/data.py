@@ -396,11 +396,19 @@ def _leaderboard(
 ) -> pd.DataFrame:
     from analysis.present.leaderboard import leaderboard as board
 
-    table = _per_query(spec, ties, key, upload_key, split)[0]
-    present = [m for m in metrics if m in table.columns]
-    out = board(table, present, models=list(models), baseline=baseline)
-    out.insert(0, "dataset", spec.name)
-    return out
+    def compute() -> tuple[pd.DataFrame, dict[str, list[DataWarning]]]:
+        table = _per_query(spec, ties, key, upload_key, split)[0]
+        present = [m for m in metrics if m in table.columns]
+        out = board(table, present, models=list(models), baseline=baseline)
+        out.insert(0, "dataset", spec.name)
+        return out, {}
+
+    # on disk too (as the per-query tables): after a restart the home page reads the bootstrap
+    # CIs and tests instead of computing them (and importing scipy.stats) again
+    params = {"kind": "leaderboard", "dataset": spec.name, "ties": ties, "spec": repr(spec),
+              "split": split, "metrics": list(metrics), "models": list(models),
+              "baseline": baseline, "uploads": [list(u) for u in upload_key]}  # fmt: skip
+    return cached_table(_spec_files(spec), params, compute)[0]
 
 
 def leaderboard(
