@@ -4,13 +4,7 @@ chromium (no browser download). Marked ``e2e``; they skip when chromium is absen
 
 from __future__ import annotations
 
-import os
 import shutil
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -31,12 +25,6 @@ CHROMIUM_ARGS = [
 READY = "[data-testid=stApp][data-test-script-state=notRunning]"
 
 pytestmark = pytest.mark.e2e
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="session")
@@ -129,50 +117,13 @@ def synthetic_stark_run(real: Path, out: Path, depth: int = 100, seed: int = 0) 
 
 
 def _serve(extra: dict[str, str]) -> Iterator[str]:
-    port = _free_port()
-    env = {**os.environ, "PYTHONUNBUFFERED": "1", **extra}
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "streamlit",
-            "run",
-            str(ROOT / "app.py"),
-            "--server.headless",
-            "true",
-            "--server.address",
-            "127.0.0.1",
-            "--server.port",
-            str(port),
-            "--browser.gatherUsageStats",
-            "false",
-            "--server.fileWatcherType",
-            "none",
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
-                if r.status == 200:
-                    break
-        except OSError:
-            time.sleep(0.3)
-    else:
-        proc.kill()
-        out = proc.stdout.read().decode(errors="replace") if proc.stdout else ""
-        pytest.fail(f"streamlit did not start: {out[-2000:]}")
-    yield url
-    proc.terminate()
+    from ui.launch import free_port, serving
+
     try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
+        with serving(ROOT / "app.py", free_port(), extra, timeout=60) as url:
+            yield url
+    except RuntimeError as exc:
+        pytest.fail(str(exc))
 
 
 @pytest.fixture(scope="session")
