@@ -12,8 +12,9 @@ within one React render, so the attribute alone can miss it.
 
 Clicks timed on the app: the sidebar metric and model A (home page), the "Slice by" column
 (Slices), a row of the failing-queries table (Queries). Also timed: the home page ready after
-the server is up (first request, cold caches). Printed per scenario: median, p90, slowest, the
-floor (trivial app's median) and the ratios median/floor and p90/floor.
+the server is up (first request), with an empty disk cache and after a restart, beside the
+trivial app's page ready. Printed per scenario: median, p90, slowest, the floor (the trivial
+app's median click) and the ratios median/floor and p90/floor.
 
 Targets (the project's): median <= 2x floor, p90 <= 3x floor, no click over 1.5 s, home ready
 <= 2 s after the server is up.

@@ -107,6 +107,7 @@ write_param("missing", "1" if missing_only else None)
 filters = (max_value, None if slice_column == NO_SLICE else slice_column, tuple(slice_values),
            tie_only, missing_only, search)  # fmt: skip
 view = queries.failing(fp, sel.model_a, metric, filters, rows)
+data.prefetch_ranked(sel.bundle, str(sel.dataset), sel.model_a, sel.ties)  # for the detail
 
 
 @st.fragment
@@ -173,7 +174,7 @@ def browse(view: pd.DataFrame, rows: pd.DataFrame, slices: list[str]) -> None:
         b2.button("Next →", key="q_next", disabled=after is None, on_click=_go, args=(after,))
         b3.text(f"query id: {query_id}")
         text = str(row.get("text", ""))
-        st.code(text, language=None, wrap_lines=True)
+        widgets.query_text(text)
 
         value = float(row[metric])
         lo, hi = row.get(f"{metric}_min", value), row.get(f"{metric}_max", value)
