@@ -194,6 +194,7 @@ def report(
 ) -> tuple[float, float, float]:
     med, p90, worst = stats(times)
     until = f"  (finished msg median {np.median(server):.3f} s)" if server else ""
+    until += f"  slowest: click {int(np.argmax(times)) + 1} of {len(times)}"
     ok = med <= 2 * floor and p90 <= 3 * floor and worst <= 1.5
     print(
         f"{name:<34} n={len(times):<3} median {med:5.3f} s  p90 {p90:5.3f} s  slowest "
