@@ -27,6 +27,8 @@ SLICE_HELP = (
     "distance buckets (POIs) or a metadata column of the queries file. Missing, empty and "
     "'none' values form the slice '(missing)'."
 )
+TOP_HELP = "The N values with the most queries; the others form one '(other)' slice."
+MIN_HELP = "Slices with fewer queries are left out of every chart and table here."
 SORT_LABELS = {"natural": "natural order", "size": "size (most queries first)",
                "value": "value (model A's lowest first)"}  # fmt: skip
 
@@ -102,92 +104,103 @@ present = set(map(str, table["model"].unique()))
 all_models = [m for m in data.models_of(sel.bundle, sel.datasets) if m in present]
 all_models += sorted(present - set(all_models))
 
-url_widget("slices_column", "slice", lambda r: r if r in columns else None, default_column)
+
+def _controls(columns: list[str], default_column: str, all_models: list[str]) -> tuple:
+    """The controls (seeded from the URL, written back): column, models, sort, top N, min n."""
+
+    def models_of_url(raw: str | None) -> list[str] | None:
+        if raw is None:
+            return None
+        chosen = [m for m in all_models if m in set(raw.split(","))]
+        return chosen if chosen or raw == "" else None  # only unknown names: all models
+
+    url_widget("slices_column", "slice", lambda r: r if r in columns else None, default_column)
+    url_widget("slices_models", "models", models_of_url, all_models)
+    url_widget("slices_sort", "sort", lambda r: r if r in slicing.SORTS else None, "natural")
+    url_widget("slices_top", "top", _int(1, 500), DEFAULT_TOP)
+    url_widget("slices_min_n", "min_n", _int(1, 10**9), DEFAULT_MIN_N)
+    c1, c2 = st.columns([1, 3])
+    column = c1.selectbox("Slice by", columns, key="slices_column", help=SLICE_HELP)
+    selected = c2.multiselect(
+        "Models", all_models, key="slices_models",
+        help="Models drawn side by side (default: every model with a run on the dataset).",
+    )  # fmt: skip
+    c1, c2, c3 = st.columns(3)
+    sort = c1.selectbox("Sort slices by", list(slicing.SORTS), key="slices_sort",
+                        format_func=SORT_LABELS.get)  # fmt: skip
+    top = int(c2.number_input("Top N values", 1, 500, key="slices_top", help=TOP_HELP))
+    min_n = int(c3.number_input("Minimum slice size", 1, key="slices_min_n", help=MIN_HELP))
+    write_param("slice", None if column == default_column else column)
+    write_param("models", None if selected == all_models else ",".join(selected))
+    write_param("sort", None if sort == "natural" else sort)
+    write_param("top", None if top == DEFAULT_TOP else str(top))
+    write_param("min_n", None if min_n == DEFAULT_MIN_N else str(min_n))
+    return column, selected, sort, top, min_n
 
 
-def _models(raw: str | None) -> list[str] | None:
-    if raw is None:
-        return None
-    chosen = [m for m in all_models if m in set(raw.split(","))]
-    return chosen if chosen or raw == "" else None  # only unknown names: all models
-
-
-url_widget("slices_models", "models", _models, all_models)
-url_widget("slices_sort", "sort", lambda r: r if r in slicing.SORTS else None, "natural")
-url_widget("slices_top", "top", _int(1, 500), DEFAULT_TOP)
-url_widget("slices_min_n", "min_n", _int(1, 10**9), DEFAULT_MIN_N)
-
-c1, c2 = st.columns([1, 3])
-column = c1.selectbox("Slice by", columns, key="slices_column", help=SLICE_HELP)
-selected = c2.multiselect(
-    "Models", all_models, key="slices_models",
-    help="Models drawn side by side (default: every model with a run on the dataset).",
-)  # fmt: skip
-c1, c2, c3 = st.columns(3)
-sort = c1.selectbox("Sort slices by", list(slicing.SORTS), key="slices_sort",
-                    format_func=SORT_LABELS.get)  # fmt: skip
-TOP_HELP = "The N values with the most queries; the others form one '(other)' slice."
-MIN_HELP = "Slices with fewer queries are left out of every chart and table here."
-top = int(c2.number_input("Top N values", 1, 500, key="slices_top", help=TOP_HELP))
-min_n = int(c3.number_input("Minimum slice size", 1, key="slices_min_n", help=MIN_HELP))
-write_param("slice", None if column == default_column else column)
-write_param("models", None if selected == all_models else ",".join(selected))
-write_param("sort", None if sort == "natural" else sort)
-write_param("top", None if top == DEFAULT_TOP else str(top))
-write_param("min_n", None if min_n == DEFAULT_MIN_N else str(min_n))
-
-metric_help = widgets.metric_help(sel.measure)
-st.subheader(
-    "Mean per slice",
-    help=f"{metric_help} Bars: mean over the queries of the slice (queries missing from a "
-    "run count as 0); error bars: seeded 95% percentile bootstrap CI; n in the hover.",
-)
-st.caption(f"Metric {metric} on {sel.dataset}" + (f" ({sel.split})" if sel.split else "") + ".")
-if not selected:
-    st.info("Select at least one model to draw the slice charts.")
-else:
+def _charts(
+    table: pd.DataFrame, key: tuple, column: str, selected: list[str], sort: str, top: int,
+    min_n: int,
+) -> None:  # fmt: skip
+    """The bars and the heatmap of the slice means (and their table)."""
+    metric_help = widgets.metric_help(sel.measure)
+    st.subheader(
+        "Mean per slice",
+        help=f"{metric_help} Bars: mean over the queries of the slice (queries missing from a "
+        "run count as 0); error bars: seeded 95% percentile bootstrap CI; n in the hover.",
+    )
+    st.caption(f"Metric {metric} on {sel.dataset}" + (f" ({sel.split})" if sel.split else "") + ".")
+    if not selected:
+        st.info("Select at least one model to draw the slice charts.")
+        return
     summary = _summary(key, metric, column, tuple(selected), top, min_n, table)
     if summary.empty:
         st.info("No slice has at least the minimum number of queries for the selected models.")
-    else:
-        anchor = str(sel.model_a if sel.model_a in selected else selected[0])
-        order, bars, heat = _figures(
-            key, metric, column, tuple(selected), top, min_n, sort, anchor, summary
-        )
-        st.plotly_chart(bars, key="slices_bars", width="stretch")
-        st.subheader(
-            "Heatmap: slice × model",
-            help=f"{metric_help} Each cell is the mean of one model on one slice; the colour "
-            "scale spans the shown means (not 0–1). The hover adds the 95% CI and n.",
-        )
-        st.plotly_chart(heat, key="slices_heatmap", width="stretch")
-        with st.expander("Table of slice means", expanded=False):
-            st.dataframe(
-                summary, hide_index=True, width="stretch", key="slices_table",
-                column_config={
-                    "value": st.column_config.TextColumn("slice value", width="large"),
-                    "mean": st.column_config.NumberColumn(f"mean {metric}", format="%.3f"),
-                    "ci_low": st.column_config.NumberColumn("95% CI low", format="%.3f"),
-                    "ci_high": st.column_config.NumberColumn("95% CI high", format="%.3f"),
-                    "n": st.column_config.NumberColumn("n", help="Queries in the slice."),
-                },
-            )  # fmt: skip
+        return
+    anchor = str(sel.model_a if sel.model_a in selected else selected[0])
+    _, bars, heat = _figures(
+        key, metric, column, tuple(selected), top, min_n, sort, anchor, summary
+    )
+    st.plotly_chart(widgets.plotly_figure(bars), key="slices_bars", width="stretch")
+    st.subheader(
+        "Heatmap: slice × model",
+        help=f"{metric_help} Each cell is the mean of one model on one slice; the colour "
+        "scale spans the shown means (not 0–1). The hover adds the 95% CI and n.",
+    )
+    st.plotly_chart(widgets.plotly_figure(heat), key="slices_heatmap", width="stretch")
+    with st.expander("Table of slice means", expanded=False):
+        st.dataframe(
+            summary, hide_index=True, width="stretch", key="slices_table",
+            column_config={
+                "value": st.column_config.TextColumn("slice value", width="large"),
+                "mean": st.column_config.NumberColumn(f"mean {metric}", format="%.3f"),
+                "ci_low": st.column_config.NumberColumn("95% CI low", format="%.3f"),
+                "ci_high": st.column_config.NumberColumn("95% CI high", format="%.3f"),
+                "n": st.column_config.NumberColumn("n", help="Queries in the slice."),
+            },
+        )  # fmt: skip
 
-st.subheader(
-    "Worst slices first (model A)",
-    help="Every value of every slice column with at least the minimum slice size, sorted by "
-    "gap = slice mean − model A's overall mean (most negative first). 'below': the whole 95% "
-    "CI lies under the overall mean (a screening flag, not a test). " + metric_help,
-)
-model_a = sel.model_a
-if model_a is None or model_a not in present:
-    st.info("Model A has no run on the selected dataset.")
-    st.stop()
-st.text(f"Model A: {model_a}")
-worst = _worst(key, metric, model_a, tuple(columns), min_n, table)
-if worst.empty:
-    st.info("No slice has at least the minimum number of queries.")
-else:
+
+def _worst_table(
+    table: pd.DataFrame, key: tuple, columns: list[str], present: set[str], min_n: int
+) -> None:
+    """Model A's worst slices over every slice column."""
+    st.subheader(
+        "Worst slices first (model A)",
+        help="Every value of every slice column with at least the minimum slice size, sorted by "
+        "gap = slice mean − model A's overall mean (most negative first). 'below': the whole 95% "
+        "CI lies under the overall mean (a screening flag, not a test). "
+        + widgets.metric_help(sel.measure),
+    )
+    model_a = sel.model_a
+    if model_a is None or model_a not in present:
+        st.info("Model A has no run on the selected dataset.")
+        return
+    st.text(f"Model A: {model_a}")
+    worst = _worst(key, metric, model_a, tuple(columns), min_n, table)
+    if worst.empty:
+        st.info("No slice has at least the minimum number of queries.")
+        return
     st.dataframe(
         worst, hide_index=True, width="stretch", key="slices_worst",
         column_config={
@@ -204,3 +217,18 @@ else:
                 "CI below overall", help="The whole 95% CI lies under the overall mean."),
         },
     )  # fmt: skip
+
+
+@st.fragment
+def slices_view(
+    table: pd.DataFrame, key: tuple, columns: list[str], default_column: str,
+    all_models: list[str], present: set[str],
+) -> None:  # fmt: skip
+    """Everything below the sidebar. A fragment: changing a control here reruns only this part,
+    not the sidebar and the loading of the per-query table."""
+    column, selected, sort, top, min_n = _controls(columns, default_column, all_models)
+    _charts(table, key, column, selected, sort, top, min_n)
+    _worst_table(table, key, columns, present, min_n)
+
+
+slices_view(table, key, columns, default_column, all_models, present)

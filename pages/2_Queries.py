@@ -107,132 +107,141 @@ write_param("missing", "1" if missing_only else None)
 filters = (max_value, None if slice_column == NO_SLICE else slice_column, tuple(slice_values),
            tie_only, missing_only, search)  # fmt: skip
 view = queries.failing(fp, sel.model_a, metric, filters, rows)
+data.prefetch_ranked(sel.bundle, str(sel.dataset), sel.model_a, sel.ties)  # for the detail
 
-# ---------------------------------------------------------------- selection <-> URL (q, qd)
-state = st.session_state.get(TABLE_KEY)
-current = failures.selection_rows(state)
-last = st.session_state.get(LAST_SELECTION)
-if current is not None and last is not None and current != last:
-    picked = failures.selected_query(view, current)  # the user changed the selection
-    write_param("qd", picked[0] if picked else None)
-    write_param("q", picked[1] if picked else None)
 
-link_q, link_qd = local_param("q"), local_param("qd")
-chosen = failures.resolve_query(rows, link_q, link_qd)
-if chosen is not None and link_qd != chosen[0]:
-    write_param("qd", chosen[0])
-position = failures.row_of(view, *chosen) if chosen is not None else None
-wanted = [position] if position is not None else []
-if current != wanted:
-    # keep the list's highlighted row in step with the query shown (deep link, new filters)
-    st.session_state[TABLE_KEY] = {"selection": {"rows": wanted, "columns": [], "cells": []}}
-st.session_state[LAST_SELECTION] = wanted
+@st.fragment
+def browse(view: pd.DataFrame, rows: pd.DataFrame, slices: list[str]) -> None:
+    """The list and the selected query. A fragment: selecting a row or pressing Previous / Next
+    reruns only this part, not the sidebar and the filters."""
+    # selection <-> URL (q, qd)
+    state = st.session_state.get(TABLE_KEY)
+    current = failures.selection_rows(state)
+    last = st.session_state.get(LAST_SELECTION)
+    if current is not None and last is not None and current != last:
+        picked = failures.selected_query(view, current)  # the user changed the selection
+        write_param("qd", picked[0] if picked else None)
+        write_param("q", picked[1] if picked else None)
 
-left, right = st.columns([2, 3])
-with left:
-    st.caption(f"{len(view)} of {len(rows)} queries of model A pass the filters, worst first. "
-               "Select a row to inspect the query.")  # fmt: skip
-    if view.empty:
-        st.info("No query matches these filters.")
-    else:
-        st.dataframe(
-            view, hide_index=True, width="stretch", height=LIST_HEIGHT, key=TABLE_KEY,
-            on_select="rerun", selection_mode="single-row",
-            column_config={
-                "dataset": None,
-                "text": st.column_config.TextColumn("text", width="large"),
-                metric: st.column_config.NumberColumn(metric, format="%.3f", help=metric_help),
-                f"{metric}_min": None,
-                f"{metric}_max": None,
-                "n_gold": st.column_config.NumberColumn("n_gold", help="Relevant documents."),
-                "first_gold_rank": st.column_config.NumberColumn(
-                    "first gold", help="Rank of the first relevant document (empty: none)."),
-                "flags": st.column_config.TextColumn("flags", help="Diagnostics of the query."),
-            },
+    link_q, link_qd = local_param("q"), local_param("qd")
+    chosen = failures.resolve_query(rows, link_q, link_qd)
+    if chosen is not None and link_qd != chosen[0]:
+        write_param("qd", chosen[0])
+    position = failures.row_of(view, *chosen) if chosen is not None else None
+    wanted = [position] if position is not None else []
+    if current != wanted:
+        # keep the list's highlighted row in step with the query shown (deep link, new filters)
+        st.session_state[TABLE_KEY] = {"selection": {"rows": wanted, "columns": [], "cells": []}}
+    st.session_state[LAST_SELECTION] = wanted
+
+    left, right = st.columns([2, 3])
+    with left:
+        st.caption(f"{len(view)} of {len(rows)} queries of model A pass the filters, worst first. "
+                   "Select a row to inspect the query.")  # fmt: skip
+        if view.empty:
+            st.info("No query matches these filters.")
+        else:
+            st.dataframe(
+                view, hide_index=True, width="stretch", height=LIST_HEIGHT, key=TABLE_KEY,
+                on_select="rerun", selection_mode="single-row",
+                column_config={
+                    "dataset": None,
+                    "text": st.column_config.TextColumn("text", width="large"),
+                    metric: st.column_config.NumberColumn(metric, format="%.3f", help=metric_help),
+                    f"{metric}_min": None,
+                    f"{metric}_max": None,
+                    "n_gold": st.column_config.NumberColumn("n_gold", help="Relevant documents."),
+                    "first_gold_rank": st.column_config.NumberColumn(
+                        "first gold", help="Rank of the first relevant document (empty: none)."),
+                    "flags": st.column_config.TextColumn("flags", help="Diagnostics of the query."),
+                },
+            )  # fmt: skip
+
+    # ---------------------------------------------------------------------------------- detail
+    with right:
+        if link_q and chosen is None:
+            st.warning("The query of the link (q) is not among model A's queries of this dataset.")
+        if chosen is None:
+            st.info("Select a query in the list to inspect it.")
+            st.stop()
+        dataset_name, query_id = chosen
+        row = failures.query_row(rows, dataset_name, query_id)
+        if row is None:
+            st.stop()
+        before, after = failures.neighbours(view, dataset_name, query_id)
+        b1, b2, b3 = st.columns([1, 1, 3])
+        b1.button("← Previous", key="q_prev", disabled=before is None, on_click=_go, args=(before,))
+        b2.button("Next →", key="q_next", disabled=after is None, on_click=_go, args=(after,))
+        b3.text(f"query id: {query_id}")
+        text = str(row.get("text", ""))
+        widgets.query_text(text)
+
+        value = float(row[metric])
+        lo, hi = row.get(f"{metric}_min", value), row.get(f"{metric}_max", value)
+        first = row.get("first_gold_rank")
+        m1, m2, m3, m4 = st.columns(4)
+        m1.metric(metric, f"{value:.3f}", help=metric_help)
+        m2.metric("Tie range", f"{float(lo):.3f} – {float(hi):.3f}",
+                  help=f"Worst and best {metric} over all orders of tied scores.")  # fmt: skip
+        m3.metric("First gold rank", "none" if first is None or pd.isna(first) else str(int(first)),
+                  help="Rank of the first relevant document in model A's whole list.")  # fmt: skip
+        m4.metric("Gold documents", str(int(row.get("n_gold", 0))), help="Relevant documents.")
+
+        spec = sel.bundle.datasets[dataset_name]
+        try:
+            ds = data.dataset(sel.bundle, dataset_name)
+            ranked = data.ranked_run(sel.bundle, dataset_name, sel.model_a, sel.ties)
+        except (InputError, OSError) as exc:
+            st.error(widgets.escape_markdown(f"Dataset {dataset_name} could not be loaded: {exc}"))
+            st.stop()
+        ranking = failures.query_ranking(ranked, query_id)
+        qrels = failures.query_qrels(ds.qrels, query_id)
+        entities = None
+        if ds.entities is not None:
+            index = queries.entity_lookup(id(ds.entities), ds.entities)[1]
+            needed = pd.concat([qrels["doc_id"], ranking["doc_id"]], ignore_index=True)
+            entities = failures.entities_for(ds.entities, index, needed)
+        terms = querydetail.query_terms(text)
+        lat, lon = row.get("lat"), row.get("lon")
+        located = lat is not None and lon is not None and pd.notna(lat) and pd.notna(lon)
+        q_lat, q_lon = (float(lat), float(lon)) if located else (None, None)
+
+        st.subheader("Gold documents")
+        gold = gold_table(qrels, entities, query_id, threshold=spec.relevance_threshold)
+        if gold.empty:
+            st.info("This query has no relevant document in the qrels.")
+        else:
+            gold = failures.gold_with_ranks(gold, ranking).assign(gold=True)
+            gold = querydetail.geo_marks(gold, gold, q_lat, q_lon)
+            st.html(widgets.RANKING_CSS + querydetail.ranking_html(gold, terms))
+
+        st.subheader("Model A's ranked list")
+        url_widget("queries_top", "top", failures.parse_top, failures.DEFAULT_TOP)
+        top = st.columns([1, 3])[0].number_input(
+            "Top N", min_value=1, max_value=failures.MAX_TOP, step=10, key="queries_top",
+            help="How many of model A's top-ranked documents to list.",
         )  # fmt: skip
-
-# ---------------------------------------------------------------------------------- detail
-with right:
-    if link_q and chosen is None:
-        st.warning("The query of the link (q) is not among model A's queries of this dataset.")
-    if chosen is None:
-        st.info("Select a query in the list to inspect it.")
-        st.stop()
-    dataset_name, query_id = chosen
-    row = failures.query_row(rows, dataset_name, query_id)
-    if row is None:
-        st.stop()
-    before, after = failures.neighbours(view, dataset_name, query_id)
-    b1, b2, b3 = st.columns([1, 1, 3])
-    b1.button("← Previous", key="q_prev", disabled=before is None, on_click=_go, args=(before,))
-    b2.button("Next →", key="q_next", disabled=after is None, on_click=_go, args=(after,))
-    b3.text(f"query id: {query_id}")
-    text = str(row.get("text", ""))
-    st.code(text, language=None, wrap_lines=True)
-
-    value = float(row[metric])
-    lo, hi = row.get(f"{metric}_min", value), row.get(f"{metric}_max", value)
-    first = row.get("first_gold_rank")
-    m1, m2, m3, m4 = st.columns(4)
-    m1.metric(metric, f"{value:.3f}", help=metric_help)
-    m2.metric("Tie range", f"{float(lo):.3f} – {float(hi):.3f}",
-              help=f"Worst and best {metric} over all orders of tied scores.")  # fmt: skip
-    m3.metric("First gold rank", "none" if first is None or pd.isna(first) else str(int(first)),
-              help="Rank of the first relevant document in model A's whole list.")  # fmt: skip
-    m4.metric("Gold documents", str(int(row.get("n_gold", 0))), help="Relevant documents.")
-
-    spec = sel.bundle.datasets[dataset_name]
-    try:
-        ds = data.dataset(sel.bundle, dataset_name)
-        ranked = data.ranked_run(sel.bundle, dataset_name, sel.model_a, sel.ties)
-    except (InputError, OSError) as exc:
-        st.error(widgets.escape_markdown(f"Dataset {dataset_name} could not be loaded: {exc}"))
-        st.stop()
-    ranking = failures.query_ranking(ranked, query_id)
-    qrels = failures.query_qrels(ds.qrels, query_id)
-    entities = None
-    if ds.entities is not None:
-        index = queries.entity_lookup(id(ds.entities), ds.entities)[1]
-        needed = pd.concat([qrels["doc_id"], ranking["doc_id"]], ignore_index=True)
-        entities = failures.entities_for(ds.entities, index, needed)
-    terms = querydetail.query_terms(text)
-    lat, lon = row.get("lat"), row.get("lon")
-    located = lat is not None and lon is not None and pd.notna(lat) and pd.notna(lon)
-    q_lat, q_lon = (float(lat), float(lon)) if located else (None, None)
-
-    st.subheader("Gold documents")
-    gold = gold_table(qrels, entities, query_id, threshold=spec.relevance_threshold)
-    if gold.empty:
-        st.info("This query has no relevant document in the qrels.")
-    else:
-        gold = failures.gold_with_ranks(gold, ranking).assign(gold=True)
-        gold = querydetail.geo_marks(gold, gold, q_lat, q_lon)
-        st.html(widgets.RANKING_CSS + querydetail.ranking_html(gold, terms))
-
-    st.subheader("Model A's ranked list")
-    url_widget("queries_top", "top", failures.parse_top, failures.DEFAULT_TOP)
-    top = st.columns([1, 3])[0].number_input(
-        "Top N", min_value=1, max_value=failures.MAX_TOP, step=10, key="queries_top",
-        help="How many of model A's top-ranked documents to list.",
-    )  # fmt: skip
-    write_param("top", None if top == failures.DEFAULT_TOP else str(int(top)))
-    listing = ranking_table(
-        ranking, qrels, entities, query_id, top=int(top), threshold=spec.relevance_threshold
-    )
-    if listing.empty:
-        st.info("Model A returned no document for this query.")
-    else:
-        listing = querydetail.geo_marks(listing, gold, q_lat, q_lon)
-        where = "none retrieved" if first is None or pd.isna(first) else f"rank {int(first)}"
-        st.caption(
-            f"{int(listing['gold'].sum())} gold document(s) in the top {len(listing)} "
-            f"(highlighted rows); first gold: {where}. Query terms are marked in the text. "
-            "tied: score shared with another document; twin: same name and coordinate as a "
-            "gold POI; stack: on a gold POI's coordinate."
+        write_param("top", None if top == failures.DEFAULT_TOP else str(int(top)))
+        listing = ranking_table(
+            ranking, qrels, entities, query_id, top=int(top), threshold=spec.relevance_threshold
         )
-        st.html(widgets.RANKING_CSS + querydetail.ranking_html(listing, terms))
+        if listing.empty:
+            st.info("Model A returned no document for this query.")
+        else:
+            listing = querydetail.geo_marks(listing, gold, q_lat, q_lon)
+            where = "none retrieved" if first is None or pd.isna(first) else f"rank {int(first)}"
+            st.caption(
+                f"{int(listing['gold'].sum())} gold document(s) in the top {len(listing)} "
+                f"(highlighted rows); first gold: {where}. Query terms are marked in the text. "
+                "tied: score shared with another document; twin: same name and coordinate as a "
+                "gold POI; stack: on a gold POI's coordinate."
+            )
+            st.html(widgets.RANKING_CSS + querydetail.ranking_html(listing, terms))
 
-    with st.expander("Query metadata", expanded=False):
-        meta = failures.query_metadata(row, metric, [c for c in slices if c != NO_SLICE])
-        st.dataframe(meta, hide_index=True, width="stretch", key="query_meta")
-    annotation_panel(sel, dataset_name, query_id, listing["doc_id"].tolist())
+        with st.expander("Query metadata", expanded=False):
+            meta = failures.query_metadata(row, metric, [c for c in slices if c != NO_SLICE])
+            st.dataframe(meta, hide_index=True, width="stretch", key="query_meta")
+        annotation_panel(sel, dataset_name, query_id, listing["doc_id"].tolist())
+
+
+browse(view, rows, slices)

@@ -10,7 +10,7 @@ from analysis.present import compare, overlap
 from analysis.present.rankings import gold_table, ranking_table, side_by_side
 from analysis.stats import compare_slices, disagree
 from analysis.stats.perquery import slice_columns
-from ui import data
+from ui import data, widgets
 from ui.state import Selection
 from ui.urlstate import write_param
 
@@ -166,7 +166,7 @@ def draw_query(
     row = paired[(paired["dataset"] == ds_name) & (paired["query_id"] == qid)].iloc[0]
     st.text(f"query id: {qid}")
     if "text" in paired.columns:
-        st.code(str(row["text"]), language=None, wrap_lines=True)
+        widgets.query_text(str(row["text"]))
     cols = st.columns(5)
     cols[0].metric(f"A ({sel.metric})", f"{row['a']:.3f}")
     cols[1].metric(f"B ({sel.metric})", f"{row['b']:.3f}")

@@ -19,11 +19,16 @@ its working directory so its ``.streamlit/config.toml`` applies; relative paths 
 
 from __future__ import annotations
 
+import contextlib
 import os
+import socket
 import subprocess
 import sys
 import sysconfig
-from collections.abc import Sequence
+import tempfile
+import time
+import urllib.request
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 ROOTS_ENV = "RETRIEVAL_DASHBOARD_DATA_ROOTS"
@@ -73,6 +78,67 @@ def environment(app: Path, cwd: Path) -> dict[str, str]:
     elif not (app.parent / "data").is_dir():
         env[ROOTS_ENV] = str((cwd / "data").resolve())
     return env
+
+
+#: Options of a server that nobody watches: no browser, no usage statistics, no file watcher.
+QUIET = ("--server.headless", "true", "--browser.gatherUsageStats", "false",
+         "--server.fileWatcherType", "none")  # fmt: skip
+
+
+def free_port() -> int:
+    """A TCP port of 127.0.0.1 that is free now (the system picks it)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextlib.contextmanager
+def serving(
+    app: Path, port: int, env: Mapping[str, str] | None = None, timeout: float = 90.0
+) -> Iterator[str]:
+    """Run ``app`` on 127.0.0.1:``port`` (:data:`QUIET`, the app's folder as working directory,
+    ``env`` added to this process's environment) for the duration of the ``with`` block, for
+    browser tests and benchmarks; yields the base URL once ``/_stcore/health`` answers. The
+    server's output goes to a temporary file; it is stopped (terminate, then kill after 10 s)
+    on exit.
+
+    Raises:
+        RuntimeError: the server did not answer within ``timeout`` seconds (the message ends
+            with the last 2,000 characters of its output).
+    """
+    url = f"http://127.0.0.1:{port}"
+    with tempfile.TemporaryFile() as log:
+        proc = subprocess.Popen(
+            command(app, ["--server.port", str(port), *QUIET]),
+            cwd=app.parent,
+            env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})},
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        try:
+            deadline = time.monotonic() + timeout
+            while not _healthy(url):
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    log.seek(0)
+                    output = log.read().decode(errors="replace")[-2000:]
+                    raise RuntimeError(f"streamlit did not start for {app}: {output}")
+                time.sleep(0.1)
+            yield url
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+def _healthy(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
+            return response.status == 200
+    except OSError:
+        return False
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -27,6 +27,21 @@ from ui import data
 
 ROOT = Path(__file__).resolve().parents[1]
 WRITTEN = "_url_written"
+
+
+def _skip_repl_check() -> None:
+    """Streamlit checks once per process, at the first element, whether it runs in a Python
+    REPL to print a hint, with ``inspect.stack()``, which reads the source of every frame
+    (0.2-0.5 s of the first page after a start). Under ``streamlit run`` there is no REPL: mark
+    the hint as shown. Nothing else reads the flag; without it (a newer Streamlit) nothing
+    changes."""
+    import streamlit.delta_generator as dg
+
+    if hasattr(dg, "_use_warning_has_been_displayed"):
+        dg._use_warning_has_been_displayed = True
+
+
+_skip_repl_check()
 URL_KEYS = {
     "bundle": "bundle",
     "dataset": "dataset",

@@ -30,13 +30,14 @@ array.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
-from pyproj import CRS, Transformer
-from pyproj.exceptions import CRSError, ProjError
+
+if TYPE_CHECKING:
+    from pyproj import CRS
 
 from analysis.core.errors import InputError
 from analysis.geo.linkage import single_linkage
@@ -109,6 +110,9 @@ def to_wgs84(
     NaN for NaN input) -- callers validate ranges (the loaders raise ``InputError`` naming the
     line). Raises ``ValueError`` for an unknown CRS.
     """
+    from pyproj import CRS, Transformer  # here, not at import: the app's pages never need it
+    from pyproj.exceptions import CRSError, ProjError
+
     try:
         src = CRS.from_user_input(crs)
         transformer = Transformer.from_crs(src, "EPSG:4326", always_xy=always_xy)

@@ -7,9 +7,6 @@ import itertools
 
 import numpy as np
 import numpy.typing as npt
-from scipy.sparse import coo_matrix
-from scipy.sparse.csgraph import connected_components
-from scipy.spatial import cKDTree
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -37,6 +34,11 @@ def single_linkage(xyz: FloatArray, radius: float) -> npt.NDArray[np.int64]:
     and the cubes are joined when it lies within ``radius``. Connected components of the cube
     graph label the points. Time O(62 n log n), memory O(n); the same components as all pairs
     within ``radius`` (tests compare both on random inputs)."""
+    # scipy imported here, not at module level: the app's pages import this module (~0.3 s)
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+    from scipy.spatial import cKDTree
+
     n = len(xyz)
     side = radius / np.sqrt(3.0) * (1.0 - 1e-9)
     cells = np.floor(xyz / side).astype(np.int64)

@@ -35,7 +35,6 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
-from scipy import stats as sps
 
 from analysis.core.errors import DataWarning
 from analysis.stats import holm, mean_ci
@@ -69,6 +68,8 @@ def paired_t_pvalue(a: np.ndarray, b: np.ndarray) -> float:
     spread = float(d.max() - d.min())
     if spread <= 1e-10 * float(np.abs(d).max()):
         return 0.0
+    from scipy import stats as sps  # lazy: ~1 s to import, only needed here
+
     return float(sps.ttest_rel(a, b).pvalue)
 
 

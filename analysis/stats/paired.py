@@ -9,7 +9,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy import stats as sps
 
 from analysis.stats._common import (
     _CHUNK,
@@ -180,6 +179,8 @@ def _t_pvalues(rows: Sequence[np.ndarray]) -> np.ndarray:
             t.append(d.mean() / (sd / math.sqrt(d.size)))
             df.append(d.size - 1)
     if idx:
+        from scipy import stats as sps  # lazy: ~1 s to import, only needed here
+
         out[idx] = 2.0 * sps.t.sf(np.abs(t), np.asarray(df, dtype=float))
     return out
 
@@ -326,6 +327,8 @@ def paired_comparison(
     if not d.any():
         p_t = p_w = 1.0
     else:
+        from scipy import stats as sps  # lazy: ~1 s to import, only needed here
+
         if n < 2:
             p_t = math.nan
         elif _is_constant(d):

@@ -101,3 +101,58 @@ def test_navigation_names_home_first():
     links = at.get("page_link")
     assert links[0].proto.label == "Home"
     assert [link.proto.label for link in links[1:4]] == ["Slices", "Queries", "Compare"]
+
+
+def test_leaderboard_is_read_from_the_disk_cache_after_a_restart(tmp_path, monkeypatch):
+    """A restart (empty Streamlit caches) reads the same leaderboard from the disk cache without
+    bootstrapping again; a changed run file computes it again."""
+    import streamlit as st
+
+    import analysis.present.leaderboard as lb
+    from tests.app.conftest import make_wide_bundle
+
+    root = make_wide_bundle(tmp_path)
+    monkeypatch.setenv("RETRIEVAL_DASHBOARD_DATA_ROOTS", str(root))
+    calls = []
+    real = lb.leaderboard
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(lb, "leaderboard", counted)
+    first = _html(open_page())
+    assert "<table" in first
+    assert len(calls) == 1
+    st.cache_resource.clear()  # a restart: only the disk cache is left
+    st.cache_data.clear()
+    again = open_page()
+    no_exception(again)
+    assert _html(again) == first
+    assert len(calls) == 1
+
+    run = sorted((root / "wide" / "mag" / "runs").iterdir())[0]
+    run.write_text(run.read_text() + "\n")  # same lines, a new file stamp
+    st.cache_resource.clear()
+    no_exception(open_page())
+    assert len(calls) == 2
+
+
+def test_home_page_imports_leave_scipy_out():
+    """scipy (~1 s to import) is imported by the functions that need it, not by the modules the
+    home page imports: a restart with cached tables never pays for it."""
+    import subprocess
+    import sys
+
+    from tests.app.conftest import ROOT
+
+    code = (
+        "import sys\n"
+        "import analysis.present.leaderboard, ui.data, ui.state, ui.widgets\n"
+        "print(sorted(m for m in ('scipy.stats', 'scipy.sparse', 'scipy.spatial')"
+        " if m in sys.modules))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip() == "[]", out.stdout

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import html
+import re
 from functools import cache
 
 import pandas as pd
@@ -49,7 +51,12 @@ def _rows(body: str) -> list[str]:
 
 
 def _shown_query(at) -> str | None:
-    return at.code[0].value if len(at.code) else None
+    """The text of the selected query (the escaped box of ``widgets.query_text``)."""
+    for element in at.get("html"):
+        found = re.search(r'<div class="query-text">(.*?)</div>', element.proto.body, re.S)
+        if found:
+            return html.unescape(found.group(1))
+    return None
 
 
 def _select(at, row: int) -> None:

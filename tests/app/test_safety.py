@@ -17,6 +17,7 @@ Bundles are built in ``tmp_path`` and opened through ``RETRIEVAL_DASHBOARD_DATA_
 from __future__ import annotations
 
 import ast
+import html
 import json
 import re
 import shutil
@@ -400,7 +401,8 @@ def test_data_text_is_never_markdown_or_html(roots: Path, page: str | None, para
     else:  # the query's text or the entities are drawn, as plain text
         assert shown, page
     if page == "2_Queries.py" and params["q"] == "q0":
-        assert any(PAYLOADS[0] in c.value for c in at.code)
+        boxes = [e.proto.body for e in at.get("html") if 'class="query-text"' in e.proto.body]
+        assert any(html.escape(PAYLOADS[0]) in body for body in boxes)  # escaped: as text
     if page == "4_Map.py":
         assert at.get("deck_gl_json_chart")
 

@@ -4,12 +4,7 @@ chromium (no browser download). Marked ``e2e``; they skip when chromium is absen
 
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -32,12 +27,6 @@ READY = "[data-testid=stApp][data-test-script-state=notRunning]"
 pytestmark = pytest.mark.e2e
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="session")
 def server(chromium_path: str) -> Iterator[str]:
     """Base URL of a Streamlit server running app.py on the demo bundle."""
@@ -55,51 +44,86 @@ def wide_server(chromium_path: str, tmp_path_factory) -> Iterator[str]:
     yield from _serve({"RETRIEVAL_DASHBOARD_DATA_ROOTS": str(root)})
 
 
-def _serve(extra: dict[str, str]) -> Iterator[str]:
-    port = _free_port()
-    env = {**os.environ, "PYTHONUNBUFFERED": "1", **extra}
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "streamlit",
-            "run",
-            str(ROOT / "app.py"),
-            "--server.headless",
-            "true",
-            "--server.address",
-            "127.0.0.1",
-            "--server.port",
-            str(port),
-            "--browser.gatherUsageStats",
-            "false",
-            "--server.fileWatcherType",
-            "none",
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
+@pytest.fixture(scope="session")
+def real_roots(real_dir: Path, tmp_path_factory) -> Path:
+    """A data root with bundles written by the importers from the shared real files: ``geo``
+    (``import geoglue --baselines``: 1,000 GeoGLUE queries over 5,000 Hangzhou POIs with names
+    and text, three baseline runs) and ``mag`` (``import stark`` of STaRK-MAG: the synthesized
+    queries with their splits and 52 MoR metapaths on the test split, the human queries with the
+    real ada-002 run). The shared files hold no run on MAG's synthesized queries, so the STaRK
+    folder given to the importer adds one in STaRK's own ``eval_results`` format: a seeded
+    synthetic ranker (:func:`synthetic_stark_run`)."""
+    from analysis.io.importers import import_geoglue, import_stark
+
+    roots = tmp_path_factory.mktemp("real-roots")
+    import_geoglue(
+        real_dir / "geo" / "geoglue_clean_subset", roots / "geo", name="geoglue", baselines=True
     )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
-                if r.status == 200:
-                    break
-        except OSError:
-            time.sleep(0.3)
-    else:
-        proc.kill()
-        out = proc.stdout.read().decode(errors="replace") if proc.stdout else ""
-        pytest.fail(f"streamlit did not start: {out[-2000:]}")
-    yield url
-    proc.terminate()
+    source = _stark_folder(real_dir / "stark" / "mag", roots.parent / "mag-source")
+    import_stark(source, roots / "mag", name="mag")
+    return roots
+
+
+@pytest.fixture(scope="session")
+def real_server(chromium_path: str, real_roots: Path) -> Iterator[str]:
+    """Base URL of a server on :func:`real_roots`."""
+    del chromium_path
+    yield from _serve({"RETRIEVAL_DASHBOARD_DATA_ROOTS": str(real_roots)})
+
+
+def _stark_folder(real: Path, folder: Path) -> Path:
+    """A STaRK domain folder: links to the real files (a copy of the ada-002 run), plus
+    ``runs/synthetic-ranker``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in ("stark_qa.csv", "stark_qa_human_generated_eval.csv", "split", "metapaths",
+                 "query_groups"):  # fmt: skip
+        (folder / name).symlink_to(real / name)
+    shutil.copytree(real / "runs" / "ada-002", folder / "runs" / "ada-002")  # links: not read
+    out = folder / "runs" / "synthetic-ranker" / "eval_results_test.csv"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    synthetic_stark_run(real, out)
+    return folder
+
+
+def synthetic_stark_run(real: Path, out: Path, depth: int = 100, seed: int = 0) -> None:
+    """STaRK ``eval_results_test.csv`` (``idx,query_id,pred_rank``) for the test split of the
+    domain folder ``real``: per query ``depth`` node ids, its first gold at a rank drawn from a
+    geometric distribution whose success rate depends on the query's metapath (so slices
+    differ), the other ids random. Seeded: the same file every time."""
+    import json
+
+    import numpy as np
+
+    from analysis.io.stark import read_split_index, read_stark_qa
+
+    rng = np.random.default_rng(seed)
+    queries, qrels = read_stark_qa(real / "stark_qa.csv")
+    test = set(read_split_index(real / "split" / "test.index")["query_id"].astype(str))
+    paths = {str(r["q_id"]): json.dumps(r["rg"].get("Metapath"))
+             for r in json.loads((real / "metapaths" / "test.json").read_text())}  # fmt: skip
+    rates = {p: 0.05 + 0.9 * (i % 7) / 6 for i, p in enumerate(sorted(set(paths.values())))}
+    lines = ["idx,query_id,pred_rank"]
+    gold_of = qrels.loc[qrels["relevance"] > 0].groupby("query_id")["doc_id"].agg(list)
+    for idx, qid in enumerate(q for q in queries["query_id"].astype(str) if q in test):
+        gold = [int(d) for d in gold_of.get(qid, [])]
+        drawn = rng.choice(1_900_000, depth + len(gold), replace=False)
+        ranked = [int(d) for d in drawn if int(d) not in gold][:depth]
+        if gold:
+            rank = int(rng.geometric(rates.get(paths.get(qid, ""), 0.3)))
+            if rank <= depth:
+                ranked[rank - 1] = gold[0]
+        lines.append(f'{idx},{qid},"{json.dumps(ranked)}"')
+    out.write_text("\n".join(lines) + "\n")
+
+
+def _serve(extra: dict[str, str]) -> Iterator[str]:
+    from ui.launch import free_port, serving
+
     try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
+        with serving(ROOT / "app.py", free_port(), extra, timeout=60) as url:
+            yield url
+    except RuntimeError as exc:
+        pytest.fail(str(exc))
 
 
 @pytest.fixture(scope="session")

@@ -24,7 +24,7 @@ def _query_text(dataset: str, query_id: str) -> str:
 
 
 def _shown_query(page) -> str:
-    code = page.locator("[data-testid=stCode] code").first
+    code = page.locator("div.query-text").first
     code.wait_for(timeout=30_000)
     return code.inner_text().strip()
 
@@ -41,7 +41,7 @@ def test_find_and_inspect_a_failing_query_with_entity_text(server, page):
     page.goto(f"{server}/Queries?dataset=stark-amazon&a=bm25&metric=hit@1")
     wait_ready(page)
     assert_no_exception(page)
-    assert page.locator("[data-testid=stCode]").count() == 0  # nothing selected yet
+    assert page.locator("div.query-text").count() == 0  # nothing selected yet
     search = page.get_by_test_id("stTextInputField").first
     search.fill("glove")
     search.press("Enter")
