@@ -3,11 +3,6 @@ a server restart (they are in the bundle's SQLite notes database, not in the ses
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -15,45 +10,16 @@ import pytest
 from analysis.io.annotations import AnnotationStore, database_path, default_author
 from tests.e2e.conftest import ROOT, assert_no_exception, screenshot, wait_ready
 from ui.annotations import _key
+from ui.launch import free_port, serving
 
 pytestmark = pytest.mark.e2e
 
-PORT = 8516
 QUERY = "/Queries?datasets=stark-mag&a=bm25&q=5&qd=stark-mag"
 
 
-def _start(notes: Path) -> subprocess.Popen:
-    env = {**os.environ, "PYTHONUNBUFFERED": "1", "RETRIEVAL_DASHBOARD_NOTES_DIR": str(notes)}
-    proc = subprocess.Popen(
-        [
-            sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"),
-            "--server.headless", "true", "--server.address", "127.0.0.1",
-            "--server.port", str(PORT), "--browser.gatherUsageStats", "false",
-            "--server.fileWatcherType", "none",
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-    deadline = time.time() + 90
-    while time.time() < deadline:
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{PORT}/_stcore/health", timeout=2):
-                return proc
-        except OSError:
-            time.sleep(0.3)
-    _stop(proc)
-    pytest.fail("streamlit did not start")
-
-
-def _stop(proc: subprocess.Popen) -> None:
-    proc.terminate()
-    try:
-        proc.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
+def _serving(notes: Path):
+    """The app on a free port with its notes database in ``notes``."""
+    return serving(ROOT / "app.py", free_port(), env={"RETRIEVAL_DASHBOARD_NOTES_DIR": str(notes)})
 
 
 def _pick_tag(page, box: str, tag: str) -> None:
@@ -77,10 +43,8 @@ def _pick_tag(page, box: str, tag: str) -> None:
 
 def test_tag_and_judgement_survive_a_server_restart(browser, tmp_path):
     notes = tmp_path / "notes"
-    url = f"http://127.0.0.1:{PORT}"
     tags_box = f".st-key-{_key('tags', 'stark-mag', '5')}"
-    proc = _start(notes)
-    try:
+    with _serving(notes) as url:
         context = browser.new_context(viewport={"width": 1400, "height": 2400})
         page = context.new_page()
         page.goto(url + QUERY)
@@ -101,8 +65,6 @@ def test_tag_and_judgement_survive_a_server_restart(browser, tmp_path):
             state="detached", timeout=30_000
         )
         context.close()
-    finally:
-        _stop(proc)
 
     store = AnnotationStore(database_path(ROOT / "data" / "demo", notes))
     assert store.tags("stark-mag", "5")["tag"].tolist() == ["label error"]
@@ -112,8 +74,7 @@ def test_tag_and_judgement_survive_a_server_restart(browser, tmp_path):
     assert judged["relevance"].tolist() == [0]
     assert judged["author"].tolist() == ["E2E Reviewer"]
 
-    proc = _start(notes)  # a new server process: nothing of the old session is left
-    try:
+    with _serving(notes) as url:  # a new server process: nothing of the old session is left
         context = browser.new_context(viewport={"width": 1400, "height": 2400})
         page = context.new_page()
         page.goto(url + QUERY)
@@ -136,5 +97,3 @@ def test_tag_and_judgement_survive_a_server_restart(browser, tmp_path):
         page.get_by_text("1 judgement(s) on this dataset", exact=False).wait_for(timeout=30_000)
         assert page.get_by_role("button", name="Amended qrels (TREC)").count() == 1
         context.close()
-    finally:
-        _stop(proc)
