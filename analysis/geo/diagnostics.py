@@ -107,7 +107,15 @@ def _member(sorted_keys: np.ndarray, keys: np.ndarray) -> np.ndarray:
 
 def _group_first(groups: np.ndarray, order_key: np.ndarray) -> np.ndarray:
     """Row of the smallest ``order_key`` in each group (earlier row on equal keys), as an
-    array of row positions, one per group present."""
+    array of row positions, one per group present (in no particular order). Rows already
+    grouped with the key ascending inside each group (a ranking) need no sort."""
+    if len(groups) == 0:
+        return np.zeros(0, dtype=np.int64)
+    change = groups[1:] != groups[:-1]
+    if not np.any(~change & (order_key[1:] < order_key[:-1])):  # ascending inside each run
+        starts = np.flatnonzero(np.r_[True, change])
+        if len(starts) == len(np.unique(groups[starts])):  # each group is one contiguous run
+            return starts
     order = np.lexsort((np.arange(len(groups)), order_key, groups))
     g = groups[order]
     first = np.r_[True, g[1:] != g[:-1]] if len(g) else np.zeros(0, dtype=bool)

@@ -1,0 +1,115 @@
+"""The geo columns of one model from the metric core's own ranking (ranked once per model).
+
+:func:`ranked_geo_columns` gives exactly :func:`analysis.geo.diagnostics.model_geo_columns`'s
+columns, but reads the ranking the core computed for the model's metrics
+(:func:`analysis.core.ranked.evaluate_run_ranked`) instead of ranking the run again:
+
+* the diagnostics (:func:`analysis.geo.diagnostics.geo_diagnostics`) are taken over the whole
+  ranking, whose ranks the prefix of ``model_geo_columns`` reproduces;
+* the twin-aware ``twin_recall@10`` and ``twin_ndcg@10`` are the metric core's values on the
+  twin run (each twin renamed to its group's first POI, then per (query, group) the best-ranked
+  row kept; :func:`analysis.geo.canonicalize_twins`) cut to the rows a cutoff of 10 can reach:
+  per query the twin run's rows whose score, as a 32-bit float, is at least that of its 10th
+  row. The twin run keeps the ranking's order, in which scores never increase (as float32,
+  under either tie policy), so these rows are a prefix holding every row tied with the 10th:
+  re-ranked by the core, their top 10 is the whole twin run's top 10, and recall@10 and
+  nDCG@10 (whose denominators come from the qrels) are those of the whole twin run.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from analysis.core import ranking as rk
+from analysis.core.metrics import TiePolicy, evaluate
+from analysis.core.ranked import RankedRun
+from analysis.geo.diagnostics import TWIN_METRICS, GeoIndex, _diagnostics
+
+TWIN_CUTOFF = 10  # the cutoff of TWIN_METRICS
+
+
+def ranked_geo_columns(
+    ranking: RankedRun,
+    index: GeoIndex,
+    ties: TiePolicy = "trec_eval",
+    k: int = 10,
+    relevance_threshold: int = 1,
+) -> pd.DataFrame:
+    """For one model, from its ranking: the diagnostics of
+    :func:`analysis.geo.geo_diagnostics` (stack-mates counted in the top ``k``) and
+    ``twin_recall@10``, ``twin_ndcg@10`` (relevant = ``relevance >= relevance_threshold``, the
+    tie policy ``ties`` the ranking was made with), one row per qrels query, as
+    :func:`analysis.geo.model_geo_columns` returns them (see the module docstring)."""
+    ix = index
+    q = rk.index_of(ranking.query_ids, ix.query_set)[ranking.codes]  # -1: not a qrels query
+    judged = q >= 0
+    if judged.all():
+        rows, rank, scores = ranking.rows, ranking.rank, ranking.scores
+    else:
+        q = q[judged]
+        rows, rank, scores = ranking.rows[judged], ranking.rank[judged], ranking.scores[judged]
+    pos = rk.index_of(ranking.file_docs, ix.doc_set)[rows]  # doc number, -1: not in the index
+    geo = _diagnostics(q, pos, rank, ix, k)
+    twin = _twin_values(ranking, index, ties, relevance_threshold, q, pos, rows, scores)
+    return geo.merge(twin, on="query_id", how="left")
+
+
+def _twin_values(
+    ranking: RankedRun,
+    ix: GeoIndex,
+    ties: TiePolicy,
+    relevance_threshold: int,
+    q: np.ndarray,
+    pos: np.ndarray,
+    rows: np.ndarray,
+    scores: np.ndarray,
+) -> pd.DataFrame:
+    """``query_id, twin_recall@10, twin_ndcg@10`` from the ranked rows of the qrels queries
+    (query number ``q``, doc number ``pos``, file row ``rows``, ``scores``; in rank order).
+
+    Only a short prefix of each query is deduplicated: merging twins drops a row only where an
+    earlier row of the query holds the same twin group, so at most as many rows as the query
+    has renamed twins (``c``); the row at rank ``10 + c`` is therefore at place 10 or later of
+    the twin run, and the rows scored (float32) at least as high as it hold the twin run's
+    first 10 rows and every row tied with its 10th."""
+    with np.errstate(over="ignore"):
+        s32 = scores.astype(np.float32)
+    nq = len(ix.queries)
+    renamed = np.zeros(len(q), dtype=bool)
+    group = pos
+    if ix.has_twins:
+        group = np.where(pos >= 0, ix.canonical[np.maximum(pos, 0)], -1)
+        renamed = (pos >= 0) & (group != pos)
+    reach = TWIN_CUTOFF + np.bincount(q[renamed], minlength=nq)  # per query: 10 + c
+    floor = np.full(nq, -np.inf, dtype=np.float32)  # fewer rows than 10 + c: keep them all
+    at = np.flatnonzero(rank_within(q) == reach[q])
+    floor[q[at]] = s32[at]
+    head = np.flatnonzero(s32 >= floor[q])  # a prefix of each query
+    keep = np.ones(len(head), dtype=bool)
+    if renamed[head].any():  # keep the first row of each (query, twin group)
+        inside = np.flatnonzero(pos[head] >= 0)  # docs outside the index are unique
+        key = q[head][inside].astype(np.int64) * len(ix.docs) + group[head][inside]
+        keep[inside[pd.Series(key).duplicated().to_numpy()]] = False
+    kept = head[keep]
+    tenth = np.full(nq, -np.inf, dtype=np.float32)
+    last = rank_within(q[kept]) == TWIN_CUTOFF
+    tenth[q[kept][last]] = s32[kept][last]
+    cut = kept[s32[kept] >= tenth[q[kept]]]
+    doc_ids = pd.array(rk.take(ranking.file_docs, rows[cut]).to_pandas(), dtype="str")
+    if renamed[cut].any():
+        ids = doc_ids.to_numpy(dtype=object)
+        ids[renamed[cut]] = ix.docs[group[cut][renamed[cut]]]
+        doc_ids = pd.array(ids, dtype="str")
+    query_ids = pd.array(ix.queries[q[cut]], dtype="str")
+    run = pd.DataFrame({"query_id": query_ids, "doc_id": doc_ids, "score": scores[cut]})
+    twin = evaluate(
+        run, ix.twin_qrels, list(TWIN_METRICS), ties=ties, relevance_threshold=relevance_threshold
+    )
+    twin.columns = ["query_id", *(f"twin_{m}" for m in TWIN_METRICS)]
+    return twin
+
+
+def rank_within(groups: np.ndarray) -> np.ndarray:
+    """1-based place of each row in its (contiguous) group."""
+    return rk.positions(groups) if len(groups) else np.zeros(0, dtype=np.int64)
