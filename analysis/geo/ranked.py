@@ -20,9 +20,11 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from analysis.core import ranking as rk
-from analysis.core.metrics import TiePolicy, evaluate
+from analysis.core.metrics import TiePolicy, evaluate_arrays
 from analysis.core.ranked import RankedRun
 from analysis.geo.diagnostics import TWIN_METRICS, GeoIndex, _diagnostics
 
@@ -52,7 +54,9 @@ def ranked_geo_columns(
     pos = rk.index_of(ranking.file_docs, ix.doc_set)[rows]  # doc number, -1: not in the index
     geo = _diagnostics(q, pos, rank, ix, k)
     twin = _twin_values(ranking, index, ties, relevance_threshold, q, pos, rows, scores)
-    return geo.merge(twin, on="query_id", how="left")
+    for column in twin.columns[1:]:  # both tables: one row per qrels query, in the same order
+        geo[column] = twin[column].to_numpy()
+    return geo
 
 
 def _twin_values(
@@ -96,17 +100,26 @@ def _twin_values(
     last = rank_within(q[kept]) == TWIN_CUTOFF
     tenth[q[kept][last]] = s32[kept][last]
     cut = kept[s32[kept] >= tenth[q[kept]]]
-    doc_ids = pd.array(rk.take(ranking.file_docs, rows[cut]).to_pandas(), dtype="str")
+    doc_ids = rk.take(ranking.file_docs, rows[cut])
     if renamed[cut].any():
-        ids = doc_ids.to_numpy(dtype=object)
-        ids[renamed[cut]] = ix.docs[group[cut][renamed[cut]]]
-        doc_ids = pd.array(ids, dtype="str")
-    query_ids = pd.array(ix.queries[q[cut]], dtype="str")
-    run = pd.DataFrame({"query_id": query_ids, "doc_id": doc_ids, "score": scores[cut]})
-    twin = evaluate(
-        run, ix.twin_qrels, list(TWIN_METRICS), ties=ties, relevance_threshold=relevance_threshold
+        canonical = rk.take(ix.doc_set, np.maximum(group[cut], 0))
+        doc_ids = pc.if_else(rk.from_numpy(renamed[cut]), canonical, doc_ids.cast(pa.string()))
+    query_ids, columns, _, _ = evaluate_arrays(
+        rk.take(ix.query_set, q[cut]),
+        doc_ids,
+        scores[cut],
+        ix.twin_qrels,
+        list(TWIN_METRICS),
+        ties=ties,
+        relevance_threshold=relevance_threshold,
+        split=ix.twin_qrels.attrs.get("split_queries"),
     )
-    twin.columns = ["query_id", *(f"twin_{m}" for m in TWIN_METRICS)]
+    at = rk.index_of(query_ids, ix.query_set)
+    twin = pd.DataFrame({"query_id": pd.Series(ix.queries, dtype="str")})
+    for m in TWIN_METRICS:  # NaN for a query the twin qrels leave out (outside their split)
+        column = np.full(nq, np.nan)
+        column[at] = columns[m]
+        twin[f"twin_{m}"] = column
     return twin
 
 
