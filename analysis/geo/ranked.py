@@ -37,12 +37,20 @@ def ranked_geo_columns(
     ties: TiePolicy = "trec_eval",
     k: int = 10,
     relevance_threshold: int = 1,
+    first_gold_rank: np.ndarray | None = None,
 ) -> pd.DataFrame:
     """For one model, from its ranking: the diagnostics of
     :func:`analysis.geo.geo_diagnostics` (stack-mates counted in the top ``k``) and
     ``twin_recall@10``, ``twin_ndcg@10`` (relevant = ``relevance >= relevance_threshold``, the
     tie policy ``ties`` the ranking was made with), one row per qrels query, as
-    :func:`analysis.geo.model_geo_columns` returns them (see the module docstring)."""
+    :func:`analysis.geo.model_geo_columns` returns them (see the module docstring).
+
+    ``first_gold_rank``: per query of ``index.queries``, the rank of its first document with
+    ``relevance >= 1`` (0: none retrieved; ``inf``: not known), as the metric core's
+    diagnostics give it at relevance threshold 1. The diagnostics read no row past
+    ``max(k, first_gold_rank)``, so only those rows (and the twin metrics' prefix) are looked
+    up; without it every ranked row is.
+    """
     ix = index
     q = rk.index_of(ranking.query_ids, ix.query_set)[ranking.codes]  # -1: not a qrels query
     judged = q >= 0
@@ -51,12 +59,69 @@ def ranked_geo_columns(
     else:
         q = q[judged]
         rows, rank, scores = ranking.rows[judged], ranking.rank[judged], ranking.scores[judged]
-    pos = rk.index_of(ranking.file_docs, ix.doc_set)[rows]  # doc number, -1: not in the index
+    nq = len(ix.queries)
+    bound = np.full(nq, np.inf)
+    if first_gold_rank is not None:
+        bound = np.maximum(np.asarray(first_gold_rank, dtype=np.float64), k)
+    with np.errstate(over="ignore"):
+        s32 = scores.astype(np.float32)
+    pos, floor = _looked_up(ranking, ix, q, rank, rows, s32, bound)
+    sel = np.flatnonzero(pos > -2)
+    q, pos, rank, rows, scores, s32 = q[sel], pos[sel], rank[sel], rows[sel], scores[sel], s32[sel]
     geo = _diagnostics(q, pos, rank, ix, k)
-    twin = _twin_values(ranking, index, ties, relevance_threshold, q, pos, rows, scores)
+    twin = _twin_values(ranking, index, ties, relevance_threshold, q, pos, rows, scores, s32, floor)
     for column in twin.columns[1:]:  # both tables: one row per qrels query, in the same order
         geo[column] = twin[column].to_numpy()
     return geo
+
+
+def _looked_up(
+    ranking: RankedRun,
+    ix: GeoIndex,
+    q: np.ndarray,
+    rank: np.ndarray,
+    rows: np.ndarray,
+    s32: np.ndarray,
+    bound: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(doc number of each row, floor per query)``: the rows of rank <= ``bound`` and those of
+    the twin prefix (scored, as float32, at least the query's floor) are looked up in the
+    index (-1: not in it), the others are left at -2.
+
+    The floor is the score at rank ``R`` (``-inf`` when the query has fewer rows), for an ``R``
+    with ``R >= 10 + C(R)``, ``C(R)`` being the renamed twins ranked ``<= R``: merging twins
+    drops at most ``C(R)`` of the first ``R`` rows (a row is dropped only where an earlier one
+    holds its twin group, and each group's rows but one are renamed twins), so the rows scored at
+    least as high as rank ``R`` hold the twin run's first 10 rows and every row tied with its
+    10th. ``R`` starts at 10 and grows to ``10 + C(R)`` until it holds, looking up more rows as
+    it grows."""
+    nq = len(ix.queries)
+    starts, sizes = rk.group_starts(q)
+    first_row = np.zeros(nq, dtype=np.int64)
+    count = np.zeros(nq, dtype=np.int64)
+    first_row[q[starts]], count[q[starts]] = starts, sizes
+    pos = np.full(len(q), -2, dtype=np.int64)
+    renamed = np.zeros(len(q), dtype=bool)
+    reach = np.full(nq, TWIN_CUTOFF, dtype=np.int64)
+    # the first look-up takes a margin of 10 more rows, so that R rarely outgrows it
+    wanted = rank <= np.maximum(bound, 2 * TWIN_CUTOFF)[q]
+    while True:
+        floor = np.full(nq, -np.inf, dtype=np.float32)
+        full = count >= reach
+        floor[full] = s32[first_row[full] + reach[full] - 1]
+        wanted |= s32 >= floor[q]
+        need = np.flatnonzero(wanted & (pos == -2))
+        if len(need):  # each look-up hashes the index's ids again: few of them
+            found = rk.index_of(rk.take(ranking.file_docs, rows[need]), ix.doc_set)
+            pos[need] = found
+            if ix.has_twins:
+                renamed[need] = (found >= 0) & (ix.canonical[np.maximum(found, 0)] != found)
+        twins = np.flatnonzero(renamed)
+        dropped = np.bincount(q[twins[rank[twins] <= reach[q[twins]]]], minlength=nq)
+        grown = np.maximum(reach, TWIN_CUTOFF + dropped)
+        if np.array_equal(grown, reach):
+            return pos, floor
+        reach = grown
 
 
 def _twin_values(
@@ -68,27 +133,20 @@ def _twin_values(
     pos: np.ndarray,
     rows: np.ndarray,
     scores: np.ndarray,
+    s32: np.ndarray,
+    floor: np.ndarray,
 ) -> pd.DataFrame:
-    """``query_id, twin_recall@10, twin_ndcg@10`` from the ranked rows of the qrels queries
-    (query number ``q``, doc number ``pos``, file row ``rows``, ``scores``; in rank order).
-
-    Only a short prefix of each query is deduplicated: merging twins drops a row only where an
-    earlier row of the query holds the same twin group, so at most as many rows as the query
-    has renamed twins (``c``); the row at rank ``10 + c`` is therefore at place 10 or later of
-    the twin run, and the rows scored (float32) at least as high as it hold the twin run's
-    first 10 rows and every row tied with its 10th."""
-    with np.errstate(over="ignore"):
-        s32 = scores.astype(np.float32)
+    """``query_id, twin_recall@10, twin_ndcg@10`` from the looked-up ranked rows of the qrels
+    queries (query number ``q``, doc number ``pos``, file row ``rows``, ``scores`` and as
+    float32 ``s32``; in rank order) and the floor of each query (see :func:`_looked_up`): the
+    rows scored at least the floor are deduplicated by twin group, then cut after the rows tied
+    with the 10th."""
     nq = len(ix.queries)
     renamed = np.zeros(len(q), dtype=bool)
     group = pos
     if ix.has_twins:
         group = np.where(pos >= 0, ix.canonical[np.maximum(pos, 0)], -1)
         renamed = (pos >= 0) & (group != pos)
-    reach = TWIN_CUTOFF + np.bincount(q[renamed], minlength=nq)  # per query: 10 + c
-    floor = np.full(nq, -np.inf, dtype=np.float32)  # fewer rows than 10 + c: keep them all
-    at = np.flatnonzero(rank_within(q) == reach[q])
-    floor[q[at]] = s32[at]
     head = np.flatnonzero(s32 >= floor[q])  # a prefix of each query
     keep = np.ones(len(head), dtype=bool)
     if renamed[head].any():  # keep the first row of each (query, twin group)

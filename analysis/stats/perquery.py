@@ -154,8 +154,14 @@ def _add_geo(
     if strict is not None and not {"recall@10", "ndcg@10"} <= set(strict.columns):
         strict = None
     if ranking is not None:
+        first = None  # the core's first relevant rank is the first gold's at threshold 1
+        if relevance_threshold == 1 and "first_gold_rank" in frame.columns:
+            first = np.full(len(index.queries), np.inf)
+            at = index.queries.get_indexer(frame["query_id"].astype("str"))
+            ranks = frame["first_gold_rank"].to_numpy(dtype=np.float64, na_value=np.nan)
+            first[at[at >= 0]] = np.nan_to_num(ranks[at >= 0], nan=0.0)  # NaN: none retrieved
         threshold = relevance_threshold
-        geo = ranked_geo_columns(ranking, index, ties, k=10, relevance_threshold=threshold)
+        geo = ranked_geo_columns(ranking, index, ties, 10, threshold, first_gold_rank=first)
     else:
         geo = model_geo_columns(
             run, index, ties, k=10, strict=strict, relevance_threshold=relevance_threshold
