@@ -10,7 +10,8 @@ file), plus TREC qrels; at the sizes where an engine reads a single file (``memo
 ``run_<size>.parquet``.
 
 Each engine runs as a whole process (``python -m analysis evaluate --engine ...``), timed
-for wall time and peak resident memory (the child's ``ru_maxrss``); pytrec_eval runs at the
+for wall time, CPU time (user + system; what a loaded machine stretches least) and peak
+resident memory (the child's ``ru_maxrss``); pytrec_eval runs at the
 sizes listed in ``--pytrec`` (a script reading the same Parquet file into its dicts). The
 per-query CSVs are compared byte for byte between the engines, and to 1e-9 with pytrec_eval.
 Children run under ``nice -n --nice``. ``--cleanup`` deletes each size's generated runs once
@@ -30,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -50,8 +52,8 @@ _MEASURE = (
     "t = time.perf_counter()\n"
     "r = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL)\n"
     "wall = time.perf_counter() - t\n"
-    "peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss\n"
-    "print(r.returncode, wall, peak)\n"
+    "u = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+    "print(r.returncode, wall, u.ru_maxrss, u.ru_utime + u.ru_stime)\n"
 )
 
 _PYTREC = """
@@ -169,13 +171,13 @@ def disk_bytes(path: Path) -> int:
     return path.stat().st_size if path.exists() else 0
 
 
-def measure(cmd: list[str], nice: int = 0) -> tuple[int, float, int]:
-    """(exit code, wall seconds, peak RSS in KiB) of ``cmd`` run as a child process."""
+def measure(cmd: list[str], nice: int = 0) -> tuple[int, float, int, float]:
+    """(exit code, wall seconds, peak RSS in KiB, CPU seconds) of ``cmd`` as a child process."""
     prefix = ["nice", "-n", str(nice)] if nice else []
     out = subprocess.run(
         [*prefix, sys.executable, "-c", _MEASURE, *cmd], capture_output=True, text=True, check=True
     ).stdout.split()
-    return int(out[0]), float(out[1]), int(out[2])
+    return int(out[0]), float(out[1]), int(out[2]), float(out[3])
 
 
 def engine_cmd(engine: str, run: Path, qrels: Path, out: Path) -> list[str]:
@@ -228,8 +230,9 @@ def main() -> None:
         for engine in engines:
             out = folder / f"out_{label(lines)}_{engine.replace(':', '_')}.csv"
             run = run_file if engine in file_engines else run_dir
-            code, wall, peak = measure(engine_cmd(engine, run, qrels, out), args.nice)
-            row = {"exit": code, "wall_s": round(wall, 2), "peak_mib": round(peak / 1024)}
+            code, wall, peak, cpu = measure(engine_cmd(engine, run, qrels, out), args.nice)
+            row = {"exit": code, "wall_s": round(wall, 2), "peak_mib": round(peak / 1024),
+                   "cpu_s": round(cpu, 1), "load": round(os.getloadavg()[0], 1)}  # fmt: skip
             results[f"{label(lines)} {engine}"] = row
             print(label(lines), engine, row, flush=True)
             results_path.write_text(json.dumps(results, indent=1))
@@ -244,11 +247,13 @@ def main() -> None:
             shutil.rmtree(run_dir, ignore_errors=True)
             if run_file is not None:
                 run_file.unlink(missing_ok=True)
-    print("| lines | engine | wall (s) | peak RSS (MiB) |\n|---|---|---|---|")
+    print("| lines | engine | wall (s) | CPU (s) | peak RSS (MiB) | load after |")
+    print("|---|---|---|---|---|---|")
     for key, row in results.items():
         if isinstance(row, dict) and "wall_s" in row:
             size, engine = key.split(" ", 1)
-            print(f"| {size} | {engine} | {row['wall_s']} | {row['peak_mib']} |")
+            print(f"| {size} | {engine} | {row['wall_s']} | {row.get('cpu_s', '')} | "
+                  f"{row['peak_mib']} | {row.get('load', '')} |")  # fmt: skip
     for key, row in results.items():
         if isinstance(row, str) or "generated_s" in row:
             print(f"{key}: {row}")
