@@ -20,7 +20,9 @@ The plan is :mod:`analysis.core.outofcore`'s, written for ``dask.dataframe``:
 
 Scheduler: Dask's default local scheduler (threads of this machine), or a cluster when
 ``scheduler`` (or the environment variable ``DASK_SCHEDULER_ADDRESS``) names one and
-``dask.distributed`` is installed. Only the trec_eval tie policy is implemented.
+``dask.distributed`` is installed. The cluster's scheduler and workers unpickle the plan, so
+they need this library installed (``pip install .``) next to the same versions of dask,
+pandas and pyarrow. Only the trec_eval tie policy is implemented.
 """
 
 from __future__ import annotations
@@ -167,6 +169,15 @@ def evaluate_dask(
         if not whole_queries(ddf):
             ddf = ddf.shuffle("query_id", npartitions=npartitions or ddf.npartitions)
         reduced = ddf.map_partitions(_reduce, gold, meta=meta).compute()
+    except (ImportError, RuntimeError) as exc:
+        if client is None:
+            raise
+        raise InputError(
+            "--scheduler",
+            None,
+            "the Dask scheduler or a worker cannot run the plan (install this library where "
+            f"they run, e.g. pip install .): {str(exc).splitlines()[0]}",
+        ) from None
     finally:
         if client is not None:
             client.close()
