@@ -78,7 +78,8 @@ def per_query_table(
     ``twin_recall@10`` and ``twin_ndcg@10`` (a twin of a gold, same text and coordinate under
     another id, counts as the gold). Stacks, twins and gold pairs are computed once for the
     dataset (:func:`analysis.geo.geo_index`), then each model's columns in vectorized passes
-    (:func:`analysis.geo.model_geo_columns`).
+    over the ranking its metrics were computed on, ranked once
+    (:func:`analysis.core.ranked.evaluate_run_ranked`, :func:`analysis.geo.ranked_geo_columns`).
 
     Returns:
         ``(table, warnings)``: the long per-query table (one row per qrels query and model)
