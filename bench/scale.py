@@ -171,13 +171,16 @@ def disk_bytes(path: Path) -> int:
     return path.stat().st_size if path.exists() else 0
 
 
-def measure(cmd: list[str], nice: int = 0) -> tuple[int, float, int, float]:
-    """(exit code, wall seconds, peak RSS in KiB, CPU seconds) of ``cmd`` as a child process."""
+def measure(cmd: list[str], nice: int = 0) -> tuple[int, float, int, float, str]:
+    """(exit code, wall seconds, peak RSS in KiB, CPU seconds, last line of its stderr) of
+    ``cmd`` as a child process."""
     prefix = ["nice", "-n", str(nice)] if nice else []
-    out = subprocess.run(
+    done = subprocess.run(
         [*prefix, sys.executable, "-c", _MEASURE, *cmd], capture_output=True, text=True, check=True
-    ).stdout.split()
-    return int(out[0]), float(out[1]), int(out[2]), float(out[3])
+    )
+    out = done.stdout.split()
+    last = (done.stderr.strip().splitlines() or [""])[-1]
+    return int(out[0]), float(out[1]), int(out[2]), float(out[3]), last
 
 
 def engine_cmd(engine: str, run: Path, qrels: Path, out: Path) -> list[str]:
@@ -230,9 +233,11 @@ def main() -> None:
         for engine in engines:
             out = folder / f"out_{label(lines)}_{engine.replace(':', '_')}.csv"
             run = run_file if engine in file_engines else run_dir
-            code, wall, peak, cpu = measure(engine_cmd(engine, run, qrels, out), args.nice)
+            code, wall, peak, cpu, err = measure(engine_cmd(engine, run, qrels, out), args.nice)
             row = {"exit": code, "wall_s": round(wall, 2), "peak_mib": round(peak / 1024),
                    "cpu_s": round(cpu, 1), "load": round(os.getloadavg()[0], 1)}  # fmt: skip
+            if code:
+                row["error"] = err
             results[f"{label(lines)} {engine}"] = row
             print(label(lines), engine, row, flush=True)
             results_path.write_text(json.dumps(results, indent=1))
