@@ -248,7 +248,8 @@ def main() -> None:
                     base, folder / f"out_{label(lines)}_{other}.csv"
                 )
         results_path.write_text(json.dumps(results, indent=1))
-        if args.cleanup:
+        failed = any(results[f"{label(lines)} {e}"]["exit"] for e in engines)
+        if args.cleanup and not failed:  # a failed engine's data stays, to look into
             shutil.rmtree(run_dir, ignore_errors=True)
             if run_file is not None:
                 run_file.unlink(missing_ok=True)
