@@ -7,11 +7,15 @@ their gold, and ``--models`` runs of ``--depth`` POIs per query. Each measuremen
 fresh child process that builds the data and then
 :func:`analysis.stats.perquery.per_query_table`, with coordinates (geo diagnostics, twin-aware
 metrics) or with ``lat``/``lon`` dropped; wall time is the table build, memory the child's
-peak RSS and the RSS added by the build.
+peak RSS and the RSS added by the build. ``--repeat`` runs each measurement that many times,
+interleaved (with, without, with, ...), and keeps the fastest of each. ``--baseline DIR``
+measures the library in ``DIR`` (another checkout) too, interleaved with this one, on the same
+data (this checkout's generator), and prints both side by side.
 
 Usage::
 
     python bench/spatial.py [--pois 120000,20000] [--queries 10000] [--models 3] [--depth 100]
+                            [--repeat 3] [--baseline DIR]
 """
 
 from __future__ import annotations
@@ -97,9 +101,9 @@ def spatial_dataset(
 
 _CHILD = """
 import json, resource, sys, time
-sys.path.insert(0, {root!r})
 sys.path.insert(0, {bench!r})
 from spatial import spatial_dataset
+sys.path.insert(0, {root!r})
 from analysis.stats.perquery import per_query_table
 queries, qrels, runs, pois = spatial_dataset({pois}, {queries}, {models}, {depth})
 if not {coords}:
@@ -118,10 +122,13 @@ print(json.dumps({{"wall_s": wall, "peak_mib": peak / 1024, "added_mib": (peak -
 """
 
 
-def measure(n_pois: int, n_queries: int, n_models: int, depth: int, coords: bool) -> dict:
+def measure(
+    n_pois: int, n_queries: int, n_models: int, depth: int, coords: bool, root: Path = ROOT
+) -> dict:
     sizes = {"pois": n_pois, "queries": n_queries, "models": n_models, "depth": depth}
-    code = _CHILD.format(root=str(ROOT), bench=str(Path(__file__).parent), coords=coords, **sizes)
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    code = _CHILD.format(root=str(root), bench=str(Path(__file__).parent), coords=coords, **sizes)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=root)  # fmt: skip
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -132,21 +139,33 @@ def main() -> None:
     parser.add_argument("--models", type=int, default=3)
     parser.add_argument("--depth", type=int, default=100)
     parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--baseline", type=Path, help="another checkout, measured side by side")
     args = parser.parse_args()
-    print("| POIs | coordinates | wall (s) | peak RSS (MiB) | added by the build (MiB) |")
-    print("|---|---|---|---|---|")
+    roots = {"this": ROOT} | ({"baseline": args.baseline.resolve()} if args.baseline else {})
+    print("| POIs | code | coordinates | wall (s) | peak RSS (MiB) | added by the build (MiB) |")
+    print("|---|---|---|---|---|---|")
+    ratios = []
     for n_pois in (int(x) for x in args.pois.split(",")):
-        row = {}
-        for coords in (False, True):
-            runs = [measure(n_pois, args.queries, args.models, args.depth, coords)
-                    for _ in range(args.repeat)]  # fmt: skip
-            best = min(runs, key=lambda r: r["wall_s"])
-            row[coords] = best
-            print(f"| {n_pois:,} | {'yes' if coords else 'no'} | {best['wall_s']:.2f} | "
-                  f"{best['peak_mib']:.0f} | {best['added_mib']:.0f} |", flush=True)  # fmt: skip
-        print(f"ratio at {n_pois:,} POIs: time {row[True]['wall_s'] / row[False]['wall_s']:.2f}x, "
-              f"peak RSS {row[True]['peak_mib'] / row[False]['peak_mib']:.2f}x, added "
-              f"{row[True]['added_mib'] / max(row[False]['added_mib'], 1):.2f}x")  # fmt: skip
+        runs: dict[tuple[str, bool], list[dict]] = {}
+        for _ in range(args.repeat):  # interleaved, so that a change of load hits every case
+            for name, root in roots.items():
+                for coords in (False, True):
+                    got = measure(n_pois, args.queries, args.models, args.depth, coords, root)
+                    runs.setdefault((name, coords), []).append(got)
+        for name in roots:
+            row = {}
+            for coords in (False, True):
+                best = min(runs[name, coords], key=lambda r: r["wall_s"])
+                row[coords] = best
+                print(f"| {n_pois:,} | {name} | {'yes' if coords else 'no'} | "
+                      f"{best['wall_s']:.2f} | {best['peak_mib']:.0f} | "
+                      f"{best['added_mib']:.0f} |", flush=True)  # fmt: skip
+            time_x = row[True]["wall_s"] / row[False]["wall_s"]
+            peak_x = row[True]["peak_mib"] / row[False]["peak_mib"]
+            added_x = row[True]["added_mib"] / max(row[False]["added_mib"], 1)
+            ratios.append(f"{name} at {n_pois:,} POIs: time {time_x:.2f}x, peak RSS "
+                          f"{peak_x:.2f}x, added {added_x:.2f}x")  # fmt: skip
+    print("\n".join(ratios))
 
 
 if __name__ == "__main__":

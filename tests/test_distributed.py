@@ -11,7 +11,7 @@ import pytest
 
 from analysis.core.errors import InputError
 from analysis.core.metrics import evaluate_arrays, qrels_arrays, run_arrays
-from analysis.stats.distributed import evaluate_dask
+from analysis.stats.distributed import evaluate_dask, whole_queries
 from tests.helpers import ALL_METRICS, assert_matches_pytrec
 from tests.test_outofcore import _cli, _codes, _collection, _csv_bytes, _frame, _parquet
 
@@ -73,3 +73,58 @@ def test_cli_engine_dask_writes_the_memory_engine_file(tmp_path: Path) -> None:
                     "--out", outs[engine])  # fmt: skip
         assert proc.returncode == 0, proc.stderr
     assert outs["memory"].read_bytes() == outs["dask"].read_bytes()
+
+
+def _folders(run: pd.DataFrame, root: Path) -> dict[str, Path]:
+    """The run as 4 Parquet files twice: rows cut anywhere (queries split across files) and
+    whole queries per file."""
+    folders = {"split": root / "split", "whole": root / "whole"}
+    for folder in folders.values():
+        folder.mkdir()
+    for i, part in enumerate(np.array_split(np.arange(len(run)), 4)):
+        _parquet(run.iloc[part], folders["split"] / f"part-{i}.parquet")
+    queries = pd.unique(run["query_id"])
+    for i, chunk in enumerate(np.array_split(queries, 4)):
+        _parquet(run[run["query_id"].isin(chunk)], folders["whole"] / f"part-{i}.parquet")
+    return folders
+
+
+def test_files_of_whole_queries_need_no_shuffle_and_give_the_same_bytes(tmp_path: Path) -> None:
+    import dask.dataframe as dd
+
+    run, qrels = _collection(24, "ties")
+    folders = _folders(run, tmp_path)
+    assert not whole_queries(dd.read_parquet(str(folders["split"] / "*.parquet")))
+    assert whole_queries(dd.read_parquet(str(folders["whole"] / "*.parquet")))
+    core = evaluate_arrays(*run_arrays(run), qrels_arrays(qrels), ALL_METRICS)
+    for folder in folders.values():
+        ours = evaluate_dask(folder, qrels_arrays(qrels), ALL_METRICS)
+        assert _csv_bytes(ours, tmp_path / "a.csv") == _csv_bytes(core, tmp_path / "b.csv")
+
+
+def test_a_local_dask_cluster_gives_the_core_bytes(tmp_path: Path) -> None:
+    """The plan on a ``distributed.LocalCluster`` (2 worker processes, reached through the
+    scheduler address as a user gives it): the per-query CSV is the in-memory core's, byte for
+    byte, with a shuffle (queries split across files) and without (whole queries per file), and
+    both workers reduced partitions."""
+    distributed = pytest.importorskip("distributed")
+    run, qrels = _collection(23, "ties", long_ids=True)
+    folders = _folders(run, tmp_path)
+    core = evaluate_arrays(*run_arrays(run), qrels_arrays(qrels), ALL_METRICS)
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        for layout, folder in folders.items():
+            with distributed.get_task_stream(client) as stream:
+                ours = evaluate_dask(folder, qrels_arrays(qrels), ALL_METRICS,
+                                     scheduler=cluster.scheduler_address)  # fmt: skip
+            assert _csv_bytes(ours, tmp_path / "a.csv") == _csv_bytes(core, tmp_path / "b.csv")
+            assert _codes(ours[2]) == _codes(core[2])
+            keys = [str(task["key"]) for task in stream.data]
+            assert any("shuffle" in key for key in keys) == (layout == "split")
+            workers = {t["worker"] for t, key in zip(stream.data, keys, strict=True)
+                       if "_reduce" in key}  # fmt: skip
+            assert len(workers) == 2

@@ -13,7 +13,8 @@ import pandas as pd
 import pytest
 
 from analysis.core.metrics import evaluate_run, rank_run
-from analysis.geo import geo_diagnostics, geo_index
+from analysis.core.ranked import evaluate_run_ranked
+from analysis.geo import geo_diagnostics, geo_index, model_geo_columns, ranked_geo_columns
 from analysis.io import load_run
 from analysis.io.bundle import load_dataset, read_manifest
 from analysis.stats.perquery import _add_geo, dashboard_metrics
@@ -63,6 +64,9 @@ def _assert_same(queries, qrels, runs, pois, ties: str) -> None:
         for strict in (None, frame):  # twin metrics evaluated for every query / only where twins
             got = _add_geo(frame, run, index, ties, strict)
             pd.testing.assert_frame_equal(got, expected, check_exact=True, obj=model)
+        _, ranking = evaluate_run_ranked(run, qrels, dashboard_metrics(), ties=ties)
+        got = _add_geo(frame, run, index, ties, ranking=ranking)  # the core's ranking, shared
+        pd.testing.assert_frame_equal(got, expected, check_exact=True, obj=model)
 
 
 @pytest.mark.parametrize("name", SPATIAL)
@@ -76,6 +80,57 @@ def test_synthetic_runs_with_ties_and_duplicates_give_the_reference_numbers(
     seed: int, ties: str
 ) -> None:
     _assert_same(*_synthetic(seed), ties=ties)
+
+
+def _tied_twins(seed: int) -> tuple:
+    """A random spatial run where ties straddle rank 10 and twins sit inside the ties: scores
+    on a coarse grid (most rows tie), many stacked twins (renamed ids change the tie order),
+    golds that are not first in their twin group, and a query only in the run."""
+    queries, qrels, runs, pois = _synthetic(seed)
+    rng = np.random.default_rng(seed + 100)
+    twin_text = pois["text"].where(rng.random(len(pois)) > 0.5, "same")
+    pois = pois.assign(text=twin_text, name=twin_text)
+    run = runs["model-1"].copy()
+    run["score"] = rng.integers(0, 4, len(run)) / 3.0  # 4 distinct scores per query
+    extra = pd.DataFrame({"query_id": ["unjudged"] * 3, "doc_id": ["1", "2", "3"],
+                          "score": [1.0, 1.0, 0.5]})  # fmt: skip
+    runs["model-1"] = pd.concat([run, extra], ignore_index=True)
+    return queries, qrels, runs, pois
+
+
+@pytest.mark.parametrize("ties", ["trec_eval", "stable"])
+@pytest.mark.parametrize("seed", [5, 6, 7])
+@pytest.mark.parametrize("threshold", [1, 2])
+def test_the_core_ranking_gives_the_columns_of_ranking_again(
+    seed: int, ties: str, threshold: int
+) -> None:
+    """The shared-ranking path (the metric core's ranking, read once) gives the same geo and
+    twin-aware columns, bit for bit, as ranking each model's prefix again."""
+    queries, qrels, runs, pois = _tied_twins(seed)
+    if threshold == 2:
+        qrels = qrels.assign(relevance=np.where(np.arange(len(qrels)) % 2, 2, 1))
+    index = geo_index(qrels, queries, pois.dropna(subset=["lat", "lon"]))
+    assert index.has_twins
+    assert index.renamed_gold.any()
+    metrics = dashboard_metrics()
+    differ = False
+    for model, run in runs.items():
+        options = {"ties": ties, "relevance_threshold": threshold, "diagnostics": True}
+        result, ranking = evaluate_run_ranked(run, qrels, metrics, **options)
+        plain = evaluate_run(run, qrels, metrics, **options)
+        pd.testing.assert_frame_equal(result.per_query, plain.per_query, check_exact=True)
+        assert result.warnings == plain.warnings
+        old = model_geo_columns(run, index, ties, k=10, relevance_threshold=threshold)
+        new = ranked_geo_columns(ranking, index, ties, k=10, relevance_threshold=threshold)
+        pd.testing.assert_frame_equal(new, old, check_exact=True, obj=model)
+        differ |= bool((new["twin_recall@10"] != result.per_query["recall@10"]).any())
+        frame = result.per_query
+        pd.testing.assert_frame_equal(
+            _add_geo(frame, run, index, ties, None, threshold, ranking=ranking),
+            _add_geo(frame, run, index, ties, None, threshold),
+            check_exact=True,
+        )
+    assert differ  # twins change some queries' values, so the twin path is exercised
 
 
 def test_geo_diagnostics_on_a_whole_ranked_run_equals_the_reference() -> None:

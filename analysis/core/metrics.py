@@ -307,9 +307,12 @@ def evaluate_arrays(
     split: Split = None,
     compat: Compat = "trec_eval",
     candidates: Split = None,
+    ranking: list[_Ranked] | None = None,
 ) -> tuple[pa.Array, dict[str, np.ndarray], list[DataWarning], list[Metric]]:
     """:func:`evaluate_run` on a run given as columns (Arrow id arrays and a score array), for
-    large files read straight into Arrow; returns ``(query ids, columns, warnings, metrics)``."""
+    large files read straight into Arrow; returns ``(query ids, columns, warnings, metrics)``.
+    ``ranking``: a list the ranked run is appended to (see
+    :func:`analysis.core.ranked.evaluate_run_ranked`)."""
     wanted = parse_metrics(metrics)
     if int(relevance_threshold) < 1:
         raise ValueError("relevance_threshold must be at least 1")
@@ -332,6 +335,8 @@ def evaluate_arrays(
             future = pool.submit(prepare_qrels, *arrays)
             ranked = _rank(queries, docs, scores, ties, future)
             q = future.result()
+    if ranking is not None:
+        ranking.append(ranked)
     nq = len(q.queries)
 
     # query numbering: run code -> qrels index (and qrels row -> run code: ranked.qrels_code)

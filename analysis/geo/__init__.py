@@ -14,6 +14,7 @@ from analysis.geo.geometry import (
     to_wgs84,
     twins,
 )
+from analysis.geo.ranked import ranked_geo_columns
 
 __all__ = [
     "EARTH_RADIUS_M",
@@ -25,6 +26,7 @@ __all__ = [
     "haversine_m",
     "model_geo_columns",
     "normalize_text",
+    "ranked_geo_columns",
     "stack_report",
     "to_wgs84",
     "twins",

@@ -75,19 +75,10 @@ class GeoIndex:
         return bool(np.any(self.canonical != np.arange(len(self.canonical))))
 
 
-def _relevant_pairs(qrels: pd.DataFrame) -> pd.DataFrame:
+def _require_qrels_columns(qrels: pd.DataFrame) -> None:
     missing = [c for c in ("query_id", "doc_id", "relevance") if c not in qrels.columns]
     if missing:
         raise InputError("qrels", None, f"missing column(s) {', '.join(missing)}")
-    rel = pd.DataFrame(
-        {
-            "query_id": qrels["query_id"].astype("str"),
-            "doc_id": qrels["doc_id"].astype("str"),
-            "relevance": pd.to_numeric(qrels["relevance"], errors="coerce"),
-        }
-    )
-    rel = rel[rel["relevance"] >= 1]
-    return rel.drop_duplicates(["query_id", "doc_id"])[["query_id", "doc_id"]]
 
 
 def _lookup(values: pd.Series | pd.Index | np.ndarray, value_set: pa.Array) -> np.ndarray:
@@ -107,7 +98,15 @@ def _member(sorted_keys: np.ndarray, keys: np.ndarray) -> np.ndarray:
 
 def _group_first(groups: np.ndarray, order_key: np.ndarray) -> np.ndarray:
     """Row of the smallest ``order_key`` in each group (earlier row on equal keys), as an
-    array of row positions, one per group present."""
+    array of row positions, one per group present (in no particular order). Rows already
+    grouped with the key ascending inside each group (a ranking) need no sort."""
+    if len(groups) == 0:
+        return np.zeros(0, dtype=np.int64)
+    change = groups[1:] != groups[:-1]
+    if not np.any(~change & (order_key[1:] < order_key[:-1])):  # ascending inside each run
+        starts = np.flatnonzero(np.r_[True, change])
+        if len(starts) == len(np.unique(groups[starts])):  # each group is one contiguous run
+            return starts
     order = np.lexsort((np.arange(len(groups)), order_key, groups))
     g = groups[order]
     first = np.r_[True, g[1:] != g[:-1]] if len(g) else np.zeros(0, dtype=bool)
@@ -125,27 +124,40 @@ def geo_index(qrels: pd.DataFrame, queries: pd.DataFrame, pois: pd.DataFrame) ->
     """
     _require_unique_ids(pois, "doc_id", "pois")
     _require_unique_ids(queries, "query_id", "queries")
-    rel = _relevant_pairs(qrels)
-    qids = pd.Index(pd.unique(qrels["query_id"].astype("str")), dtype="str")
+    _require_qrels_columns(qrels)
+    qrels_q = qrels["query_id"].astype("str")
+    qrels_d = qrels["doc_id"].astype("str")
+    qids = pd.Index(pd.unique(qrels_q), dtype="str")
     st = coordinate_stacks(pois)
     poi_ids = st["doc_id"].astype("str").to_numpy(dtype=object)
     poi_set = pa.array(poi_ids, type=pa.string())
-    outside = _lookup(rel["doc_id"], poi_set) < 0
-    extra = pd.unique(rel["doc_id"].to_numpy(dtype=object)[outside])
+    query_set = pa.array(qids.to_numpy(dtype=object), type=pa.string())
+    n_pois = len(poi_ids)
+    # every qrels row looked up once: its query's number and its doc's (POIs first, then the
+    # relevant docs that are not POIs, in order of first appearance)
+    jq = _lookup(qrels_q, query_set)
+    jd = _lookup(qrels_d, poi_set)
+    relevance = pd.to_numeric(qrels["relevance"], errors="coerce").to_numpy(np.float64)
+    outside = np.flatnonzero(jd < 0)
+    rel_out = outside[relevance[outside] >= 1]
+    extra = pd.unique(qrels_d.to_numpy(dtype=object)[rel_out])
+    if len(outside):
+        found = pd.Index(extra, dtype="str").get_indexer(qrels_d.to_numpy(dtype=object)[outside])
+        jd[outside] = np.where(found >= 0, n_pois + found, -1)
     docs = pd.Index(np.r_[poi_ids, extra], dtype="str")
     doc_set = pa.array(docs.to_numpy(dtype=object), type=pa.string())
-    query_set = pa.array(qids.to_numpy(dtype=object), type=pa.string())
-    n_pois, n_docs = len(poi_ids), len(docs)
+    n_docs = len(docs)
     sid = st["stack_id"].to_numpy(dtype=np.int64)
     stack = np.r_[sid, np.full(len(extra), -1, dtype=np.int64)]
     size = np.r_[st["stack_size"].to_numpy(dtype=np.int64), np.zeros(len(extra), np.int64)]
     lat = np.r_[pd.to_numeric(st["lat"]).to_numpy(np.float64), np.full(len(extra), np.nan)]
     lon = np.r_[pd.to_numeric(st["lon"]).to_numpy(np.float64), np.full(len(extra), np.nan)]
     canonical = np.arange(n_docs, dtype=np.int64)
-    if "text" in pois.columns:
-        tw = twins(pois)
-        member = tw["twin_group"].to_numpy() >= 0
-        canonical[:n_pois][member] = _lookup(tw["twin_canonical"][member], doc_set)
+    if "text" in pois.columns:  # each twin -> the group's first POI in table order
+        group = twins(pois)["twin_group"].to_numpy(dtype=np.int64)
+        rows = np.flatnonzero(group >= 0)
+        _, first = np.unique(group[rows], return_index=True)  # groups are numbered 0, 1, ...
+        canonical[rows] = rows[first][group[rows]]
     qpos = pd.Index(queries["query_id"].astype("str")).get_indexer(qids)
     qlat = np.full(len(qids), np.nan)
     qlon = np.full(len(qids), np.nan)
@@ -154,8 +166,8 @@ def geo_index(qrels: pd.DataFrame, queries: pd.DataFrame, pois: pd.DataFrame) ->
         raw_lon = pd.to_numeric(queries["lon"], errors="coerce").to_numpy(np.float64)
         found = qpos >= 0
         qlat[found], qlon[found] = raw_lat[qpos[found]], raw_lon[qpos[found]]
-    gq = _lookup(rel["query_id"], query_set)
-    gd = _lookup(rel["doc_id"], doc_set)
+    relevant = np.flatnonzero(relevance >= 1)
+    gq, gd = jq[relevant], jd[relevant]
     gold_keys = np.unique(gq.astype(np.int64) * n_docs + gd)
     located = stack[gd] >= 0
     n_stacks = int(sid.max()) + 1 if len(sid) and sid.max() >= 0 else 1
@@ -176,23 +188,21 @@ def geo_index(qrels: pd.DataFrame, queries: pd.DataFrame, pois: pd.DataFrame) ->
     none = np.zeros(len(qids), dtype=bool)
     index = GeoIndex(qids, docs, query_set, doc_set, stack, lat, lon, canonical, qlat, qlon,
                      gold_keys, gold_stack_keys, n_stacks, static, qrels, none)  # fmt: skip
-    twin_qrels = _twin_qrels(qrels, index) if index.has_twins else _twin_qrels(qrels, None)
-    jq = _lookup(qrels["query_id"], query_set)
-    jd = _lookup(qrels["doc_id"], doc_set)
+    twin_qrels = _twin_qrels(qrels, index if index.has_twins else None, jd)
     renamed = (jd >= 0) & (canonical[np.maximum(jd, 0)] != jd)
     renamed_gold = np.zeros(len(qids), dtype=bool)
     renamed_gold[jq[renamed]] = True
     return GeoIndex(**{**index.__dict__, "twin_qrels": twin_qrels, "renamed_gold": renamed_gold})
 
 
-def _twin_qrels(qrels: pd.DataFrame, index: GeoIndex | None) -> pd.DataFrame:
+def _twin_qrels(qrels: pd.DataFrame, index: GeoIndex | None, pos: np.ndarray) -> pd.DataFrame:
     """The qrels with each twin replaced by its group's canonical id, one row per (query, doc)
-    with the maximum relevance (as :func:`analysis.geo.canonicalize_twins`)."""
+    with the maximum relevance (as :func:`analysis.geo.canonicalize_twins`); ``pos``: each
+    row's doc number in ``index.docs`` (-1 outside)."""
     qr = qrels.copy()
     qr["query_id"] = qr["query_id"].astype("str")
     qr["doc_id"] = qr["doc_id"].astype("str")
     if index is not None:
-        pos = _lookup(qr["doc_id"], index.doc_set)
         canon = np.where(pos >= 0, index.canonical[np.maximum(pos, 0)], -1)
         renamed = (pos >= 0) & (canon != pos)
         if renamed.any():
@@ -264,9 +274,13 @@ def _diagnostics(
     """:func:`geo_diagnostics` from the rows' query and doc numbers (-1 outside the index)."""
     nq, n_docs = len(ix.queries), len(ix.docs)
     keep = q >= 0
-    q, d, rank = q[keep], d[keep], rank[keep]
+    if not keep.all():
+        q, d, rank = q[keep], d[keep], rank[keep]
     known = d >= 0
-    gold = known & _member(ix.gold_keys, q.astype(np.int64) * n_docs + d)
+    gold_doc = np.zeros(n_docs + 1, dtype=bool)  # docs that are gold somewhere; last: unknown
+    gold_doc[ix.gold_keys % max(n_docs, 1)] = True
+    gold = gold_doc[d]  # candidates, then confirmed by (query, doc)
+    gold[gold] = _member(ix.gold_keys, q[gold].astype(np.int64) * n_docs + d[gold])
     stack = np.where(known, ix.stack[np.maximum(d, 0)], -1)
 
     top1_dist = np.full(nq, np.nan)

@@ -4,7 +4,10 @@ The plan is :mod:`analysis.core.outofcore`'s, written for ``dask.dataframe``:
 
 1. read the run (a Parquet file, a folder of them, or a glob; columns ``query_id, doc_id`` and
    ``score`` or ``rank``) as partitions;
-2. **shuffle by query**, so that every query's rows sit in one partition (hash partitioning);
+2. **shuffle by query**, so that every query's rows sit in one partition (hash partitioning),
+   unless they already do: the query ids of each input partition are read first (one column)
+   and when no query occurs in two partitions (a folder of Parquet files each holding whole
+   queries, as written query by query) the partitions are reduced as they are, with no shuffle;
 3. in each partition (pandas, in parallel, on as many workers as the scheduler has):
    deduplicate to one row per ``(query, doc)`` with the best score, rank per query by score as
    a 32-bit float descending then doc id descending by bytes (Python compares ``str`` by code
@@ -17,7 +20,9 @@ The plan is :mod:`analysis.core.outofcore`'s, written for ``dask.dataframe``:
 
 Scheduler: Dask's default local scheduler (threads of this machine), or a cluster when
 ``scheduler`` (or the environment variable ``DASK_SCHEDULER_ADDRESS``) names one and
-``dask.distributed`` is installed. Only the trec_eval tie policy is implemented.
+``dask.distributed`` is installed. The cluster's scheduler and workers unpickle the plan, so
+they need this library installed (``pip install .``) next to the same versions of dask,
+pandas and pyarrow. Only the trec_eval tie policy is implemented.
 """
 
 from __future__ import annotations
@@ -87,6 +92,20 @@ def _reduce(part: pd.DataFrame, gold: pd.DataFrame) -> pd.DataFrame:
     return out[list(_REDUCED)]
 
 
+def _distinct_queries(part: pd.Series) -> pd.Series:
+    return pd.Series(pd.unique(part.astype("str").to_numpy(dtype=object)), dtype=object)
+
+
+def whole_queries(ddf) -> bool:  # a dask DataFrame with a query_id column
+    """Whether every query's rows sit in one partition (then no shuffle is needed): the distinct
+    query ids of each partition, computed from the ``query_id`` column alone, never repeat
+    across partitions. One partition always holds whole queries."""
+    if ddf.npartitions == 1:
+        return True
+    ids = ddf["query_id"].map_partitions(_distinct_queries, meta=pd.Series(dtype=object))
+    return not bool(ids.compute().duplicated().any())
+
+
 def _client(scheduler: str | None):  # an optional dask.distributed.Client
     address = scheduler or os.environ.get(SCHEDULER_ENV)
     if not address:
@@ -144,11 +163,21 @@ def evaluate_dask(
     if "score" not in columns:
         ddf = ddf.assign(score=-ddf["rank"].astype("float64"))
     ddf = ddf[["query_id", "doc_id", "score"]]
-    ddf = ddf.shuffle("query_id", npartitions=npartitions or ddf.npartitions)
     meta = pd.DataFrame({c: pd.Series(dtype=t) for c, t in _REDUCED.items()})
     client = _client(scheduler)
     try:
+        if not whole_queries(ddf):
+            ddf = ddf.shuffle("query_id", npartitions=npartitions or ddf.npartitions)
         reduced = ddf.map_partitions(_reduce, gold, meta=meta).compute()
+    except (ImportError, RuntimeError) as exc:
+        if client is None:
+            raise
+        raise InputError(
+            "--scheduler",
+            None,
+            "the Dask scheduler or a worker cannot run the plan (install this library where "
+            f"they run, e.g. pip install .): {str(exc).splitlines()[0]}",
+        ) from None
     finally:
         if client is not None:
             client.close()

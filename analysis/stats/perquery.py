@@ -18,7 +18,8 @@ import pandas as pd
 
 from analysis.core.errors import DataWarning
 from analysis.core.metrics import TiePolicy, evaluate_run, parse_metrics
-from analysis.geo import GeoIndex, geo_index, model_geo_columns
+from analysis.core.ranked import RankedRun, evaluate_run_ranked
+from analysis.geo import GeoIndex, geo_index, model_geo_columns, ranked_geo_columns
 from analysis.stats import bucket_numeric, n_gold_bucket
 
 MEASURES: tuple[str, ...] = ("hit", "recall", "ndcg", "precision", "mrr")
@@ -77,7 +78,8 @@ def per_query_table(
     ``twin_recall@10`` and ``twin_ndcg@10`` (a twin of a gold, same text and coordinate under
     another id, counts as the gold). Stacks, twins and gold pairs are computed once for the
     dataset (:func:`analysis.geo.geo_index`), then each model's columns in vectorized passes
-    (:func:`analysis.geo.model_geo_columns`).
+    over the ranking its metrics were computed on, ranked once
+    (:func:`analysis.core.ranked.evaluate_run_ranked`, :func:`analysis.geo.ranked_geo_columns`).
 
     Returns:
         ``(table, warnings)``: the long per-query table (one row per qrels query and model)
@@ -87,21 +89,18 @@ def per_query_table(
     frames = []
     warnings: dict[str, list[DataWarning]] = {}
     index = None  # stacks, twins and gold pairs: once per dataset, on the first model
+    located = _located(queries) and _located(entities)
     for model, run in runs.items():
-        result = evaluate_run(
-            run,
-            qrels,
-            wanted,
-            ties=ties,
-            relevance_threshold=relevance_threshold,
-            diagnostics=True,
-        )
-        frame = result.per_query
-        if _located(queries) and _located(entities):
+        options = {"ties": ties, "relevance_threshold": relevance_threshold, "diagnostics": True}
+        if located:  # the geo columns read the ranking the metrics were computed on
+            result, ranking = evaluate_run_ranked(run, qrels, wanted, **options)
             if index is None:
                 index = geo_index(qrels, queries, entities.dropna(subset=["lat", "lon"]))
-            strict = frame if relevance_threshold == 1 else None
-            frame = _add_geo(frame, run, index, ties, strict, relevance_threshold)
+            frame = _add_geo(result.per_query, run, index, ties, None, relevance_threshold,
+                             ranking=ranking)  # fmt: skip
+        else:
+            result = evaluate_run(run, qrels, wanted, **options)
+            frame = result.per_query
         frame.insert(0, "model", model)
         frames.append(frame)
         keep = {
@@ -145,15 +144,29 @@ def _add_geo(
     ties: TiePolicy,
     strict: pd.DataFrame | None = None,
     relevance_threshold: int = 1,
+    *,
+    ranking: RankedRun | None = None,
 ) -> pd.DataFrame:
     """Geo diagnostics, distance/stack slices and twin-aware metrics for one model
     (``strict``: the model's own table, when its relevance threshold is 1; twin-aware metrics
-    use the dataset's relevance threshold, like the others)."""
+    use the dataset's relevance threshold, like the others). ``ranking``: the model's ranking
+    from the metric core (:func:`analysis.core.ranked.evaluate_run_ranked`), read instead of
+    ranking the run again (:func:`analysis.geo.ranked_geo_columns`; the same numbers)."""
     if strict is not None and not {"recall@10", "ndcg@10"} <= set(strict.columns):
         strict = None
-    geo = model_geo_columns(
-        run, index, ties, k=10, strict=strict, relevance_threshold=relevance_threshold
-    )
+    if ranking is not None:
+        first = None  # the core's first relevant rank is the first gold's at threshold 1
+        if relevance_threshold == 1 and "first_gold_rank" in frame.columns:
+            first = np.full(len(index.queries), np.inf)
+            at = index.queries.get_indexer(frame["query_id"].astype("str"))
+            ranks = frame["first_gold_rank"].to_numpy(dtype=np.float64, na_value=np.nan)
+            first[at[at >= 0]] = np.nan_to_num(ranks[at >= 0], nan=0.0)  # NaN: none retrieved
+        threshold = relevance_threshold
+        geo = ranked_geo_columns(ranking, index, ties, 10, threshold, first_gold_rank=first)
+    else:
+        geo = model_geo_columns(
+            run, index, ties, k=10, strict=strict, relevance_threshold=relevance_threshold
+        )
     geo = geo.drop(columns=[c for c in geo.columns if c in frame.columns and c != "query_id"])
     out = frame.merge(geo, on="query_id", how="left")
     dist = out["dist_query_gold_m"].astype("float64")
