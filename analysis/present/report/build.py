@@ -13,6 +13,7 @@ from analysis.core.errors import DataWarning, InputError
 from analysis.core.metrics import TIE_POLICIES, rank_run
 from analysis.io.atomic import atomic_write_text
 from analysis.io.bundle import Dataset, load_dataset, load_model_run, read_manifest
+from analysis.present.report.annotations import annotation_blocks, open_store
 from analysis.present.report.content import build_content
 from analysis.present.report.document import render_html
 from analysis.present.report.model import ReportContent, canonical, default_models
@@ -116,8 +117,24 @@ def bundle_content(
             cache[(name, model)] = rank_run(runs[(name, model)], ties)  # type: ignore[arg-type]
         return cache[(name, model)]
 
+    written = {}
+    store = open_store(Path(bundle_dir))
+    if store is not None:
+        for i, name in enumerate(names):
+            spec = loaded[name].spec
+            written[name] = annotation_blocks(
+                store,
+                name,
+                {m: runs[(name, m)] for m in spec.runs if (name, m) in runs},
+                loaded[name].qrels,
+                spec.metrics,
+                ties=ties,
+                relevance_threshold=spec.relevance_threshold,
+                index=i,
+            )
     return build_content(
         table,
+        annotations=written,
         headline={n: list(loaded[n].spec.metrics) for n in names},
         model_a=model_a,
         model_b=model_b,

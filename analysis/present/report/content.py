@@ -13,6 +13,7 @@ from analysis.core.metrics import parse_metric
 from analysis.io.bundle import Dataset
 from analysis.present.analyses_report import INTRO as ANALYSES_INTRO
 from analysis.present.analyses_report import ReportPart, analyses_parts
+from analysis.present.report.annotations import annotations_section
 from analysis.present.report.examples import pick_examples
 from analysis.present.report.figures import compare_figure, leaderboard_figure, slice_figure
 from analysis.present.report.model import (
@@ -67,6 +68,7 @@ def build_content(
     numbers: NumbersOf | None = None,
     splits: Mapping[str, str] | None = None,
     analyses: AnalysesOf | None = None,
+    annotations: Mapping[str, Sequence[Block]] | None = None,
 ) -> ReportContent:
     """Compute every section of the report from a per-query table.
 
@@ -93,6 +95,9 @@ def build_content(
         analyses: ``analyses(name, rows, metric)`` -> the dataset's "Beyond the averages"
             parts (a cache); default: :func:`dataset_analyses` when ``dataset`` and ``ranked``
             are given, else the section is left out.
+        annotations: dataset -> the blocks of the "Annotations" section
+            (:func:`analysis.present.report.annotations.annotation_blocks`); the section is
+            left out when there are none.
     """
     warnings = warnings or {}
     present = set(table["dataset"].astype(str)) if not table.empty else set()
@@ -150,6 +155,9 @@ def build_content(
         for name in datasets:
             found[name] = tuple(analyses(name, table.loc[table["dataset"] == name], chosen[name]))
         sections.append(_analyses_section(found, datasets))
+    written = annotations_section(annotations or {}, datasets)
+    if written is not None:
+        sections.append(written)
     views = {
         (b.query.dataset, b.query.query_id): b.query
         for b in sections[3].blocks
