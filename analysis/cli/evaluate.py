@@ -270,7 +270,7 @@ def _scores(column: pa.ChunkedArray, ties: str) -> np.ndarray:
     if ties != "trec_eval" or len(column) == 0:
         return to_numpy(column)
     low, high = pc.min_max(column).values()  # the reader has checked that they are finite
-    if max(-low.as_py(), high.as_py()) > np.finfo(np.float32).max:
+    if max(-low.as_py(), high.as_py()) > float(np.finfo(np.float32).max):
         return to_numpy(column)
     out = np.empty(len(column), dtype=np.float32)
     lo = 0
