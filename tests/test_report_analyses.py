@@ -1,4 +1,4 @@
-"""Issue 16's taxonomy and complementarity in the report: the "Beyond the averages" section of
+"""The failure taxonomy and complementarity in the report: the "Beyond the averages" section of
 the HTML report (every dataset, escaped) and its slide when the deck's budget has room."""
 
 from __future__ import annotations
