@@ -12,11 +12,30 @@ and queries that are only in the run (they must be left out).
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytrec_eval
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run_cli(*args: str | Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    """``python -m analysis ARGS`` from the project folder, output captured as text, never
+    raising on a non-zero exit (tests read ``returncode``, ``stdout`` and ``stderr``)."""
+    return subprocess.run(
+        [sys.executable, "-m", "analysis", *map(str, args)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
 
 # our metric name -> pytrec_eval result key
 PYTREC_NAMES: dict[str, str] = {

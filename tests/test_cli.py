@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -13,8 +12,7 @@ import pytest
 
 from analysis.core.metrics import evaluate
 from analysis.io import load_qrels, load_run
-
-ROOT = Path(__file__).resolve().parents[1]
+from tests.helpers import run_cli
 
 RUN = """\
 # a comment line
@@ -38,14 +36,7 @@ STARK_EVAL = 'idx,query_id,pred_rank,hit@1\n0,0,"[7, 3, 5]",1.0\n1,1,"[1, 2, 9]"
 
 
 def _cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "analysis", *map(str, args)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    return run_cli(*args, timeout=120)
 
 
 def _digest(paths: list[Path]) -> dict[Path, str]:

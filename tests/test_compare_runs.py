@@ -5,8 +5,6 @@ enumeration, ranx-style letters, honest floors, output formats and bad input."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -17,16 +15,9 @@ from scipy import stats as sps
 
 import analysis
 from analysis.stats.runs import COLUMNS, compare_per_query, significance_letters
-from tests.helpers import pytrec_dicts, random_collection
+from tests.helpers import pytrec_dicts, random_collection, run_cli
 
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def _cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "analysis", *map(str, args)],
-        cwd=ROOT, capture_output=True, text=True, timeout=300, check=False,
-    )  # fmt: skip
+_cli = run_cli
 
 
 def _write_trec(run: pd.DataFrame, path: Path) -> None:

@@ -13,8 +13,6 @@ import hashlib
 import os
 import shutil
 import stat
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -23,6 +21,7 @@ from streamlit.testing.v1 import AppTest
 
 from analysis.cli import main
 from tests.bad_input.corpus import CASES, GOOD, HERE, Case
+from tests.helpers import run_cli
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "data" / "demo"
@@ -49,15 +48,7 @@ def snapshot(*folders: Path) -> dict[Path, str]:
     return out
 
 
-def _cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "analysis", *map(str, args)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+_cli = run_cli
 
 
 def _pages() -> list[str | None]:

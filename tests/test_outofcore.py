@@ -4,8 +4,6 @@ documents, variable-length and non-ASCII ids, from Parquet, TREC text and CSV ta
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -19,9 +17,8 @@ from analysis.core import outofcore
 from analysis.core.errors import InputError
 from analysis.core.metrics import evaluate_arrays, qrels_arrays, run_arrays
 from analysis.core.outofcore import evaluate_file, run_source
-from tests.helpers import ALL_METRICS, assert_matches_pytrec, random_collection
+from tests.helpers import ALL_METRICS, assert_matches_pytrec, random_collection, run_cli
 
-ROOT = Path(__file__).resolve().parents[1]
 UNICODE = np.array(["é", "z", "€", "😀", "Z", "a b", "ab", "a", "doc-ü", "東京"])
 
 
@@ -198,15 +195,7 @@ def test_missing_columns_and_malformed_text_are_one_line_errors(tmp_path: Path) 
     assert "\n" not in str(info.value)
 
 
-def _cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "analysis", *map(str, args)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+_cli = run_cli
 
 
 def test_cli_engines_write_the_same_file(tmp_path: Path) -> None:

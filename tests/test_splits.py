@@ -16,19 +16,13 @@ from analysis.core.metrics import evaluate_run
 from analysis.io import load_run
 from analysis.io.bundle import load_dataset, load_model_run, read_manifest
 from analysis.stats.perquery import per_query_table
+from tests.helpers import run_cli
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def _cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "analysis", *map(str, args)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    return run_cli(*args, timeout=120)
 
 
 def _write_collection(folder: Path, seed: int = 0) -> tuple[Path, Path, list[str]]:
