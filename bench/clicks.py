@@ -49,19 +49,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from ui.launch import free_port, serving  # noqa: E402  (one server start for bench and tests)
+from ui.launch import BROWSER_ARGS, READY, free_port, serving  # noqa: E402  (one server start for bench and tests)
 
 CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
-READY = "[data-testid=stApp][data-test-script-state=notRunning]"
+CHROMIUM_ARGS = list(BROWSER_ARGS)
 TRIVIAL_APP = """import streamlit as st
 
 choice = st.selectbox("Choice", ["alpha", "beta", "gamma", "delta"], key="choice")

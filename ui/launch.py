@@ -81,6 +81,18 @@ def environment(app: Path, cwd: Path) -> dict[str, str]:
 
 
 #: Options of a server that nobody watches: no browser, no usage statistics, no file watcher.
+#: chromium flags of the browser tests and the click benchmark (headless, nothing fetched)
+BROWSER_ARGS: tuple[str, ...] = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+)
+#: the app has finished its rerun (Streamlit's script state on the page)
+READY = "[data-testid=stApp][data-test-script-state=notRunning]"
 QUIET = ("--server.headless", "true", "--browser.gatherUsageStats", "false",
          "--server.fileWatcherType", "none")  # fmt: skip
 

@@ -10,19 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from ui.launch import BROWSER_ARGS, READY
+
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "test-output" / "screenshots"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--disable-quic",
-]
-READY = "[data-testid=stApp][data-test-script-state=notRunning]"
+CHROMIUM_ARGS = [*BROWSER_ARGS, "--disable-quic"]
 
 pytestmark = pytest.mark.e2e
 
