@@ -14,7 +14,7 @@ from analysis.geo.geometry import (
     coordinate_stacks,
     haversine_m,
 )
-from analysis.stats.perquery import DIST_BINS, DIST_LABELS
+from analysis.stats.perquery import geo_slices
 
 
 def _relevant(qrels: pd.DataFrame) -> pd.DataFrame:
@@ -39,35 +39,8 @@ def reference_geo_diagnostics(
     pois: pd.DataFrame,
     k: int = 10,
 ) -> pd.DataFrame:
-    """Per-query geo diagnostics, one row per query id in ``qrels`` (the rows of
-    ``analysis.core.metrics.evaluate``, so the two tables merge one-to-one on ``query_id``).
-
-    Columns:
-
-    * ``dist_query_gold_m``: haversine distance (m) from the query point to the *nearest*
-      relevant POI (``relevance >= 1``); NaN when the query or all its gold lack coordinates.
-    * ``dist_query_top1_m``: distance from the query point to the rank-1 document; NaN when the
-      query has no ranking or the document is not a located POI.
-    * ``gold_stack_size`` (Int64): the largest exact-coordinate stack size over the query's gold
-      POIs (1 = the gold sits alone); NA when no gold is a located POI.
-    * ``first_gold_rank`` (Int64): rank of the best-ranked relevant document; NA if none is
-      retrieved.
-    * ``n_above_gold_on_gold_coord`` (int): non-gold POIs ranked above the first retrieved gold
-      that sit on *that* gold's exact coordinate (same exact stack).
-    * ``indistinguishable`` (bool): ``n_above_gold_on_gold_coord > 0`` -- a non-gold POI ranked
-      above the first gold sits on the gold's coordinate, where "the gold's coordinate" is the
-      coordinate of the first-ranked gold (the one that sets ``first_gold_rank``). A retriever
-      cannot separate these POIs by location; only text can. False when no gold is retrieved
-      or the first gold has no coordinate. Ranks are taken over the whole ranking, not only the
-      top ``k``.
-    * ``stackmates_in_top_k`` (int): non-gold POIs in the top ``k`` that share an exact
-      coordinate with any gold of the query.
-
-    ``ranked_run`` must already be ranked (``query_id, doc_id, rank``; see
-    ``analysis.core.metrics.rank_run``). Query ids of the run that are not in ``qrels`` are ignored.
-    ``queries`` without ``lat``/``lon`` columns give NaN distances. ``pois`` needs unique
-    ``doc_id`` and numeric ``lat, lon``.
-    """
+    """The columns and contract of :func:`analysis.geo.diagnostics.geo_diagnostics` (see its
+    docstring), computed the way they were first written: pandas merges per query."""
     for col in ("query_id", "doc_id", "rank"):
         if col not in ranked_run.columns:
             raise InputError(
@@ -186,11 +159,4 @@ def reference_add_geo(
     twin = evaluate(twin_run, twin_qrels, ["recall@10", "ndcg@10"], ties=ties)
     twin.columns = ["query_id", "twin_recall@10", "twin_ndcg@10"]
     out = frame.merge(geo, on="query_id", how="left").merge(twin, on="query_id", how="left")
-    dist = out["dist_query_gold_m"].astype("float64")
-    out["dist_gold_bucket"] = pd.cut(dist, DIST_BINS, labels=DIST_LABELS).astype("str")
-    out.loc[dist.isna(), "dist_gold_bucket"] = "unknown"
-    size = out["gold_stack_size"].astype("Float64")
-    out["gold_stacked"] = np.where(size.fillna(1).to_numpy() > 1, "stacked", "alone")
-    out["indistinguishable"] = out["indistinguishable"].fillna(False).astype(bool)
-    out["location_tie"] = np.where(out["indistinguishable"], "indistinguishable", "distinguishable")
-    return out
+    return geo_slices(out)  # the slice labels are not what this reference checks

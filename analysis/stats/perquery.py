@@ -168,7 +168,14 @@ def _add_geo(
             run, index, ties, k=10, strict=strict, relevance_threshold=relevance_threshold
         )
     geo = geo.drop(columns=[c for c in geo.columns if c in frame.columns and c != "query_id"])
-    out = frame.merge(geo, on="query_id", how="left")
+    return geo_slices(frame.merge(geo, on="query_id", how="left"))
+
+
+def geo_slices(out: pd.DataFrame) -> pd.DataFrame:
+    """Add the slice columns derived from the geo columns, in place (and return the table):
+    ``dist_gold_bucket`` (:data:`DIST_LABELS` of ``dist_query_gold_m``, ``unknown`` when NaN),
+    ``gold_stacked`` (``stacked`` when ``gold_stack_size > 1``, else ``alone``) and
+    ``location_tie`` (from ``indistinguishable``, a missing value counting as False)."""
     dist = out["dist_query_gold_m"].astype("float64")
     out["dist_gold_bucket"] = pd.cut(dist, DIST_BINS, labels=DIST_LABELS).astype("str")
     out.loc[dist.isna(), "dist_gold_bucket"] = "unknown"
