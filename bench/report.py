@@ -111,25 +111,24 @@ def _once(bundle: Path, workdir: Path, root: Path) -> dict[str, float]:
     out["load"] = time.perf_counter() - start
     names = list(loaded)
     a, b = report.default_models(table, names)
+    common = {
+        "headline": {n: list(loaded[n].spec.metrics) for n in names},
+        "model_a": a,
+        "model_b": b,
+        "warnings": warnings,
+        "bundle": manifest.name,
+    }
     start = time.perf_counter()
     content = report.build_content(
         table,
-        headline={n: list(loaded[n].spec.metrics) for n in names},
-        model_a=a,
-        model_b=b,
-        warnings=warnings,
-        bundle=manifest.name,
+        **common,
     )
     out["content"] = time.perf_counter() - start
     per = content.per_dataset
     start = time.perf_counter()
     report.build_content(
         table,
-        headline={n: list(loaded[n].spec.metrics) for n in names},
-        model_a=a,
-        model_b=b,
-        warnings=warnings,
-        bundle=manifest.name,
+        **common,
         numbers=lambda name, rows, metric, shown: per[name],
     )
     out["cached"] = time.perf_counter() - start
@@ -140,11 +139,7 @@ def _once(bundle: Path, workdir: Path, root: Path) -> dict[str, float]:
     start = time.perf_counter()
     report.build_content(
         table,
-        headline={n: list(loaded[n].spec.metrics) for n in names},
-        model_a=a,
-        model_b=b,
-        warnings=warnings,
-        bundle=manifest.name,
+        **common,
         numbers=lambda name, rows, metric, shown: report.dataset_numbers(
             rows,
             metric=metric,

@@ -125,7 +125,7 @@ def bundle_content(
             written[name] = annotation_blocks(
                 store,
                 name,
-                {m: runs[(name, m)] for m in spec.runs if (name, m) in runs},
+                {m: runs[(name, m)] for m in spec.runs},
                 loaded[name].qrels,
                 spec.metrics,
                 ties=ties,
