@@ -23,6 +23,15 @@ def _notes_in_tmp(tmp_path, monkeypatch):
     monkeypatch.setenv("RETRIEVAL_DASHBOARD_NOTES_DIR", str(tmp_path / "notes"))
 
 
+@pytest.fixture
+def roots(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A data root in tmp_path, the only one the app sees."""
+    root = tmp_path / "roots"
+    root.mkdir()
+    monkeypatch.setenv("RETRIEVAL_DASHBOARD_DATA_ROOTS", str(root))
+    return root
+
+
 @pytest.fixture(autouse=True)
 def _clear_caches():
     st.cache_data.clear()

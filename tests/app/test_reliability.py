@@ -11,16 +11,7 @@ from analysis.present.report import write_report
 from tests.app.conftest import ROOT, leaderboards, no_exception, open_page
 from ui import data
 
-ROOTS_ENV = "RETRIEVAL_DASHBOARD_DATA_ROOTS"
 PAGES = [None, *(p.name for p in sorted((ROOT / "pages").glob("*.py")))]
-
-
-@pytest.fixture
-def roots(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    root = tmp_path / "roots"
-    root.mkdir()
-    monkeypatch.setenv(ROOTS_ENV, str(root))
-    return root
 
 
 def _bundle(folder: Path, n_queries: int, datasets: tuple[str, ...] = ("web",)) -> Path:

@@ -32,7 +32,6 @@ from tests.app.conftest import APP, ROOT, TIMEOUT, leaderboards, no_exception, o
 from tests.bad_input.corpus import GOOD, Case, cases
 from ui import data, widgets
 
-ROOTS_ENV = "RETRIEVAL_DASHBOARD_DATA_ROOTS"
 PAYLOADS = (
     "<script>alert(1)</script>",
     "<img src=x onerror=alert(1)>",
@@ -53,15 +52,6 @@ QUERIES = "query_id,text\nq1,first query\nq2,second query\nq3,third query\n"
 
 
 # ------------------------------------------------------------------------------------ helpers
-
-
-@pytest.fixture
-def roots(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A data root in tmp_path, the only one the app sees."""
-    root = tmp_path / "roots"
-    root.mkdir()
-    monkeypatch.setenv(ROOTS_ENV, str(root))
-    return root
 
 
 def _small_bundle(folder: Path, *, name: str = "small", datasets: tuple[str, ...] = ("web",)):
