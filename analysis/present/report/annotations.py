@@ -91,7 +91,9 @@ def annotation_blocks(
     return tuple(blocks)
 
 
-def annotations_section(found: Mapping[str, Sequence[Block]], datasets: Sequence[str]):
+def annotations_section(
+    found: Mapping[str, Sequence[Block]], datasets: Sequence[str]
+) -> Section | None:
     """The section of every dataset's blocks, in the datasets' order, or ``None``."""
     blocks = tuple(b for name in datasets for b in found.get(name, ()))
     return Section("annotations", "Annotations", INTRO, blocks) if blocks else None
