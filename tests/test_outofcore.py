@@ -272,3 +272,45 @@ def test_ten_million_lines_are_byte_identical_between_the_engines(tmp_path: Path
     ours = evaluate_file(path, qrels_arrays(qrels), memory_limit="1GB")
     assert _csv_bytes(ours, tmp_path / "a.csv") == _csv_bytes(core, tmp_path / "b.csv")
     assert _codes(ours[2]) == _codes(core[2])
+
+
+@pytest.mark.parametrize("layout", ["one file", "queries across files", "whole-query files"])
+def test_passes_of_whole_queries_change_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, layout: str
+) -> None:
+    """A run larger than one pass (here a quarter of its rows) gives the single
+    pass's bytes and warnings, whether its queries are split by hash buckets (one file, or
+    files sharing queries) or by groups of files."""
+    run, qrels = _collection(11, "ties", long_ids=True)
+    single = evaluate_file(_parquet(run, tmp_path / "whole.parquet"), qrels_arrays(qrels))
+    if layout == "one file":
+        path = _parquet(run, tmp_path / "run.parquet")
+    else:
+        path = tmp_path / "parts"
+        path.mkdir()
+        if layout == "queries across files":
+            groups = np.array_split(np.arange(len(run)), 5)  # rows in random order
+        else:
+            codes = pd.factorize(run["query_id"], sort=True)[0]
+            groups = [np.flatnonzero(codes % 7 == i) for i in range(7)]
+        for i, rows in enumerate(groups):
+            _parquet(run.iloc[rows], path / f"part-{i}.parquet")
+    planned: list[list] = []
+    plan = outofcore._passes
+
+    def spy(con: object, source: object) -> list:
+        planned.append(plan(con, source))  # type: ignore[arg-type]
+        return planned[-1]
+
+    monkeypatch.setattr(outofcore, "_passes", spy)
+    budget = len(run) // 4  # a pass holds a quarter of the run, or one whole-query file
+    monkeypatch.setattr(outofcore.passes, "BYTES_PER_ROW", 32 * 10**6 // budget + 1)
+    got = evaluate_file(path, qrels_arrays(qrels), memory_limit="32MB")
+    n_passes = len(planned[0])
+    assert n_passes > 3
+    if layout == "whole-query files":
+        assert all(p.buckets == 1 for p in planned[0])
+    else:
+        assert all(p.buckets == n_passes for p in planned[0])
+    assert _csv_bytes(got, tmp_path / "a.csv") == _csv_bytes(single, tmp_path / "b.csv")
+    assert _codes(got[2]) == _codes(single[2])

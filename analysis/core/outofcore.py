@@ -28,10 +28,12 @@ diagnostics (``<metric>_min/_max``) stay with the in-memory core.
 Memory: DuckDB's ``memory_limit`` (default :data:`DEFAULT_MEMORY_LIMIT`, or the environment
 variable ``RETRIEVAL_DASHBOARD_DUCKDB_MEMORY``) bounds its buffers; past it, sorts and
 aggregates spill to ``temp_directory`` (a fresh temporary folder by default, or
-``RETRIEVAL_DASHBOARD_DUCKDB_TEMP``), which is removed afterwards. Measured limit: the first
-step (one row per distinct (query, doc) pair, a ``GROUP BY`` on two strings) does not spill in
-DuckDB 2.0: at the default 2GB, 100M lines of 50,000 candidates per query fit and 200M stop
-with DuckDB's out-of-memory error (a one-line ``InputError``); a larger limit is needed there.
+``RETRIEVAL_DASHBOARD_DUCKDB_TEMP``), which is removed afterwards. The plan's first step (one row
+per distinct (query, doc) pair, a ``GROUP BY`` on two strings) does not spill in DuckDB 2.0, so a
+Parquet run of more than ``memory_limit / 40`` rows (about 48M at the default 2GB) is evaluated in
+passes of whole queries (:mod:`analysis.core.passes`): the same per-query values, each pass
+within the limit. Text runs are read in one pass (a larger limit is needed past about 100M
+lines; convert them to Parquet).
 """
 
 from __future__ import annotations
@@ -51,10 +53,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from analysis.core import checks, inputs, kernels
+from analysis.core import checks, inputs, kernels, passes
 from analysis.core import metrics as mx
 from analysis.core import ranking as rk
 from analysis.core.errors import DataWarning, InputError
+from analysis.core.passes import Pass
 
 if TYPE_CHECKING:
     import duckdb
@@ -182,18 +185,25 @@ def _sql_string(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
 
 
-def _scan(source: RunSource, *, row_number: bool = False) -> str:
-    """A ``SELECT q, d, s`` (and ``row``) over the run file."""
+def _scan(source: RunSource, *, row_number: bool = False, part: Pass | None = None) -> str:
+    """A ``SELECT q, d, s`` (and ``row``) over the run file, or over one pass of it."""
     path = source.path
     if source.kind == "parquet":
-        target = str(path / "**" / "*.parquet") if path.is_dir() else str(path)
+        if part is not None and part.files is not None:
+            files = _parquet_files(path)
+            target = "[" + ", ".join(_sql_string(str(files[i])) for i in part.files) + "]"
+        else:
+            target = _sql_string(str(path / "**" / "*.parquet") if path.is_dir() else str(path))
         extra = ", file_row_number=true" if row_number else ""
-        rel = f"read_parquet({_sql_string(target)}{extra})"
+        rel = f"read_parquet({target}{extra})"
         score = "CAST(score AS DOUBLE)" if source.score == "score" else "-CAST(rank AS DOUBLE)"
         row = ", file_row_number + 1 AS row" if row_number else ""
+        where = ""
+        if part is not None and part.buckets > 1:
+            where = f" WHERE hash(CAST(query_id AS VARCHAR)) % {part.buckets} = {part.bucket}"
         return (
             f"SELECT CAST(query_id AS VARCHAR) AS q, CAST(doc_id AS VARCHAR) AS d, "
-            f"{score} AS s{row} FROM {rel}"
+            f"{score} AS s{row} FROM {rel}{where}"
         )
     common = (
         f"delim={_sql_string(source.delimiter)}, quote='', escape='', comment='#', "
@@ -314,8 +324,12 @@ def evaluate_file(
         con = _connect(memory_limit, spill, threads)
         try:
             con.register("gold", gold)
-            sql = _PLAN.format(scan=_scan(source), overflow=_FLT_OVERFLOW, flt_max=_FLT_MAX)
-            result = con.sql(sql).to_arrow_table()
+            results = []
+            for part in _passes(con, source):
+                scan = _scan(source, part=part)
+                sql = _PLAN.format(scan=scan, overflow=_FLT_OVERFLOW, flt_max=_FLT_MAX)
+                results.append(con.sql(sql).to_arrow_table())
+            result = pa.concat_tables(results)
             if int(pc.sum(result["bad"]).as_py() or 0):
                 _raise_bad_row(con, source)
         except duckdb.Error as exc:
@@ -328,6 +342,33 @@ def evaluate_file(
         if temp is not None:
             shutil.rmtree(temp, ignore_errors=True)
     return finish(result, q, wanted, relevance_threshold)
+
+
+def _passes(con: duckdb.DuckDBPyConnection, source: RunSource) -> list[Pass]:
+    """The passes of :mod:`analysis.core.passes` for a Parquet run larger than one pass
+    (``memory_limit / BYTES_PER_ROW`` rows); text runs are read in one pass."""
+    if source.kind != "parquet":
+        return [Pass()]
+    import pyarrow.parquet as pq
+
+    files = _parquet_files(source.path)
+    rows = [pq.ParquetFile(f).metadata.num_rows for f in files]
+    setting = con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
+    budget = max(1, passes.memory_bytes(setting) // passes.BYTES_PER_ROW)
+    if sum(rows) <= budget:
+        return [Pass()]
+    component = list(range(len(files)))
+    if len(files) > 1:  # which files share a query: one scan of the query_id column
+        listed = "[" + ", ".join(_sql_string(str(f)) for f in files) + "]"
+        pairs = con.sql(
+            f"SELECT DISTINCT filename AS f, CAST(query_id AS VARCHAR) AS q "
+            f"FROM read_parquet({listed}, filename=true)"
+        ).to_arrow_table()
+        index = {str(f): i for i, f in enumerate(files)}
+        component = passes.components(
+            len(files), [index[f] for f in pairs["f"].to_pylist()], pairs["q"].to_pylist()
+        )
+    return passes.plan(rows, component, budget)
 
 
 def prepare_gold(
