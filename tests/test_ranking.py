@@ -298,3 +298,27 @@ def test_duplicate_rows_of_equal_size_groups_use_one_reshape(monkeypatch: pytest
     docs = ["a", "b", "a", "x", "y", "z", "c", "c", "c", "a", "b", "c"]
     assert _dups(groups.tolist(), docs) == [2, 7, 8]
     assert _dups([0, 0, 1, 1], ["a", "b", "b", "a"]) == []
+
+
+def test_score_order_is_the_lexsort_on_adversarial_float32_scores() -> None:
+    """The packed-key sort gives ``np.lexsort((-scores, query_codes))`` exactly: signed zeros
+    (equal, so file order), infinities, subnormals, float32's extremes, heavy ties; a NaN and
+    float64 scores take the lexsort itself."""
+    from analysis.core.ranking import _score_order
+
+    rng = np.random.default_rng(1)
+    special = np.array([0.0, -0.0, np.inf, -np.inf, 1e-45, -1e-45, 3.4028235e38,
+                        -3.4028235e38, 1.0, -1.0, 0.5], dtype=np.float32)  # fmt: skip
+    for trial in range(300):
+        n = int(rng.integers(1, 400))
+        queries = rng.integers(0, rng.integers(1, 20), n).astype(np.int32)
+        if trial % 2:
+            scores = rng.choice(special, n)
+        else:
+            scores = np.round(rng.normal(size=n), 1).astype(np.float32)
+        expected = np.lexsort((-scores, queries))
+        assert np.array_equal(_score_order(queries, scores), expected), trial
+        assert np.array_equal(_score_order(queries, scores.astype(np.float64)), expected)
+    with_nan = np.array([1.0, np.nan, 2.0], dtype=np.float32)
+    queries = np.zeros(3, dtype=np.int32)
+    assert np.array_equal(_score_order(queries, with_nan), np.lexsort((-with_nan, queries)))

@@ -107,8 +107,11 @@ def _blocks(pairs: np.ndarray) -> Ties | None:
     """The ties given the rows ``i`` that tie with row ``i + 1`` (ascending)."""
     if len(pairs) == 0:
         return None
-    rows = np.union1d(pairs, pairs + 1)
-    first = ~np.isin(rows - 1, pairs)  # the row before does not tie with this one
+    ties_next = np.zeros(int(pairs[-1]) + 2, dtype=bool)  # row i ties with row i + 1
+    ties_next[pairs] = True
+    ties_prev = np.r_[False, ties_next[:-1]]  # row i ties with row i - 1
+    rows = np.flatnonzero(ties_next | ties_prev)
+    first = ~ties_prev[rows]  # the row before does not tie with this one
     return Ties(rows=rows, block=np.cumsum(first) - 1)
 
 
@@ -156,7 +159,7 @@ def order_run(query_codes: np.ndarray, scores: np.ndarray, doc_ids: Ids, ties: s
     policy = ties
     grouped, sorted_scores, pairs = _scan(query_codes, scores, find_ties=policy == "trec_eval")
     if not (grouped and sorted_scores):
-        perm = np.lexsort((-scores, query_codes))
+        perm = _score_order(query_codes, scores)
     if policy != "trec_eval":
         return Order(perm)
     # a file already in order: the neighbour pairs of the scan are the ties (one pass less)
@@ -164,12 +167,39 @@ def order_run(query_codes: np.ndarray, scores: np.ndarray, doc_ids: Ids, ties: s
     if tied is None:
         return Order(perm, found_ties=True)
     src = tied.rows if perm is None else perm[tied.rows]
-    doc_rank = to_numpy(pc.rank(take(doc_ids, src), sort_keys="descending", tiebreaker="dense"))
-    src = src[np.lexsort((doc_rank, tied.block))]
+    codes, dictionary = encode(take(doc_ids, src))
+    rank = np.empty(len(dictionary), dtype=np.int64)  # of each distinct doc, bytes descending
+    rank[to_numpy(pc.array_sort_indices(dictionary, order="descending"))] = np.arange(len(rank))
+    # sort by (tie, doc rank): one stable sort of a combined key (block * #docs + rank < 2^63)
+    src = src[np.argsort(tied.block * len(rank) + rank[codes], kind="stable")]
     if perm is None:
         return Order(None, tied.rows, src, tied, True)
     perm[tied.rows] = src
     return Order(perm, ties=tied, found_ties=True)
+
+
+def _score_order(query_codes: np.ndarray, scores: np.ndarray) -> np.ndarray:
+    """``np.lexsort((-scores, query_codes))``: rows by query code, then score descending,
+    equal scores in file order. For float32 scores (the trec_eval policy) and query codes below
+    2^32 this is one stable sort of a 64-bit key, query code in the high 32 bits and the
+    score's bits, mapped to an order-preserving unsigned integer and inverted, in the low 32
+    (-0.0 is first made 0.0, which compares equal to it; a NaN keeps the lexsort); the same
+    permutation, about 3x faster."""
+    n = len(scores)
+    if (
+        scores.dtype != np.float32
+        or n == 0
+        or int(query_codes.min()) < 0
+        or int(query_codes.max()) >= 1 << 32
+        or bool(np.isnan(scores).any())
+    ):
+        return np.lexsort((-scores, query_codes))
+    bits = (scores + np.float32(0)).view(np.uint32)
+    negative = (bits >> np.uint32(31)).astype(bool)
+    ascending = np.where(negative, ~bits, bits | np.uint32(1 << 31))  # order of the floats
+    key = query_codes.astype(np.uint64) << np.uint64(32)
+    key |= (~ascending).astype(np.uint64)  # higher score first
+    return np.argsort(key, kind="stable")
 
 
 def _chunk_bounds(starts: np.ndarray, n: int, size: int | None = None) -> list[tuple[int, int]]:
