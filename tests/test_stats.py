@@ -241,6 +241,24 @@ def test_paired_tests_equal_scipy() -> None:
     assert res.ci_low < res.delta < res.ci_high
 
 
+def test_slice_t_pvalues_equal_scipy_ttest() -> None:
+    """The slice finder's vectorized t-test p-values (``scipy.special.stdtr``, so that
+    ``scipy.stats`` is not imported) are ``2 * scipy.stats.t.sf(|t|, n - 1)`` bit for bit, and
+    ``scipy.stats.ttest_1samp``'s p-value up to the rounding of t."""
+    from analysis.stats.paired import _t_pvalues
+
+    rng = np.random.default_rng(4)
+    rows = [rng.normal(rng.normal(), 1.0, int(n)) for n in rng.integers(2, 300, 60)]
+    rows += [np.round(rng.random(int(n)) - 0.4, 1) for n in rng.integers(2, 40, 40)]
+    got = _t_pvalues(rows)
+    for i, d in enumerate(rows):
+        if not d.any() or np.ptp(d) == 0:
+            continue
+        t = d.mean() / (d.std(ddof=1) / np.sqrt(d.size))
+        assert got[i] == 2.0 * sps.t.sf(abs(t), d.size - 1), i
+        assert got[i] == pytest.approx(sps.ttest_1samp(d, 0.0).pvalue, rel=1e-9, abs=1e-300)
+
+
 @pytest.mark.parametrize("n", [2, 3, 5, 8, 10])  # scipy needs n >= 2
 def test_randomization_exact_matches_scipy_permutation_test(n: int) -> None:
     a, b = _paired_data(n, 100 + n)
