@@ -470,6 +470,23 @@ def test_compare_slices_rows_equal_paired_comparison() -> None:
         assert row.effect_size == pytest.approx(ref.effect_size, rel=1e-12)
 
 
+def test_compare_slices_ci_top_leaves_everything_else_unchanged() -> None:
+    """``ci_top``: the ``all`` rows and the top-|delta| rows keep their CIs, the others get
+    NaN, and every other column is the same."""
+    df = _per_query()
+    full = compare_slices(df, ["hit@1", "mrr"], "A", "B", ["query_type", "dataset"], seed=5)
+    top = compare_slices(df, ["hit@1", "mrr"], "A", "B", ["query_type", "dataset"], seed=5,
+                         ci_top=2)  # fmt: skip
+    others = full.loc[full["slice"] != "all", "delta"].abs()
+    keep = set(others.sort_values(ascending=False, kind="stable").index[:2])
+    keep |= set(full.index[full["slice"] == "all"])
+    cis = ["ci_low", "ci_high"]
+    pd.testing.assert_frame_equal(top.drop(columns=cis), full.drop(columns=cis))
+    pd.testing.assert_frame_equal(top.loc[sorted(keep), cis], full.loc[sorted(keep), cis])
+    assert top.drop(index=sorted(keep))[cis].isna().all().all()
+    assert len(full) - len(keep) > 0
+
+
 def test_compare_slices_min_size_missing_values_and_test_choice() -> None:
     df = _per_query()
     df["source"] = np.where(df["query_id"] == "003", None, "log")

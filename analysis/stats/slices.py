@@ -171,6 +171,15 @@ def _check_slice_args(
         raise ValueError(f"min_size must be >= 1, got {min_size}")
 
 
+def _largest_deltas(rows: pd.DataFrame, top: int) -> np.ndarray:
+    """Positions of the ``all`` rows and of the ``top`` other rows with the largest |delta|
+    (stable: the first in table order on equal |delta|), ascending."""
+    is_all = (rows["slice"] == ALL_LABEL).to_numpy()
+    others = np.flatnonzero(~is_all)
+    by_size = np.argsort(-np.abs(rows["delta"].to_numpy(dtype=float)[others]), kind="stable")
+    return np.sort(np.r_[np.flatnonzero(is_all), others[by_size[: max(int(top), 0)]]])
+
+
 def compare_slices(
     per_query: pd.DataFrame,
     metric_cols: Sequence[str],
@@ -183,6 +192,7 @@ def compare_slices(
     seed: int | None = 0,
     min_size: int = 1,
     test: Literal["randomization", "t"] = "randomization",
+    ci_top: int | None = None,
 ) -> pd.DataFrame:
     """Per-slice paired comparison of model A against model B, with Holm correction.
 
@@ -200,6 +210,11 @@ def compare_slices(
     is below it) and ``p_holm_bound`` that ``p_holm`` is only an upper bound for that reason
     (:func:`analysis.stats.paired.holm_bounds`); show them with ``format_p(p, bound=...)``
     (slices x metrics, ``all`` rows included).
+
+    ``ci_top``: for callers that show only the slices with the largest |delta|, only the
+    ``all`` rows and the ``ci_top`` other rows with the largest |delta| (in table order on equal
+    |delta|, i.e. a stable sort) get a bootstrap CI; the others get NaN. Every other column,
+    p-values and Holm included, is unchanged, and the CIs computed are the same numbers.
 
     Returns:
         Columns ``slice, value, metric, n, mean_a, mean_b, delta, ci_low, ci_high, wins, ties,
@@ -266,7 +281,13 @@ def compare_slices(
         empty.attrs["n_unpaired"] = int(n_unpaired)
         return empty
     out = pd.DataFrame.from_records(records)
-    low, high = _bootstrap_ci_rows(diffs, confidence, n_resamples, seed)
+    wanted = np.arange(len(diffs))
+    if ci_top is not None:
+        wanted = _largest_deltas(out, ci_top)
+    low, high = np.full(len(diffs), np.nan), np.full(len(diffs), np.nan)
+    low[wanted], high[wanted] = _bootstrap_ci_rows(
+        [diffs[i] for i in wanted], confidence, n_resamples, seed
+    )
     out["ci_low"] = low
     out["ci_high"] = high
     out["p_t"] = _t_pvalues(diffs)

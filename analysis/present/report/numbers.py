@@ -318,6 +318,7 @@ def _slice_deltas(
             n_resamples=tests.n_resamples,
             seed=tests.seed,
             min_size=MIN_SLICE,
+            ci_top=TOP_SLICE_DELTAS,  # only the slices shown get a CI
         )
     except ValueError:
         return pd.DataFrame()
@@ -327,7 +328,8 @@ def _slice_deltas(
         return pd.DataFrame()
     comp["p_holm"] = holm(comp["p_randomization"])
     comp["p_holm_bound"] = holm_bounds(comp["p_randomization"], comp["p_floor"].astype(bool))
-    comp = comp.reindex(comp["delta"].abs().sort_values(ascending=False).index)
+    by_size = comp["delta"].abs().sort_values(ascending=False, kind="stable")  # as ci_top picks
+    comp = comp.reindex(by_size.index)
     name = str(sub["dataset"].iloc[0])
     return comp.head(TOP_SLICE_DELTAS).sort_values("delta").assign(dataset=name)
 
