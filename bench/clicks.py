@@ -31,6 +31,7 @@ machine changes during a run). Each app and bundle starts with an empty disk cac
 (``RETRIEVAL_DASHBOARD_CACHE_DIR`` in a temporary folder); "home ready" is given for that first
 start and for a restart of the server (the cache then warm). Servers are started by
 :func:`ui.launch.serving`, as in the browser tests.
+Children run with compiled bytecode, as an installed copy does (:mod:`_bytecode`).
 """
 
 from __future__ import annotations
@@ -48,6 +49,8 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from _bytecode import user_bytecode  # noqa: E402
 
 from ui.launch import BROWSER_ARGS, READY, free_port, serving  # noqa: E402  (one server start for bench and tests)
 
@@ -267,9 +270,10 @@ def main() -> None:
     from playwright.sync_api import sync_playwright
 
     apps = [root.resolve() / "app.py" for root in args.app_root]
+    tmp = tempfile.TemporaryDirectory()
+    user_bytecode(Path(tmp.name), tuple(app.parent for app in apps))
     load = os.getloadavg()
     print(f"load average {load[0]:.2f} {load[1]:.2f} on {os.cpu_count()} cores", flush=True)
-    tmp = tempfile.TemporaryDirectory()
     results = []
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)

@@ -14,6 +14,7 @@ Usage::
     python bench/metrics.py [--sizes 10000,100000] [--repeat 3] [--workdir bench/out]
 
 Needs pytrec-eval-terrier (a dev dependency).
+Children run with compiled bytecode, as an installed copy does (:mod:`_bytecode`).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.csv as pcsv
+from _bytecode import user_bytecode
 
 ROOT = Path(__file__).resolve().parents[1]
 BASELINE = Path(__file__).with_name("pytrec_eval_baseline.py")
@@ -123,6 +125,7 @@ def main() -> None:
     parser.add_argument("--workdir", default=str(ROOT / "bench" / "out"))
     args = parser.parse_args()
     work = Path(args.workdir)
+    user_bytecode(work)
     results = []
     for n_queries in (int(s) for s in args.sizes.split(",")):
         run, qrels = generate(n_queries, work)

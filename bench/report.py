@@ -27,6 +27,8 @@ With ``--old REV`` the same timings are taken of the code at git revision ``REV`
 exported with ``git archive`` into the work folder), old and new alternating in one run, each
 in its own child process, and the table adds the ratio new / old per column.
 
+Children run with compiled bytecode, as an installed copy does (:mod:`_bytecode`).
+
 Usage::
 
     python bench/report.py [--queries 10000] [--repeat 3] [--workdir bench/out] [--old REV]
@@ -44,6 +46,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from _bytecode import user_bytecode
 
 ROOT = Path(__file__).resolve().parents[1]
 COLUMNS = ("load", "content", "cached", "a/b", "html", "deck", "cli")
@@ -218,6 +221,7 @@ def main() -> None:
     roots = {"new": ROOT}
     if args.old:
         roots = {"old": _export(args.old, args.workdir), "new": ROOT}
+    user_bytecode(args.workdir, tuple(roots.values()))
     print("bundle/code   " + " ".join(f"{k:>7s}" for k in COLUMNS) + "  (seconds, median)")
     for name, folder in (("demo", ROOT / "data" / "demo"), (f"{args.queries} q", big)):
         runs: dict[str, list[dict[str, float]]] = {k: [] for k in roots}
