@@ -94,6 +94,24 @@ def test_relevance_threshold_2_equals_pytrec_eval(tmp_path: Path) -> None:
     assert_matches_pytrec(_frame(ours), best, qrels, relevance_level=2)
 
 
+def test_signed_zeros_and_infinities_rank_as_in_the_core(tmp_path: Path) -> None:
+    """-0.0 and 0.0 are one score (a tie, broken by doc id), and float64 values beyond
+    float32's range become +-inf (two of them tie): the engine ranks by counting, the core by
+    sorting, and both give the same bytes and the same tie warning."""
+    run = pd.DataFrame({
+        "query_id": ["q1"] * 5 + ["q2"] * 4,
+        "doc_id": ["a", "b", "c", "d", "e", "a", "b", "c", "d"],
+        "score": [0.0, -0.0, 1e39, -1.0, 0.0, 1e39, 3.5e38, -1e39, 2e39],
+    })  # fmt: skip
+    qrels = pd.DataFrame({"query_id": ["q1", "q1", "q2", "q2"], "doc_id": ["a", "b", "b", "c"],
+                          "relevance": [1, 2, 1, 1]})  # fmt: skip
+    core = evaluate_arrays(*run_arrays(run), qrels_arrays(qrels), ALL_METRICS)
+    ours = evaluate_file(_parquet(run, tmp_path / "run.parquet"), qrels_arrays(qrels), ALL_METRICS)
+    assert _csv_bytes(ours, tmp_path / "a.csv") == _csv_bytes(core, tmp_path / "b.csv")
+    assert _codes(ours[2]) == _codes(core[2])
+    assert _codes(ours[2])["ties"] == 2
+
+
 def test_scores_tie_as_32_bit_floats_and_doc_ids_descend_by_bytes(tmp_path: Path) -> None:
     # 1.0 and 1.0 + 1e-12 differ as doubles but are one float32: trec_eval sees a tie and
     # orders the docs by id descending by bytes ("😀" > "€" > "é" > "z" > "a").
