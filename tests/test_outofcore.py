@@ -323,6 +323,7 @@ def test_passes_of_whole_queries_change_nothing(
     monkeypatch.setattr(outofcore, "_passes", spy)
     budget = len(run) // 4  # a pass holds a quarter of the run, or one whole-query file
     monkeypatch.setattr(outofcore.passes, "BYTES_PER_ROW", 32 * 10**6 // budget + 1)
+    monkeypatch.setattr(outofcore.passes, "MAX_ROWS", budget)
     got = evaluate_file(path, qrels_arrays(qrels), memory_limit="32MB")
     n_passes = len(planned[0])
     assert n_passes > 3

@@ -28,6 +28,16 @@ def test_plan_packs_components_and_splits_large_ones_by_hash() -> None:
     assert plan(rows, component, budget=85) == [Pass()]
 
 
+def test_plan_aims_at_small_passes_and_splits_only_beyond_memory() -> None:
+    rows = [10, 10, 10, 50, 5]
+    component = [0, 1, 2, 3, 4]
+    got = plan(rows, component, budget=60, target=20)
+    # files packed up to the target; the 50-row file fits in memory: one pass, no buckets
+    assert got == [Pass((0, 1)), Pass((3,)), Pass((2, 4))]
+    assert plan(rows, component, budget=40, target=20)[1:3] == [Pass((3,), 2, 0), Pass((3,), 2, 1)]
+    assert plan(rows, component, budget=200, target=1000) == [Pass()]
+
+
 @pytest.mark.parametrize(
     ("text", "expected"),
     [("1.8 GiB", int(1.8 * 2**30)), ("2GB", 2 * 10**9), ("512.0 MiB", 512 * 2**20), ("100", 100)],

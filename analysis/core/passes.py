@@ -11,7 +11,8 @@ A pass is a group of files plus a hash bucket of query ids:
 
 * Files that share a query (found by one scan of the ``query_id`` column) are kept in the same
   pass: they form a *component* (connected files).
-* Components are packed, in file order, into passes of at most ``budget`` rows.
+* Components are packed, in file order, into passes of at most :data:`MAX_ROWS` rows (faster:
+  see there) and never more than the memory allows (``budget`` rows).
 * A component larger than ``budget`` rows (e.g. one big file) is read in
   ``ceil(rows / budget)`` passes, each keeping the queries whose ``hash(query_id)`` falls in its
   bucket: every query lands in exactly one bucket, whatever the row order.
@@ -28,6 +29,13 @@ from dataclasses import dataclass
 #: 100M rows of 50,000 candidates per query just fitted in one pass (2.16 GB peak resident) and
 #: 200M did not; 40 bytes per row gives passes of about 48M rows there.
 BYTES_PER_ROW = 40
+
+#: Rows a pass of whole files aims at, whatever the memory limit: DuckDB's aggregates and joins
+#: cost more per row as their hash tables grow (100M lines of 50,000 candidates per query in
+#: files of 2M rows, 2 threads: 57 s in passes of 48M rows, 47 s of 10M, 34 s of 5M, 31 s of
+#: 2M), so files are packed into small passes. A file larger than this is still one pass when
+#: memory allows (hash buckets would read it again for each bucket).
+MAX_ROWS = 1 << 21
 
 _UNITS = {"": 1, "B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12,
           "KIB": 2**10, "MIB": 2**20, "GIB": 2**30, "TIB": 2**40}  # fmt: skip
@@ -80,13 +88,20 @@ def components(
     return [root(i) for i in range(n_files)]
 
 
-def plan(rows: Sequence[int], component: Sequence[int], budget: int) -> list[Pass]:
+def plan(
+    rows: Sequence[int], component: Sequence[int], budget: int, target: int | None = None
+) -> list[Pass]:
     """The passes over files with ``rows[i]`` rows each, grouped by ``component`` (see
-    :func:`components`), at most ``budget`` rows per pass where a component allows it. One
-    pass over everything when the whole run fits."""
-    if budget < 1:
+    :func:`components`). ``budget``: the rows one pass may hold (memory); ``target``: the rows
+    a pass aims at (speed; at most ``budget``, default ``budget``). Components are packed into
+    passes of at most ``target`` rows; a larger component is a pass of its own, split into
+    ``ceil(rows / budget)`` hash buckets when it exceeds ``budget`` (each bucket reads the
+    component's files again, so buckets are as few as memory allows). One pass over
+    everything when the whole run fits in ``target``."""
+    target = min(budget, target or budget)
+    if target < 1:
         raise ValueError("budget must be at least one row")
-    if sum(rows) <= budget:
+    if sum(rows) <= target:
         return [Pass()]
     groups: dict[int, list[int]] = {}
     for i, c in enumerate(component):
@@ -96,11 +111,11 @@ def plan(rows: Sequence[int], component: Sequence[int], budget: int) -> list[Pas
     size = 0
     for files in groups.values():  # in the order of each component's first file
         n = sum(rows[i] for i in files)
-        if n > budget:
+        if n > target:
             buckets = math.ceil(n / budget)
             passes += [Pass(tuple(files), buckets, b) for b in range(buckets)]
             continue
-        if current and size + n > budget:
+        if current and size + n > target:
             passes.append(Pass(tuple(current)))
             current, size = [], 0
         current += files
