@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import compileall
 import os
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -25,9 +26,7 @@ def user_bytecode(workdir: Path, roots: tuple[Path, ...] = (ROOT,)) -> Path:
     prefix.mkdir(parents=True, exist_ok=True)
     os.environ["PYTHONDONTWRITEBYTECODE"] = ""  # empty: Python writes bytecode
     os.environ["PYTHONPYCACHEPREFIX"] = str(prefix)
-    import sys
-
-    sys.pycache_prefix = str(prefix)
+    sys.pycache_prefix = str(prefix)  # what compileall writes below
     for root in roots:
         for target in ("analysis", "ui", "pages"):
             if (root / target).is_dir():

@@ -235,7 +235,7 @@ def _bca_interval(
     confidence_level=confidence, n_resamples=0, bootstrap_result=<means>)``'s interval, the
     same operations in the same order (scipy 1.17's ``_bca_interval`` and ``stats.quantile``
     with the ``linear`` method) without importing ``scipy.stats`` (about 1 s): with
-    ``theta`` the row means, ``z0 = ndtri(#(means < theta) + #(means <= theta)) / 2B)``, the
+    ``theta`` the row means, ``z0 = ndtri((#(means < theta) + #(means <= theta)) / 2B)``, the
     acceleration ``a = sum(U^3) / n^3 / 6 / (sum(U^2) / n^2)^1.5`` from the jackknife means
     (``U = (n - 1)(mean of them - each)``), the levels
     ``ndtr(z0 + (z0 + z) / (1 - a (z0 + z)))`` for ``z = ±ndtri((1 - confidence) / 2)``, and the
