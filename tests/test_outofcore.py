@@ -333,3 +333,22 @@ def test_passes_of_whole_queries_change_nothing(
         assert all(p.buckets == n_passes for p in planned[0])
     assert _csv_bytes(got, tmp_path / "a.csv") == _csv_bytes(single, tmp_path / "b.csv")
     assert _codes(got[2]) == _codes(single[2])
+
+
+def test_pass_planning_reads_files_with_a_filename_column_and_names_a_broken_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Planning passes adds a file-name column of its own (a run may have one called
+    ``filename``); a file that is not Parquet gets one line naming it."""
+    run, qrels = _collection(12, "unique")
+    single = evaluate_file(_parquet(run, tmp_path / "whole.parquet"), qrels_arrays(qrels))
+    folder = tmp_path / "parts"
+    folder.mkdir()
+    for i, rows in enumerate(np.array_split(np.arange(len(run)), 3)):
+        _parquet(run.iloc[rows].assign(filename="x"), folder / f"part-{i}.parquet")
+    monkeypatch.setattr(outofcore.passes, "MAX_ROWS", len(run) // 3)
+    got = evaluate_file(folder, qrels_arrays(qrels))
+    assert _csv_bytes(got, tmp_path / "a.csv") == _csv_bytes(single, tmp_path / "b.csv")
+    (folder / "part-9.parquet").write_bytes(b"PAR1 not really")
+    with pytest.raises(InputError, match=r"part-9\.parquet.*cannot read Parquet"):
+        evaluate_file(folder, qrels_arrays(qrels))

@@ -81,6 +81,7 @@ AUTO_TEXT_BYTES = 1 << 30
 _FLT_MAX = 3.4028234663852886e38
 _FLT_OVERFLOW = 3.4028235677973366e38  # doubles from here on round to inf as float32
 _TREC_COLUMNS = ("query_id", "q0", "doc_id", "file_rank", "score", "tag")
+_FILE_COLUMN = "__retrieval_dashboard_file"  # DuckDB's file name column in the pass planning
 
 
 @dataclass(frozen=True)
@@ -365,7 +366,12 @@ def _passes(con: duckdb.DuckDBPyConnection, source: RunSource) -> list[Pass]:
     import pyarrow.parquet as pq
 
     files = _parquet_files(source.path)
-    rows = [pq.ParquetFile(f).metadata.num_rows for f in files]
+    rows = []
+    for f in files:
+        try:
+            rows.append(pq.ParquetFile(f).metadata.num_rows)
+        except (pa.ArrowException, OSError) as exc:
+            raise InputError(f, None, f"cannot read Parquet: {exc}") from None
     setting = con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
     budget = max(1, passes.memory_bytes(setting) // passes.BYTES_PER_ROW)
     if sum(rows) <= passes.MAX_ROWS or (len(files) == 1 and rows[0] <= budget):
@@ -373,9 +379,9 @@ def _passes(con: duckdb.DuckDBPyConnection, source: RunSource) -> list[Pass]:
     component = list(range(len(files)))
     if len(files) > 1:  # which files share a query: one scan of the query_id column
         listed = "[" + ", ".join(_sql_string(str(f)) for f in files) + "]"
-        pairs = con.sql(
-            f"SELECT DISTINCT filename AS f, CAST(query_id AS VARCHAR) AS q "
-            f"FROM read_parquet({listed}, filename=true)"
+        pairs = con.sql(  # the file column gets a name no run column has
+            f"SELECT DISTINCT {_FILE_COLUMN} AS f, CAST(query_id AS VARCHAR) AS q "
+            f"FROM read_parquet({listed}, filename='{_FILE_COLUMN}')"
         ).to_arrow_table()
         index = {str(f): i for i, f in enumerate(files)}
         component = passes.components(
