@@ -316,9 +316,10 @@ def test_passes_of_whole_queries_change_nothing(
     planned: list[list] = []
     plan = outofcore._passes
 
-    def spy(con: object, source: object) -> list:
-        planned.append(plan(con, source))  # type: ignore[arg-type]
-        return planned[-1]
+    def spy(con: object, source: object) -> tuple:
+        files, parts = plan(con, source)  # type: ignore[arg-type]
+        planned.append(parts)
+        return files, parts
 
     monkeypatch.setattr(outofcore, "_passes", spy)
     budget = len(run) // 4  # a pass holds a quarter of the run, or one whole-query file

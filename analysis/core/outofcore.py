@@ -50,7 +50,7 @@ import os
 import shutil
 import tempfile
 import zlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -192,12 +192,18 @@ def _sql_string(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
 
 
-def _scan(source: RunSource, *, row_number: bool = False, part: Pass | None = None) -> str:
-    """A ``SELECT q, d, s`` (and ``row``) over the run file, or over one pass of it."""
+def _scan(
+    source: RunSource,
+    *,
+    row_number: bool = False,
+    part: Pass | None = None,
+    files: Sequence[Path] = (),
+) -> str:
+    """A ``SELECT q, d, s`` (and ``row``) over the run file, or over one pass of it (``files``:
+    the run's Parquet files, which the pass's file indices point into)."""
     path = source.path
     if source.kind == "parquet":
         if part is not None and part.files is not None:
-            files = _parquet_files(path)
             target = "[" + ", ".join(_sql_string(str(files[i])) for i in part.files) + "]"
         else:
             target = _sql_string(str(path / "**" / "*.parquet") if path.is_dir() else str(path))
@@ -337,8 +343,9 @@ def evaluate_file(
         try:
             con.register("gold", gold)
             results = []
-            for part in _passes(con, source):
-                scan = _scan(source, part=part)
+            files, parts = _passes(con, source)
+            for part in parts:
+                scan = _scan(source, part=part, files=files)
                 sql = _PLAN.format(scan=scan, overflow=_FLT_OVERFLOW, flt_max=_FLT_MAX)
                 results.append(con.sql(sql).to_arrow_table())
             result = pa.concat_tables(results)
@@ -356,13 +363,14 @@ def evaluate_file(
     return finish(result, q, wanted, relevance_threshold)
 
 
-def _passes(con: duckdb.DuckDBPyConnection, source: RunSource) -> list[Pass]:
-    """The passes of :mod:`analysis.core.passes` for a Parquet run: files packed into passes
-    of about ``MAX_ROWS`` rows, a file (or files sharing queries) beyond ``memory_limit /
-    BYTES_PER_ROW`` rows split into hash buckets; one pass for a run of at most ``MAX_ROWS``
-    rows or a single file within the memory budget. Text runs are read in one pass."""
+def _passes(con: duckdb.DuckDBPyConnection, source: RunSource) -> tuple[list[Path], list[Pass]]:
+    """The run's Parquet files (listed once) and the passes of :mod:`analysis.core.passes` over
+    them: files packed into passes of about ``MAX_ROWS`` rows, a file (or files sharing
+    queries) beyond ``memory_limit / BYTES_PER_ROW`` rows split into hash buckets; one pass for
+    a run of at most ``MAX_ROWS`` rows or a single file within the memory budget. Text runs are
+    read in one pass (and have no file list)."""
     if source.kind != "parquet":
-        return [Pass()]
+        return [], [Pass()]
     import pyarrow.parquet as pq
 
     files = _parquet_files(source.path)
@@ -375,7 +383,7 @@ def _passes(con: duckdb.DuckDBPyConnection, source: RunSource) -> list[Pass]:
     setting = con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
     budget = max(1, passes.memory_bytes(setting) // passes.BYTES_PER_ROW)
     if sum(rows) <= passes.MAX_ROWS or (len(files) == 1 and rows[0] <= budget):
-        return [Pass()]
+        return files, [Pass()]
     component = list(range(len(files)))
     if len(files) > 1:  # which files share a query: one scan of the query_id column
         listed = "[" + ", ".join(_sql_string(str(f)) for f in files) + "]"
@@ -387,7 +395,7 @@ def _passes(con: duckdb.DuckDBPyConnection, source: RunSource) -> list[Pass]:
         component = passes.components(
             len(files), [index[f] for f in pairs["f"].to_pylist()], pairs["q"].to_pylist()
         )
-    return passes.plan(rows, component, budget, passes.MAX_ROWS)
+    return files, passes.plan(rows, component, budget, passes.MAX_ROWS)
 
 
 def prepare_gold(
