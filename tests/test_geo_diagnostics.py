@@ -151,3 +151,44 @@ def test_the_index_finds_twins_and_stacks_once() -> None:
     assert (index.stack >= 0).sum() == len(pois)
     assert index.static["gold_stack_size"].max() > 1
     assert "ghost" in set(index.docs)  # a gold id that is not a POI
+
+
+def test_rows_above_the_first_gold_are_read_only_where_its_coordinate_is_shared() -> None:
+    """The look-up bound of each query: the cutoff where the first gold sits alone, its rank
+    where other POIs share its coordinate (both cases occur deep in these rankings), and the
+    columns stay those of the reference."""
+    from analysis.geo.ranked import _gold_bound
+
+    queries, qrels, runs, pois = _synthetic(4)
+    index = geo_index(qrels, queries, pois.dropna(subset=["lat", "lon"]))
+    run = runs["model-1"]
+    result, ranking = evaluate_run_ranked(run, qrels, dashboard_metrics(), diagnostics=True)
+    frame = result.per_query
+    first = np.full(len(index.queries), np.inf)
+    at = index.queries.get_indexer(frame["query_id"])
+    first[at] = np.nan_to_num(frame["first_gold_rank"].to_numpy(np.float64), nan=0.0)
+    q = index.queries.get_indexer(ranking.query_ids.to_pylist())[ranking.codes]
+    bound, gold_rows = _gold_bound(ranking, index, q, ranking.rows, first, 10)
+    deep = first > 20
+    assert ((bound == 10) & deep).any()
+    assert ((bound == first) & deep).any()
+    assert len(gold_rows) == int(((first >= 1) & np.isfinite(first)).sum())
+    expected = reference_add_geo(frame, run, qrels, queries, pois, "trec_eval")
+    got = _add_geo(frame, run, index, "trec_eval", ranking=ranking)
+    pd.testing.assert_frame_equal(got, expected, check_exact=True)
+
+
+def test_distance_buckets_are_pandas_cut_on_the_bin_edges() -> None:
+    """``dist_gold_bucket`` puts each distance in its (a, b] bin, as ``pd.cut`` does, edges
+    and infinity included; a missing distance is ``unknown``."""
+    from analysis.stats.perquery import DIST_BINS, DIST_LABELS, geo_slices
+
+    dist = np.r_[np.nan, 0.0, 500.0, np.nextafter(500.0, 1e9), 2000.0, 5000.0, 5000.5, np.inf]
+    dist = np.r_[dist, np.random.default_rng(0).uniform(0, 10_000, 200)]
+    out = geo_slices(pd.DataFrame({"dist_query_gold_m": dist,
+                                   "gold_stack_size": pd.array([pd.NA] * len(dist), "Int64"),
+                                   "indistinguishable": False}))  # fmt: skip
+    expected = pd.cut(pd.Series(dist), DIST_BINS, labels=DIST_LABELS).astype("str")
+    expected[np.isnan(dist)] = "unknown"
+    assert out["dist_gold_bucket"].tolist() == expected.tolist()
+    assert out["gold_stacked"].eq("alone").all()

@@ -30,7 +30,12 @@ import pyarrow as pa
 from analysis.core import ranking as rk
 from analysis.core.errors import InputError
 from analysis.core.metrics import TiePolicy, evaluate, rank_run, run_arrays
-from analysis.geo.geometry import _require_unique_ids, coordinate_stacks, haversine_m, twins
+from analysis.geo.geometry import (
+    _require_unique_ids,
+    _twin_groups,
+    coordinate_stacks,
+    haversine_m,
+)
 
 TWIN_METRICS = ("recall@10", "ndcg@10")
 GEO_COLUMNS = (
@@ -154,10 +159,7 @@ def geo_index(qrels: pd.DataFrame, queries: pd.DataFrame, pois: pd.DataFrame) ->
     lon = np.r_[pd.to_numeric(st["lon"]).to_numpy(np.float64), np.full(len(extra), np.nan)]
     canonical = np.arange(n_docs, dtype=np.int64)
     if "text" in pois.columns:  # each twin -> the group's first POI in table order
-        group = twins(pois)["twin_group"].to_numpy(dtype=np.int64)
-        rows = np.flatnonzero(group >= 0)
-        _, first = np.unique(group[rows], return_index=True)  # groups are numbered 0, 1, ...
-        canonical[rows] = rows[first][group[rows]]
+        canonical[:n_pois] = _twin_groups(sid, pois["text"])[2]
     qpos = pd.Index(queries["query_id"].astype("str")).get_indexer(qids)
     qlat = np.full(len(qids), np.nan)
     qlon = np.full(len(qids), np.nan)
@@ -303,16 +305,20 @@ def _diagnostics(
     mate[mate] = _member(ix.gold_stack_keys, q[mate].astype(np.int64) * ix.n_stacks + stack[mate])
     n_mates = np.bincount(q[mate], minlength=nq)
 
-    out = ix.static.copy()
-    out["dist_query_top1_m"] = top1_dist
     retrieved = np.zeros(nq, dtype=bool)
     retrieved[q[fg]] = True
-    out["first_gold_rank"] = pd.array(np.where(retrieved, first_rank, 0), dtype="Int64")
-    out.loc[~retrieved, "first_gold_rank"] = pd.NA
-    out["n_above_gold_on_gold_coord"] = n_above.astype(np.int64)
-    out["stackmates_in_top_k"] = n_mates.astype(np.int64)
-    out["indistinguishable"] = out["n_above_gold_on_gold_coord"] > 0
-    return out[list(GEO_COLUMNS)]
+    first_gold = pd.arrays.IntegerArray(np.where(retrieved, first_rank, 0), ~retrieved)
+    columns = {
+        "query_id": ix.static["query_id"],
+        "dist_query_gold_m": ix.static["dist_query_gold_m"],
+        "dist_query_top1_m": top1_dist,
+        "gold_stack_size": ix.static["gold_stack_size"],
+        "first_gold_rank": first_gold,
+        "indistinguishable": n_above > 0,
+        "n_above_gold_on_gold_coord": n_above.astype(np.int64),
+        "stackmates_in_top_k": n_mates.astype(np.int64),
+    }
+    return pd.DataFrame({c: columns[c] for c in GEO_COLUMNS})
 
 
 def _doc_groups(docs: pd.Series, ix: GeoIndex) -> tuple[np.ndarray, np.ndarray]:

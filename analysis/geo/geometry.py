@@ -35,10 +35,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
+import pyarrow.compute as pc
 
 if TYPE_CHECKING:
     from pyproj import CRS
 
+from analysis.core import arrow as rk
 from analysis.core.errors import InputError
 from analysis.geo.linkage import single_linkage
 
@@ -154,13 +156,7 @@ def _coords(pois: pd.DataFrame, table: str = "pois") -> tuple[FloatArray, FloatA
 
 def _first_appearance_ids(labels: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
     """Renumber arbitrary integer labels 0..m-1 in order of their first occurrence."""
-    if labels.size == 0:
-        return labels.astype(np.int64)
-    _, first, inverse = np.unique(labels, return_index=True, return_inverse=True)
-    order = np.argsort(first, kind="stable")
-    renum = np.empty_like(order)
-    renum[order] = np.arange(order.size)
-    return renum[inverse.reshape(-1)].astype(np.int64)
+    return pd.factorize(labels)[0].astype(np.int64)
 
 
 def _stack_labels(lat: FloatArray, lon: FloatArray, tolerance_m: float) -> npt.NDArray[np.int64]:
@@ -174,15 +170,15 @@ def _stack_labels(lat: FloatArray, lon: FloatArray, tolerance_m: float) -> npt.N
         return out
     # + 0.0 turns -0.0 into 0.0 so both spell the same coordinate.
     keys = (lat[valid] + 0.0) + 1j * (lon[valid] + 0.0)
-    uniq, exact = np.unique(keys, return_inverse=True)
-    exact = exact.reshape(-1)
+    # a hash table numbers the distinct coordinates in order of first appearance
+    exact, uniq = pd.factorize(keys)
     if tolerance_m > 0 and uniq.size > 1:
         # Single linkage on the sphere: the chord length 2R·sin(d / 2R) is monotone in the
         # great-circle distance d, so a KD-tree radius query on 3-D points is exact.
         xyz = _ecef_unit(uniq.real, uniq.imag)
         chord = 2.0 * EARTH_RADIUS_M * np.sin(min(tolerance_m / (2.0 * EARTH_RADIUS_M), np.pi / 2))
-        exact = single_linkage(xyz, chord)[exact]
-    out[valid] = _first_appearance_ids(exact.astype(np.int64))
+        exact = _first_appearance_ids(single_linkage(xyz, chord)[exact])
+    out[valid] = exact
     return out
 
 
@@ -234,10 +230,26 @@ def normalize_text(text: pd.Series) -> pd.Series:
     return pd.Series(out, index=text.index, dtype="str")
 
 
+def _text_codes(text: pd.Series) -> npt.NDArray[np.int64]:
+    """Per row, a number for its :func:`normalize_text` (equal numbers: equal normalized
+    texts), -1 for the empty text. Each distinct raw text is normalized once."""
+    codes, uniques = pd.factorize(text.astype("str").fillna(""))
+    norm = normalize_text(pd.Series(uniques, dtype="str")).to_numpy(dtype=object)
+    ncodes, nuniques = pd.factorize(norm)
+    empty = np.flatnonzero(nuniques == "")
+    if len(empty):
+        ncodes[ncodes == empty[0]] = -1
+    return ncodes.astype(np.int64)[codes] if len(codes) else np.zeros(0, dtype=np.int64)
+
+
 def _require_unique_ids(table: pd.DataFrame, col: str, name: str) -> None:
     if col not in table.columns:
         raise InputError(name, None, f"missing column {col}")
-    dup = table[col].duplicated()
+    ids = table[col]
+    arrow = isinstance(ids.dtype, pd.StringDtype) and ids.dtype.storage == "pyarrow"
+    if arrow and len(pc.unique(rk.as_string_array(ids))) == len(ids):  # one hash pass in Arrow
+        return
+    dup = ids.duplicated()
     if dup.any():
         first = str(table.loc[dup, col].iloc[0])
         raise InputError(
@@ -245,6 +257,37 @@ def _require_unique_ids(table: pd.DataFrame, col: str, name: str) -> None:
             None,
             f"{int(dup.sum())} duplicate {col} value(s), e.g. {first!r}; ids must be unique",
         )
+
+
+def _twin_groups(
+    sid: npt.NDArray[np.int64], text: pd.Series
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """``(twin group, group size, row of the group's first POI)`` per POI, from its stack id
+    (-1: not located) and text: the groups of :func:`twins` (numbered 0, 1, ... by their first
+    POI in table order, -1 without a twin; a POI without a twin is a group of 1 headed by
+    itself)."""
+    n = len(sid)
+    group = np.full(n, -1, dtype=np.int64)
+    gsize = np.ones(n, dtype=np.int64)
+    head = np.arange(n, dtype=np.int64)
+    tcode = _text_codes(text)
+    valid = (sid >= 0) & (tcode >= 0)
+    if not valid.any():
+        return group, gsize, head
+    pos = np.flatnonzero(valid)
+    tcode = tcode[valid]
+    # (stack, text) pairs numbered by first appearance: one hash pass over 64-bit keys
+    gid = _first_appearance_ids(sid[valid] * (int(tcode.max()) + 1) + tcode)
+    counts = np.bincount(gid)
+    seen = np.maximum.accumulate(gid)
+    first = np.flatnonzero(np.r_[True, gid[1:] > seen[:-1]])  # row of group g: first[g]
+    is_twin = counts >= 2
+    renum = np.cumsum(is_twin) - 1
+    member = is_twin[gid]
+    group[pos[member]] = renum[gid[member]]
+    gsize[pos] = counts[gid]
+    head[pos] = pos[first[gid]]
+    return group, gsize, head
 
 
 def twins(pois: pd.DataFrame, tolerance_m: float = 0.0, text_col: str = "text") -> pd.DataFrame:
@@ -270,25 +313,9 @@ def twins(pois: pd.DataFrame, tolerance_m: float = 0.0, text_col: str = "text") 
         raise InputError("pois", None, f"missing column {text_col}")
     lat, lon = _coords(pois)
     sid = _stack_labels(lat, lon, float(tolerance_m))
-    norm = normalize_text(pois[text_col]).to_numpy(dtype=object)
-    valid = (sid >= 0) & (norm != "")
-    n = len(pois)
-    group = np.full(n, -1, dtype=np.int64)
-    gsize = np.ones(n, dtype=np.int64)
+    group, gsize, head = _twin_groups(sid, pois[text_col])
     ids = pois["doc_id"].astype("str").to_numpy(dtype=object)
-    canonical = ids.copy()
-    if valid.any():
-        pos = np.flatnonzero(valid)
-        key = pd.DataFrame({"s": sid[valid], "t": norm[valid]})
-        gid = key.groupby(["s", "t"], sort=False).ngroup().to_numpy(dtype=np.int64)
-        counts = np.bincount(gid)
-        _, first = np.unique(gid, return_index=True)
-        is_twin = counts >= 2
-        renum = np.cumsum(is_twin) - 1
-        member = is_twin[gid]
-        group[pos[member]] = renum[gid[member]]
-        gsize[pos] = counts[gid]
-        canonical[pos] = ids[pos[first[gid]]]
+    canonical = ids[head]
     out = pois.copy()
     out["twin_group"] = group
     out["twin_group_size"] = gsize

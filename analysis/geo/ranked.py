@@ -38,6 +38,7 @@ def ranked_geo_columns(
     k: int = 10,
     relevance_threshold: int = 1,
     first_gold_rank: np.ndarray | None = None,
+    strict: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """For one model, from its ranking: the diagnostics of
     :func:`analysis.geo.geo_diagnostics` (stack-mates counted in the top ``k``) and
@@ -47,9 +48,15 @@ def ranked_geo_columns(
 
     ``first_gold_rank``: per query of ``index.queries``, the rank of its first document with
     ``relevance >= 1`` (0: none retrieved; ``inf``: not known), as the metric core's
-    diagnostics give it at relevance threshold 1. The diagnostics read no row past
-    ``max(k, first_gold_rank)``, so only those rows (and the twin metrics' prefix) are looked
-    up; without it every ranked row is.
+    diagnostics give it at relevance threshold 1. The diagnostics then read the top
+    ``k`` rows, the first gold's row and, only where the first gold's stack holds other POIs,
+    the rows above it (elsewhere no row above it can sit on its coordinate); without it every
+    ranked row is looked up.
+
+    ``strict``: ``query_id, recall@10, ndcg@10`` of the same ranking at the same threshold
+    (the metric core's own values), when known. A query with no renamed twin among the rows the
+    twin metrics read, and no judged twin, has twin-aware values equal to these (its twin run is
+    a prefix of its ranking), so only the other queries are evaluated again.
     """
     ix = index
     q = rk.index_of(ranking.query_ids, ix.query_set)[ranking.codes]  # -1: not a qrels query
@@ -61,18 +68,67 @@ def ranked_geo_columns(
         rows, rank, scores = ranking.rows[judged], ranking.rank[judged], ranking.scores[judged]
     nq = len(ix.queries)
     bound = np.full(nq, np.inf)
+    gold_rows = np.zeros(0, dtype=np.int64)
     if first_gold_rank is not None:
-        bound = np.maximum(np.asarray(first_gold_rank, dtype=np.float64), k)
+        bound, gold_rows = _gold_bound(ranking, ix, q, rows, first_gold_rank, k)
     with np.errstate(over="ignore"):
         s32 = scores.astype(np.float32)
-    pos, floor = _looked_up(ranking, ix, q, rank, rows, s32, bound)
+    pos, floor = _looked_up(ranking, ix, q, rank, rows, s32, bound, gold_rows)
     sel = np.flatnonzero(pos > -2)
     q, pos, rank, rows, scores, s32 = q[sel], pos[sel], rank[sel], rows[sel], scores[sel], s32[sel]
     geo = _diagnostics(q, pos, rank, ix, k)
-    twin = _twin_values(ranking, index, ties, relevance_threshold, q, pos, rows, scores, s32, floor)
+    twin = _twin_values(ranking, index, ties, relevance_threshold, q, pos, rows, scores, s32, floor,
+                        _strict_values(strict, ix))  # fmt: skip
     for column in twin.columns[1:]:  # both tables: one row per qrels query, in the same order
         geo[column] = twin[column].to_numpy()
     return geo
+
+
+def _gold_bound(
+    ranking: RankedRun,
+    ix: GeoIndex,
+    q: np.ndarray,
+    rows: np.ndarray,
+    first_gold_rank: np.ndarray,
+    k: int,
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(bound per query, first gold rows)``: the ranked rows (positions in ``q``) of each
+    query's first gold (rank ``first_gold_rank``) and the rank up to which the diagnostics read
+    every row: ``first_gold_rank`` where that gold sits on a stack of two or more POIs (a row
+    above it may sit on its coordinate), ``k`` elsewhere (the first gold's own row is read
+    anyway); ``inf`` where the first gold's rank is not known."""
+    first = np.asarray(first_gold_rank, dtype=np.float64)
+    bound = np.maximum(first, k)
+    starts, sizes = rk.group_starts(q)
+    start = np.zeros(len(ix.queries), dtype=np.int64)
+    size = np.zeros(len(ix.queries), dtype=np.int64)
+    start[q[starts]], size[q[starts]] = starts, sizes
+    has = np.isfinite(first) & (first >= 1) & (first <= size)
+    at = np.flatnonzero(has)
+    gold_rows = start[at] + first[at].astype(np.int64) - 1
+    gold_docs = np.unique(ix.gold_keys % max(len(ix.docs), 1))  # the docs that are gold anywhere
+    found = rk.index_of(rk.take(ranking.file_docs, rows[gold_rows]), rk.take(ix.doc_set, gold_docs))
+    doc = np.where(found >= 0, gold_docs[np.maximum(found, 0)], -1)
+    located = ix.stack[ix.stack >= 0]
+    stack_size = np.bincount(located, minlength=ix.n_stacks) if len(located) else np.zeros(1, int)
+    stack = np.where(doc >= 0, ix.stack[np.maximum(doc, 0)], -1)
+    alone = (doc >= 0) & ((stack < 0) | (stack_size[np.maximum(stack, 0)] < 2))
+    bound[at[alone]] = k
+    return bound, gold_rows
+
+
+def _strict_values(strict: pd.DataFrame | None, ix: GeoIndex) -> dict[str, np.ndarray] | None:
+    """``strict``'s ``recall@10`` and ``ndcg@10`` per query of ``ix.queries`` (NaN: absent), or
+    ``None`` when not given or without those columns."""
+    if strict is None or not set(TWIN_METRICS) <= set(strict.columns):
+        return None
+    at = ix.queries.get_indexer(strict["query_id"].astype("str"))
+    out = {}
+    for m in TWIN_METRICS:
+        column = np.full(len(ix.queries), np.nan)
+        column[at[at >= 0]] = strict[m].to_numpy(dtype=np.float64)[at >= 0]
+        out[m] = column
+    return out
 
 
 def _looked_up(
@@ -83,10 +139,11 @@ def _looked_up(
     rows: np.ndarray,
     s32: np.ndarray,
     bound: np.ndarray,
+    also: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """``(doc number of each row, floor per query)``: the rows of rank <= ``bound`` and those of
-    the twin prefix (scored, as float32, at least the query's floor) are looked up in the
-    index (-1: not in it), the others are left at -2.
+    """``(doc number of each row, floor per query)``: the rows of rank <= ``bound``, the rows
+    ``also`` and those of the twin prefix (scored, as float32, at least the query's floor) are
+    looked up in the index (-1: not in it), the others are left at -2.
 
     The floor is the score at rank ``R`` (``-inf`` when the query has fewer rows), for an ``R``
     with ``R >= 10 + C(R)``, ``C(R)`` being the renamed twins ranked ``<= R``: merging twins
@@ -105,6 +162,7 @@ def _looked_up(
     reach = np.full(nq, TWIN_CUTOFF, dtype=np.int64)
     # the first look-up takes a margin of 10 more rows, so that R rarely outgrows it
     wanted = rank <= np.maximum(bound, 2 * TWIN_CUTOFF)[q]
+    wanted[also] = True
     while True:
         floor = np.full(nq, -np.inf, dtype=np.float32)
         full = count >= reach
@@ -135,12 +193,14 @@ def _twin_values(
     scores: np.ndarray,
     s32: np.ndarray,
     floor: np.ndarray,
+    strict: dict[str, np.ndarray] | None = None,
 ) -> pd.DataFrame:
     """``query_id, twin_recall@10, twin_ndcg@10`` from the looked-up ranked rows of the qrels
     queries (query number ``q``, doc number ``pos``, file row ``rows``, ``scores`` and as
     float32 ``s32``; in rank order) and the floor of each query (see :func:`_looked_up`): the
     rows scored at least the floor are deduplicated by twin group, then cut after the rows tied
-    with the 10th."""
+    with the 10th. ``strict``: the metric core's values per query (see
+    :func:`ranked_geo_columns`), taken for the queries the twins leave unchanged."""
     nq = len(ix.queries)
     renamed = np.zeros(len(q), dtype=bool)
     group = pos
@@ -158,6 +218,10 @@ def _twin_values(
     last = rank_within(q[kept]) == TWIN_CUTOFF
     tenth[q[kept][last]] = s32[kept][last]
     cut = kept[s32[kept] >= tenth[q[kept]]]
+    if strict is not None:  # only the queries twins can change are evaluated again
+        changed = ix.renamed_gold.copy()
+        changed[q[head[renamed[head]]]] = True
+        cut = cut[changed[q[cut]]]
     doc_ids = rk.take(ranking.file_docs, rows[cut])
     if renamed[cut].any():
         canonical = rk.take(ix.doc_set, np.maximum(group[cut], 0))
@@ -177,6 +241,8 @@ def _twin_values(
     for m in TWIN_METRICS:  # NaN for a query the twin qrels leave out (outside their split)
         column = np.full(nq, np.nan)
         column[at] = columns[m]
+        if strict is not None:
+            column = np.where(changed, column, strict[m])
         twin[f"twin_{m}"] = column
     return twin
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
 import pandas as pd
@@ -86,31 +87,25 @@ def per_query_table(
         and the data-check warnings of each model.
     """
     wanted = list(metrics) if metrics is not None else dashboard_metrics()
-    frames = []
+    frames: list[pd.DataFrame | Future[pd.DataFrame]] = []
     warnings: dict[str, list[DataWarning]] = {}
-    index = None  # stacks, twins and gold pairs: once per dataset, on the first model
-    located = _located(queries) and _located(entities)
-    for model, run in runs.items():
-        options = {"ties": ties, "relevance_threshold": relevance_threshold, "diagnostics": True}
-        if located:  # the geo columns read the ranking the metrics were computed on
-            result, ranking = evaluate_run_ranked(run, qrels, wanted, **options)
-            if index is None:
-                index = geo_index(qrels, queries, entities.dropna(subset=["lat", "lon"]))
-            frame = _add_geo(result.per_query, run, index, ties, None, relevance_threshold,
-                             ranking=ranking)  # fmt: skip
-        else:
-            result = evaluate_run(run, qrels, wanted, **options)
-            frame = result.per_query
-        frame.insert(0, "model", model)
-        frames.append(frame)
-        keep = {
-            f"gold_exceeds_{m.k}"
-            for m in parse_metrics(headline or wanted)
-            if m.k and m.measure == "recall"
-        }
-        warnings[model] = [
-            w for w in result.warnings if not w.code.startswith("gold_exceeds_") or w.code in keep
-        ]
+    options = {"ties": ties, "relevance_threshold": relevance_threshold, "diagnostics": True}
+    recall_k = {m.k for m in parse_metrics(headline or wanted) if m.k and m.measure == "recall"}
+    with ThreadPoolExecutor(max_workers=1) as geo_worker:
+        index = None  # stacks, twins and gold pairs: once per dataset
+        if _located(queries) and _located(entities):
+            located = entities.dropna(subset=["lat", "lon"])
+            index = geo_worker.submit(geo_index, qrels, queries, located)
+        for model, run in runs.items():
+            if index is not None:  # the geo columns read the ranking the metrics were computed on
+                result, ranking = evaluate_run_ranked(run, qrels, wanted, **options)
+                frames.append(geo_worker.submit(_geo_frame, result.per_query, index, ties,
+                                                relevance_threshold, ranking, model))  # fmt: skip
+            else:
+                result = evaluate_run(run, qrels, wanted, **options)
+                frames.append(_with_model(result.per_query, model))
+            warnings[model] = _headline_warnings(result.warnings, recall_k)
+        frames = [f.result() if isinstance(f, Future) else f for f in frames]
     if not frames:  # typed columns, so that concatenating with other datasets keeps floats
         empty = {c: pd.Series(dtype="str") for c in ("dataset", "model", "query_id")}
         empty |= {m: pd.Series(dtype="float64") for m in wanted}
@@ -127,6 +122,31 @@ def per_query_table(
         table["query_type"] = table["query_type"].fillna("unknown").astype("str")
     table["n_gold_bucket"] = n_gold_bucket(table["n_gold"]).astype("str")
     return table, warnings
+
+
+def _headline_warnings(warnings: Iterable[DataWarning], recall_k: set[int]) -> list[DataWarning]:
+    """The warnings, but "more gold than k" only for the cutoffs ``recall_k``."""
+    keep = {f"gold_exceeds_{k}" for k in recall_k}
+    return [w for w in warnings if not w.code.startswith("gold_exceeds_") or w.code in keep]
+
+
+def _with_model(frame: pd.DataFrame, model: str) -> pd.DataFrame:
+    frame.insert(0, "model", model)
+    return frame
+
+
+def _geo_frame(
+    frame: pd.DataFrame,
+    index: Future[GeoIndex],
+    ties: TiePolicy,
+    relevance_threshold: int,
+    ranking: RankedRun,
+    model: str,
+) -> pd.DataFrame:
+    """One model's table with its geo columns (on the geo worker thread, while the metric core
+    evaluates the next model: the same numbers, the second core used)."""
+    geo = _add_geo(frame, None, index.result(), ties, None, relevance_threshold, ranking=ranking)
+    return _with_model(geo, model)
 
 
 def _located(table: pd.DataFrame | None) -> bool:
@@ -162,12 +182,16 @@ def _add_geo(
             ranks = frame["first_gold_rank"].to_numpy(dtype=np.float64, na_value=np.nan)
             first[at[at >= 0]] = np.nan_to_num(ranks[at >= 0], nan=0.0)  # NaN: none retrieved
         threshold = relevance_threshold
-        geo = ranked_geo_columns(ranking, index, ties, 10, threshold, first_gold_rank=first)
+        geo = ranked_geo_columns(ranking, index, ties, 10, threshold, first_gold_rank=first,
+                                 strict=frame)  # fmt: skip
     else:
         geo = model_geo_columns(
             run, index, ties, k=10, strict=strict, relevance_threshold=relevance_threshold
         )
     geo = geo.drop(columns=[c for c in geo.columns if c in frame.columns and c != "query_id"])
+    if frame["query_id"].astype("str").equals(geo["query_id"].astype("str")):  # the same rows
+        extra = geo.drop(columns="query_id").set_axis(frame.index)
+        return geo_slices(pd.concat([frame, extra], axis=1))
     return geo_slices(frame.merge(geo, on="query_id", how="left"))
 
 
@@ -176,11 +200,14 @@ def geo_slices(out: pd.DataFrame) -> pd.DataFrame:
     ``dist_gold_bucket`` (:data:`DIST_LABELS` of ``dist_query_gold_m``, ``unknown`` when NaN),
     ``gold_stacked`` (``stacked`` when ``gold_stack_size > 1``, else ``alone``) and
     ``location_tie`` (from ``indistinguishable``, a missing value counting as False)."""
-    dist = out["dist_query_gold_m"].astype("float64")
-    out["dist_gold_bucket"] = pd.cut(dist, DIST_BINS, labels=DIST_LABELS).astype("str")
-    out.loc[dist.isna(), "dist_gold_bucket"] = "unknown"
-    size = out["gold_stack_size"].astype("Float64")
-    out["gold_stacked"] = np.where(size.fillna(1).to_numpy() > 1, "stacked", "alone")
+    dist = out["dist_query_gold_m"].to_numpy(dtype=np.float64, na_value=np.nan)
+    bucket = np.searchsorted(DIST_BINS, dist, side="left") - 1  # bins (a, b], as pd.cut
+    labels = np.array([*DIST_LABELS, "unknown"], dtype=object)
+    inside = (bucket >= 0) & (bucket < len(DIST_LABELS))  # NaN sorts past the last bin
+    out["dist_gold_bucket"] = pd.array(labels[np.where(inside, bucket, len(DIST_LABELS))],
+                                       dtype="str")  # fmt: skip
+    size = out["gold_stack_size"].to_numpy(dtype=np.float64, na_value=1.0)
+    out["gold_stacked"] = np.where(size > 1, "stacked", "alone")
     out["indistinguishable"] = out["indistinguishable"].fillna(False).astype(bool)
     out["location_tie"] = np.where(out["indistinguishable"], "indistinguishable", "distinguishable")
     return out
