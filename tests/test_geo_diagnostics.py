@@ -192,3 +192,22 @@ def test_distance_buckets_are_pandas_cut_on_the_bin_edges() -> None:
     expected[np.isnan(dist)] = "unknown"
     assert out["dist_gold_bucket"].tolist() == expected.tolist()
     assert out["gold_stacked"].eq("alone").all()
+
+
+def test_a_bad_table_fails_the_spatial_per_query_table_with_its_own_line() -> None:
+    """Errors raised on the geo worker (duplicate POI ids) and on the main thread (a score that
+    is not a number) reach the caller as the same one-line input errors."""
+    from analysis.core.errors import InputError
+    from analysis.stats.perquery import per_query_table
+
+    queries, qrels, runs, pois = spatial_dataset(500, 40, n_models=2, depth=10, seed=3)
+    twice = pd.concat([pois, pois.head(1)], ignore_index=True)
+    with pytest.raises(InputError, match="duplicate doc_id"):
+        per_query_table(queries, qrels, runs, dataset="d", entities=twice)
+    bad = runs["model-1"].copy()
+    bad.loc[3, "score"] = np.nan
+    with pytest.raises(InputError, match="row 4 is not a finite number"):
+        per_query_table(queries, qrels, {**runs, "model-1": bad}, dataset="d", entities=pois)
+    table, _ = per_query_table(queries, qrels, runs, dataset="d", entities=pois)
+    assert table.groupby("model").size().to_dict() == {"model-0": 40, "model-1": 40}
+    assert {"dist_query_gold_m", "twin_recall@10", "location_tie"} <= set(table.columns)

@@ -87,25 +87,12 @@ def per_query_table(
         and the data-check warnings of each model.
     """
     wanted = list(metrics) if metrics is not None else dashboard_metrics()
-    frames: list[pd.DataFrame | Future[pd.DataFrame]] = []
-    warnings: dict[str, list[DataWarning]] = {}
     options = {"ties": ties, "relevance_threshold": relevance_threshold, "diagnostics": True}
     recall_k = {m.k for m in parse_metrics(headline or wanted) if m.k and m.measure == "recall"}
-    with ThreadPoolExecutor(max_workers=1) as geo_worker:
-        index = None  # stacks, twins and gold pairs: once per dataset
-        if _located(queries) and _located(entities):
-            located = entities.dropna(subset=["lat", "lon"])
-            index = geo_worker.submit(geo_index, qrels, queries, located)
-        for model, run in runs.items():
-            if index is not None:  # the geo columns read the ranking the metrics were computed on
-                result, ranking = evaluate_run_ranked(run, qrels, wanted, **options)
-                frames.append(geo_worker.submit(_geo_frame, result.per_query, index, ties,
-                                                relevance_threshold, ranking, model))  # fmt: skip
-            else:
-                result = evaluate_run(run, qrels, wanted, **options)
-                frames.append(_with_model(result.per_query, model))
-            warnings[model] = _headline_warnings(result.warnings, recall_k)
-        frames = [f.result() if isinstance(f, Future) else f for f in frames]
+    geo = None
+    if _located(queries) and _located(entities):
+        geo = (qrels, queries, entities.dropna(subset=["lat", "lon"]))
+    frames, warnings = _model_frames(runs, qrels, wanted, options, geo, recall_k)
     if not frames:  # typed columns, so that concatenating with other datasets keeps floats
         empty = {c: pd.Series(dtype="str") for c in ("dataset", "model", "query_id")}
         empty |= {m: pd.Series(dtype="float64") for m in wanted}
@@ -135,17 +122,45 @@ def _with_model(frame: pd.DataFrame, model: str) -> pd.DataFrame:
     return frame
 
 
+def _model_frames(
+    runs: Mapping[str, pd.DataFrame],
+    qrels: pd.DataFrame,
+    wanted: list[str],
+    options: dict,
+    geo: tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame] | None,
+    recall_k: set[int],
+) -> tuple[list[pd.DataFrame], dict[str, list[DataWarning]]]:
+    """Each model's per-query frame (with a ``model`` column) and its warnings. With ``geo``
+    (``qrels, queries, located POIs``), the dataset's geo index and then each model's geo
+    columns are computed on a worker thread while the metric core evaluates the next model:
+    the same numbers, with the second core used."""
+    frames: list[pd.DataFrame | Future[pd.DataFrame]] = []
+    warnings: dict[str, list[DataWarning]] = {}
+    with ThreadPoolExecutor(max_workers=1) as worker:
+        try:
+            index = worker.submit(geo_index, *geo) if geo is not None and runs else None
+            for model, run in runs.items():
+                if index is None:
+                    result = evaluate_run(run, qrels, wanted, **options)
+                    frames.append(_with_model(result.per_query, model))
+                else:  # the geo columns read the ranking the metrics were computed on
+                    result, ranking = evaluate_run_ranked(run, qrels, wanted, **options)
+                    frames.append(
+                        worker.submit(_geo_frame, result.per_query, index, options, ranking, model)
+                    )
+                warnings[model] = _headline_warnings(result.warnings, recall_k)
+            return [f.result() if isinstance(f, Future) else f for f in frames], warnings
+        except BaseException:
+            worker.shutdown(cancel_futures=True)  # no more geo work for a table that fails
+            raise
+
+
 def _geo_frame(
-    frame: pd.DataFrame,
-    index: Future[GeoIndex],
-    ties: TiePolicy,
-    relevance_threshold: int,
-    ranking: RankedRun,
-    model: str,
+    frame: pd.DataFrame, index: Future[GeoIndex], options: dict, ranking: RankedRun, model: str
 ) -> pd.DataFrame:
-    """One model's table with its geo columns (on the geo worker thread, while the metric core
-    evaluates the next model: the same numbers, the second core used)."""
-    geo = _add_geo(frame, None, index.result(), ties, None, relevance_threshold, ranking=ranking)
+    """One model's table with its geo columns (on the geo worker thread)."""
+    ties, threshold = options["ties"], options["relevance_threshold"]
+    geo = _add_geo(frame, None, index.result(), ties, None, threshold, ranking=ranking)
     return _with_model(geo, model)
 
 
