@@ -17,7 +17,11 @@ Memory: unless the environment says otherwise, Arrow's allocator (mimalloc) may 
 buffers with 2 MiB pages where the kernel allows it (``MIMALLOC_ALLOW_LARGE_OS_PAGES=1``, read
 when pyarrow loads): a 10M-line run touches about 650 MiB of fresh memory, and with 4 KiB pages
 the page faults alone cost 0.4-1.7 s of system time on a virtual machine (numpy already asks
-for huge pages for its large arrays). Allocation only: no number depends on it.
+for huge pages for its large arrays). With glibc, large blocks come from the heap and stay
+there once freed, for the next step to reuse (``mallopt``: no ``mmap`` for blocks, trim above
+1 GiB; unless ``MALLOC_MMAP_MAX_`` is set): glibc otherwise unmaps each freed block of 32 MiB
+or more, and each new array faults its pages in again (10M lines: a third fewer page faults,
+0.1-0.5 s less). Allocation only: no number depends on it.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ import os
 
 os.environ.setdefault("MIMALLOC_ALLOW_LARGE_OS_PAGES", "1")  # before pyarrow loads (see above)
 
+import ctypes
 import importlib
 import sys
 from collections.abc import Sequence
@@ -59,10 +64,25 @@ def build_parser() -> _Parser:
     return parser
 
 
+def _keep_freed_memory() -> None:
+    """glibc's malloc serves large blocks from the heap and keeps freed memory (see above)."""
+    if "MALLOC_MMAP_MAX_" in os.environ or not hasattr(os, "confstr"):
+        return
+    try:
+        if not (os.confstr("CS_GNU_LIBC_VERSION") or "").startswith("glibc"):
+            return
+        mallopt = ctypes.CDLL(None).mallopt  # this process's own C library
+    except (OSError, ValueError, AttributeError):
+        return
+    mallopt(-4, 0)  # M_MMAP_MAX
+    mallopt(-1, 1 << 30)  # M_TRIM_THRESHOLD
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the exit code (0 ok, 2 bad input)."""
     from analysis.core.errors import InputError
 
+    _keep_freed_memory()
     args = build_parser().parse_args(argv)
     by_name = {name: module for module in _modules() for name in module.NAMES}
     try:

@@ -201,8 +201,10 @@ def _rank(
         codes, scores, doc_codes = codes[keep], scores[keep], doc_codes.keep(kept)
         compared = compared[keep]
     n_queries = len(dictionary)
-    sizes = np.bincount(codes, minlength=n_queries)
-    starts = np.r_[0, np.cumsum(sizes)[:-1]] if n_queries else np.zeros(0, dtype=np.int64)
+    # the ranked codes ascend (grouped by query): sizes by binary search, in the codes' own dtype
+    # (bincount would first copy every code to int64)
+    edges = np.searchsorted(codes, np.arange(n_queries + 1, dtype=codes.dtype)).astype(np.int64)
+    sizes, starts = np.diff(edges), edges[:-1]
     return _Ranked(
         codes=codes,
         dictionary=dictionary,

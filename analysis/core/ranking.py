@@ -289,8 +289,9 @@ def doc_codes(
 
 
 def _chunk_rows(groups: np.ndarray, edges: np.ndarray) -> np.ndarray:
-    """Row offsets where each chunk of queries starts (and the end), in a grouped array."""
-    return np.searchsorted(groups, edges, side="left")
+    """Row offsets where each chunk of queries starts (and the end), in a grouped array. The
+    edges take the groups' dtype: numpy would otherwise copy every group code to a common one."""
+    return np.searchsorted(groups, np.asarray(edges).astype(groups.dtype), side="left")
 
 
 def duplicate_rows(groups: np.ndarray, docs: DocCodes) -> np.ndarray:
