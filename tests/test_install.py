@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 import tomllib
 from pathlib import Path
@@ -32,7 +33,7 @@ def test_launcher_runs_the_project_app_on_localhost() -> None:
     app = launch.find_app()
     assert app == ROOT / "app.py"
     cmd = launch.command(app, ["--server.port", "8513"])
-    assert cmd[:5] == [sys.executable, "-m", "streamlit", "run", str(app)]
+    assert cmd[:5] == [sys.executable, "-m", "ui.serve", "run", str(app)]
     assert cmd[5:] == ["--server.address", "127.0.0.1", "--server.port", "8513"]
 
 
@@ -46,3 +47,22 @@ def test_launcher_makes_data_roots_absolute(tmp_path, monkeypatch) -> None:
     # an installed copy without data/ beside app.py: ./data of the starting folder
     installed = tmp_path / "share" / "app.py"
     assert launch.environment(installed, tmp_path)[launch.ROOTS_ENV] == str(tmp_path / "data")
+
+
+def test_the_server_imports_the_library_before_streamlit_starts() -> None:
+    """``python -m ui.serve`` is Streamlit's command line, run after the analysis library (and
+    nothing of the app's Streamlit side) is imported."""
+    code = (
+        "import sys\n"
+        "from ui import serve\n"
+        "try:\n"
+        "    serve.main(['--version'])\n"
+        "except SystemExit as exc:\n"
+        "    print('exit', exc.code)\n"
+        "print(all(name in sys.modules for name in serve.PRELOAD), 'pandas' in sys.modules)\n"
+        "print(sorted(n for n in sys.modules if n.startswith('ui.') and n != 'ui.serve'))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
+                         check=True).stdout.splitlines()  # fmt: skip
+    assert out[0].startswith("Streamlit, version ")
+    assert out[1:] == ["exit 0", "True True", "[]"]

@@ -53,18 +53,12 @@ def find_app() -> Path:
     )
 
 
-def command(app: Path, extra: Sequence[str] = ()) -> list[str]:
-    """The ``streamlit run`` command line for ``app``."""
-    return [
-        sys.executable,
-        "-m",
-        "streamlit",
-        "run",
-        str(app),
-        "--server.address",
-        "127.0.0.1",
-        *extra,
-    ]
+def command(app: Path, extra: Sequence[str] = (), preload: bool = True) -> list[str]:
+    """The ``streamlit run`` command line for ``app``: through :mod:`ui.serve` (the analysis
+    library imported before the server listens), or Streamlit's own with ``preload=False``
+    (an app that is not this project's)."""
+    runner = "ui.serve" if preload else "streamlit"
+    return [sys.executable, "-m", runner, "run", str(app), "--server.address", "127.0.0.1", *extra]
 
 
 def environment(app: Path, cwd: Path) -> dict[str, str]:
@@ -106,11 +100,16 @@ def free_port() -> int:
 
 @contextlib.contextmanager
 def serving(
-    app: Path, port: int, env: Mapping[str, str] | None = None, timeout: float = 90.0
+    app: Path,
+    port: int,
+    env: Mapping[str, str] | None = None,
+    timeout: float = 90.0,
+    preload: bool = True,
 ) -> Iterator[str]:
     """Run ``app`` on 127.0.0.1:``port`` (:data:`QUIET`, the app's folder as working directory,
-    ``env`` added to this process's environment) for the duration of the ``with`` block, for
-    browser tests and benchmarks; yields the base URL once ``/_stcore/health`` answers. The
+    ``env`` added to this process's environment; ``preload``: see :func:`command`) for the
+    duration of the ``with`` block, for browser tests and benchmarks; yields the base URL once
+    ``/_stcore/health`` answers. The
     server's output goes to a temporary file; it is stopped (terminate, then kill after 10 s)
     on exit.
 
@@ -121,7 +120,7 @@ def serving(
     url = f"http://127.0.0.1:{port}"
     with tempfile.TemporaryFile() as log:
         proc = subprocess.Popen(
-            command(app, ["--server.port", str(port), *QUIET]),
+            command(app, ["--server.port", str(port), *QUIET], preload),
             cwd=app.parent,
             env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})},
             stdout=log,
