@@ -186,7 +186,9 @@ def _add_geo(
     (``strict``: the model's own table, when its relevance threshold is 1; twin-aware metrics
     use the dataset's relevance threshold, like the others). ``ranking``: the model's ranking
     from the metric core (:func:`analysis.core.ranked.evaluate_run_ranked`), read instead of
-    ranking the run again (:func:`analysis.geo.ranked_geo_columns`; the same numbers)."""
+    ranking the run again (:func:`analysis.geo.ranked_geo_columns`; the same numbers); ``frame``
+    (the core's values of that ranking, at ``relevance_threshold``) then gives the twin-aware
+    metrics of the queries no twin changes."""
     if strict is not None and not {"recall@10", "ndcg@10"} <= set(strict.columns):
         strict = None
     if ranking is not None:
