@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 import tomllib
 from pathlib import Path
 
@@ -66,3 +67,24 @@ def test_the_server_imports_the_library_before_streamlit_starts() -> None:
                          check=True).stdout.splitlines()  # fmt: skip
     assert out[0].startswith("Streamlit, version ")
     assert out[1:] == ["exit 0", "True True", "[]"]
+
+
+def test_local_url_of_the_server_for_the_warm_up() -> None:
+    from ui.serve import _local_url
+
+    assert _local_url("127.0.0.1", 8501, "") == "http://127.0.0.1:8501"
+    assert _local_url("0.0.0.0", 8600, "/dash/") == "http://127.0.0.1:8600/dash"
+    assert _local_url("::1", 8601, None) == "http://[::1]:8601"
+    assert _local_url(None, 8502, None) == "http://127.0.0.1:8502"
+    assert _local_url("unix:///tmp/s.sock", 0, None) is None
+
+
+def test_the_server_computes_its_main_page_before_anyone_visits(tmp_path) -> None:
+    """Started as the launcher starts it, and visited by no one, the server runs its main page
+    once: the home page's per-query table and leaderboard land in the disk cache."""
+    env = {"RETRIEVAL_DASHBOARD_CACHE_DIR": str(tmp_path)}
+    with launch.serving(ROOT / "app.py", launch.free_port(), env):
+        deadline = time.monotonic() + 120  # a generous bound, not a speed check
+        while len(list(tmp_path.glob("perquery-*.parquet"))) < 2 and time.monotonic() < deadline:
+            time.sleep(0.1)
+    assert len(list(tmp_path.glob("perquery-*.parquet"))) >= 2  # per-query table, leaderboard

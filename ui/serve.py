@@ -9,15 +9,29 @@ of the first visitor only runs the page. Only the library is imported early (it 
 streamlit): the ``ui`` modules create Streamlit caches when imported, and those need
 Streamlit's runtime, which exists only once the server starts.
 
+Then, once the server answers, the app's main page runs once, headless, in the server's own
+runtime: Streamlit's script health check (``server.scriptHealthCheckEnabled``, turned on here;
+``/_stcore/script-health-check`` runs the script in a session of its own and says whether it
+ran without error). The home page's default dataset then has its per-query table and its
+leaderboard computed, or read from the disk cache, and in the caches every session shares
+before a visitor asks for them. ``RETRIEVAL_DASHBOARD_WARM_UP=0`` turns this off.
+
 The launcher (:mod:`ui.launch`, ``retrieval-dashboard``), the browser tests and the benchmarks
 start the app this way; ``streamlit run app.py`` serves the same app, with a slower first page.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import os
 import sys
+import threading
+import time
+import urllib.request
 from collections.abc import Sequence
+
+WARM_UP_ENV = "RETRIEVAL_DASHBOARD_WARM_UP"
 
 #: what the home page's first run imports (its ``ui`` modules aside); scipy.stats (about 0.7 s)
 #: for the leaderboard's paired t-tests, which a table computed before does not need
@@ -36,14 +50,63 @@ PRELOAD: tuple[str, ...] = (
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Import :data:`PRELOAD`, then run Streamlit's command line with ``argv`` (default: this
-    process's arguments); exits with Streamlit's exit code."""
+    process's arguments), warming the main page up once the server answers (``run`` only);
+    exits with Streamlit's exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
     for name in PRELOAD:
         importlib.import_module(name)
+    if len(args) >= 2 and args[0] == "run" and os.environ.get(WARM_UP_ENV, "1") != "0":
+        args[2:2] = ["--server.scriptHealthCheckEnabled", "true"]  # later flags still win
+        threading.Thread(target=_warm_up, name="warm-up", daemon=True).start()
     from streamlit.web import cli
 
     sys.argv = ["streamlit", *args]
     cli.main(prog_name="streamlit")
+
+
+def _warm_up(timeout: float = 120.0) -> None:
+    """Run the app's main page once through the server's script health check, as soon as the
+    server answers (see the module docstring); gives up silently (no server within
+    ``timeout``, a Unix socket, HTTPS, the check turned off or failing)."""
+    from streamlit import config
+    from streamlit.runtime import Runtime
+
+    deadline = time.monotonic() + timeout
+    while not Runtime.exists():  # the command line has read its flags once the runtime exists
+        if time.monotonic() > deadline:
+            return
+        time.sleep(0.05)
+    url = _local_url(config.get_option("server.address"), config.get_option("server.port"),
+                     config.get_option("server.baseUrlPath"))  # fmt: skip
+    if url is None:
+        return
+    while not _answers(f"{url}/_stcore/health"):
+        if time.monotonic() > deadline:
+            return
+        time.sleep(0.05)
+    with contextlib.suppress(OSError):  # an error page (503) too: the page shows it itself
+        urllib.request.urlopen(f"{url}/_stcore/script-health-check", timeout=timeout).close()
+
+
+def _local_url(address: str | None, port: int, base: str | None) -> str | None:
+    """This machine's URL of a server listening on ``address`` (``None`` for a Unix socket)."""
+    host = address or "127.0.0.1"
+    if host.startswith("unix://"):
+        return None
+    if host in ("0.0.0.0", "::"):
+        host = "127.0.0.1"
+    if ":" in host:
+        host = f"[{host}]"
+    path = (base or "").strip("/")
+    return f"http://{host}:{port}" + (f"/{path}" if path else "")
+
+
+def _answers(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=2) as response:
+            return response.status == 200
+    except OSError:
+        return False
 
 
 if __name__ == "__main__":
