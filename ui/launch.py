@@ -1,4 +1,5 @@
-"""``retrieval-dashboard``: start the app (``streamlit run app.py``) from any folder.
+"""``retrieval-dashboard``, ``python -m ui.launch``: start the app (``streamlit run app.py``,
+through :mod:`ui.serve`) from any folder.
 
 Where the app is: ``app.py`` and ``pages/`` stay at the top of the project, as Streamlit's pages
 directory convention needs (a folder ``pages/`` beside the entry point). The launcher looks for
@@ -55,8 +56,8 @@ def find_app() -> Path:
 
 def command(app: Path, extra: Sequence[str] = (), preload: bool = True) -> list[str]:
     """The ``streamlit run`` command line for ``app``: through :mod:`ui.serve` (the analysis
-    library imported before the server listens), or Streamlit's own with ``preload=False``
-    (an app that is not this project's)."""
+    library imported before the server listens, the main page run once when it answers), or
+    Streamlit's own with ``preload=False`` (an app that is not this project's)."""
     runner = "ui.serve" if preload else "streamlit"
     return [sys.executable, "-m", runner, "run", str(app), "--server.address", "127.0.0.1", *extra]
 
@@ -109,9 +110,8 @@ def serving(
     """Run ``app`` on 127.0.0.1:``port`` (:data:`QUIET`, the app's folder as working directory,
     ``env`` added to this process's environment; ``preload``: see :func:`command`) for the
     duration of the ``with`` block, for browser tests and benchmarks; yields the base URL once
-    ``/_stcore/health`` answers. The
-    server's output goes to a temporary file; it is stopped (terminate, then kill after 10 s)
-    on exit.
+    ``/_stcore/health`` answers. The server's output goes to a temporary file; it is stopped
+    (terminate, then kill after 10 s) on exit.
 
     Raises:
         RuntimeError: the server did not answer within ``timeout`` seconds (the message ends

@@ -3,11 +3,11 @@ analysis library imported first.
 
 A Streamlit app imports its libraries on its first run, that is while the first visitor waits:
 for the home page, pandas and the analysis library take about 0.4 s on a 2-core machine, and
-scipy.stats about 0.7 s more when the leaderboard is not on disk yet. This
-entry point imports them in the server process before Streamlit starts listening, so the page
-of the first visitor only runs the page. Only the library is imported early (it never imports
-streamlit): the ``ui`` modules create Streamlit caches when imported, and those need
-Streamlit's runtime, which exists only once the server starts.
+scipy.stats about 0.7 s more when the leaderboard is not on disk yet. This entry point imports
+them in the server process before Streamlit starts listening, so the page of the first visitor
+only runs the page. Only the library is imported early (it never imports streamlit): the
+``ui`` modules create Streamlit caches when imported, and those need Streamlit's runtime,
+which exists only once the server starts.
 
 Then, once the server answers, the app's main page runs once, headless, in the server's own
 runtime: Streamlit's script health check (``server.scriptHealthCheckEnabled``, turned on here;
@@ -56,7 +56,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     for name in PRELOAD:
         importlib.import_module(name)
     if len(args) >= 2 and args[0] == "run" and os.environ.get(WARM_UP_ENV, "1") != "0":
-        args[2:2] = ["--server.scriptHealthCheckEnabled", "true"]  # later flags still win
+        args[1:1] = ["--server.scriptHealthCheckEnabled", "true"]  # a flag given later wins
         threading.Thread(target=_warm_up, name="warm-up", daemon=True).start()
     from streamlit.web import cli
 
