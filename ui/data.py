@@ -18,6 +18,7 @@ import tempfile
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
+from concurrent.futures import Future
 from pathlib import Path
 
 import pandas as pd
@@ -201,16 +202,26 @@ def _upload_key(name: str) -> tuple[tuple[str, str, str], ...]:
     return tuple((m, f, hashlib.sha256(c).hexdigest()) for m, (f, c) in uploads(name).items())
 
 
+class _Abandoned(Exception):
+    """The computation a caller waited for stopped without a result (its script run was
+    interrupted): the caller computes the value itself."""
+
+
 class _LRU:
     """A thread-safe least-recently-used map whose capacity follows the size of the bundle
     in use: ``capacity(n)`` keeps at least ``PER_DATASET`` entries per dataset of the largest
     bundle seen (never fewer than ``FLOOR``, never more than ``CEILING``), so a 100-dataset
-    selection stays cached between reruns instead of evicting itself."""
+    selection stays cached between reruns instead of evicting itself.
+
+    A key is computed once even when several sessions ask for it at the same time (the
+    server's warm-up run and the first visitor, two people opening one dataset): the later
+    callers wait for the first one's value, or its error. Other keys compute meanwhile."""
 
     FLOOR, PER_DATASET, CEILING = 48, 3, 4096
 
     def __init__(self) -> None:
         self._items: OrderedDict[tuple, object] = OrderedDict()
+        self._pending: dict[tuple, Future] = {}
         self._lock = threading.Lock()
         self.capacity = self.FLOOR
 
@@ -219,17 +230,40 @@ class _LRU:
         self.capacity = max(self.capacity, wanted)
 
     def get(self, key: tuple, make: Callable[[], object]) -> object:
-        with self._lock:
-            if key in self._items:
-                self._items.move_to_end(key)
-                return self._items[key]
-        value = make()  # outside the lock: other datasets load meanwhile
+        while True:
+            with self._lock:
+                if key in self._items:
+                    self._items.move_to_end(key)
+                    return self._items[key]
+                pending = self._pending.get(key)
+                if pending is None:  # this caller computes it
+                    pending = self._pending[key] = Future()
+                    break
+            try:
+                return pending.result()  # computed by another session meanwhile
+            except _Abandoned:
+                continue
+        try:
+            value = make()  # outside the lock: other datasets load meanwhile
+        except Exception as exc:
+            self._settle(key, pending, error=exc)
+            raise
+        except BaseException:  # the script run stopped (a rerun): a waiter computes it
+            self._settle(key, pending, error=_Abandoned())
+            raise
         with self._lock:
             self._items[key] = value
             self._items.move_to_end(key)
             while len(self._items) > self.capacity:
                 self._items.popitem(last=False)
+            del self._pending[key]
+        pending.set_result(value)
         return value
+
+    def _settle(self, key: tuple, pending: Future, error: BaseException) -> None:
+        with self._lock:
+            del self._pending[key]
+        pending.set_exception(error)
 
     def __len__(self) -> int:
         return len(self._items)

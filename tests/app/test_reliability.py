@@ -137,3 +137,73 @@ def test_the_dataset_cache_holds_a_hundred_dataset_bundle(
     again = [data.dataset(bundle, name) for name in names]
     assert loads == []  # the second pass over every dataset is served from the cache
     assert all(a is b for a, b in zip(first, again, strict=True))
+
+
+class _Stop(BaseException):
+    """Stands for Streamlit stopping a script run in the middle (not an error of the data)."""
+
+
+def _concurrently(store: data._LRU, first, second) -> tuple[list, list]:
+    """``store.get`` of one key by two threads, the second asking while the first computes;
+    returns what each got (a value, or the exception raised)."""
+    import threading
+
+    started, release = threading.Event(), threading.Event()
+    out: tuple[list, list] = ([], [])
+
+    def run(make, box) -> None:
+        try:
+            box.append(store.get(("key",), make))
+        except BaseException as exc:  # recorded for the test
+            box.append(exc)
+
+    def slow():
+        started.set()
+        release.wait(10)
+        return first()
+
+    owner = threading.Thread(target=run, args=(slow, out[0]))
+    owner.start()
+    started.wait(10)
+    waiter = threading.Thread(target=run, args=(second, out[1]))
+    waiter.start()
+    waiter.join(0.1)  # the second caller is waiting now (or has yet to ask: the same outcome)
+    release.set()
+    owner.join(10)
+    waiter.join(10)
+    return out
+
+
+def test_one_key_is_computed_once_when_two_sessions_ask_together() -> None:
+    store = data._LRU()
+    made: list[str] = []
+    value = object()
+    got = _concurrently(store, lambda: made.append("first") or value,
+                        lambda: made.append("second") or object())  # fmt: skip
+    assert made == ["first"]
+    assert got[0] == [value]
+    assert got[1] == [value]
+
+
+def test_an_error_reaches_every_waiting_session_and_is_not_cached() -> None:
+    store = data._LRU()
+
+    def fail():
+        raise ValueError("bad file")
+
+    got = _concurrently(store, fail, lambda: "never")
+    assert isinstance(got[0][0], ValueError)
+    assert isinstance(got[1][0], ValueError)
+    assert store.get(("key",), lambda: "fixed") == "fixed"  # computed again, not the error
+
+
+def test_a_stopped_computation_is_done_by_the_session_that_waited() -> None:
+    store = data._LRU()
+
+    def stop():
+        raise _Stop
+
+    got = _concurrently(store, stop, lambda: "mine")
+    assert isinstance(got[0][0], _Stop)
+    assert got[1] == ["mine"]
+    assert store.get(("key",), lambda: "other") == "mine"
