@@ -28,9 +28,10 @@ import sys
 import sysconfig
 import tempfile
 import time
-import urllib.request
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
+
+from ui.serve import healthy
 
 ROOTS_ENV = "RETRIEVAL_DASHBOARD_DATA_ROOTS"
 SHARE = Path("share") / "retrieval-dashboard"
@@ -128,7 +129,7 @@ def serving(
         )
         try:
             deadline = time.monotonic() + timeout
-            while not _healthy(url):
+            while not healthy(url):
                 if proc.poll() is not None or time.monotonic() > deadline:
                     log.seek(0)
                     output = log.read().decode(errors="replace")[-2000:]
@@ -142,14 +143,6 @@ def serving(
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
-
-
-def _healthy(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
-            return response.status == 200
-    except OSError:
-        return False
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -80,7 +80,7 @@ def _warm_up(timeout: float = 120.0) -> None:
                      config.get_option("server.baseUrlPath"))  # fmt: skip
     if url is None:
         return
-    while not _answers(f"{url}/_stcore/health"):
+    while not healthy(url):
         if time.monotonic() > deadline:
             return
         time.sleep(0.05)
@@ -101,9 +101,10 @@ def _local_url(address: str | None, port: int, base: str | None) -> str | None:
     return f"http://{host}:{port}" + (f"/{path}" if path else "")
 
 
-def _answers(url: str) -> bool:
+def healthy(url: str) -> bool:
+    """Whether the Streamlit server at base URL ``url`` answers its health check."""
     try:
-        with urllib.request.urlopen(url, timeout=2) as response:
+        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
             return response.status == 200
     except OSError:
         return False
