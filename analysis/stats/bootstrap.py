@@ -252,11 +252,11 @@ def _bca_interval(
     keep = np.ones((n, n), dtype=bool)  # jackknife: row i of the index leaves out value i
     np.fill_diagonal(keep, False)
     leave_one_out = np.broadcast_to(np.arange(n), (n, n))[keep].reshape((n, n - 1))
-    theta_hat_i = np.concatenate([_row_means(rows[..., leave_one_out], axis=-1)], axis=-1)
+    theta_hat_i = _row_means(rows[..., leave_one_out], axis=-1)  # one sample: scipy's list of 1
     n_j = float(n)
     u = (n_j - 1) * (np.mean(theta_hat_i, axis=-1, keepdims=True) - theta_hat_i)
-    num = sum([np.sum(u**3, axis=-1) / n_j**3])
-    den = sum([np.sum(u**2, axis=-1) / n_j**2])
+    num = np.sum(u**3, axis=-1) / n_j**3
+    den = np.sum(u**2, axis=-1) / n_j**2
     a_hat = 1 / 6 * num / den ** (3 / 2)
     z_alpha = float(ndtri((1 - confidence) / 2))
     levels = []
