@@ -353,3 +353,51 @@ def test_pass_planning_reads_files_with_a_filename_column_and_names_a_broken_fil
     (folder / "part-9.parquet").write_bytes(b"PAR1 not really")
     with pytest.raises(InputError, match=r"part-9\.parquet.*cannot read Parquet"):
         evaluate_file(folder, qrels_arrays(qrels))
+
+
+def _largest_intermediate(path: Path, qrels: pd.DataFrame) -> int:
+    """The most rows any operator of the engine's plan produces on ``path`` (DuckDB's profile)."""
+    import json
+
+    import duckdb
+
+    _, _, gold = outofcore.prepare_gold(qrels_arrays(qrels), ALL_METRICS, 1)
+    sql = outofcore._PLAN.format(
+        scan=outofcore._scan(run_source(path)),
+        overflow=outofcore._FLT_OVERFLOW,
+        flt_max=outofcore._FLT_MAX,
+    )
+    profile = path.with_suffix(".profile.json")
+    con = duckdb.connect(config={"threads": 2})
+    try:
+        con.register("gold", gold)
+        con.execute("PRAGMA enable_profiling='json'")
+        con.execute(f"PRAGMA profiling_output='{profile}'")
+        con.sql(sql).fetchall()
+        con.execute("PRAGMA disable_profiling")
+    finally:
+        con.close()
+
+    def rows(node: dict) -> int:
+        own = int(node.get("operator_cardinality", node.get("intermediate_rows", 0)) or 0)
+        return max([own, *(rows(c) for c in node.get("children", []))])
+
+    return max(rows(node) for node in json.loads(profile.read_text())["operator"])
+
+
+def test_text_runs_find_the_judged_pairs_before_comparing_rows(tmp_path: Path) -> None:
+    """A text scan has no row count for DuckDB's planner; the plan must still compare each
+    judged pair with the rows of its query only (3 x 400 per query here), not join every row of
+    the run with every other row of its query (400 x 400 per query)."""
+    n_queries, per_query = 40, 400
+    q = np.repeat([f"q{i}" for i in range(n_queries)], per_query)
+    d = np.array([f"d{j}" for j in range(per_query)] * n_queries)
+    s = np.tile(np.arange(per_query, 0, -1), n_queries).tolist()
+    trec = tmp_path / "run.trec"
+    trec.write_text("".join(f"{a} Q0 {b} 0 {c!r} t\n" for a, b, c in zip(q, d, s, strict=True)))
+    gold = np.arange(len(q)) % per_query < 3  # the first 3 docs of each query
+    qrels = pd.DataFrame({"query_id": q[gold], "doc_id": d[gold], "relevance": 1})
+    table = tmp_path / "run.csv"
+    pd.DataFrame({"query_id": q, "doc_id": d, "score": s}).to_csv(table, index=False)
+    for path in (trec, table):
+        assert _largest_intermediate(path, qrels) <= 4 * len(q), path.name  # bad plan: 400x
