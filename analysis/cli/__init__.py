@@ -13,29 +13,53 @@ Commands:
 
 Bad input exits with code 2 and one line ``error: <file>:<line>: <what is wrong>`` on stderr.
 
-Memory: unless the environment says otherwise, Arrow's allocator (mimalloc) may back large
-buffers with 2 MiB pages where the kernel allows it (``MIMALLOC_ALLOW_LARGE_OS_PAGES=1``, read
-when pyarrow loads): a 10M-line run touches about 650 MiB of fresh memory, and with 4 KiB pages
-the page faults alone cost 0.4-1.7 s of system time on a virtual machine (numpy already asks
-for huge pages for its large arrays). With glibc, large blocks come from the heap and stay
-there once freed, for the next step to reuse (``mallopt``: no ``mmap`` for blocks, trim above
-1 GiB; unless ``MALLOC_MMAP_MAX_`` is set): glibc otherwise unmaps each freed block of 32 MiB
-or more, and each new array faults its pages in again (10M lines: a third fewer page faults,
-0.1-0.5 s less). Allocation only: no number depends on it.
+Memory: a 10M-line run needs about 600 MiB, and on a virtual machine the first touch of fresh
+memory is a large share of the time (0.5-1.7 s of system time at 10M lines when the host has
+just taken the memory back). With glibc, unless the environment says otherwise, the command
+line therefore keeps one heap that every step reuses:
+
+* Arrow allocates from the C library (``ARROW_DEFAULT_MEMORY_POOL=system``, read when pyarrow
+  first allocates) instead of its own mimalloc, so the buffers of the CSV reader, once freed,
+  serve numpy's arrays and the other way round;
+* one malloc arena for every thread (``M_ARENA_MAX=1``): the reader's and the core's worker
+  threads free and reuse the same heap, not one arena each;
+* large blocks come from that heap and stay there once freed (``M_MMAP_MAX=0``, trim above
+  1 GiB): glibc otherwise unmaps each freed block of 32 MiB or more, and each new array faults
+  its pages in again;
+* numpy does not ask for transparent huge pages (``NUMPY_MADVISE_HUGEPAGE=0``): on a virtual
+  machine a fresh 2 MiB page costs about four times what its 512 small pages cost (400 MB
+  first touched: 0.8-0.95 s against 0.17-0.23 s), and reused heap pages need no new fault.
+
+10M lines, each run right after pytrec_eval's 1.9 GB: 0.5-0.6 s of system time against
+1.0-1.7 s, 1.9-2.3 s of wall time against 2.3-3.0 s, 600 against 660-700 MiB of peak memory.
+``MALLOC_MMAP_MAX_`` in the environment leaves malloc as it is. Allocation only: no number
+depends on it.
 """
 
 from __future__ import annotations
 
 import os
 
-os.environ.setdefault("MIMALLOC_ALLOW_LARGE_OS_PAGES", "1")  # before pyarrow loads (see above)
 
-import ctypes
-import importlib
-import sys
-from collections.abc import Sequence
+def _glibc() -> bool:
+    """The process runs on glibc (whose malloc the settings above tune)."""
+    try:
+        return (os.confstr("CS_GNU_LIBC_VERSION") or "").startswith("glibc")
+    except (AttributeError, ValueError, OSError):
+        return False
 
-from analysis.cli._common import _Parser
+
+_TUNED = _glibc() and "MALLOC_MMAP_MAX_" not in os.environ
+if _TUNED:  # before numpy and pyarrow load (see above)
+    os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
+    os.environ.setdefault("NUMPY_MADVISE_HUGEPAGE", "0")
+
+import ctypes  # noqa: E402
+import importlib  # noqa: E402
+import sys  # noqa: E402
+from collections.abc import Sequence  # noqa: E402
+
+from analysis.cli._common import _Parser  # noqa: E402
 
 #: One module per command (or pair of commands), each with ``NAMES``, ``add_parsers(sub)`` and
 #: ``run(args) -> int``. Modules are imported when the parser is built; heavy libraries are
@@ -65,15 +89,14 @@ def build_parser() -> _Parser:
 
 
 def _keep_freed_memory() -> None:
-    """glibc's malloc serves large blocks from the heap and keeps freed memory (see above)."""
-    if "MALLOC_MMAP_MAX_" in os.environ or not hasattr(os, "confstr"):
+    """One glibc heap for every thread, large blocks from it, freed memory kept (see above)."""
+    if not _TUNED:
         return
     try:
-        if not (os.confstr("CS_GNU_LIBC_VERSION") or "").startswith("glibc"):
-            return
         mallopt = ctypes.CDLL(None).mallopt  # this process's own C library
-    except (OSError, ValueError, AttributeError):
+    except (OSError, AttributeError):
         return
+    mallopt(-8, 1)  # M_ARENA_MAX
     mallopt(-4, 0)  # M_MMAP_MAX
     mallopt(-1, 1 << 30)  # M_TRIM_THRESHOLD
 
