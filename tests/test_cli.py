@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -230,3 +232,28 @@ def test_validate_bad_input(files: dict[str, Path]) -> None:
     proc = _cli("validate", "--run", files["run"], "--qrels", files["qrels"])
     assert proc.returncode == 2
     assert proc.stderr == f"error: {files['run']}:1: score 'inf' is not a finite number\n"
+
+
+_SETTINGS = ("ARROW_DEFAULT_MEMORY_POOL", "NUMPY_MADVISE_HUGEPAGE", "MALLOC_MMAP_MAX_")
+_GLIBC = (getattr(os, "confstr", lambda _: "")("CS_GNU_LIBC_VERSION") or "").startswith("glibc")
+
+
+def _allocation(code: str, **extra: str) -> list[str]:
+    """What ``code`` prints in a fresh interpreter whose environment has none of the allocation
+    settings (plus ``extra``)."""
+    env = {k: v for k, v in os.environ.items() if k not in _SETTINGS} | extra
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    return out.stdout.split()
+
+
+@pytest.mark.skipif(not _GLIBC, reason="the allocation settings apply to glibc only")
+def test_the_command_line_shares_one_heap_unless_malloc_is_configured() -> None:
+    """Under glibc the command line has Arrow allocate from the C library and numpy ask for no
+    huge pages (set before either loads); a ``MALLOC_MMAP_MAX_`` of the user's leaves both."""
+    show = "import os, pyarrow as pa; print(pa.default_memory_pool().backend_name, "
+    show += "os.environ.get('NUMPY_MADVISE_HUGEPAGE'))"
+    assert _allocation("import analysis.cli; " + show) == ["system", "0"]
+    own = _allocation(show)  # pyarrow's own choice (mimalloc in the wheels)
+    assert own[0] != "system"
+    assert _allocation("import analysis.cli; " + show, MALLOC_MMAP_MAX_="65536") == own
