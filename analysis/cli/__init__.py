@@ -38,7 +38,11 @@ depends on it.
 
 from __future__ import annotations
 
+import ctypes
+import importlib
 import os
+import sys
+from collections.abc import Sequence
 
 
 def _glibc() -> bool:
@@ -54,12 +58,7 @@ if _TUNED:  # before numpy and pyarrow load (see above)
     os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
     os.environ.setdefault("NUMPY_MADVISE_HUGEPAGE", "0")
 
-import ctypes  # noqa: E402
-import importlib  # noqa: E402
-import sys  # noqa: E402
-from collections.abc import Sequence  # noqa: E402
-
-from analysis.cli._common import _Parser  # noqa: E402
+from analysis.cli._common import _Parser  # noqa: E402 (loads numpy and pyarrow)
 
 #: One module per command (or pair of commands), each with ``NAMES``, ``add_parsers(sub)`` and
 #: ``run(args) -> int``. Modules are imported when the parser is built; heavy libraries are
@@ -88,7 +87,7 @@ def build_parser() -> _Parser:
     return parser
 
 
-def _keep_freed_memory() -> None:
+def _tune_malloc() -> None:
     """One glibc heap for every thread, large blocks from it, freed memory kept (see above)."""
     if not _TUNED:
         return
@@ -105,7 +104,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the exit code (0 ok, 2 bad input)."""
     from analysis.core.errors import InputError
 
-    _keep_freed_memory()
+    _tune_malloc()
     args = build_parser().parse_args(argv)
     by_name = {name: module for module in _modules() for name in module.NAMES}
     try:
