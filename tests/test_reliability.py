@@ -295,6 +295,63 @@ def test_kill_9_during_a_write_leaves_no_partial_file(tmp_path: Path, previous: 
     assert partial[0].read_bytes().startswith(b"query_id,hit@1\nq1,1\n")
 
 
+# The out-of-core engine's plan made endless; "started" once its connection is open.
+_ENDLESS_QUERY = """
+import signal, sys
+signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a terminal, even when the tests
+                                                          # run where SIGINT is ignored
+from analysis.core import outofcore
+outofcore._PLAN = "SELECT sum(range % 7) FROM range(10000000000000) -- {scan}{overflow}{flt_max}"
+connect = outofcore._connect
+def connected(*args):
+    con = connect(*args)
+    print("started", flush=True)
+    return con
+outofcore._connect = connected
+from analysis.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.parametrize("signame", ["SIGTERM", "SIGINT"])
+def test_a_signal_during_a_duckdb_query_stops_it_in_one_line_and_removes_the_spill(
+    tmp_path: Path, signame: str
+) -> None:
+    """``kill`` (or Ctrl-C) while DuckDB computes: the query stops, the command prints one
+    line and exits 128 + the signal, and neither the spill folder nor an ``--out`` is left."""
+    import signal
+    import time
+
+    spill = tmp_path / "tmp"
+    spill.mkdir()
+    out = tmp_path / "per_query.csv"
+    args = ["evaluate", "--engine", "duckdb", "--run", str(GOOD["run"]), "--qrels",
+            str(GOOD["qrels"]), "--out", str(out)]  # fmt: skip
+    child = subprocess.Popen(
+        [sys.executable, "-c", _ENDLESS_QUERY, *args],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "TMPDIR": str(spill)},
+        start_new_session=True,  # a signal of its own, as a terminal's Ctrl-C sends
+    )
+    try:
+        assert child.stdout.readline().startswith("started")
+        assert [p.name[:7] for p in spill.iterdir()] == ["duckdb-"]  # its spill folder
+        time.sleep(0.5)  # inside DuckDB's query, which never ends on its own
+        child.send_signal(getattr(signal, signame))
+        _, err = child.communicate(timeout=60)
+    finally:
+        if child.poll() is None:
+            child.kill()
+    signum = getattr(signal, signame)
+    assert child.returncode == 128 + signum
+    assert err == ("error: interrupted\n" if signame == "SIGINT" else "error: terminated\n")
+    assert list(spill.iterdir()) == []
+    assert not out.exists()
+
+
 def _big_run(path: Path, n: int, score: float) -> Path:
     with path.open("w") as f:
         for i in range(n):

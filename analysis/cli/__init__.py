@@ -41,7 +41,9 @@ from __future__ import annotations
 import ctypes
 import importlib
 import os
+import signal
 import sys
+import threading
 from collections.abc import Sequence
 
 
@@ -100,13 +102,40 @@ def _tune_malloc() -> None:
     mallopt(-1, 1 << 30)  # M_TRIM_THRESHOLD
 
 
+#: The signal that stopped the running command (Ctrl-C's SIGINT or SIGTERM), if any.
+_STOPPED: list[int] = []
+
+
+def _stop(signum: int, frame: object) -> None:
+    _STOPPED.append(signum)
+    raise KeyboardInterrupt
+
+
+def _catch_stops() -> dict[int, object]:
+    """Make SIGINT and SIGTERM raise in the main thread (Python's own Ctrl-C handling, extended
+    to SIGTERM) unless something else handles or ignores them; returns the handlers replaced."""
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    usual = {signal.SIGINT: signal.default_int_handler, signal.SIGTERM: signal.SIG_DFL}
+    replaced = {}
+    for signum, handler in usual.items():
+        if signal.getsignal(signum) is handler:
+            replaced[signum] = signal.signal(signum, _stop)
+    return replaced
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the CLI; returns the exit code (0 ok, 2 bad input)."""
+    """Run the CLI; returns the exit code (0 ok, 2 bad input, 130 after Ctrl-C, 143 after
+    SIGTERM). A stopped command prints one line, leaves no partial ``--out`` (files are written
+    beside and renamed when whole) and no spill folder of the out-of-core engine: both signals
+    become an exception in the main thread, so that every cleanup runs (DuckDB stops its query
+    on it, raising its own error)."""
     from analysis.core.errors import InputError
 
     _tune_malloc()
     args = build_parser().parse_args(argv)
     by_name = {name: module for module in _modules() for name in module.NAMES}
+    replaced = _catch_stops()
     try:
         return by_name[args.command].run(args)
     except InputError as exc:
@@ -116,3 +145,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         where = f"{exc.filename}: " if exc.filename else ""
         sys.stderr.write(f"error: {where}{exc.strerror or exc}\n")
         return 2
+    except BaseException:
+        if not _STOPPED:
+            raise
+        what = "interrupted" if _STOPPED[0] == signal.SIGINT else "terminated"
+        sys.stderr.write(f"error: {what}\n")
+        return 128 + _STOPPED[0]
+    finally:
+        for signum, handler in replaced.items():
+            signal.signal(signum, handler)
+        _STOPPED.clear()

@@ -51,6 +51,7 @@ import shutil
 import tempfile
 import zlib
 from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -307,6 +308,20 @@ def _connect(
         ) from None
 
 
+def _fetch(con: duckdb.DuckDBPyConnection, sql: str) -> pa.Table:
+    """The result of ``sql`` as an Arrow table, computed on a worker thread while this thread
+    waits. Ctrl-C or a signal handler's exception then reaches this thread at once (a wait on a
+    lock is interrupted by signals; a thread inside DuckDB's query is not, and DuckDB checks for
+    signals only between tasks); the query is then interrupted and the exception goes on."""
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        result = pool.submit(lambda: con.sql(sql).to_arrow_table())
+        try:
+            return result.result()
+        except BaseException:
+            con.interrupt()  # made to be called from another thread; the worker's query stops
+            raise
+
+
 def evaluate_file(
     run: str | Path | RunSource,
     qrels: mx.QrelsArrays,
@@ -351,7 +366,7 @@ def evaluate_file(
             for part in parts:
                 scan = _scan(source, part=part, files=files)
                 sql = _PLAN.format(scan=scan, overflow=_FLT_OVERFLOW, flt_max=_FLT_MAX)
-                results.append(con.sql(sql).to_arrow_table())
+                results.append(_fetch(con, sql))
             result = pa.concat_tables(results)
             if int(pc.sum(result["bad"]).as_py() or 0):
                 _raise_bad_row(con, source)
@@ -391,10 +406,11 @@ def _passes(con: duckdb.DuckDBPyConnection, source: RunSource) -> tuple[list[Pat
     component = list(range(len(files)))
     if len(files) > 1:  # which files share a query: one scan of the query_id column
         listed = "[" + ", ".join(_sql_string(str(f)) for f in files) + "]"
-        pairs = con.sql(  # the file column gets a name no run column has
+        pairs = _fetch(  # the file column gets a name no run column has
+            con,
             f"SELECT DISTINCT {_FILE_COLUMN} AS f, CAST(query_id AS VARCHAR) AS q "
-            f"FROM read_parquet({listed}, filename='{_FILE_COLUMN}')"
-        ).to_arrow_table()
+            f"FROM read_parquet({listed}, filename='{_FILE_COLUMN}')",
+        )
         index = {str(f): i for i, f in enumerate(files)}
         component = passes.components(
             len(files), [index[f] for f in pairs["f"].to_pylist()], pairs["q"].to_pylist()
