@@ -128,8 +128,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the exit code (0 ok, 2 bad input, 130 after Ctrl-C, 143 after
     SIGTERM). A stopped command prints one line, leaves no partial ``--out`` (files are written
     beside and renamed when whole) and no spill folder of the out-of-core engine: both signals
-    become an exception in the main thread, so that every cleanup runs (DuckDB stops its query
-    on it, raising its own error)."""
+    become an exception in the main thread, so that every cleanup runs (the out-of-core engine
+    then interrupts its DuckDB query)."""
     from analysis.core.errors import InputError
 
     _tune_malloc()

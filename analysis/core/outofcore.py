@@ -310,9 +310,10 @@ def _connect(
 
 def _fetch(con: duckdb.DuckDBPyConnection, sql: str) -> pa.Table:
     """The result of ``sql`` as an Arrow table, computed on a worker thread while this thread
-    waits. Ctrl-C or a signal handler's exception then reaches this thread at once (a wait on a
-    lock is interrupted by signals; a thread inside DuckDB's query is not, and DuckDB checks for
-    signals only between tasks); the query is then interrupted and the exception goes on."""
+    waits. Ctrl-C or a signal handler's exception then reaches this thread at once: a wait on a
+    lock is interrupted by signals, a thread inside DuckDB's query only when DuckDB checks for
+    them (under load it did not, for a minute and more). The query is then interrupted and the
+    exception goes on."""
     with ThreadPoolExecutor(max_workers=1) as pool:
         result = pool.submit(lambda: con.sql(sql).to_arrow_table())
         try:
