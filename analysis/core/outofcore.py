@@ -451,7 +451,7 @@ def _duckdb_message(exc: Exception) -> str:
     return "; ".join(lines[:3]) if lines else type(exc).__name__
 
 
-def _raise_bad_row(con: object, source: RunSource) -> None:
+def _raise_bad_row(con: duckdb.DuckDBPyConnection, source: RunSource) -> None:
     """Raise the InputError naming the first row (Parquet) or line (text) with a missing id or
     a score that is not a finite number."""
     if source.kind == "parquet":
@@ -460,7 +460,7 @@ def _raise_bad_row(con: object, source: RunSource) -> None:
             f"SELECT row, q, d, s FROM ({scan}) WHERE q IS NULL OR d IS NULL OR s IS NULL "
             "OR NOT isfinite(s) ORDER BY row LIMIT 1"
         )
-        row, qid, doc, score = con.execute(sql).fetchone()  # type: ignore[attr-defined]
+        row, qid, doc, score = _fetch(con, sql).to_pylist()[0].values()
         what = "query_id" if qid is None else "doc_id" if doc is None else None
         where = f"row {row}" if not source.path.is_dir() else f"a row ({qid!r}, {doc!r})"
         message = f"{what} is missing" if what else f"score {score!r} is not a finite number"
