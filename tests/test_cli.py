@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from analysis.cli import _glibc
 from analysis.core.metrics import evaluate
 from analysis.io import load_qrels, load_run
 from tests.helpers import run_cli
@@ -235,7 +236,6 @@ def test_validate_bad_input(files: dict[str, Path]) -> None:
 
 
 _SETTINGS = ("ARROW_DEFAULT_MEMORY_POOL", "NUMPY_MADVISE_HUGEPAGE", "MALLOC_MMAP_MAX_")
-_GLIBC = (getattr(os, "confstr", lambda _: "")("CS_GNU_LIBC_VERSION") or "").startswith("glibc")
 
 
 def _allocation(code: str, **extra: str) -> list[str]:
@@ -247,7 +247,7 @@ def _allocation(code: str, **extra: str) -> list[str]:
     return out.stdout.split()
 
 
-@pytest.mark.skipif(not _GLIBC, reason="the allocation settings apply to glibc only")
+@pytest.mark.skipif(not _glibc(), reason="the allocation settings apply to glibc only")
 def test_the_command_line_shares_one_heap_unless_malloc_is_configured() -> None:
     """Under glibc the command line has Arrow allocate from the C library and numpy ask for no
     huge pages (set before either loads); a ``MALLOC_MMAP_MAX_`` of the user's leaves both."""
