@@ -128,3 +128,23 @@ def test_a_local_dask_cluster_gives_the_core_bytes(tmp_path: Path) -> None:
             workers = {t["worker"] for t, key in zip(stream.data, keys, strict=True)
                        if "_reduce" in key}  # fmt: skip
             assert len(workers) == 2
+
+
+def test_a_query_split_between_two_files_is_reduced_once(tmp_path: Path) -> None:
+    """Six files of whole queries but one, whose rows are cut between the first two files: the
+    query must still be ranked as one list. Dask reads the query ids alone in fewer, fused
+    partitions (two files each) than the whole rows (one file each), so a check of the query
+    ids per partition sees no query shared between partitions and the query is ranked twice,
+    among half of its documents each time."""
+    run, qrels = _collection(25, "ties")
+    run = run.sort_values("query_id", kind="stable").reset_index(drop=True)
+    starts = np.flatnonzero(run["query_id"].ne(run["query_id"].shift()).to_numpy())
+    sixth = [int(starts[len(starts) * i // 6]) for i in range(6)]
+    cuts = [0, sixth[1] + 40, *sixth[2:], len(run)]  # the second cut falls inside a query
+    folder = tmp_path / "parts"
+    folder.mkdir()
+    for i, (lo, hi) in enumerate(zip(cuts[:-1], cuts[1:], strict=True)):
+        _parquet(run.iloc[lo:hi], folder / f"part-{i}.parquet")
+    core = evaluate_arrays(*run_arrays(run), qrels_arrays(qrels), ALL_METRICS)
+    ours = evaluate_dask(folder, qrels_arrays(qrels), ALL_METRICS)
+    assert _csv_bytes(ours, tmp_path / "a.csv") == _csv_bytes(core, tmp_path / "b.csv")
