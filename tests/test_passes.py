@@ -52,11 +52,12 @@ def test_row_groups_of_one_file_are_passes_of_their_own() -> None:
     target), read as row-group ranges; two row groups sharing a query stay in one pass."""
     layout = _layout((10, 10, 10, 10, 10, 10))
     got = plan(layout, [0, 1, 2, 3, 4, 5], budget=100, target=20)
-    assert got == [Pass((Piece(0, 0, 2),)), Pass((Piece(0, 2, 4),)), Pass((Piece(0, 4, 6),))]
-    assert layout.rows(Piece(0, 2, 4)) == (20, 40)
+    assert got == [Pass((Piece(0, 0, 20),)), Pass((Piece(0, 20, 40),)), Pass((Piece(0, 40, 60),))]
+    assert layout.rows(Piece(0, 20, 40)) == (20, 40)
+    assert layout.rows(Piece(0)) == (0, 60)
     shared = plan(layout, [0, 1, 1, 3, 4, 5], budget=100, target=20)  # a query in groups 1 and 2
-    assert shared == [Pass((Piece(0, 0, 1),)), Pass((Piece(0, 1, 3),)), Pass((Piece(0, 3, 5),)),
-                      Pass((Piece(0, 5, 6),))]  # fmt: skip
+    assert shared == [Pass((Piece(0, 0, 10),)), Pass((Piece(0, 10, 30),)),
+                      Pass((Piece(0, 30, 50),)), Pass((Piece(0, 50, 60),))]  # fmt: skip
 
 
 def _write(path: Path, queries: list[str], rows_per_group: int, stats: bool = True) -> None:
@@ -80,7 +81,7 @@ def test_query_major_row_groups_are_found_from_the_statistics_or_one_scan(
     layout = passes.read_layout([tmp_path / "sorted.parquet"])
     assert passes.disjoint_statistics(layout)
     got = passes.plan_run(layout, budget=1000, target=20)
-    assert [p.pieces for p in got] == [(Piece(0, 0, 2),), (Piece(0, 2, 4),), (Piece(0, 4, 6),)]
+    assert [p.pieces for p in got] == [(Piece(0, 0, 20),), (Piece(0, 20, 40),), (Piece(0, 40, 60),)]
     assert not scanned
     _write(tmp_path / "bare.parquet", sorted_ids, 10, stats=False)
     bare = passes.read_layout([tmp_path / "bare.parquet"])
@@ -94,12 +95,33 @@ def test_query_major_row_groups_are_found_from_the_statistics_or_one_scan(
     assert not passes.disjoint_statistics(layout)
     got = passes.plan_run(layout, budget=1000, target=20)
     assert scanned
-    assert [p.pieces for p in got] == [(Piece(0, 0, 2),), (Piece(0, 2, 4),), (Piece(0, 4, 6),)]
+    assert [p.pieces for p in got] == [(Piece(0, 0, 20),), (Piece(0, 20, 40),), (Piece(0, 40, 60),)]
     numeric[29] = "q1"  # now groups 0, 1 and 2 (30 rows, above the target): a pass of 3 groups
     _write(tmp_path / "numeric.parquet", numeric, 10)
     got = passes.plan_run(passes.read_layout([tmp_path / "numeric.parquet"]), 1000, 20)
-    assert [p.pieces for p in got] == [(Piece(0, 0, 3),), (Piece(0, 3, 5),), (Piece(0, 5, 6),)]
+    assert [p.pieces for p in got] == [(Piece(0, 0, 30),), (Piece(0, 30, 50),), (Piece(0, 50, 60),)]
     assert all(p.buckets == 1 for p in got)
+
+
+@pytest.mark.parametrize(("per_query", "group"), [(5, 7), (20, 7), (5, 1)])
+def test_row_groups_that_cut_queries_move_their_boundaries(
+    tmp_path: Path, per_query: int, group: int
+) -> None:
+    """A file written query by query in row groups that cut queries (of 7 rows for queries of
+    5 rows; queries of 20 rows over 3-4 row groups; a row per group): each cut query goes whole
+    to one unit, so the passes are row ranges of whole queries, with no hash buckets."""
+    queries = [f"q{i}" for i in range(60 // per_query) for _ in range(per_query)]
+    _write(tmp_path / "run.parquet", queries, group, stats=False)
+    layout = passes.read_layout([tmp_path / "run.parquet"])
+    target = 10 if per_query == 5 else 20
+    got = passes.plan_run(layout, budget=30, target=target)
+    assert all(p.buckets == 1 for p in got)
+    rows = [layout.rows(piece) for p in got for piece in p.pieces]
+    assert [r for pair in rows for r in pair] == sorted(r for pair in rows for r in pair)
+    assert rows[0][0] == 0
+    assert rows[-1][1] == 60
+    assert all(r % per_query == 0 for pair in rows for r in pair)
+    assert all(sum(hi - lo for lo, hi in map(layout.rows, p.pieces)) <= target for p in got)
 
 
 def test_queries_spread_over_every_row_group_are_read_in_hash_buckets(tmp_path: Path) -> None:

@@ -50,9 +50,22 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from analysis.io import importers
+    from analysis.core.progress import Progress, reporting
 
     started = time.perf_counter()
+    with reporting(Progress("import")):
+        result = _import(args)
+    for line in result.summary():
+        print(line)
+    for note in result.notes:
+        print(f"note: {note}")
+    print(f"wrote {result.out} in {time.perf_counter() - started:.1f} s")
+    return 0
+
+
+def _import(args: argparse.Namespace):  # an importers.ImportResult
+    from analysis.io import importers
+
     if args.kind == "stark":
         result = importers.import_stark(args.root, args.out, skb=args.skb, name=args.name)
     else:
@@ -63,9 +76,4 @@ def run(args: argparse.Namespace) -> int:
         if getattr(args, "crs", None) is not None:
             kwargs["crs"] = args.crs
         result = func(args.root, args.out, **kwargs)
-    for line in result.summary():
-        print(line)
-    for note in result.notes:
-        print(f"note: {note}")
-    print(f"wrote {result.out} in {time.perf_counter() - started:.1f} s")
-    return 0
+    return result

@@ -78,7 +78,7 @@ class Progress:
         """``steps`` more done, ``rows`` more read."""
         self.steps += steps
         self.rows += rows
-        self.draw()
+        self.draw(force=bool(self.total_steps) and self.steps >= (self.total_steps or 0))
 
     def text(self) -> str:
         """The line as it is drawn now."""

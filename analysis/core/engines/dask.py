@@ -154,7 +154,7 @@ class _Cluster:
 
     def run(self, job: db.Job, parts: list[Pass], gold: pa.Table) -> list[pa.Table]:
         shown = progress.current()
-        total = int(job.layout.unit_rows().sum())
+        total = job.layout.total()
         shown.plan(len(parts), f"tasks on {self.workers} workers", total)
         [job_f, gold_f] = self.client.scatter([job, gold], broadcast=True, hash=False)
         futures = self.client.map(db.run_pass, [job_f] * len(parts), parts,
@@ -188,7 +188,7 @@ class _Threads:
         return self._compute([(_scan_file, f, len(g)) for f, g in files], "files scanned")
 
     def run(self, job: db.Job, parts: list[Pass], gold: pa.Table) -> list[pa.Table]:
-        total = int(job.layout.unit_rows().sum())
+        total = job.layout.total()
         rows = [db.pass_rows(job, p) for p in parts]
         return self._compute([(db.run_pass, job, p, gold) for p in parts], "passes", total, rows)
 

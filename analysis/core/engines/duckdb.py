@@ -262,7 +262,7 @@ def pass_rows(job: Job, part: Pass) -> int:
         return 0
     pieces = part.pieces
     if pieces is None:
-        return int(job.layout.unit_rows().sum())
+        return job.layout.total()
     rows = sum(hi - lo for lo, hi in map(job.layout.rows, pieces))
     return math.ceil(rows / part.buckets)
 
@@ -304,7 +304,7 @@ def evaluate(
 def run_passes(con: duckdb.DuckDBPyConnection, job: Job, parts: list[Pass]) -> list[pa.Table]:
     """The reduced rows of each pass, one pass after the other, with progress."""
     shown = progress.current()
-    total = int(job.layout.unit_rows().sum()) if job.layout is not None else None
+    total = job.layout.total() if job.layout is not None else None
     shown.plan(len(parts), "passes", total)
     results = []
     for part in parts:

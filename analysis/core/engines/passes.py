@@ -56,11 +56,11 @@ _UNITS = {"": 1, "B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12,
 
 @dataclass(frozen=True)
 class Piece:
-    """Rows of one file: row groups ``first`` to ``end - 1``, or the whole file (``end`` 0)."""
+    """Rows ``start`` to ``stop - 1`` of one file (``stop`` 0: the whole file)."""
 
     file: int
-    first: int = 0
-    end: int = 0
+    start: int = 0
+    stop: int = 0
 
 
 @dataclass(frozen=True)
@@ -80,21 +80,39 @@ class Layout:
     files: tuple[Path, ...]
     groups: tuple[tuple[int, ...], ...]
 
-    def units(self) -> list[tuple[int, int]]:
-        """``(file, row group)`` of every unit, in file order."""
-        return [(f, g) for f, rows in enumerate(self.groups) for g in range(len(rows))]
-
-    def unit_rows(self) -> np.ndarray:
-        return np.asarray([r for rows in self.groups for r in rows], dtype=np.int64)
+    def total(self) -> int:
+        return sum(sum(g) for g in self.groups)
 
     def rows(self, piece: Piece) -> tuple[int, int]:
         """The file rows ``[start, stop)`` of a piece."""
-        sizes = self.groups[piece.file]
-        end = piece.end or len(sizes)
-        return sum(sizes[: piece.first]), sum(sizes[:end])
+        return piece.start, piece.stop or sum(self.groups[piece.file])
 
     def whole(self, piece: Piece) -> bool:
-        return piece.end == 0 or (piece.first == 0 and piece.end == len(self.groups[piece.file]))
+        return self.rows(piece) == (0, sum(self.groups[piece.file]))
+
+
+@dataclass(frozen=True)
+class Units:
+    """Row ranges of the files that passes are made of: ``file[i]``, rows ``start[i]`` to
+    ``stop[i] - 1``, in file order."""
+
+    file: np.ndarray
+    start: np.ndarray
+    stop: np.ndarray
+
+    def rows(self) -> np.ndarray:
+        return self.stop - self.start
+
+
+def group_units(layout: Layout) -> Units:
+    """One unit per row group."""
+    file, start, stop = [], [], []
+    for f, sizes in enumerate(layout.groups):
+        edges = np.cumsum([0, *sizes])
+        file += [f] * len(sizes)
+        start += edges[:-1].tolist()
+        stop += edges[1:].tolist()
+    return Units(*(np.asarray(a, dtype=np.int64) for a in (file, start, stop)))
 
 
 def read_layout(files: Sequence[Path]) -> Layout:
@@ -178,30 +196,63 @@ def disjoint_statistics(layout: Layout) -> bool:
         return False
 
 
-def distinct_queries(path: Path, row_groups: Sequence[int]) -> list[pa.Array]:
-    """The distinct query ids (as text) of each of the given row groups of a file, read from
-    the column's dictionaries where the file has them."""
-    import pyarrow.parquet as pq
+@dataclass(frozen=True)
+class GroupQueries:
+    """What one scan of a row group's ``query_id`` column tells the planner: its distinct ids
+    (as text), its first and last id, the rows of the trailing run of the last id, and whether
+    it is *contiguous* (every id in one run of rows)."""
 
+    ids: pa.Array
+    first: str | None
+    last: str | None
+    tail: int
+    contiguous: bool
+
+
+def summarize(column: pa.ChunkedArray, where: Path) -> GroupQueries:
+    """The :class:`GroupQueries` of one row group's ``query_id`` column (read as dictionaries
+    where the file has them: the ids are compared as codes within a chunk, as text between
+    chunks)."""
     from analysis.core.engines.source import as_ids
+
+    present, runs, tail = [], 0, 0
+    first = last = None
+    nulls = column.null_count  # missing ids: an error of the plan; here never contiguous
+    for chunk in (c.drop_null() for c in column.chunks if len(c) - c.null_count):
+        encoded = chunk if pa.types.is_dictionary(chunk.type) else pc.dictionary_encode(chunk)
+        codes = rk.to_numpy(encoded.indices, fill=-1)
+        values = as_ids(encoded.dictionary, where, "query_id").cast(pa.string())
+        used = np.bincount(codes[codes >= 0], minlength=len(values)) > 0
+        present.append(values.filter(rk.from_numpy(used)))
+        change = np.flatnonzero(codes[1:] != codes[:-1])
+        head, end = values[int(codes[0])].as_py(), values[int(codes[-1])].as_py()
+        runs += len(change) + 1 - (head == last)  # a run may go on from the previous chunk
+        run = len(codes) - (int(change[-1]) + 1 if len(change) else 0)
+        tail = tail + run if (not len(change) and head == last) else run
+        first = head if first is None else first
+        last = end
+    ids = pc.unique(pa.chunked_array(present, type=pa.string()))
+    return GroupQueries(ids, first, last, tail, runs == len(ids) and not nulls)
+
+
+def distinct_queries(path: Path, row_groups: Sequence[int]) -> list[GroupQueries]:
+    """:func:`summarize` of each of the given row groups of a file."""
+    import pyarrow.parquet as pq
 
     try:
         reader = pq.ParquetFile(path, read_dictionary=["query_id"])
-        out = []
-        for g in row_groups:
-            column = reader.read_row_group(g, columns=["query_id"])["query_id"]
-            chunks = [c.dictionary if pa.types.is_dictionary(c.type) else c for c in column.chunks]
-            values = pc.unique(pa.chunked_array(chunks, type=chunks[0].type if chunks else None))
-            out.append(as_ids(values.drop_null(), path, "query_id"))
+        return [
+            summarize(reader.read_row_group(g, columns=["query_id"])["query_id"], path)
+            for g in row_groups
+        ]
     except (pa.ArrowException, OSError) as exc:
         raise InputError(path, None, f"cannot read Parquet: {exc}") from None
-    return out
 
 
-Scan = Callable[[Layout], list[list[pa.Array]]]
+Scan = Callable[[Layout], list[list[GroupQueries]]]
 
 
-def scan_locally(layout: Layout, threads: int = 2) -> list[list[pa.Array]]:
+def scan_locally(layout: Layout, threads: int = 2) -> list[list[GroupQueries]]:
     """:func:`distinct_queries` of every row group of every file, on ``threads`` threads."""
     from concurrent.futures import ThreadPoolExecutor
 
@@ -210,9 +261,33 @@ def scan_locally(layout: Layout, threads: int = 2) -> list[list[pa.Array]]:
         return list(pool.map(lambda job: distinct_queries(*job), jobs))
 
 
-def unit_components(layout: Layout, scanned: list[list[pa.Array]]) -> list[int]:
-    """:func:`components` of the units given each unit's distinct query ids (file by file)."""
-    ids = [a for per_file in scanned for a in per_file]
+def query_units(layout: Layout, scanned: list[list[GroupQueries]]) -> tuple[Units, list[pa.Array]]:
+    """Units and their distinct query ids from a scan: one unit per row group, except that
+    where a query's run of rows crosses the boundary of two contiguous row groups, the boundary
+    moves to the start of that run (the query goes whole to the second unit), so that a file
+    written query by query in row groups of any size needs no hash buckets."""
+    file, start, stop, ids = [], [], [], []
+    for f, (sizes, groups) in enumerate(zip(layout.groups, scanned, strict=True)):
+        edges = np.cumsum([0, *sizes]).tolist()
+        bounds = list(edges)
+        own = [g.ids for g in groups]
+        for g in range(1, len(groups)):
+            a, b = groups[g - 1], groups[g]
+            if a.contiguous and b.contiguous and a.last is not None and a.last == b.first:
+                bounds[g] = bounds[g - 1] if a.tail == sizes[g - 1] else edges[g] - a.tail
+                own[g - 1] = own[g - 1].filter(pc.not_equal(own[g - 1], a.last))
+        for g in range(len(groups)):
+            if bounds[g + 1] > bounds[g]:
+                file.append(f)
+                start.append(bounds[g])
+                stop.append(bounds[g + 1])
+                ids.append(own[g])
+    units = Units(*(np.asarray(a, dtype=np.int64) for a in (file, start, stop)))
+    return units, ids
+
+
+def unit_components(ids: list[pa.Array]) -> list[int]:
+    """:func:`components` of units given each unit's distinct query ids."""
     unit = np.repeat(np.arange(len(ids)), [len(a) for a in ids])
     if not len(unit):
         return list(range(len(ids)))
@@ -220,36 +295,45 @@ def unit_components(layout: Layout, scanned: list[list[pa.Array]]) -> list[int]:
     return components(len(ids), unit, codes)
 
 
-def plan_run(layout: Layout, budget: int, target: int | None = None, scan: Scan | None = None):
+def plan_run(
+    layout: Layout, budget: int, target: int | None = None, scan: Scan | None = None
+) -> list[Pass]:
     """The passes over a Parquet run (see the module docstring): one pass when it holds at most
-    ``target`` rows; otherwise units grouped by the statistics or, failing them, by ``scan``
-    (default :func:`scan_locally`)."""
+    ``target`` rows; otherwise row groups as units when the statistics show that none shares a
+    query with another, else the units and components of ``scan`` (default
+    :func:`scan_locally`)."""
     target = min(budget, target or budget)
-    rows = layout.unit_rows()
-    if int(rows.sum()) <= target:
+    if layout.total() <= target:
         return [Pass()]
     if disjoint_statistics(layout):
-        labels = list(range(len(rows)))
+        units = group_units(layout)
+        labels = list(range(len(units.file)))
     else:
-        labels = unit_components(layout, (scan or scan_locally)(layout))
-    return plan(layout, labels, budget, target)
+        units, ids = query_units(layout, (scan or scan_locally)(layout))
+        labels = unit_components(ids)
+    return plan(layout, labels, budget, target, units)
 
 
 def plan(
-    layout: Layout, component: Sequence[int], budget: int, target: int | None = None
+    layout: Layout,
+    component: Sequence[int],
+    budget: int,
+    target: int | None = None,
+    units: Units | None = None,
 ) -> list[Pass]:
-    """The passes over the units of ``layout`` grouped by ``component``. ``budget``: the rows one
-    pass may hold (memory); ``target``: the rows a pass aims at (speed; at most ``budget``,
-    default ``budget``). Components are packed into passes of at most ``target`` rows; a larger
-    component is a pass of its own, split into ``ceil(rows / budget)`` hash buckets when it
-    exceeds ``budget``. One pass over everything when the whole run fits in ``target``."""
+    """The passes over ``units`` (default: the row groups of ``layout``) grouped by
+    ``component``. ``budget``: the rows one pass may hold (memory); ``target``: the rows a pass
+    aims at (speed; at most ``budget``, default ``budget``). Components are packed into passes
+    of at most ``target`` rows; a larger component is a pass of its own, split into
+    ``ceil(rows / budget)`` hash buckets when it exceeds ``budget``. One pass over everything
+    when the whole run fits in ``target``."""
     target = min(budget, target or budget)
     if target < 1:
         raise ValueError("budget must be at least one row")
-    rows = layout.unit_rows()
-    if int(rows.sum()) <= target:
+    if layout.total() <= target:
         return [Pass()]
-    units = layout.units()
+    units = units or group_units(layout)
+    rows = units.rows()
     groups: dict[int, list[int]] = {}
     for i, c in enumerate(component):
         groups.setdefault(c, []).append(i)
@@ -260,26 +344,27 @@ def plan(
         n = int(rows[members].sum())
         if n > target:
             buckets = math.ceil(n / budget)
-            pieces = _pieces(layout, [units[i] for i in members])
+            pieces = _pieces(layout, units, members)
             passes += [Pass(pieces, buckets, b) for b in range(buckets)]
             continue
         if current and size + n > target:
-            passes.append(Pass(_pieces(layout, [units[i] for i in current])))
+            passes.append(Pass(_pieces(layout, units, current)))
             current, size = [], 0
         current += members
         size += n
     if current:
-        passes.append(Pass(_pieces(layout, [units[i] for i in current])))
+        passes.append(Pass(_pieces(layout, units, current)))
     return passes
 
 
-def _pieces(layout: Layout, units: list[tuple[int, int]]) -> tuple[Piece, ...]:
-    """Units as pieces: consecutive row groups of a file merged, a whole file as ``end`` 0."""
+def _pieces(layout: Layout, units: Units, members: list[int]) -> tuple[Piece, ...]:
+    """Units as pieces: adjacent row ranges of a file merged, a whole file as ``stop`` 0."""
     pieces: list[Piece] = []
-    for f, g in sorted(units):
+    for i in sorted(members, key=lambda i: (units.file[i], units.start[i])):
+        f, lo, hi = int(units.file[i]), int(units.start[i]), int(units.stop[i])
         last = pieces[-1] if pieces else None
-        if last is not None and last.file == f and last.end == g:
-            pieces[-1] = Piece(f, last.first, g + 1)
+        if last is not None and last.file == f and last.stop == lo:
+            pieces[-1] = Piece(f, last.start, hi)
         else:
-            pieces.append(Piece(f, g, g + 1))
+            pieces.append(Piece(f, lo, hi))
     return tuple(Piece(p.file) if layout.whole(p) else p for p in pieces)

@@ -37,6 +37,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from analysis.core import progress
 from analysis.core.errors import InputError
 
 _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
@@ -206,6 +207,8 @@ def write_bundle(
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
     shared = {t: _shared_paths(datasets, t) for t in ("entities", "edges")}
+    shown = progress.current()
+    shown.plan(sum(len(ds.runs) for ds in datasets), "run files written")
     try:
         for ds in datasets:
             folder = tmp / ds.name
@@ -221,6 +224,7 @@ def write_bundle(
                 path.write_text("".join(f"{q}\n" for q in ids), encoding="utf-8")
             for model, run in ds.runs.items():
                 write_parquet(run, folder / "runs" / f"{model_file(model)}.parquet")
+                shown.advance(1, len(run))
         (tmp / "bundle.toml").write_text(_manifest(name, description, datasets), encoding="utf-8")
         tmp.chmod(0o755)
         if out.exists():

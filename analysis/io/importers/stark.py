@@ -37,6 +37,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from analysis.core import progress
 from analysis.core.errors import InputError
 from analysis.io import detect_format, load_run
 from analysis.io.importers import stark_checks as checks
@@ -198,7 +199,11 @@ def _load_runs(
     root: Path, domains: dict[str, _Domain], notes: list[str], prime: bool
 ) -> dict[str, dict[str, pd.DataFrame]]:
     runs: dict[str, dict[str, pd.DataFrame]] = {kind: {} for kind in domains}
-    for path, (kind, model) in _model_names(root, _run_files(root)).items():
+    found = _model_names(root, _run_files(root))
+    shown = progress.current()
+    shown.plan(len(found), "run files read")
+    for path, (kind, model) in found.items():
+        shown.advance(0)
         if kind not in domains:
             notes.append(f"{path}: skipped (no {kind} QA file for it)")
             continue
@@ -233,6 +238,7 @@ def _load_runs(
                 "human set has a 98-row and a 109-row release: was the run made on the other?)"
             )
         runs[kind][model] = run_frame(run)
+        shown.advance(1, len(run))
     return runs
 
 
