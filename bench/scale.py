@@ -242,12 +242,13 @@ class Results:
         self.path.write_text(json.dumps(self.all, indent=1))
 
     def table(self) -> None:
-        print("\n| run | wall (s) | CPU (s) | peak RSS (MiB) | load after |")
-        print("|---|---|---|---|---|")
+        print("\n| run | wall (s) | CPU (s) | peak RSS (MiB) | workers' peak (MiB) | load after |")
+        print("|---|---|---|---|---|---|")
         for key, row in self.rows.items():
             if isinstance(row, dict) and "wall_s" in row:
-                print(f"| {key} | {row['wall_s']} | {row.get('cpu_s', '')} | "
-                      f"{row.get('peak_mib', '')} | {row.get('load', '')} |")  # fmt: skip
+                workers = ", ".join(map(str, row.get("worker_peak_mib", [])))
+                cells = [row["wall_s"], row.get("cpu_s", ""), row.get("peak_mib", ""), workers]
+                print(f"| {key} | " + " | ".join(map(str, cells)) + f" | {row.get('load', '')} |")
         for key, row in self.rows.items():
             if not (isinstance(row, dict) and "wall_s" in row):
                 print(f"{key}: {row}")
@@ -266,17 +267,31 @@ def cluster(folder: Path, workers: int = 2, memory: str = "4GB") -> Iterator[str
         yield address
 
 
-def worker_peaks(address: str) -> dict[str, int]:
-    """Each worker process's peak resident memory so far, in MiB."""
+def worker_usage(address: str) -> dict[str, dict[str, float]]:
+    """Each worker process's peak resident memory (MiB) and CPU seconds so far."""
     from distributed import Client
 
-    def peak() -> int:
+    def usage() -> dict[str, float]:
         import resource
 
-        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
+        own = resource.getrusage(resource.RUSAGE_SELF)
+        return {"peak_mib": own.ru_maxrss // 1024, "cpu_s": own.ru_utime + own.ru_stime}
 
     with Client(address) as client:
-        return dict(client.run(peak))
+        return dict(client.run(usage))
+
+
+def run_on_cluster(address: str, cmd: list[str], nice: int) -> dict:
+    """:func:`measure` of a command using the cluster, with the CPU seconds the workers spent
+    meanwhile (added to the client's) and their peak memory."""
+    before = worker_usage(address)
+    row = measure(cmd, nice)
+    after = worker_usage(address)
+    spent = sum(after[w]["cpu_s"] - before[w]["cpu_s"] for w in after)
+    row["client_cpu_s"] = row["cpu_s"]
+    row["cpu_s"] = round(row["cpu_s"] + spent, 1)
+    row["worker_peak_mib"] = [int(after[w]["peak_mib"]) for w in sorted(after)]
+    return row
 
 
 def scenario_dask10m(args: argparse.Namespace, results: Results) -> None:
@@ -289,11 +304,12 @@ def scenario_dask10m(args: argparse.Namespace, results: Results) -> None:
             for engine in ("duckdb", "dask"):
                 extra = ["--scheduler", address] if engine == "dask" else []
                 cmd = evaluate_cmd(data["parts"], data["qrels"], out[engine], engine, *extra)
-                results.add(f"{label(lines)} {engine} #{r + 1}", measure(cmd, args.nice))
-        results.add("dask workers' peak RSS (MiB)", worker_peaks(address))
-    best = {e: min(v["wall_s"] for k, v in results.rows.items() if f" {e} #" in k)
-            for e in out}  # fmt: skip
-    results.add("dask / duckdb (best wall)", f"{best['dask'] / best['duckdb']:.2f}x")
+                row = (run_on_cluster(address, cmd, args.nice) if engine == "dask"
+                       else measure(cmd, args.nice))  # fmt: skip
+                results.add(f"{label(lines)} {engine} #{r + 1}", row)
+    for what in ("wall_s", "cpu_s"):
+        best = {e: min(v[what] for k, v in results.rows.items() if f" {e} #" in k) for e in out}
+        results.add(f"dask / duckdb (best {what})", f"{best['dask'] / best['duckdb']:.2f}x")
     results.add("dask vs duckdb", agree(out["duckdb"], out["dask"]))
     if args.cleanup:
         shutil.rmtree(data["parts"], ignore_errors=True)
@@ -330,8 +346,7 @@ def scenario_dask1b(args: argparse.Namespace, results: Results) -> None:
     out = args.workdir / "out_dask1b.csv"
     with cluster(args.workdir) as address:
         cmd = evaluate_cmd(data["parts"], data["qrels"], out, "dask", "--scheduler", address)
-        results.add(f"{label(lines)} dask", measure(cmd, args.nice))
-        results.add("dask workers' peak RSS (MiB)", worker_peaks(address))
+        results.add(f"{label(lines)} dask", run_on_cluster(address, cmd, args.nice))
     results.add("spot check against the core", spot_check(data, out, args.workdir))
     if args.cleanup:
         shutil.rmtree(data["parts"], ignore_errors=True)

@@ -65,9 +65,9 @@ def shape(files: tuple[Path, ...]) -> Shape:
     """The :class:`Shape` of a Parquet run (footers and the first rows of the first file)."""
     import pyarrow.parquet as pq
 
+    score = src.columns(src.schema(files[0]), files[0]).score  # the columns checked first
     rows = sum(pq.ParquetFile(f).metadata.num_rows for f in files)
     first = pq.ParquetFile(files[0])
-    score = "score" if "score" in first.schema_arrow.names else "rank"
     batch = next(first.iter_batches(batch_size=SAMPLE_ROWS, columns=["query_id", score]), None)
     if batch is None or batch.num_rows == 0:
         return Shape(rows, 0.0, 0.0)
