@@ -12,6 +12,7 @@ import pyarrow as pa
 import pyarrow.csv as pcsv
 
 from analysis.core.errors import DataWarning, InputError
+from analysis.core.measures import known
 from analysis.core.metrics import DEFAULT_METRICS, TIE_POLICIES
 from analysis.core.ranking import from_numpy
 from analysis.io.atomic import atomic_write
@@ -33,7 +34,8 @@ def add_eval_args(cmd: argparse.ArgumentParser, *, required: bool = True) -> Non
     cmd.add_argument(
         "--metrics",
         default=",".join(DEFAULT_METRICS),
-        help="comma-separated metrics, e.g. hit@1,hit@5,recall@20,mrr,ndcg@10",
+        help=f"comma-separated metrics, e.g. hit@1,recall@20,mrr (known: {known()}; "
+        "--help-metrics describes each)",
     )
     cmd.add_argument("--ties", choices=TIE_POLICIES, default="trec_eval", help="tie policy")
     cmd.add_argument(
