@@ -327,6 +327,29 @@ def lookup(name: str) -> Measure | None:
     return next((m for m in REGISTRY.values() if key in m.aliases), None)
 
 
+#: A metric name: a measure name or alias, then optionally ``@k`` or ``_k``.
+METRIC_RE = re.compile(r"^\s*([A-Za-z_]+?)(?:[@_](\d+))?\s*$")
+
+
+def parse_name(text: str) -> tuple[Measure, int | None]:
+    """The measure and cutoff of a metric name (``hit@1``, ``P@5``, ``ndcg_cut_10``, ``mrr``).
+
+    Raises:
+        ValueError: one line naming the unknown measure and the known ones, or saying that the
+            cutoff is not a positive integer (``hit@0``) or not allowed (``rprec@5``).
+    """
+    match = METRIC_RE.match(str(text))
+    found = lookup(match.group(1)) if match else None
+    if match is None or found is None:
+        raise ValueError(f"unknown metric {str(text)!r} (known: {known()})")
+    k = int(match.group(2)) if match.group(2) is not None else None
+    if k is not None and k < 1:
+        raise ValueError(f"metric {text!r}: the cutoff must be at least 1 (known: {known()})")
+    if k is not None and found.cutoff == "never":
+        raise ValueError(f"metric {text!r}: {found.name} takes no cutoff (known: {known()})")
+    return found, k
+
+
 def known() -> str:
     """The known metric names, for error messages: ``hit@k, recall@k, ...``."""
     return ", ".join(m.listed or m.forms() for m in REGISTRY.values())
@@ -592,23 +615,20 @@ def card(metric: str) -> MetricCard:
     Raises:
         ValueError: an unknown metric name.
     """
-    from analysis.core.names import parse_metric
-
     text = str(metric).strip()
     general = text.lower().endswith("@k")
-    parsed = parse_metric(text[:-2] if general else text)
-    m = REGISTRY[parsed.measure]
-    k = parsed.k
+    m, k = parse_name(text[:-2] if general else text)
+    name = m.example if general else m.name if k is None else f"{m.name}@{k}"
     title = m.title if k is not None or general else m.title.replace("@{k}", "")
     notes = (("Notes", fill(m.notes, k)),) if m.notes else ()
     return MetricCard(
-        name=m.example if general else parsed.name,
+        name=name,
         title=fill(title, k),
         formula=fill(m.formula, k),
         cutoff=_cutoff_text(m, k, general),
         reference=_references(m, k) or (("Reference", "none (a user measure)"),),
         semantics=(
-            *_semantics(m.example if general else parsed.name),
+            *_semantics(name),
             ("Saved depth", _saved_depth(m, k, general)),
             *notes,
         ),

@@ -6,19 +6,15 @@ Names, aliases and cutoff rules come from the measure registry
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
-from analysis.core.measures import known, lookup
+from analysis.core.measures import known, parse_name
 
 TiePolicy = Literal["trec_eval", "stable"]
 TIE_POLICIES: tuple[str, ...] = ("trec_eval", "stable")
 DEFAULT_METRICS: tuple[str, ...] = ("hit@1", "hit@5", "recall@20", "mrr", "ndcg@10")
-
-
-_METRIC_RE = re.compile(r"^\s*([A-Za-z_]+?)(?:[@_](\d+))?\s*$")
 
 
 @dataclass(frozen=True)
@@ -44,15 +40,7 @@ def parse_metric(text: str) -> Metric:
         ValueError: one line naming the unknown measure and the known ones, or saying that the
             cutoff is not a positive integer (``hit@0``) or not allowed (``rprec@5``).
     """
-    match = _METRIC_RE.match(str(text))
-    found = lookup(match.group(1)) if match else None
-    if match is None or found is None:
-        raise ValueError(f"unknown metric {str(text)!r} (known: {known()})")
-    k = int(match.group(2)) if match.group(2) is not None else None
-    if k is not None and k < 1:
-        raise ValueError(f"metric {text!r}: the cutoff must be at least 1 (known: {known()})")
-    if k is not None and found.cutoff == "never":
-        raise ValueError(f"metric {text!r}: {found.name} takes no cutoff (known: {known()})")
+    found, k = parse_name(text)
     return Metric(found.name, k, str(text).strip())
 
 
