@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from analysis.core.measures import card
+from analysis.core.measures import card, escape_md, parse_name
 from analysis.present.export import escape_markdown
 
 
@@ -20,6 +20,16 @@ def markdown(metric: str) -> str:
         return card(metric).markdown()
     except ValueError:
         return ""
+
+
+def tooltip(metric: str) -> str:
+    """For a ``help=`` tooltip: the measure's definition in one sentence (cutoff written
+    ``k``), then the metric's card (``""`` for an unknown name)."""
+    try:
+        measure, _ = parse_name(metric)
+    except ValueError:
+        return ""
+    return escape_md(measure.help()) + "\n\n" + markdown(metric)
 
 
 def sentence(metric: str) -> str:

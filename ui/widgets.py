@@ -41,8 +41,9 @@ def require_datasets(sel: Selection) -> None:
 
 
 def metric_help(metric: str) -> str:
-    """The metric's card as Markdown, for a ``help=`` tooltip (:mod:`ui.cards`)."""
-    return cards.markdown(metric)
+    """The metric's definition and card as Markdown, for a ``help=`` tooltip
+    (:func:`ui.cards.tooltip`)."""
+    return cards.tooltip(metric)
 
 
 def show_errors(errors: dict[str, str], key: str = "reload_data") -> None:

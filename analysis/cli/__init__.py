@@ -4,7 +4,8 @@ Commands:
     evaluate   per-query metrics of a run to CSV/Parquet, means and data checks to stdout
     validate   data checks of a run against qrels, or of a whole bundle (--bundle)
     compare    paired statistics of two or more runs (CSV/Markdown/LaTeX/JSON)
-    import     real benchmark layouts (STaRK, GeoBloom, GeoGLUE, LIST) -> a bundle
+    import     a benchmark folder in a known layout (STaRK, GeoBloom, GeoGLUE, LIST, ...)
+               -> a bundle
     geo        duplicate-coordinate and twin report of a POI file, as JSON
     report     one self-contained offline HTML report of a bundle
     demo       regenerate the demo bundle
@@ -14,7 +15,8 @@ Commands:
 Bad input exits with code 2 and one line ``error: <file>:<line>: <what is wrong>`` on stderr.
 
 Every command takes ``--plugin MODULE`` (repeatable): a module name or a ``.py`` path whose
-:func:`analysis.register_measure` calls add measures (:mod:`analysis.core.plugins`).
+:func:`analysis.register_measure` calls add measures (:mod:`analysis.core.plugins`), or whose
+:func:`analysis.io.importers.register_importer` calls add importers.
 ``--help-metrics`` prints every metric's card (formula, cutoff, references, semantics), plugins'
 measures included.
 
@@ -76,7 +78,8 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=argparse.SUPPRESS,
         metavar="MODULE",
-        help="load user measures from a module name or a .py file (repeatable)",
+        help="load a plugin (a module name or a .py file) whose top level registers "
+        "measures or importers (repeatable)",
     )
     parser.add_argument(
         "--help-metrics",

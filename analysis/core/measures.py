@@ -542,11 +542,11 @@ class MetricCard:
 
     def markdown(self) -> str:
         """The card as Markdown (for the app's help and popovers)."""
-        body = "\n".join(f"- **{label}**: {_md(text)}" for label, text in self.lines())
-        return f"**{_md(self.name)}** — {_md(self.title)}\n\n{body}"
+        body = "\n".join(f"- **{label}**: {escape_md(text)}" for label, text in self.lines())
+        return f"**{escape_md(self.name)}** — {escape_md(self.title)}\n\n{body}"
 
 
-def _md(text: str) -> str:
+def escape_md(text: str) -> str:
     """Text with Markdown's special characters escaped (formulas hold ``*``, ``_``, ``|``)."""
     return re.sub(r"([\\`*_{}\[\]<>()#+\-.!|~$])", r"\\\1", str(text))
 

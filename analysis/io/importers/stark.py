@@ -47,6 +47,7 @@ from analysis.io.importers._write import (
     run_frame,
     write_bundle,
 )
+from analysis.io.importers.registry import Argument, Importer, file_names
 from analysis.io.stark import read_split_index, read_stark_qa
 
 METRICS = ("hit@1", "hit@5", "recall@20", "mrr")
@@ -337,3 +338,21 @@ def _kind_of(path: Path) -> str:
 def _domain_of(name: str) -> str | None:
     lower = name.lower()
     return next((d for d in ("amazon", "mag", "prime") if d in lower), None)
+
+
+def detect(folder: Path) -> float:
+    """1 for a folder with a ``stark_qa*.csv`` file or a ``stark_qa/`` folder, else 0."""
+    names = file_names(folder)
+    qa = any(n.startswith("stark_qa") and n.endswith(".csv") for n in names)
+    return 1.0 if qa or (folder / "stark_qa").is_dir() else 0.0
+
+
+IMPORTERS = (
+    Importer(
+        "stark",
+        "a STaRK domain folder (QA CSVs, splits, runs)",
+        import_stark,
+        detect,
+        arguments=(Argument("--skb", "STaRK SKB folder (processed/node_info.pkl)"),),
+    ),
+)
