@@ -144,7 +144,9 @@ def test_user_measure_equals_its_reference_with_ties_and_missing_queries(plugin)
     assert max(shape[1] for _, shape, _ in module.SHAPES) <= 30  # tie orders: the run's depth
 
 
-def test_user_measure_on_the_command_line_and_in_the_duckdb_engine(plugin, tmp_path: Path) -> None:
+def test_user_measure_on_the_command_line_and_in_the_out_of_core_engines(
+    plugin, tmp_path: Path
+) -> None:
     path, _ = plugin
     run, qrels = random_collection(6, "graded", n_queries=40, n_docs=25)
     run_path, qrels_path = _write_trec(run, qrels, tmp_path)
@@ -158,6 +160,13 @@ def test_user_measure_on_the_command_line_and_in_the_duckdb_engine(plugin, tmp_p
         assert proc.returncode == 0, proc.stderr
         assert "found@10" in proc.stdout
     assert outs["memory"].read_bytes() == outs["duckdb"].read_bytes()
+    run.to_parquet(tmp_path / "run.parquet")
+    outs["dask"] = tmp_path / "dask.csv"
+    proc = run_cli("evaluate", "--run", tmp_path / "run.parquet", "--qrels", qrels_path,
+                   "--plugin", path, "--metrics", "found@10,dcg_sum,ndcg@10", "--engine", "dask",
+                   "--out", outs["dask"])  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert outs["dask"].read_bytes() == outs["memory"].read_bytes()
     got = pd.read_csv(outs["memory"], dtype={"query_id": str})
     pd.testing.assert_frame_equal(got, expected, check_dtype=False)
 
