@@ -259,18 +259,7 @@ def sidebar() -> Selection:
     others = [m for m in models if m != model_a] or [None]
     model_b = _select("Model B", "model_b", others, others[0], help="The model compared with A.")
 
-    metrics = headline_metrics(spec)
-    _adopt_legacy_metric(metrics)
-    current = _adopt("metric", str, lambda v: v in metrics, metrics[0])
-    metric = _select(
-        "Metric",
-        "metric",
-        metrics,
-        metrics[0],
-        help="The dataset's headline metrics (the bundle manifest's metrics list) and the "
-        "measures of metric plugins.\n\n" + cards.markdown(str(current)),
-    )
-    cards.about(str(metric), key="about_metric_sidebar", sidebar=True)
+    metric = _metric(spec)
     ties = _select(
         "Ties",
         "ties",
@@ -292,6 +281,23 @@ def sidebar() -> Selection:
     )
     write_url(selection.url_params())
     return selection
+
+
+def _metric(spec: DatasetSpec | None) -> str:
+    """The metric selector (its help and an "About" popover hold the selected metric's card)."""
+    metrics = headline_metrics(spec)
+    _adopt_legacy_metric(metrics)
+    current = _adopt("metric", str, lambda v: v in metrics, metrics[0])
+    metric = _select(
+        "Metric",
+        "metric",
+        metrics,
+        metrics[0],
+        help="The dataset's headline metrics (the bundle manifest's metrics list) and the "
+        "measures of metric plugins.\n\n" + cards.markdown(str(current)),
+    )
+    cards.about(str(metric), key="about_metric_sidebar", sidebar=True)
+    return str(metric)
 
 
 def _plugins() -> None:

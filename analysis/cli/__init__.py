@@ -60,33 +60,16 @@ def _modules() -> list:
 def build_parser() -> _Parser:
     """The command line's parser: every command, each with ``--plugin`` and
     ``--help-metrics``."""
-    from analysis.cli._common import _Parser  # loads numpy and pyarrow
+    from analysis.cli._common import _Parser, add_plugin_args  # loads numpy and pyarrow
 
     parser = _Parser(prog="python -m analysis", description=__doc__.splitlines()[0])
-    _add_common(parser)
+    add_plugin_args(parser)
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     for module in _modules():
         module.add_parsers(sub)
     for leaf in _leaves(sub):
-        _add_common(leaf)
+        add_plugin_args(leaf)
     return parser
-
-
-def _add_common(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--plugin",
-        action="append",
-        default=argparse.SUPPRESS,
-        metavar="MODULE",
-        help="load a plugin (a module name or a .py file) whose top level registers "
-        "measures or importers (repeatable)",
-    )
-    parser.add_argument(
-        "--help-metrics",
-        action="store_true",
-        default=argparse.SUPPRESS,
-        help="print every metric's card (formula, cutoff, references, semantics) and exit",
-    )
 
 
 def _leaves(sub: argparse._SubParsersAction) -> list[argparse.ArgumentParser]:

@@ -26,6 +26,24 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
+def add_plugin_args(parser: argparse.ArgumentParser) -> None:
+    """``--plugin`` and ``--help-metrics`` (every command has them)."""
+    parser.add_argument(
+        "--plugin",
+        action="append",
+        default=argparse.SUPPRESS,
+        metavar="MODULE",
+        help="load a plugin (a module name or a .py file) whose top level registers "
+        "measures or importers (repeatable)",
+    )
+    parser.add_argument(
+        "--help-metrics",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="print every metric's card (formula, cutoff, references, semantics) and exit",
+    )
+
+
 def add_eval_args(cmd: argparse.ArgumentParser, *, required: bool = True) -> None:
     cmd.add_argument(
         "--run", required=required, help="run file (TREC run, STaRK eval_results, table)"

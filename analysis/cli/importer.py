@@ -18,12 +18,30 @@ NAMES = ("import",)
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
+    """The ``import`` command. Its sub-commands (one per importer) are added when ``import``
+    is parsed: reading the registry imports the importers (and pandas), which the other
+    commands do without."""
+    cmd = sub.add_parser(
+        "import",
+        help="a benchmark folder in a known layout -> a bundle (import --help lists the layouts)",
+    )
+    kinds = cmd.add_subparsers(dest="kind", required=True, parser_class=type(cmd))
+    parse = cmd.parse_known_args
+
+    def parse_with_importers(args=None, namespace=None):
+        if not kinds.choices:
+            _add_importers(kinds)
+        return parse(args, namespace)
+
+    cmd.parse_known_args = parse_with_importers  # type: ignore[method-assign]
+
+
+def _add_importers(kinds: argparse._SubParsersAction) -> None:
+    """One sub-command per importer of the registry, with its options."""
+    from analysis.cli._common import add_plugin_args
     from analysis.io.importers.registry import importers
 
-    found = importers()
-    cmd = sub.add_parser("import", help=f"import a folder in a known layout: {', '.join(found)}")
-    kinds = cmd.add_subparsers(dest="kind", required=True, parser_class=type(cmd))
-    for importer in found.values():
+    for importer in importers().values():
         parser = kinds.add_parser(importer.name, help=importer.help)
         if importer.crs == "required":
             parser.add_argument("--crs", required=True, help=importer.crs_help)
@@ -39,6 +57,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         parser.add_argument("--root", required=True, help="the folder to import (only read)")
         parser.add_argument("--name", default=None, help="bundle/dataset name (default: folder)")
         parser.add_argument("--out", required=True, help="bundle folder to write")
+        add_plugin_args(parser)
 
 
 def run(args: argparse.Namespace) -> int:

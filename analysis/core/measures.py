@@ -455,12 +455,16 @@ def dense_relevance(j: Judged, k: int | None) -> np.ndarray:
     return dense
 
 
-def failure_site(exc: BaseException) -> tuple[str | None, int | None]:
-    """File and line of the innermost frame of ``exc``'s traceback (a SyntaxError: its own)."""
+def failure_site(exc: BaseException, prefer: str | None = None) -> tuple[str | None, int | None]:
+    """File and line of the innermost frame of ``exc``'s traceback in the file ``prefer`` (the
+    user's code, rather than the library it called), else of the innermost frame (a
+    SyntaxError: its own)."""
     if isinstance(exc, SyntaxError) and exc.filename:
         return exc.filename, exc.lineno
     frames = traceback.extract_tb(exc.__traceback__)
-    return (frames[-1].filename, frames[-1].lineno) if frames else (None, None)
+    own = [f for f in frames if prefer is not None and f.filename == prefer]
+    frame = (own or frames or [None])[-1]
+    return (frame.filename, frame.lineno) if frame is not None else (None, None)
 
 
 def _one_line(exc: BaseException) -> str:
@@ -483,7 +487,9 @@ def _user_kernel(name: str, fn: UserFn, module: str) -> Kernel:
         try:
             out = fn(dense, j.n_rel.copy(), k)
         except Exception as exc:  # the user's code: any failure is one line
-            file, line = failure_site(exc)
+            file, line = failure_site(
+                exc, getattr(getattr(fn, "__code__", None), "co_filename", None)
+            )
             site = f"{file}:{line}: " if file else ""
             raise InputError(where, None, f"{site}raised {_one_line(exc)}") from None
         try:
