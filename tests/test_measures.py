@@ -283,3 +283,21 @@ def test_report_shows_the_user_measure_and_every_card(plugin, tmp_path: Path) ->
     missing = run_cli("report", "--bundle", bundle, "--out", tmp_path / "r2.html")
     assert missing.returncode == 2
     assert "unknown metric 'found@10'" in missing.stderr
+
+
+def test_missing_queries_score_0_and_the_array_stays_bounded(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A query missing from the run scores 0 whatever the measure makes of its row of zeros;
+    a relevance array beyond :data:`~analysis.core.measures.MAX_CELLS` is refused in one line."""
+    register_measure("misses", lambda rel, n_rel, k: 1.0 - (rel > 0).mean(axis=1))
+    try:
+        run, qrels = random_collection(11, "unique", n_queries=20, n_docs=10, n_missing=5)
+        table = evaluate(run, qrels, "misses@5").set_index("query_id")["misses@5"]
+        assert (table[table.index.str.startswith("m")] == 0).all()
+        assert (table[~table.index.str.startswith("m")] > 0).any()
+        monkeypatch.setattr(measures, "MAX_CELLS", 10)
+        with pytest.raises(InputError, match=r"measure 'misses' .*too large .* use a cutoff"):
+            evaluate(run, qrels, "misses@5")
+    finally:
+        measures.unregister_measure("misses")

@@ -380,7 +380,8 @@ def register_measure(name: str, fn: UserFn, *, cutoff: bool = True, help: str = 
     * ``k``: the cutoff, or ``None`` when the metric is written without one;
 
     and returns one finite number per query. ``cutoff=False`` refuses ``name@k``. Queries
-    missing from the run get a row of zeros; the tie bounds ``<name>_min/_max`` call ``fn``
+    missing from the run score 0 whatever ``fn`` returns for their row of zeros (trec_eval
+    ``-c``, as every measure); the tie bounds ``<name>_min/_max`` call ``fn``
     on the worst and best orders of the tied documents' gains. Registering a name again
     replaces a user measure; a built-in name or alias is refused.
 
@@ -508,7 +509,7 @@ def _user_kernel(name: str, fn: UserFn, module: str) -> Kernel:
         bad = int((~np.isfinite(values)).sum())
         if bad:
             raise InputError(where, None, f"returned {bad} values that are not finite numbers")
-        return values
+        return np.where(j.n_ret > 0, values, 0.0)  # missing from the run: 0 (trec_eval -c)
 
     return kernel
 
@@ -595,7 +596,7 @@ def _references(m: Measure, k: int | None) -> tuple[tuple[str, str], ...]:
     return tuple((label, text) for label, text in refs if text)
 
 
-def _semantics(name: str) -> tuple[tuple[str, str], ...]:
+def _semantics(name: str, user: bool) -> tuple[tuple[str, str], ...]:
     """What the tool does in the edge cases every measure shares."""
     return (
         (
@@ -610,7 +611,12 @@ def _semantics(name: str) -> tuple[tuple[str, str], ...]:
             "a query of the qrels that the run does not answer scores 0 and counts in the mean "
             "(trec_eval -c); a warning counts them",
         ),
-        ("Queries without relevant documents", "score 0 and are flagged no_relevant"),
+        (
+            "Queries without relevant documents",
+            "are flagged no_relevant; n_rel is 0 and the value is what the measure returns"
+            if user
+            else "score 0 and are flagged no_relevant",
+        ),
     )
 
 
@@ -634,7 +640,7 @@ def card(metric: str) -> MetricCard:
         cutoff=_cutoff_text(m, k, general),
         reference=_references(m, k) or (("Reference", "none (a user measure)"),),
         semantics=(
-            *_semantics(name),
+            *_semantics(name, m.user),
             ("Saved depth", _saved_depth(m, k, general)),
             *notes,
         ),
