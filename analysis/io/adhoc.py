@@ -219,6 +219,28 @@ def write_adhoc_bundle(inputs: AdhocInputs, out: str | Path) -> ImportResult:
     return ImportResult(out=target, datasets=[dataset])
 
 
+def save_bundle(
+    runs: Mapping[str, object],
+    qrels: object,
+    out: str | Path,
+    queries: object | None = None,
+    entities: object | None = None,
+    name: str | None = None,
+    metrics: Sequence[str] | str | None = None,
+    split: str | Path | Iterable[object] | None = None,
+) -> Path:
+    """Write runs and qrels (and optional queries, entities, split) as a bundle folder ``out``
+    that the app opens and others can be given; the arguments are those of
+    :class:`AdhocInputs`. Returns ``out``.
+
+    Raises:
+        InputError: see :func:`write_adhoc_bundle`.
+    """
+    inputs = AdhocInputs(runs=runs, qrels=qrels, queries=queries, entities=entities,
+                         name=name, metrics=metrics, split=split)  # fmt: skip
+    return write_adhoc_bundle(inputs, out).out
+
+
 def bundle_digest(folder: Path) -> str:
     """SHA-256 over every file under ``folder`` (relative path and bytes, in path order)."""
     digest = hashlib.sha256()

@@ -94,7 +94,7 @@ def _healthy(base: str) -> bool:
         return False
 
 
-def _group_members(pgid: int) -> list[int]:
+def group_members(pgid: int) -> list[int]:
     """Live (not zombie) processes of process group ``pgid``; on systems without ``/proc``,
     ``[pgid]`` while a signal can reach the group."""
     proc = Path("/proc")
@@ -150,7 +150,7 @@ class Dashboard:
         answers no more. Calling it again does nothing."""
         _RUNNING.discard(self)
         if os.name == "posix":
-            _stop_group(self.process, timeout)
+            stop_group(self.process, timeout)
         else:  # pragma: no cover - Windows: the process tree by taskkill
             subprocess.run(
                 ["taskkill", "/F", "/T", "/PID", str(self.process.pid)],
@@ -191,7 +191,7 @@ class Dashboard:
         self.stop()
 
 
-def _stop_group(process: subprocess.Popen, timeout: float) -> None:
+def stop_group(process: subprocess.Popen, timeout: float) -> None:
     """SIGTERM the process group led by ``process``; SIGKILL whatever is left after
     ``timeout`` seconds; reap ``process``."""
     pgid = process.pid  # the leader of its own session: its pid is the group id
@@ -201,13 +201,13 @@ def _stop_group(process: subprocess.Popen, timeout: float) -> None:
     while time.monotonic() < deadline:
         with contextlib.suppress(subprocess.TimeoutExpired):
             process.wait(timeout=0.05)
-        if process.poll() is not None and not _group_members(pgid):
+        if process.poll() is not None and not group_members(pgid):
             return
     with contextlib.suppress(ProcessLookupError):
         os.killpg(pgid, signal.SIGKILL)
     process.wait()
     kill_deadline = time.monotonic() + timeout
-    while _group_members(pgid) and time.monotonic() < kill_deadline:
+    while group_members(pgid) and time.monotonic() < kill_deadline:
         time.sleep(0.05)
 
 
