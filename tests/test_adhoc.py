@@ -223,3 +223,20 @@ def test_launcher_reads_the_adhoc_options_and_passes_the_rest_on(trec, tmp_path)
         launch.prepare(["--run", "x=/nonexistent", "--qrels", "q"], launch.find_app(), tmp_path)
         is None
     )
+
+
+def test_the_app_upload_reads_ranx_json_and_pyterrier_tables(trec) -> None:
+    import json
+
+    from ui.data import _read_upload
+
+    run = load_run(trec["bm25"])
+    nested: dict = {}
+    for q, d, s in run.itertuples(False):
+        nested.setdefault(q, {})[d] = s
+    got = _read_upload("bm25.json", json.dumps(nested, indent=2).encode())
+    pd.testing.assert_frame_equal(got, run)
+    table = run.rename(columns={"query_id": "qid", "doc_id": "docno"}).to_csv(index=False)
+    pd.testing.assert_frame_equal(_read_upload("bm25.csv", table.encode()), run)
+    with pytest.raises(InputError, match=r"^bm25.json:1: query 'q', doc 'd': score"):
+        _read_upload("bm25.json", b'{"q": {"d": "x"}}')
