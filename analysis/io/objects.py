@@ -9,7 +9,7 @@ a pandas ``DataFrame``         a table in the project's column names, or in PyTe
                                ``qid, docno, score[, rank]``, qrels ``qid, docno, label``,
                                topics ``qid, query``), ranx's (``q_id, doc_id, score``) or
                                ir_datasets' (qrels ``query_id, doc_id, relevance, iteration``)
-a pyarrow ``Table``            the same, through pandas
+a pyarrow or polars table      the same, through its ``to_pandas()``
 a mapping                      run/qrels ``{query_id: {doc_id: value}}`` (a run may give
                                ranked lists ``{query_id: [doc_id, ...]}``); queries
                                ``{query_id: text}``; entities ``{doc_id: text}``
@@ -99,7 +99,7 @@ def _frame(obj: object, kind: str, source: str) -> pd.DataFrame | None:
 
     if isinstance(obj, pd.DataFrame):
         frame = obj
-    elif type(obj).__module__.startswith("pyarrow") and hasattr(obj, "to_pandas"):
+    elif hasattr(obj, "to_pandas") and not isinstance(obj, Mapping):  # pyarrow, polars
         frame = obj.to_pandas()  # type: ignore[attr-defined]
     elif isinstance(obj, Mapping) or (hasattr(obj, "to_dict") and not isinstance(obj, pd.Series)):
         return None

@@ -50,6 +50,12 @@ def _is_id(column: str) -> bool:
     return column in ("query_id", "doc_id", "id", *ID_ALIASES) or column.endswith("_id")
 
 
+def id_strings(column: pd.Series) -> pd.Series:
+    """An id column as strings, a missing value kept missing (pandas before 3.0 turns it into
+    the text ``"nan"`` or ``"None"``, which would pass for an id)."""
+    return column.astype("str").mask(column.isna())
+
+
 def _vocabulary_name(column: str) -> str:
     return ID_ALIASES.get(column, column)
 
@@ -131,7 +137,7 @@ def _read_parquet(path: Path) -> pd.DataFrame:
     frame = table.to_pandas()
     for column in frame.columns:
         if _is_id(str(column)):
-            frame[column] = frame[column].astype("str")
+            frame[column] = id_strings(frame[column])
     return frame
 
 
@@ -198,7 +204,7 @@ def _read_jsonl(path: Path) -> pd.DataFrame:
     frame = pd.DataFrame(rows)
     for column in frame.columns:
         if _is_id(str(column)):
-            frame[column] = frame[column].astype("str")
+            frame[column] = id_strings(frame[column])
     return frame
 
 
@@ -228,7 +234,7 @@ def _read_csv(path: Path, sep: str | None) -> pd.DataFrame:
     frame.columns = [str(c).strip() for c in frame.columns]
     for column in frame.columns:
         if _is_id(column):
-            frame[column] = frame[column].astype("str")
+            frame[column] = id_strings(frame[column])
     return frame
 
 

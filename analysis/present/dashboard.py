@@ -52,6 +52,7 @@ ROOTS_ENV = "RETRIEVAL_DASHBOARD_DATA_ROOTS"
 LOCALHOST = "127.0.0.1"
 _PROJECT = Path(__file__).resolve().parents[2]  # the folder holding the analysis and ui packages
 _RUNNING: set[Dashboard] = set()
+_EXIT_HOOK: list[bool] = []
 
 
 def adhoc_home() -> Path:
@@ -287,7 +288,7 @@ def serve_bundle(
     elif port_answers(port):
         raise OSError(f"port {port} on {LOCALHOST} is in use")
     handle = _spawn(folder, port, address)
-    _RUNNING.add(handle)
+    _track(handle)
     base = f"http://{LOCALHOST}:{port}"
     deadline = time.monotonic() + timeout
     while not _healthy(base):
@@ -353,8 +354,16 @@ def dashboard(
     return serve_bundle(folder, port=port, open_browser=open_browser)
 
 
-@atexit.register
 def _stop_all() -> None:
     for handle in list(_RUNNING):
         with contextlib.suppress(Exception):
             handle.stop(timeout=5.0)
+
+
+def _track(handle: Dashboard) -> None:
+    """Keep ``handle`` to stop it at the interpreter's exit (the exit hook is registered with
+    the first server, not at import)."""
+    if not _EXIT_HOOK:
+        atexit.register(_stop_all)
+        _EXIT_HOOK.append(True)
+    _RUNNING.add(handle)
