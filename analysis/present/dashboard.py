@@ -149,6 +149,8 @@ class Dashboard:
         """End the launcher, the server and every process they started (SIGTERM to the process
         group, SIGKILL to what is left after ``timeout`` seconds), and wait until the port
         answers no more. Calling it again does nothing."""
+        if self not in _RUNNING and self.process.returncode is not None:
+            return  # stopped before: the group id may belong to another process by now
         _RUNNING.discard(self)
         if os.name == "posix":
             stop_group(self.process, timeout)
@@ -167,7 +169,9 @@ class Dashboard:
             Path(self.log.name).unlink()
 
     def show(self, width: str | int = "100%", height: int = 800) -> Any:
-        """The app in an ``IFrame`` (IPython's), for a Jupyter cell.
+        """The app in an ``IFrame`` (IPython's), for a Jupyter cell. The URL is 127.0.0.1: the
+        browser showing the notebook must run on the machine that runs Python (on a remote
+        Jupyter server, forward the port first, e.g. ``ssh -L PORT:127.0.0.1:PORT``).
 
         Raises:
             MissingDependency: IPython is not installed.

@@ -94,6 +94,7 @@ def test_dashboard_from_python_objects_then_stop(trec, page) -> None:
     assert not app.running
     assert not port_answers(app.port)
     assert group_members(group) == []
+    app.stop()  # a second time: nothing left to do
 
 
 def test_command_line_form_opens_the_app_on_the_runs(trec, page, tmp_path) -> None:
