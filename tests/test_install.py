@@ -210,30 +210,17 @@ def test_evaluate_and_bundle_work_without_the_extras(fresh, tmp_path) -> None:
 
 
 def test_a_missing_extra_is_one_line_naming_it(fresh, tmp_path) -> None:
+    def cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
+        return _run(tmp_path, fresh / "retrieval-analysis", *args)
+
     app = _run(tmp_path, fresh / "retrieval-dashboard")
     assert app.returncode == 2
     assert app.stderr == f"error: the app needs Streamlit, which is not installed: {APP_LINE}\n"
-    report = _run(
-        tmp_path,
-        fresh / "retrieval-analysis",
-        "report",
-        "--bundle",
-        ROOT / "data" / "demo",
-        "--out",
-        tmp_path / "r.html",
-    )
+    report = cli("report", "--bundle", ROOT / "data" / "demo", "--out", tmp_path / "r.html")
     assert report.returncode == 2
     assert report.stderr == f"error: plotly is not installed: {APP_LINE}\n"
-    duck = _run(
-        tmp_path,
-        fresh / "retrieval-analysis",
-        "evaluate",
-        *GIVEN,
-        "--engine",
-        "duckdb",
-        "--out",
-        tmp_path / "d.csv",
-    )
+    duck = cli("evaluate", *GIVEN, "--engine", "duckdb", "--out", tmp_path / "d.csv")
+    assert duck.returncode == 2
     assert duck.stderr == f"error: duckdb is not installed: {APP_LINE.replace('app', 'scale')}\n"
     code = (
         "import analysis\n"

@@ -220,6 +220,16 @@ def _qrels_table(frame: pd.DataFrame, source: str) -> pd.DataFrame:
     return out
 
 
+def _run_or_qrels(obj: object, kind: str, source: str) -> pd.DataFrame:
+    if isinstance(obj, str | Path):
+        return load_run(obj) if kind == "run" else load_qrels(obj)
+    frame = _frame(obj, kind, source)
+    if frame is None:
+        data = obj if isinstance(obj, Mapping) else obj.to_dict()  # type: ignore[attr-defined]
+        return frame_from_mapping(data, kind, source)
+    return _run_table(frame, source) if kind == "run" else _qrels_table(frame, source)
+
+
 def as_run(obj: object, source: str = "run") -> pd.DataFrame:
     """A run ``query_id, doc_id, score`` (+ ``rank`` for ranks without scores) from any object
     of the module table; ``source`` names it in errors.
@@ -227,13 +237,7 @@ def as_run(obj: object, source: str = "run") -> pd.DataFrame:
     Raises:
         InputError: an unreadable object or file, a missing column, a bad id or score.
     """
-    if isinstance(obj, str | Path):
-        return load_run(obj)
-    frame = _frame(obj, "run", source)
-    if frame is None:
-        data = obj if isinstance(obj, Mapping) else obj.to_dict()  # type: ignore[attr-defined]
-        return frame_from_mapping(data, "run", source)
-    return _run_table(frame, source)
+    return _run_or_qrels(obj, "run", source)
 
 
 def as_qrels(obj: object, source: str = "qrels") -> pd.DataFrame:
@@ -242,13 +246,7 @@ def as_qrels(obj: object, source: str = "qrels") -> pd.DataFrame:
     Raises:
         InputError: an unreadable object or file, a missing column, a bad id or relevance.
     """
-    if isinstance(obj, str | Path):
-        return load_qrels(obj)
-    frame = _frame(obj, "qrels", source)
-    if frame is None:
-        data = obj if isinstance(obj, Mapping) else obj.to_dict()  # type: ignore[attr-defined]
-        return frame_from_mapping(data, "qrels", source)
-    return _qrels_table(frame, source)
+    return _run_or_qrels(obj, "qrels", source)
 
 
 def _text_mapping(obj: Mapping, key: str, source: str) -> pd.DataFrame:
