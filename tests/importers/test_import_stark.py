@@ -275,7 +275,11 @@ def test_prime_run_made_on_the_other_human_release_is_noted(tmp_path) -> None:
     result = import_stark(root, tmp_path / "out")
     notes = " ".join(result.notes)
     assert "older 109-row release (109 queries)" in notes
-    assert "covers 98 of the 109 human queries" in notes
+    assert (
+        "qrels version: the run answers 98 queries (all among the 109 of these qrels): it was made "
+        "on the current 98-row release of Prime's human-generated set, these qrels are the older "
+        "109-row release" in notes
+    )
 
 
 def test_cli_import_stark_prints_summary_and_bad_input_is_one_line(tmp_path, capsys) -> None:
