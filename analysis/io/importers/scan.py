@@ -177,13 +177,18 @@ def scan_folder(folder: str | Path) -> list[FileReport]:
 
 
 def suggest_importer(folder: str | Path) -> str | None:
-    """The importer whose layout ``folder`` has: ``stark`` (a ``stark_qa*.csv``), ``geobloom``
-    (``poi.txt`` with query ``.txt`` files), ``list`` (``poi.csv`` with ``coor``), ``geoglue``
-    (a ``*poi*`` JSON/CSV with query files), or None."""
+    """The importer whose layout ``folder`` has: ``stark`` (a ``stark_qa*.csv``, or a QA file in
+    STaRK's format named ``qa.csv`` / ``<prefix>_qa*.csv``, as AvaTaR's Flickr30k-Entities),
+    ``geobloom`` (``poi.txt`` with query ``.txt`` files), ``list`` (``poi.csv`` with ``coor``),
+    ``geoglue`` (a ``*poi*`` JSON/CSV with query files), or None."""
+    from analysis.io.importers.stark import is_qa_file
+
     root = Path(folder)
     names = {p.name for p in root.iterdir() if p.is_file()}
     sub = root / "stark_qa"
     if any(n.startswith("stark_qa") and n.endswith(".csv") for n in names) or sub.is_dir():
+        return "stark"
+    if any(is_qa_file(root / n) for n in sorted(names)):
         return "stark"
     if "poi.txt" in names and names & {"train.txt", "dev.txt", "test.txt"}:
         return "geobloom"

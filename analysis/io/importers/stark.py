@@ -76,7 +76,7 @@ QA_FILE = re.compile(r"^(stark_qa.*|qa|.+_qa.*)\.csv$", re.IGNORECASE)
 RUN_SKIP = (".json", ".md", ".txt.lock", ".log", ".pkl", ".pt", ".npy")
 
 
-def _is_qa(path: Path) -> bool:
+def is_qa_file(path: Path) -> bool:
     """A file named as a QA file whose header has STaRK's columns ``id,query,answer_ids``."""
     if not QA_FILE.match(path.name.removesuffix(".gz")):
         return False
@@ -97,7 +97,7 @@ def _qa_files(root: Path) -> tuple[dict[str, Path], list[str]]:
         for folder in (root, root / "stark_qa")
         if folder.is_dir()
         for p in sorted(folder.iterdir())
-        if p.is_file() and _is_qa(p)
+        if p.is_file() and is_qa_file(p)
     ]
     chosen: dict[str, Path] = {}
     notes = []
