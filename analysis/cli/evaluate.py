@@ -68,6 +68,11 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     va = sub.add_parser("validate", help="data checks of a run against qrels, or of a bundle")
     add_eval_args(va, required=False)
     va.add_argument(
+        "--split",
+        help="check only these queries: a split file (one query id per line); a published "
+        "summary beside the run (eval_metrics_<split>.json) is compared on them",
+    )
+    va.add_argument(
         "--bundle",
         help="check a whole bundle instead (bundle.toml, every dataset and run); "
         "stops at the first bad file",

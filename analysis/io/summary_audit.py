@@ -9,19 +9,21 @@ digit the summary printed. A summary that agrees gets one ``summary_matches`` li
 that disagree get a ``summary_mismatch`` warning naming the file, each metric with both values,
 and the likely cause, tried in this order:
 
-1. **a copied file**: the summary's bytes (or all its values) are those of another summary of
-   the collection, or of a file it was identical to when imported;
-2. **not this run's summary**: the run file's own per-query columns (STaRK's ``eval_results``)
-   average to the computed values, not to the summary's;
-3. **a different split**: the summary equals the means over another split (or over every query);
-4. **the saved depth**: the published value lies between the computed mean and the largest mean
+1. **a different split**: the summary equals the means over another split of the dataset, over
+   every query, or over the queries the run answers;
+2. **a copied file**: the run file's own per-query columns (STaRK's ``eval_results``) average to
+   the computed values, not to the summary's, and the summary's bytes (or all its values) are
+   those of another summary of the collection (or of a file it was identical to when
+   imported); with the first half only it is "not this run's summary"; with the second only
+   and no per-query columns to tell which file is the copy, a question;
+3. **the saved depth**: the published value lies between the computed mean and the largest mean
    an evaluator that scores every candidate could reach, the relevant documents missing from
    each saved list ranked right after it (the maximum possible effect, quantified);
-5. **another evaluator or qrels**: the run file's own per-query column averages to the summary
+4. **another evaluator or qrels**: the run file's own per-query column averages to the summary
    but differs from the computed values on some queries (STaRK's evaluator drops gold ids that
    are not candidates: ``--compat stark``);
-6. **a different qrels version** (:func:`analysis.io.importers.stark_checks.qrels_version`);
-7. otherwise: unknown.
+5. **a different qrels version** (:func:`analysis.io.importers.stark_checks.qrels_version`);
+6. otherwise: unknown.
 
 Metrics sharing a cause are said in one warning.
 """
@@ -160,12 +162,9 @@ Cause = tuple[str, str, str]  # (what, the metric's own figures, what follows th
 
 def _causes(audit: _Audit, differ: list[str], computed: dict[str, float]) -> dict[str, Cause]:
     """metric -> likely cause (module docstring, in that order)."""
-    whole = _whole_file(audit, differ, computed)
+    whole = _other_split(audit, differ) or _whole_file(audit, differ, computed)
     if whole:
         return dict.fromkeys(differ, (whole, "", ""))
-    split = _other_split(audit, differ)
-    if split:
-        return dict.fromkeys(differ, (split, "", ""))
     out: dict[str, Cause] = {}
     bounds = _depth_bounds(audit, differ)
     unknown = "unknown: check the split, the qrels version and the evaluator it was made with"
