@@ -184,12 +184,14 @@ def _whole_file(audit: _Audit, differ: list[str], computed: dict[str, float]) ->
     means = _file_means(audit)
     shared = [m for m in differ if m in means]
     if shared and not any(audit.agrees(m, means[m]) for m in shared):
-        shown = [x for x in shared if abs(means[x] - computed[x]) < 1e-6] or shared
+        same = [x for x in shared if abs(means[x] - computed[x]) <= 1e-6]
+        shown = same or shared
         m = "hit@1" if "hit@1" in shown else shown[0]
         published = audit.summary.means[m][0]
+        here = "as computed here" if same else f"computed here: {_fmt(computed[m], published)[0]}"
         text = (
             f"the run file's own per-query {m} averages to {_fmt(means[m], published)[0]} "
-            f"(as computed here), not to the summary's {_fmt(published, means[m])[0]}"
+            f"({here}), not to the summary's {_fmt(published, means[m])[0]}"
         )
         return f"a copied file: {text}, and {copy}" if copy else f"not this run's summary: {text}"
     if copy and not shared:  # nothing tells which of the identical files is the copy
