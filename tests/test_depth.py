@@ -16,6 +16,7 @@ import pytest
 from analysis.core.metrics import evaluate_arrays, evaluate_run, qrels_arrays, run_arrays
 from analysis.core.outofcore import evaluate_file
 from analysis.io.stark import read_stark_eval, read_stark_qa
+from analysis.stats.distributed import evaluate_dask
 from analysis.stats.perquery import per_query_table
 from tests.helpers import run_cli
 
@@ -133,9 +134,10 @@ def test_out_of_core_engines_give_the_cores_depth_warnings(tmp_path: Path) -> No
     metrics = ["hit@10", "recall@50", "mrr", "map", "ndcg@100", "rprec"]
     core = evaluate_arrays(*run_arrays(run), qrels_arrays(qrels), metrics)[2]
     duck = evaluate_file(path, qrels_arrays(qrels), metrics)[2]
-    assert [(w.code, w.count, w.message) for w in duck] == [
-        (w.code, w.count, w.message) for w in core
-    ]
+    dask = evaluate_dask(path, qrels_arrays(qrels), metrics)[2]
+    expected = [(w.code, w.count, w.message, w.examples) for w in core]
+    assert [(w.code, w.count, w.message, w.examples) for w in duck] == expected
+    assert [(w.code, w.count, w.message, w.examples) for w in dask] == expected
     assert any(w.code == "saved_depth:ndcg@100" for w in core)
 
 

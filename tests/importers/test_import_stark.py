@@ -436,3 +436,18 @@ def test_real_prime_bundle_keeps_the_copied_summary_for_the_app(real_dir, tmp_pa
         "computed here), not to the summary's 0.2857, and its bytes are identical to those of "
         "mag/runs/ada-002/eval_metrics_human_generated_eval.json"
     )
+
+
+def audit_collection(base: Path) -> Path:
+    """A collection folder ``base`` of STaRK-format knowledge bases for the audits: ``toy``
+    (4 synthesized queries, a run saved at depth 2 on the test split, and a summary that is a
+    byte copy of ``other``'s), ``other`` (its summary only) and ``flickr30k_entities``
+    (AvaTaR's layout, its summary matching). Returns ``base``."""
+    root = _small(base / "toy")
+    _eval(root / "runs" / "m" / "eval_results_test.csv", [("0", "0", [1, 2]), ("1", "1", [7, 3])])
+    other = base / "other" / "runs" / "m"
+    other.mkdir(parents=True)
+    (other / "eval_metrics_test.json").write_text('{"hit@1": 0.9, "mrr": 0.95}')
+    shutil.copy(other / "eval_metrics_test.json", root / "runs" / "m" / "eval_metrics_test.json")
+    _avatar_flickr(base / "flickr30k_entities")
+    return base
