@@ -36,17 +36,14 @@ def audit_server(chromium_path: str, audit_roots: Path) -> Iterator[str]:
     yield from _serve({"RETRIEVAL_DASHBOARD_DATA_ROOTS": str(audit_roots)})
 
 
-@pytest.fixture
-def wide_page(browser):
-    context = browser.new_context(viewport={"width": 1900, "height": 1100})
-    page = context.new_page()
-    yield page
-    context.close()
-
-
-def _checks(page, name: str) -> str:
-    """Screenshots of the page and of its data-check table; the table's cell texts (the data
-    grid draws on a canvas and keeps its cells in an accessible table)."""
+def _checks(page, url: str, name: str) -> str:
+    """Open ``url`` (a home page) wide enough for the messages; screenshots of the page and of
+    its data-check table; the table's cell texts (the data grid draws on a canvas and keeps its
+    cells in an accessible table)."""
+    page.set_viewport_size({"width": 1900, "height": 1100})
+    page.goto(url)
+    wait_ready(page)
+    assert_no_exception(page)
     page.get_by_text("Data checks").first.wait_for()
     table = page.locator(CHECKS).last
     table.wait_for(timeout=60_000)
@@ -56,8 +53,11 @@ def _checks(page, name: str) -> str:
     return " | ".join(table.locator("td").all_text_contents())
 
 
-def _import_folder(page, folder: str) -> None:
-    """Choose ``folder`` on the Open data page and click the importer it suggests."""
+def _import_folder(page, url: str, folder: str) -> str:
+    """Choose ``folder`` on the Open data page at ``url`` and click the importer it suggests;
+    returns the notes shown."""
+    page.goto(url)
+    wait_ready(page)
     box = page.locator(".st-key-od_folder input")
     box.click()
     box.fill(folder)
@@ -67,27 +67,20 @@ def _import_folder(page, folder: str) -> None:
     page.get_by_role("button", name="Import as stark").click()
     page.get_by_text("Bundle written:").first.wait_for(timeout=120_000)
     wait_ready(page)
-
-
-def test_home_data_checks_show_the_saved_depth_and_a_copied_summary(audit_server, wide_page):
-    page = wide_page
-    page.goto(f"{audit_server}/?bundle=audits&dataset=toy-synthesized")
-    wait_ready(page)
     assert_no_exception(page)
-    text = _checks(page, "audits-home-data-checks")
+    return " ".join(page.locator("[data-testid=stAlert]").all_inner_texts())
+
+
+def test_home_data_checks_show_the_saved_depth_and_a_copied_summary(audit_server, page):
+    url = f"{audit_server}/?bundle=audits&dataset=toy-synthesized"
+    text = _checks(page, url, "audits-home-data-checks")
     assert "summary_mismatch" in text
     assert "its bytes are identical to those of other/runs/m/eval_metrics_test.json" in text
     assert "mrr reads the whole ranking: 1 of 2 queries have no relevant document" in text
 
 
-def test_open_data_imports_avatars_flickr_layout_and_shows_its_notes(audit_server, wide_page):
-    page = wide_page
-    page.goto(f"{audit_server}/Open_data")
-    wait_ready(page)
-    _import_folder(page, "collection/flickr30k_entities")
-    assert_no_exception(page)
-    alerts = page.locator("[data-testid=stAlert]")
-    notes = " ".join(alerts.all_inner_texts())
+def test_open_data_imports_avatars_flickr_layout_and_shows_its_notes(audit_server, page):
+    notes = _import_folder(page, f"{audit_server}/Open_data", "collection/flickr30k_entities")
     assert "the published summary matches the means computed on the 3 queries of split test" in (
         notes
     )
@@ -114,21 +107,12 @@ def real_audit_server(chromium_path: str, real_audit_roots: Path) -> Iterator[st
 
 
 @pytest.mark.real
-def test_real_prime_copied_summary_in_the_data_checks_and_import_notes(
-    real_audit_server, wide_page
-):
-    page = wide_page
-    page.goto(f"{real_audit_server}/?bundle=prime&dataset=prime-human")
-    wait_ready(page)
-    assert_no_exception(page)
-    text = _checks(page, "real-prime-home-data-checks")
+def test_real_prime_copied_summary_in_the_data_checks_and_import_notes(real_audit_server, page):
+    url = f"{real_audit_server}/?bundle=prime&dataset=prime-human"
+    text = _checks(page, url, "real-prime-home-data-checks")
     assert "hit@1 0.2857 (computed 0.2110)" in text
     assert "mrr reads the whole ranking: 20 of 109 queries" in text
-    page.goto(f"{real_audit_server}/Open_data")
-    wait_ready(page)
-    _import_folder(page, "stark/prime")
-    assert_no_exception(page)
-    notes = " ".join(page.locator("[data-testid=stAlert]").all_inner_texts())
+    notes = _import_folder(page, f"{real_audit_server}/Open_data", "stark/prime")
     assert "hit@1 0.2857 (computed 0.2110)" in notes
     assert "mrr reads the whole ranking: 20 of 109 queries" in notes
     screenshot(page, "real-prime-open-data-import")
