@@ -15,15 +15,14 @@ from analysis.core.errors import DataWarning
 from analysis.io.bundle import Dataset, DatasetSpec, load_dataset
 from analysis.io.importers.stark_checks import qrels_version
 from analysis.io.stark import read_split_ids
-from analysis.io.summaries import Summary, nearby_summaries, summaries_beside
+from analysis.io.summaries import Summary, nearby_summaries, summaries_beside, summary_paths
 from analysis.io.summary_audit import AuditContext, audit_summary
 
 
 def summary_files(spec: DatasetSpec) -> list[Path]:
-    """The summary files of the dataset's runs (what their audit reads besides the dataset's
-    own files: part of a cache key)."""
-    return sorted({s.path for model, path in spec.runs.items()
-                   for s in summaries_beside(path, model)})  # fmt: skip
+    """The files that may hold a summary of the dataset's runs (what their audit reads besides
+    the dataset's own files: part of a cache key), without reading them."""
+    return sorted({f for path in spec.runs.values() for f in summary_paths(path)})
 
 
 def run_audits(

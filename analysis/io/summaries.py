@@ -223,25 +223,34 @@ def is_summary_file(path: Path) -> bool:
     )
 
 
+def summary_paths(run: str | Path) -> list[Path]:
+    """The existing files that may hold a summary of the run file ``run`` (module docstring),
+    without reading them: what a cache of the run's audit depends on."""
+    p = Path(run)
+    folder = p.parent
+    match = RUN_NAME.match(p.name)
+    named = [folder / f"eval_metrics_{match.group('split')}.json"] if match else []
+    named += [folder / f"{p.name.split('.')[0]}{SUMMARY_SUFFIX}", folder / "metrics.json"]
+    found = [f for f in named if f.is_file()]
+    for where in (folder, folder.parent):
+        found += sorted(where.glob("leaderboard*.csv"))
+    return found
+
+
 def summaries_beside(run: str | Path, model: str | None = None) -> list[Summary]:
     """The summaries of the run file ``run`` (module docstring), in that order."""
     p = Path(run)
-    folder = p.parent
-    stem = p.name.split(".")[0]
+    names = {p.name.split(".")[0].lower(), *([model.lower()] if model else [])}
     out: list[Summary] = []
-    match = RUN_NAME.match(p.name)
-    named = [folder / f"eval_metrics_{match.group('split')}.json"] if match else []
-    named.append(folder / f"{stem}{SUMMARY_SUFFIX}")
-    if _alone(p):
-        named.append(folder / "metrics.json")
-    for candidate in named:
-        if candidate.is_file() and (found := read_summary(candidate)) is not None:
+    for path in summary_paths(p):
+        if path.suffix == ".csv":
+            found = _leaderboard_row(path, names)
+        elif path.name == "metrics.json" and not _alone(p):
+            continue
+        else:
+            found = read_summary(path)
+        if found is not None:
             out.append(found)
-    names = {stem.lower(), *([model.lower()] if model else [])}
-    for where in (folder, folder.parent):
-        for board in sorted(where.glob("leaderboard*.csv")):
-            if (found := _leaderboard_row(board, names)) is not None:
-                out.append(found)
     return out
 
 
