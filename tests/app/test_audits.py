@@ -87,7 +87,8 @@ def test_the_report_lists_the_audits_among_its_data_checks(tmp_path) -> None:
     content = bundle_content(tmp_path / "bundle", datasets=["toy-synthesized"])
     (block,) = [b for s in content.sections for b in s.blocks if b.key == "data-checks"]
     checks = block.table.set_index("check")
-    assert "its bytes are identical to those of other/runs/m/eval_metrics_test.json" in (
-        checks.loc["summary_mismatch", "message"]
+    assert (
+        "its bytes are identical to those of other/runs/m/eval_metrics_test.json"
+        in (checks.loc["summary_mismatch", "message"])
     )
     assert checks.loc["saved_depth:mrr", "count"] == 1
