@@ -124,7 +124,8 @@ def audit_summary(summary: Summary, run: pd.DataFrame, ctx: AuditContext) -> lis
     for metric, (head, detail, tail) in _causes(audit, differ, computed).items():
         groups.setdefault((head, tail), []).append((metric, detail))
     rest = len(metrics) - len(differ)
-    others = f" (its other {rest} metrics match)" if rest else ""
+    others = f" (its other {rest} metric{'s' if rest > 1 else ''} match{'es' if rest == 1 else ''})"
+    others = others if rest else ""
     out = []
     for (head, tail), items in groups.items():
         pairs = ", ".join(
