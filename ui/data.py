@@ -26,6 +26,7 @@ from analysis.core.errors import DataWarning, InputError
 from analysis.core.measures import user_fingerprint
 from analysis.core.metrics import rank_run
 from analysis.io import load_run
+from analysis.io.audits import run_audits, summary_files
 from analysis.io.bundle import (
     Bundle,
     Dataset,
@@ -121,6 +122,7 @@ def _spec_files(spec: DatasetSpec) -> tuple[Path | None, ...]:
         spec.metapaths,
         *spec.splits.values(),
         *spec.runs.values(),
+        *summary_files(spec),  # published summaries beside the runs: audited with them
     )
 
 
@@ -304,7 +306,7 @@ def _compute_per_query(
             # queries of other splits are left out of the runs silently (not "not in qrels")
             wanted = set(ds.qrels["query_id"].astype(str))
             runs = {m: r.loc[r["query_id"].isin(wanted)] for m, r in runs.items()}
-        return per_query_table(
+        table, found = per_query_table(
             ds.queries,
             ds.qrels,
             runs,
@@ -315,6 +317,9 @@ def _compute_per_query(
             headline=spec.metrics,
             entities=ds.entities,
         )
+        for model, items in run_audits(spec, runs, ties=ties, dataset=ds).items():
+            found[model] = [*found.get(model, []), *items]
+        return table, found
 
     # on disk too (analysis.stats.cache), keyed by the files' stamps, the parameters and the
     # uploaded runs' bytes: a server restart does not recompute the table

@@ -133,6 +133,11 @@ class Measure:
         stark: the name in STaRK's evaluator (``stark_qa.Evaluator``) and how it compares.
         list_ref: LIST's (``brute_search.py``) name and how it compares.
         notes: what else a reader needs (caps, what ties change).
+        depth: what it reads without a cutoff (for the saved-depth check and the card):
+            ``"ranking"`` (the whole ranking), ``"saved"`` (exactly the saved list) or
+            ``"relevant"`` (ranks 1..R, R = the number of relevant documents).
+        first_only: only the first relevant document counts (a query whose saved list holds
+            one is not affected by a deeper one missing).
         dashboard: in the dashboard's per-query table: ``"cutoffs"`` (at every dashboard
             cutoff), ``"bare"`` (once, without a cutoff) or ``""`` (only when named).
         listed: how the known-metrics list writes it (default :meth:`forms`).
@@ -151,6 +156,8 @@ class Measure:
     stark: str = ""
     list_ref: str = ""
     notes: str = ""
+    depth: Literal["ranking", "saved", "relevant"] = "ranking"
+    first_only: bool = False
     dashboard: Literal["", "cutoffs", "bare"] = ""
     listed: str = ""
     module: str = field(default="", compare=False)
@@ -228,6 +235,7 @@ BUILTIN: tuple[Measure, ...] = (
         ir_measures="Success@{k}",
         stark=f"hit@{{k}} ({_STARK_SAVED})",
         notes="ranx calls it hit_rate@{k}.",
+        first_only=True,
         dashboard="cutoffs",
         listed="hit@k",
     ),
@@ -254,6 +262,7 @@ BUILTIN: tuple[Measure, ...] = (
         _precision,
         aliases=("p",),
         whole_list="the whole returned list, divided by the number returned",
+        depth="saved",
         trec_eval="P_{k} (without a cutoff: set_P)",
         ir_measures="P@{k}",
         stark=f"precision@{{k}} ({_STARK_SAVED})",
@@ -287,6 +296,7 @@ BUILTIN: tuple[Measure, ...] = (
         stark=f"mrr ({_STARK_SAVED}: a gold beyond the saved list can still add to STaRK's MRR)",
         notes="torchmetrics >= 1.7.4 (used by STaRK) ignores answers scored <= 0; this tool "
         "reads ranks only.",
+        first_only=True,
         dashboard="bare",
     ),
     Measure(
@@ -308,6 +318,7 @@ BUILTIN: tuple[Measure, ...] = (
         cutoff="never",
         aliases=("r_prec",),
         whole_list="ranks 1..|R|",
+        depth="relevant",
         trec_eval="Rprec",
         ir_measures="Rprec",
         stark=f"rprecision ({_STARK_SAVED})",
@@ -573,17 +584,22 @@ def _cutoff_text(m: Measure, k: int | None, general: bool) -> str:
 
 
 def _saved_depth(m: Measure, k: int | None, general: bool) -> str:
+    """What a ranking saved to a limited depth does to the measure (the saved-depth check of
+    :mod:`analysis.core.depth` warns with counts)."""
+    lost = (
+        "a query whose saved list holds no relevant document scores 0 here"
+        if m.first_only
+        else "a query with relevant documents beyond its saved list gets a lower bound"
+    )
+    credit = "an evaluator that scores every candidate (STaRK's) may credit them"
     if m.cutoff != "never" and (k is not None or general):
         where = "k" if k is None else k
-        return (
-            f"reads ranks 1..{where}; a query whose run saved fewer than {where} documents is "
-            "scored on the ones saved (the others count as not relevant): a lower bound"
-        )
-    return (
-        f"reads {m.whole_list} as saved; a relevant document beyond the saved depth counts as "
-        "not retrieved (a lower bound; an evaluator that scores every candidate, as STaRK's "
-        "does, may credit it)"
-    )
+        return f"reads ranks 1..{where}; when the run saved fewer than {where}, {lost}; {credit}"
+    if m.depth == "saved":
+        return "reads exactly the saved list: a limited depth changes nothing"
+    if m.depth == "relevant":
+        return f"reads ranks 1..|R|; when the run saved fewer than |R|, {lost}; {credit}"
+    return f"reads {m.whole_list}, as saved: {lost}; {credit}"
 
 
 def _references(m: Measure, k: int | None) -> tuple[tuple[str, str], ...]:
