@@ -11,9 +11,9 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from analysis.core.errors import InputError
+from analysis.present._compat import figure_unvalidated
 from analysis.present.export import escape_markdown
-from analysis.stats.perquery import MEASURE_HELP
-from ui import data
+from ui import cards, data
 from ui.state import Selection
 
 MAX_UPLOAD_MB = 200
@@ -40,9 +40,10 @@ def require_datasets(sel: Selection) -> None:
         st.stop()
 
 
-def metric_help(measure: str) -> str:
-    """One sentence defining the measure."""
-    return MEASURE_HELP.get(measure, "")
+def metric_help(metric: str) -> str:
+    """The metric's definition and card as Markdown, for a ``help=`` tooltip
+    (:func:`ui.cards.tooltip`)."""
+    return cards.tooltip(metric)
 
 
 def show_errors(errors: dict[str, str], key: str = "reload_data") -> None:
@@ -76,7 +77,7 @@ def plotly_figure(spec: dict) -> go.Figure:
     """The figure of a cached figure dict made by ``go.Figure(...).to_dict()`` (validated when it
     was built), made without validating it again: ``st.plotly_chart`` re-validates every dict
     it is given, which took 20-90 ms per chart on every rerun. The dict is not modified."""
-    return go.Figure(spec, _validate=False)
+    return figure_unvalidated(spec)
 
 
 def current_metric_label(sel: Selection) -> str:
@@ -131,7 +132,8 @@ def upload_expander(sel: Selection) -> None:
         index = names.index(sel.dataset) if sel.dataset in names else 0
         target = st.selectbox("Dataset of the run", names, index=index, key="upload_dataset")
         uploaded = st.file_uploader(
-            "Run file (TREC run, STaRK eval_results CSV, or a query_id/doc_id/score table)",
+            "Run file (TREC run, ranx JSON, STaRK eval_results CSV, or a query_id/doc_id/score "
+            "table; PyTerrier's qid/docno/score too)",
             key="upload_file",
         )
         if uploaded is None or not target:

@@ -10,17 +10,18 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from analysis.cli._audits import run_file_audits
 from analysis.cli._common import add_eval_args, print_warnings, write_table
 from analysis.cli._output import write_frame
-from analysis.core.engines import CHOICES, Options
+from analysis.core.engines import CHOICES, Options, choose
 from analysis.core.engines import evaluate as evaluate_run_file
+from analysis.core.engines.memory import evaluate_columns
 from analysis.core.engines.memory import read as read_run
 from analysis.core.errors import InputError
 from analysis.core.metrics import (
     COMPAT,
     DEFAULT_METRICS,
     QrelsArrays,
-    evaluate_arrays,
     parse_metrics,
     qrels_arrays,
     run_arrays,
@@ -77,6 +78,11 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     va = sub.add_parser("validate", help="data checks of a run against qrels, or of a bundle")
     add_eval_args(va, required=False)
     va.add_argument(
+        "--split",
+        help="check only these queries: a split file (one query id per line); a published "
+        "summary beside the run (eval_metrics_<split>.json) is compared on them",
+    )
+    va.add_argument(
         "--bundle",
         help="check a whole bundle instead (bundle.toml, every dataset and run); "
         "stops at the first bad file",
@@ -109,15 +115,19 @@ def _cmd_evaluate(args: argparse.Namespace, *, write: bool) -> int:
     options = _options(args, write)
     engine = getattr(args, "engine", "memory") if write else "memory"
     qrels = _load_qrels_columns(args.qrels)
+    scores = None
     with reporting(Progress(args.command)):
-        if write:
-            found = evaluate_run_file(args.run, qrels, metrics, engine, options)
-        else:
+        if engine == "auto":
+            engine = choose(args.run, options)
+        if engine == "memory":  # the run's columns are read here: the audits read its ids too
             queries, docs, scores = read_run(args.run, options)
-            found = evaluate_arrays(queries, docs, scores, qrels, metrics, ties=args.ties,
-                                    relevance_threshold=args.relevance_threshold,
-                                    diagnostics=True)  # fmt: skip
+            found = evaluate_columns(queries, docs, scores, qrels, metrics, options)
+            audits = run_file_audits(args, queries, summaries=not write)
+        else:
+            found = evaluate_run_file(args.run, qrels, metrics, engine, options)
+            audits = []
     query_ids, columns, warnings, _ = found
+    warnings = [*warnings, *audits]
     n = len(query_ids)
     if write:
         width = max(len(m.label) for m in metrics)
@@ -164,6 +174,7 @@ def _cmd_evaluate_bundle(args: argparse.Namespace) -> int:
     row per (model, query): ``model, query_id, <metrics>`` (+ diagnostics and, for datasets with
     coordinates, the geo columns with ``--diagnostics``). The same per-query table as the app's
     (:func:`analysis.stats.perquery.per_query_table`), so the means agree."""
+    from analysis.io.audits import run_audits
     from analysis.io.bundle import bundle_files, load_dataset, load_model_run, read_manifest
     from analysis.stats.perquery import per_query_table
 
@@ -205,6 +216,8 @@ def _cmd_evaluate_bundle(args: argparse.Namespace) -> int:
     print(f"{'model':<{width}}  " + "  ".join(f"{m:>10}" for m in labels))
     for model, group in table.groupby("model", sort=False):
         print(f"{model:<{width}}  " + "  ".join(f"{group[m].mean():10.4f}" for m in labels))
+    for model, items in run_audits(spec, runs, ties=args.ties, dataset=ds).items():
+        warnings[model] = [*warnings.get(model, []), *items]
     for model, found in warnings.items():
         for w in found:
             print(f"{model}: {w}")
@@ -216,14 +229,16 @@ def _cmd_validate_bundle(args: argparse.Namespace) -> int:
     """Read a bundle's manifest, every dataset and every run, and print the data checks of each
     (dataset, model). The first file that cannot be read stops it (exit code 2)."""
     from analysis.core.metrics import evaluate_run
+    from analysis.io.audits import run_audits
     from analysis.io.bundle import load_dataset, load_model_run, read_manifest
 
     bundle = read_manifest(args.bundle)
     found = 0
     for name, spec in bundle.datasets.items():
         ds = load_dataset(spec)
-        for model in spec.runs:
-            run = load_model_run(spec, model)
+        runs = {model: load_model_run(spec, model) for model in spec.runs}
+        audits = run_audits(spec, runs, ties=args.ties, dataset=ds)
+        for model, run in runs.items():
             result = evaluate_run(
                 run,
                 ds.qrels,
@@ -233,8 +248,9 @@ def _cmd_validate_bundle(args: argparse.Namespace) -> int:
                 diagnostics=True,
             )
             print(f"{name} / {model}: {len(result.per_query)} queries, {len(run)} run lines")
-            print_warnings(result.warnings)
-            found += len(result.warnings)
+            items = [*result.warnings, *audits.get(model, [])]
+            print_warnings(items)
+            found += sum(w.level != "info" for w in items)
     if not found:
         print("no problems found")
     return 0

@@ -6,7 +6,7 @@ DuckDB counts, for each judged document, the documents of its query ranked above
 the ties, at a fixed cost of starting the engine and planning passes. Hence:
 
 * options only the core implements (``--ties stable``, ``--diagnostics``, ``--split``,
-  ``--compat``): ``memory``;
+  ``--compat``), or DuckDB not installed (the ``[scale]`` extra): ``memory``;
 * Parquet runs of more than :data:`AUTO_ROWS` rows (from the footers): ``duckdb`` (memory);
 * Parquet runs of at least :data:`FULL_CANDIDATE_ROWS` rows whose first rows hold at least
   :data:`FULL_CANDIDATES` documents per query or at least :data:`TIED` of their rows in ties
@@ -23,6 +23,7 @@ share of rows whose score (as a 32-bit float) another row of their query shares.
 
 from __future__ import annotations
 
+import importlib.util
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -95,8 +96,8 @@ def choose(run: str | Path, options: Options) -> str:
     """``memory`` or ``duckdb`` for ``run`` (see the module docstring)."""
     from analysis.core.engines import out_of_core_limits
 
-    if out_of_core_limits(options):
-        return "memory"
+    if out_of_core_limits(options) or importlib.util.find_spec("duckdb") is None:
+        return "memory"  # options of the core only, or DuckDB (the [scale] extra) not installed
     p = Path(run)
     if not (src.is_glob(run) or p.is_dir() or p.is_file()):
         return "memory"  # a pipe or a device: read once, by the loaders; or a missing file

@@ -52,7 +52,7 @@ if TYPE_CHECKING:
 SCHEDULER_ENV = "DASK_SCHEDULER_ADDRESS"
 _WHERE = "--scheduler"
 _PROBE = "__import__('analysis.core.engines.dask', fromlist=['versions']).versions()"
-_INSTALL = "pip install -r requirements.txt . where the scheduler and the workers run"
+_INSTALL = "pip install -r requirements.txt '.[scale]' where the scheduler and the workers run"
 
 
 def unsupported(run: str | Path, options: Options) -> str | None:

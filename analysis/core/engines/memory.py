@@ -62,7 +62,18 @@ def evaluate(
     run: str | Path, qrels: QrelsArrays, metrics: str | Iterable[str], options: Options
 ) -> Result:
     """Per-query metrics of ``run`` by the in-memory core."""
-    queries, docs, scores = read(run, options)
+    return evaluate_columns(*read(run, options), qrels, metrics, options)
+
+
+def evaluate_columns(
+    queries: rk.Ids,
+    docs: rk.Ids,
+    scores: np.ndarray,
+    qrels: QrelsArrays,
+    metrics: str | Iterable[str],
+    options: Options,
+) -> Result:
+    """:func:`analysis.core.metrics.evaluate_arrays` with the engine options."""
     return evaluate_arrays(
         queries,
         docs,
