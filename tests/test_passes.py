@@ -145,3 +145,22 @@ def test_memory_settings(text: str, expected: int) -> None:
 def test_a_bad_memory_setting_is_refused(text: str) -> None:
     with pytest.raises(ValueError, match="not a memory size"):
         memory_bytes(text)
+
+
+def test_statistics_are_those_of_query_id_behind_a_nested_column(tmp_path: Path) -> None:
+    """A struct column before ``query_id`` has two leaf columns: the statistics read must be
+    ``query_id``'s leaf, not the leaf at ``query_id``'s top-level index (here ``meta.b``, whose
+    ranges are disjoint while the queries spread over every row group)."""
+    spread = [f"q{i % 7}" for i in range(70)]
+    meta = pa.array([{"a": 0, "b": i} for i in range(70)])
+    table = pa.table({"meta": meta, "query_id": spread,
+                      "doc_id": [f"d{i}" for i in range(70)], "score": np.zeros(70)})  # fmt: skip
+    pq.write_table(table, tmp_path / "nested.parquet", row_group_size=10)
+    layout = passes.read_layout([tmp_path / "nested.parquet"])
+    assert not passes.disjoint_statistics(layout)
+    assert passes.plan_run(layout, budget=30, target=20) == [
+        Pass((Piece(0),), 3, b) for b in range(3)
+    ]
+    ordered = table.sort_by("query_id").set_column(0, "meta", pa.array([{"a": 0, "b": 0}] * 70))
+    pq.write_table(ordered, tmp_path / "sorted.parquet", row_group_size=10)
+    assert passes.disjoint_statistics(passes.read_layout([tmp_path / "sorted.parquet"]))

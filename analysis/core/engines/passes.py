@@ -181,7 +181,10 @@ def disjoint_statistics(layout: Layout) -> bool:
     ranges = []
     for path in layout.files:
         meta = pq.ParquetFile(path).metadata
-        column = meta.schema.to_arrow_schema().get_field_index("query_id")
+        paths = [meta.schema.column(i).path for i in range(meta.num_columns)]
+        if "query_id" not in paths:
+            return False
+        column = paths.index("query_id")  # the leaf column (other columns may be nested)
         for g in range(meta.num_row_groups):
             stats = meta.row_group(g).column(column).statistics
             if meta.row_group(g).num_rows == 0:
