@@ -14,7 +14,7 @@ import streamlit as st
 from analysis.core.errors import InputError
 from analysis.io import importers
 from analysis.io.importers.scan import suggest_importer
-from ui import open_data, widgets
+from ui import data, open_data, widgets
 from ui.state import sidebar
 
 st.set_page_config(page_title="Open data", layout="wide")
@@ -38,13 +38,16 @@ if folder_id is None:
     st.stop()
 folder = choices[folder_id]
 # the widgets below are keyed by folder: choosing another folder starts afresh
-files = open_data.scan(folder)
+files, total, more = open_data.scan(folder)
 if files.empty:
     st.info("This folder holds no data file.")
     st.stop()
 
 st.subheader("Files")
 st.caption("Detected format, the roles a file can play, its rows, and its first problem.")
+note = open_data.shown_note(files, total, more)
+if note:
+    st.warning(note)
 st.dataframe(files, hide_index=True, width="stretch", key="od_files")
 
 name = open_data.safe_name(
@@ -68,8 +71,15 @@ def _done(result: importers.ImportResult) -> None:
         st.warning(widgets.escape_markdown(note))
 
 
-kind = suggest_importer(folder)
-if kind is not None:
+kind = suggest_importer(folder, data.data_roots())
+outside = open_data.refused_links(folder) if kind is not None else []
+if outside:
+    st.subheader(f"Import as {kind}")
+    st.error(widgets.escape_markdown(
+        f"{len(outside)} link(s) in this folder lead outside the data roots (first: "
+        f"{outside[0].relative_to(folder)}); the importer would follow them, so it is not offered."
+    ))  # fmt: skip
+elif kind is not None:
     st.subheader(f"Import as {kind}")
     st.caption("The folder has this benchmark's layout; the importer reads all of it.")
     crs = None
@@ -153,6 +163,7 @@ if st.button("Write bundle", key=f"od_write:{folder_id}", disabled=not qrels):
                     splits=[folder / f for f in splits],
                     query_groups=[folder / f for f in groups],
                     metapaths=[folder / f for f in paths],
+                    roots=data.data_roots(),
                 )
             )
     except InputError as exc:

@@ -24,6 +24,7 @@ from analysis.core.metrics import TIE_POLICIES, parse_metrics
 from analysis.io.bundle import Bundle, DatasetSpec
 from analysis.stats.perquery import MEASURE_HELP
 from ui import data
+from ui.urlstate import bounded
 
 ROOT = Path(__file__).resolve().parents[1]
 WRITTEN = "_url_written"
@@ -140,7 +141,7 @@ def _adopt(
     """The current value of shared ``name``: a URL value we did not write wins, then the copy,
     then ``default``."""
     copy = f"_sel_{name}"
-    raw = st.query_params.get(URL_KEYS[name])
+    raw = bounded(URL_KEYS[name])
     written = st.session_state.get(WRITTEN, {})
     if raw is not None and raw != written.get(URL_KEYS[name]):
         try:
@@ -331,8 +332,9 @@ def write_url(params: dict[str, str]) -> None:
 
 
 def local_param(name: str) -> str | None:
-    """A page-local URL parameter (e.g. the selected query id ``q``)."""
-    return st.query_params.get(name)
+    """A page-local URL parameter (e.g. the selected query id ``q``; ``None`` when absent or
+    longer than :data:`ui.urlstate.MAX_PARAM_CHARS`)."""
+    return bounded(name)
 
 
 def set_local_param(name: str, value: str | None) -> None:

@@ -35,7 +35,7 @@ import numpy as np
 
 from analysis.core.errors import InputError
 from analysis.io import trec
-from analysis.io._text import check_file, first_data_line, head_text
+from analysis.io._text import NUL_MESSAGE, binary_line, check_file, first_data_line, head_text
 
 if TYPE_CHECKING:  # the table readers (and pandas) are imported where used: the command line
     import pandas as pd  # reads TREC files without them
@@ -67,6 +67,9 @@ def detect_format(path: str | Path) -> str:
     if name.endswith(".index"):
         return "split_index"
     head = head_text(p)
+    binary = binary_line(head)
+    if binary is not None:
+        raise InputError(p, binary, NUL_MESSAGE)
     found = first_data_line(head)
     if found is None:
         raise InputError(p, None, "the file holds no data")

@@ -4,7 +4,8 @@
   read as Markdown, HTML, an entity, math or a Streamlit directive; line breaks become spaces;
 * :func:`escape_latex`: the ten LaTeX special characters plus ``<``/``>``;
 * :func:`plotly_text`: labels and hovers of plotly figures (``&``, ``<`` and ``%`` as entities,
-  so no tag, entity or ``%{...}`` template field is read).
+  so no tag, entity or ``%{...}`` template field is read); :func:`plotly_texts` does the same
+  to a pandas Series of labels at once.
 
 HTML uses :func:`html.escape`. The module never imports streamlit.
 """
@@ -12,8 +13,12 @@ HTML uses :func:`html.escape`. The module never imports streamlit.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
-__all__ = ["escape_latex", "escape_markdown", "plotly_text"]
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["escape_latex", "escape_markdown", "plotly_text", "plotly_texts"]
 
 _ASCII_PUNCTUATION = re.compile(r"([!-/:-@\[-`{-~])")
 _LATEX_SPECIAL = {
@@ -62,4 +67,19 @@ def plotly_text(text: object) -> str:
     it expands ``%{...}`` template fields in hover and text templates, so ``%`` is written as
     the entity ``&#37;`` (shown as ``%``, never a field): a slice value ``%{y}`` shows literally.
     """
-    return str(text).replace("&", "&amp;").replace("<", "&lt;").replace("%", "&#37;")
+    out = str(text)
+    for char, entity in _PLOTLY:
+        out = out.replace(char, entity)
+    return out
+
+
+_PLOTLY = (("&", "&amp;"), ("<", "&lt;"), ("%", "&#37;"))  # "&" first
+
+
+def plotly_texts(values: pd.Series) -> pd.Series:
+    """:func:`plotly_text` of every value of a pandas Series (vectorized; returns a Series of
+    text, missing values as ``"nan"``/``"None"`` as ``str`` gives them)."""
+    out = values.astype("str")
+    for char, entity in _PLOTLY:
+        out = out.str.replace(char, entity, regex=False)
+    return out

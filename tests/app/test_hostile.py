@@ -1,0 +1,135 @@
+"""AppTest: the app under attack.
+
+* hostile names (:mod:`tests.hostile`: the bundle, dataset, splits, models, slice column and
+  values, query ids, entities, tags, note and author are Markdown, KaTeX, Streamlit directives,
+  HTML, links and plotly templates) on every page and both splits: nothing is rendered as
+  markup, and the names are shown as text;
+* the "every dataset" leaderboards of a 2,000-dataset bundle are computed a page at a time;
+* long ``values=`` links are parsed in linear time and over-long URL values are ignored.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from tests import hostile
+from tests.app.conftest import APP, TIMEOUT, leaderboards, no_exception
+from tests.app.markup import leaks, plain_texts
+from ui import data, urlstate
+
+PAGES = [
+    ("app.py", {"all": "1"}),
+    ("1_Slices.py", {"slice": hostile.SLICE, "min_n": "1"}),
+    ("2_Queries.py", {"q": "q21"}),
+    ("2_Queries.py", {"q": "=1+2", "slice": hostile.SLICE, "values": ",".join(hostile.VALUES)}),
+    ("3_Compare.py", {"q": "q21"}),
+    ("4_Map.py", {"q": "=1+2"}),
+    *[("5_Report.py", {"section": s}) for s in ("summary", "leaderboard", "slices", "compare",
+                                                  "worst-queries", "causes", "analyses")],
+    ("5_Report.py", {"present": "1", "slide": "3"}),
+    ("6_Analyses.py", {}),
+    ("7_Open_data.py", {}),
+]  # fmt: skip
+
+
+@pytest.fixture
+def hostile_root(roots: Path, tmp_path: Path) -> Path:
+    """The data root holding the hostile bundle, annotated in the test's notes folder."""
+    bundle = hostile.make_hostile_bundle(roots / "h")
+    hostile.annotate(bundle, tmp_path / "notes")
+    return roots
+
+
+def _open(page: str, split: str, params: dict[str, str]) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params["split"] = split
+    if page == "app.py":
+        at.query_params.update(params)
+    at.run()
+    if page != "app.py":
+        at.switch_page(f"pages/{page}")
+        at.query_params.update(params)
+        at.run()
+    return at
+
+
+@pytest.mark.parametrize("split", [hostile.SPLIT_TEST, hostile.SPLIT_DEV])
+@pytest.mark.parametrize(("page", "params"), PAGES, ids=lambda v: str(v)[:24])
+def test_hostile_names_never_render_as_markup(
+    hostile_root: Path, page: str, params: dict, split: str
+) -> None:
+    at = _open(page, split, params)
+    no_exception(at)
+    assert not at.error, [e.value for e in at.error]
+    assert at.selectbox(key="w_split").value == split
+    found = leaks(at, hostile.ATOMS, hostile.PLOTLY_ATOMS, hostile.HTML_ATOMS)
+    assert not found, found[:5]
+    shown = plain_texts(at)  # the names are there, as text
+    assert hostile.DATASET in shown
+    assert hostile.MODEL_A in shown
+    if page == "1_Slices.py":
+        assert {v for v in hostile.VALUES if v in shown} == set(hostile.VALUES)
+    if page == "2_Queries.py":
+        assert hostile.TAGS[0] in shown  # the tags box's options
+        assert hostile.NOTE in [t.value for t in at.text_area]
+
+
+def test_every_dataset_leaderboards_come_a_page_at_a_time(
+    roots: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bundle of 2,000 datasets (all reading one small qrels and run): the toggle computes
+    the leaderboards of one page of ten, not 2,000."""
+    folder = roots / "many"
+    (folder / "shared" / "runs").mkdir(parents=True)
+    (folder / "shared" / "qrels.txt").write_text("q1 0 d1 1\nq2 0 d2 1\n")
+    (folder / "shared" / "runs" / "bm25.run").write_text("q1 Q0 d1 1 2.0 t\nq2 Q0 d3 1 1.0 t\n")
+    names = [f"ds{i:04d}" for i in range(2000)]
+    (folder / "bundle.toml").write_text(
+        'name = "many"\n'
+        + "".join(
+            f'[datasets.{n}]\nqrels = "shared/qrels.txt"\nruns = "shared/runs"\n' for n in names
+        )
+    )
+    evaluated: list[str] = []
+    real = data._compute_per_query
+
+    def spy(spec, *args, **kwargs):
+        evaluated.append(spec.name)
+        return real(spec, *args, **kwargs)
+
+    monkeypatch.setattr(data, "_compute_per_query", spy)
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params["all"] = "1"
+    at.run()
+    no_exception(at)
+    board = leaderboards(at)
+    assert board["dataset"].tolist() == names[:11]  # the selected one, then page 1
+    assert "Datasets 1–10 of 1,999." in [c.value for c in at.caption]
+    assert sorted(set(evaluated)) == names[:11]
+    box = at.number_input(key="home_all_page")
+    assert box.max == 200
+    box.set_value(200).run()
+    no_exception(at)
+    assert leaderboards(at)["dataset"].tolist() == [names[0], *names[1991:]]
+    assert at.query_params["all_page"] == "200"
+    assert len(set(evaluated)) == 11 + 9  # still not 2,000
+
+
+def test_long_values_link_is_parsed_and_an_overlong_one_ignored(hostile_root: Path) -> None:
+    """``?values=`` with every slice value repeated to 4,000+ characters opens at once (the
+    parser is linear); a value over the URL limit is ignored with a warning."""
+    values = ",".join(hostile.VALUES)
+    long = ",".join([values] * (4000 // len(values) + 1))
+    assert 4000 < len(long) < urlstate.MAX_PARAM_CHARS
+    at = _open("2_Queries.py", "all", {"slice": hostile.SLICE, "values": long})
+    no_exception(at)
+    assert at.multiselect(key="queries_values").value == list(hostile.VALUES)
+    huge = "a," * urlstate.MAX_PARAM_CHARS
+    at = _open("2_Queries.py", "all", {"slice": hostile.SLICE, "values": huge})
+    no_exception(at)
+    assert at.multiselect(key="queries_values").value == []
+    (warning,) = [w.value for w in at.warning if "'values'" in w.value]
+    assert f"more than the {urlstate.MAX_PARAM_CHARS:,} a page reads" in warning
