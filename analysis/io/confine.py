@@ -172,5 +172,6 @@ def outside_links(
     folder: str | Path, roots: Iterable[str | Path], max_depth: int = 6
 ) -> list[Path]:
     """The symlinks under ``folder`` (up to ``max_depth`` levels) that lead out of ``roots``,
-    ``folder`` itself when it does: what an importer reading the folder's layout would follow."""
-    return list_files(folder, roots, max_depth=max_depth).refused
+    ``folder`` itself when it does (sorted): what an importer reading the folder's layout would
+    follow."""
+    return sorted(list_files(folder, roots, max_depth=max_depth).refused)

@@ -133,3 +133,134 @@ def test_long_values_link_is_parsed_and_an_overlong_one_ignored(hostile_root: Pa
     assert at.multiselect(key="queries_values").value == []
     (warning,) = [w.value for w in at.warning if "'values'" in w.value]
     assert f"more than the {urlstate.MAX_PARAM_CHARS:,} a page reads" in warning
+
+
+# --------------------------------------------------------------------------------- Open data
+
+OPEN_DATA = "pages/7_Open_data.py"
+SECRET = "SECRET"
+
+
+@pytest.fixture
+def od_root(tmp_path: Path, roots: Path) -> Path:
+    """Data roots with links leading out (a folder at the top, a folder and files inside
+    ``web``, a STaRK folder whose split folder is a link out), a link that stays inside, a
+    deeply nested ``entities.json``, a split file of NUL bytes and a folder of 10,001 files."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "passwd").write_text("".join(f"user{i}:x:{i}:{SECRET}-{i}\n" for i in range(20)))
+    (outside / "qrels.txt").write_text(f"q1 0 {SECRET}-doc 1\n")
+    web = roots / "web"
+    web.mkdir()
+    (web / "qrels.txt").write_text("q1 0 d1 1\nq2 0 d2 1\n")
+    (web / "good.run").write_text("q1 Q0 d1 1 2.0 t\nq2 Q0 d9 1 1.0 t\n")
+    (web / "split.index").symlink_to(outside / "passwd")
+    (web / "leak_qrels.txt").symlink_to(outside / "qrels.txt")
+    (web / "inside.run").symlink_to(web / "good.run")  # stays inside: an ordinary file
+    (web / "sub").symlink_to(outside, target_is_directory=True)
+    (roots / "out-folder").symlink_to(outside, target_is_directory=True)
+    stark = roots / "stark"
+    stark.mkdir()
+    (stark / "stark_qa.csv").write_text('id,query,answer_ids\n1,a,"[5]"\n')
+    (stark / "split").symlink_to(outside, target_is_directory=True)
+    deep = roots / "deep"
+    deep.mkdir()
+    (deep / "entities.json").write_text("[" * 50_000 + "]" * 50_000)
+    (deep / "test.index").write_bytes(b"\0" * 4096)
+    many = roots / "many"
+    many.mkdir()
+    for i in range(10_001):
+        (many / f"f{i:05d}.index").write_text(f"q{i}\n")
+    return roots
+
+
+def _od(folder: str | None = None) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.run()
+    at.switch_page(OPEN_DATA)
+    at.run()
+    if folder is not None:
+        at.selectbox(key="od_folder").set_value(folder).run()
+    no_exception(at)
+    return at
+
+
+def _everything(at: AppTest) -> str:
+    from tests.app.markup import markdown_strings, walk
+
+    return plain_texts(at) + "\n".join(s for n in walk(at._tree) for s in markdown_strings(n))
+
+
+def test_open_data_never_lists_or_reads_outside_the_roots(
+    od_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from analysis.io.confine import OUTSIDE, is_confined
+    from analysis.io.importers import scan
+
+    read: list[Path] = []
+    real = scan._inspect
+
+    def spy(path: Path, rel: str):
+        read.append(path)
+        return real(path, rel)
+
+    monkeypatch.setattr(scan, "_inspect", spy)
+    at = _od()
+    folders = at.selectbox(key="od_folder").options
+    assert "web" in folders
+    assert "out-folder" not in folders
+    assert not any(f.startswith(("web/sub", "out-folder", "stark/split")) for f in folders)
+    at.selectbox(key="od_folder").set_value("web").run()
+    no_exception(at)
+    files = _files(at)
+    problems = dict(zip(files["file"], files["problem"], strict=True))
+    assert problems["split.index"] == OUTSIDE
+    assert problems["leak_qrels.txt"] == OUTSIDE
+    assert problems["sub"] == OUTSIDE
+    assert problems["inside.run"] == ""
+    assert SECRET not in _everything(at)  # no line of a refused file is quoted
+    assert read
+    assert all(is_confined(p, [od_root]) for p in read), read
+    assert "leak_qrels.txt" not in at.multiselect(key="od_qrels:web").options
+
+
+def test_open_data_does_not_import_a_folder_with_links_out(od_root: Path) -> None:
+    at = _od("stark")
+    assert not _has_button(at, "od_import:stark")
+    (error,) = [e.value for e in at.error]
+    assert "lead outside the data roots" in error
+    assert "split" in error
+
+
+def _files(at: AppTest):
+    """The page's table of files (``file, format, roles, rows, problem``)."""
+    return next(d.value for d in at.dataframe if list(d.value.columns)[:2] == ["file", "format"])
+
+
+def _has_button(at: AppTest, key: str) -> bool:
+    return any(b.key == key for b in at.button)
+
+
+def test_open_data_deep_json_and_nul_split_are_one_line_each(od_root: Path) -> None:
+    at = _od("deep")
+    files = _files(at)
+    problems = dict(zip(files["file"], files["problem"], strict=True))
+    deep = (od_root / "deep").resolve()
+    assert (
+        problems["entities.json"]
+        == f"{deep / 'entities.json'}:1: JSON nested deeper than 128 levels"
+    )
+    assert (
+        problems["test.index"]
+        == f"{deep / 'test.index'}:1: a NUL byte: binary data, not a text file"
+    )
+    assert not at.multiselect(key="od_splits:deep").options
+
+
+def test_open_data_says_how_many_files_it_shows(od_root: Path) -> None:
+    at = _od("many")
+    files = _files(at)
+    assert len(files) == 300
+    assert files["file"].iloc[0] == "f00000.index"
+    (warning,) = [w.value for w in at.warning]
+    assert warning.startswith("300 of 10,001 data files shown")
