@@ -29,14 +29,19 @@ ICON = ":material/home:"
 HTML_B = "<b>b</b>"
 LINK = "[link](http://evil.example/x)"
 TEMPLATE = "%{x}X%{y}"
+EMOJI = ":smile:"
+MAIL = "mail@evil.example"
+WWW = "www.evil.example"
 #: Every payload (a substring no page may render as Markdown).
-ATOMS = (BOLD, KATEX, RED, ICON, HTML_B, LINK, TEMPLATE)
+ATOMS = (BOLD, KATEX, RED, ICON, HTML_B, LINK, TEMPLATE, EMOJI, MAIL, WWW)
+#: Bare URLs and addresses Markdown would link even with every character escaped.
+LINK_ATOMS = ("http://evil.example", WWW, MAIL)
 #: Payloads plotly would read as markup or a template field in any figure string.
 PLOTLY_ATOMS = (HTML_B, TEMPLATE, "<a href")
 #: Payloads ``st.html`` must hold escaped.
 HTML_ATOMS = (HTML_B, "<img src=x")
 
-DATASET = f"web {BOLD} {KATEX} {RED} {ICON} {HTML_B} {LINK} {TEMPLATE}"
+DATASET = f"web {BOLD} {KATEX} {RED} {ICON} {HTML_B} {LINK} {TEMPLATE} {EMOJI} {MAIL} {WWW}"
 MODEL_A = f"bm25 {RED} {KATEX} {HTML_B}"
 MODEL_B = f"dense {BOLD} {TEMPLATE} {LINK}"
 SPLIT_TEST = f"test {KATEX} {BOLD}"
@@ -90,7 +95,7 @@ def make_hostile_bundle(folder: Path) -> Path:
     pd.DataFrame({"query_id": qids, "doc_id": docs[:N_QUERIES], "relevance": 1}).to_parquet(
         data / "qrels.parquet"
     )
-    for model, shift in (("a", 0), ("b", 2)):
+    for model, shift in (("a", 1), ("b", 2)):
         rows = [
             (q, docs[(j + (shift if j % 3 else 0) + k) % len(docs)], float(10 - k))
             for j, q in enumerate(qids)
@@ -125,3 +130,40 @@ def annotate(bundle: Path, notes: Path) -> None:
             store.add_tag(DATASET, query_id, tag, author=AUTHOR)
         store.set_note(DATASET, query_id, NOTE, author=AUTHOR)
         store.set_judgement(DATASET, query_id, "d1", 0, author=AUTHOR)
+
+
+#: A word in every line of the files outside the roots: no page may ever show it.
+SECRET = "SECRET"
+
+
+def make_open_data_tree(roots: Path, outside: Path) -> None:
+    """Folders for the Open data page under ``roots``, with links into ``outside`` (created):
+    ``web`` (a qrels and a run, a link to a run inside, links out: ``split.index`` to a
+    passwd-like file, ``leak_qrels.txt``, the folder ``sub``), ``out-folder`` (a link out),
+    ``stark`` (a STaRK QA file and a ``split`` folder linking out), ``deep`` (an
+    ``entities.json`` nested 50,000 levels and a split file of 4,096 NUL bytes) and ``many``
+    (10,001 split files)."""
+    outside.mkdir(parents=True)
+    (outside / "passwd").write_text("".join(f"user{i}:x:{i}:{SECRET}-{i}\n" for i in range(20)))
+    (outside / "qrels.txt").write_text(f"q1 0 {SECRET}-doc 1\n")
+    web = roots / "web"
+    web.mkdir()
+    (web / "qrels.txt").write_text("q1 0 d1 1\nq2 0 d2 1\n")
+    (web / "good.run").write_text("q1 Q0 d1 1 2.0 t\nq2 Q0 d9 1 1.0 t\n")
+    (web / "split.index").symlink_to(outside / "passwd")
+    (web / "leak_qrels.txt").symlink_to(outside / "qrels.txt")
+    (web / "inside.run").symlink_to(web / "good.run")  # stays inside: an ordinary file
+    (web / "sub").symlink_to(outside, target_is_directory=True)
+    (roots / "out-folder").symlink_to(outside, target_is_directory=True)
+    stark = roots / "stark"
+    stark.mkdir()
+    (stark / "stark_qa.csv").write_text('id,query,answer_ids\n1,a,"[5]"\n')
+    (stark / "split").symlink_to(outside, target_is_directory=True)
+    deep = roots / "deep"
+    deep.mkdir()
+    (deep / "entities.json").write_text("[" * 50_000 + "]" * 50_000)
+    (deep / "test.index").write_bytes(b"\0" * 4096)
+    many = roots / "many"
+    many.mkdir()
+    for i in range(10_001):
+        (many / f"f{i:05d}.index").write_text(f"q{i}\n")

@@ -40,7 +40,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.io.csvsafe import neutralize_frame
-from analysis.present.escape import escape_latex, escape_markdown, plotly_text
+from analysis.present.escape import escape_latex, escape_markdown, plotly_text, plotly_texts
 from analysis.present.figures import (
     IMAGE_FORMATS,
     MIN_WIDTH,
@@ -70,6 +70,7 @@ __all__ = [
     "format_p",
     "markdown_frame",
     "plotly_text",
+    "plotly_texts",
     "results_table",
     "to_csv",
     "to_html",

@@ -75,13 +75,18 @@ def leaks(
     atoms: Sequence[str],
     plotly_atoms: Sequence[str],
     html_atoms: Sequence[str],
+    link_atoms: Sequence[str] = (),
 ) -> list[tuple[str, str, str]]:
-    """``(element type, atom, text)`` for every payload rendered as markup on the page."""
+    """``(element type, atom, text)`` for every payload rendered as markup on the page;
+    ``link_atoms`` (bare URLs and addresses) are looked for with the Markdown escapes removed,
+    since GitHub-flavoured Markdown autolinks them after resolving the escapes."""
     found: list[tuple[str, str, str]] = []
     for node in walk(at._tree):
         kind = str(getattr(node, "type", ""))
         for text in markdown_strings(node):
             found += [(kind, a, text) for a in atoms if a in text]
+            bare = text.replace("\\", "")
+            found += [(kind, a, text) for a in link_atoms if a in bare]
         if kind == "plotly_chart":
             for text in plotly_strings(json.loads(node.proto.spec)):
                 found += [(kind, a, text) for a in plotly_atoms if a in text]

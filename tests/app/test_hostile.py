@@ -65,7 +65,7 @@ def test_hostile_names_never_render_as_markup(
     no_exception(at)
     assert not at.error, [e.value for e in at.error]
     assert at.selectbox(key="w_split").value == split
-    found = leaks(at, hostile.ATOMS, hostile.PLOTLY_ATOMS, hostile.HTML_ATOMS)
+    found = leaks(at, hostile.ATOMS, hostile.PLOTLY_ATOMS, hostile.HTML_ATOMS, hostile.LINK_ATOMS)
     assert not found, found[:5]
     shown = plain_texts(at)  # the names are there, as text
     assert hostile.DATASET in shown
@@ -138,39 +138,13 @@ def test_long_values_link_is_parsed_and_an_overlong_one_ignored(hostile_root: Pa
 # --------------------------------------------------------------------------------- Open data
 
 OPEN_DATA = "pages/7_Open_data.py"
-SECRET = "SECRET"
+SECRET = hostile.SECRET
 
 
 @pytest.fixture
 def od_root(tmp_path: Path, roots: Path) -> Path:
-    """Data roots with links leading out (a folder at the top, a folder and files inside
-    ``web``, a STaRK folder whose split folder is a link out), a link that stays inside, a
-    deeply nested ``entities.json``, a split file of NUL bytes and a folder of 10,001 files."""
-    outside = tmp_path / "outside"
-    outside.mkdir()
-    (outside / "passwd").write_text("".join(f"user{i}:x:{i}:{SECRET}-{i}\n" for i in range(20)))
-    (outside / "qrels.txt").write_text(f"q1 0 {SECRET}-doc 1\n")
-    web = roots / "web"
-    web.mkdir()
-    (web / "qrels.txt").write_text("q1 0 d1 1\nq2 0 d2 1\n")
-    (web / "good.run").write_text("q1 Q0 d1 1 2.0 t\nq2 Q0 d9 1 1.0 t\n")
-    (web / "split.index").symlink_to(outside / "passwd")
-    (web / "leak_qrels.txt").symlink_to(outside / "qrels.txt")
-    (web / "inside.run").symlink_to(web / "good.run")  # stays inside: an ordinary file
-    (web / "sub").symlink_to(outside, target_is_directory=True)
-    (roots / "out-folder").symlink_to(outside, target_is_directory=True)
-    stark = roots / "stark"
-    stark.mkdir()
-    (stark / "stark_qa.csv").write_text('id,query,answer_ids\n1,a,"[5]"\n')
-    (stark / "split").symlink_to(outside, target_is_directory=True)
-    deep = roots / "deep"
-    deep.mkdir()
-    (deep / "entities.json").write_text("[" * 50_000 + "]" * 50_000)
-    (deep / "test.index").write_bytes(b"\0" * 4096)
-    many = roots / "many"
-    many.mkdir()
-    for i in range(10_001):
-        (many / f"f{i:05d}.index").write_text(f"q{i}\n")
+    """The data root of :func:`tests.hostile.make_open_data_tree`."""
+    hostile.make_open_data_tree(roots, tmp_path / "outside")
     return roots
 
 
