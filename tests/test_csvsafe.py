@@ -61,8 +61,10 @@ def test_frame_and_arrow_versions_agree_with_the_cell_rule() -> None:
     assert out["n"].tolist() == list(range(len(values)))
     assert list(out.columns) == ["text", "ids", "n", "'=col"]
     assert frame["text"].tolist() == values  # the input is not modified
-    arrow = neutralize_arrow(pa.array(values))
-    assert arrow.to_pylist() == [neutralize(v) for v in values]
+    for kind in (pa.string(), pa.large_string()):
+        arrow = neutralize_arrow(pa.array(values, type=kind))
+        assert arrow.type == kind
+        assert arrow.to_pylist() == [neutralize(v) for v in values]
     encoded = neutralize_arrow(pa.array(values).dictionary_encode())
     assert encoded.to_pylist() == [neutralize(v) for v in values]
 

@@ -117,7 +117,8 @@ def neutralize_arrow(array: pa.Array | pa.ChunkedArray) -> pa.Array | pa.Chunked
         pc.match_substring_regex(text, "^" + _NEEDS_MARK.pattern),
         pc.invert(pc.match_substring_regex(text, "^(" + _PLAIN_NUMBER.pattern + ")$")),
     )
-    return pc.if_else(risky, pc.binary_join_element_wise("'", text, ""), text)
+    quote, empty = pa.scalar("'", type=kind), pa.scalar("", type=kind)
+    return pc.if_else(risky, pc.binary_join_element_wise(quote, text, empty), text)
 
 
 def read_csv(path_or_buffer: object, **kwargs: object) -> pd.DataFrame:
