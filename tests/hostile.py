@@ -132,6 +132,8 @@ def annotate(bundle: Path, notes: Path) -> None:
         store.set_judgement(DATASET, query_id, "d1", 0, author=AUTHOR)
 
 
+#: An Open data folder whose name is payloads (a file name cannot hold "/").
+NAMED_FOLDER = f"named {RED} {KATEX} {EMOJI} {TEMPLATE}"
 #: A word in every line of the files outside the roots: no page may ever show it.
 SECRET = "SECRET"
 
@@ -141,8 +143,8 @@ def make_open_data_tree(roots: Path, outside: Path) -> None:
     ``web`` (a qrels and a run, a link to a run inside, links out: ``split.index`` to a
     passwd-like file, ``leak_qrels.txt``, the folder ``sub``), ``out-folder`` (a link out),
     ``stark`` (a STaRK QA file and a ``split`` folder linking out), ``deep`` (an
-    ``entities.json`` nested 50,000 levels and a split file of 4,096 NUL bytes) and ``many``
-    (10,001 split files)."""
+    ``entities.json`` nested 50,000 levels and a split file of 4,096 NUL bytes), a folder and
+    files whose names are payloads, and ``many`` (10,001 split files)."""
     outside.mkdir(parents=True)
     (outside / "passwd").write_text("".join(f"user{i}:x:{i}:{SECRET}-{i}\n" for i in range(20)))
     (outside / "qrels.txt").write_text(f"q1 0 {SECRET}-doc 1\n")
@@ -163,6 +165,10 @@ def make_open_data_tree(roots: Path, outside: Path) -> None:
     deep.mkdir()
     (deep / "entities.json").write_text("[" * 50_000 + "]" * 50_000)
     (deep / "test.index").write_bytes(b"\0" * 4096)
+    named = roots / NAMED_FOLDER
+    named.mkdir()
+    (named / f"{BOLD} {LINK.replace('/', '_')}.txt").write_text("q1 0 d1 1\n")
+    (named / f"{TEMPLATE} {EMOJI}.run").write_text("q1 Q0 d1 1 1.0 t\n")
     many = roots / "many"
     many.mkdir()
     for i in range(10_001):

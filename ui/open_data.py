@@ -20,7 +20,7 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from analysis.io.confine import OUTSIDE, list_files, list_folders, outside_links
+from analysis.io.confine import OUTSIDE, is_confined, list_files, list_folders, outside_links
 from analysis.io.importers.scan import MAX_DEPTH as SCAN_DEPTH
 from analysis.io.importers.scan import MAX_FILES, SKIP_DIRS, SKIP_NAMES, Scan, survey
 from ui import data
@@ -52,8 +52,16 @@ def folders() -> dict[str, Path]:
 
 
 def writable_root() -> Path | None:
-    """The first data root this process may write to, or None."""
-    return next((r for r in data.data_roots() if os.access(r, os.W_OK | os.X_OK)), None)
+    """The first data root this process may write to whose ``_opened`` folder (when it exists)
+    stays inside it (a ``_opened`` link leading out is never written through), or None."""
+    return next(
+        (
+            r
+            for r in data.data_roots()
+            if os.access(r, os.W_OK | os.X_OK) and is_confined(r / OPENED, [r])
+        ),
+        None,
+    )
 
 
 def safe_name(text: str) -> str:

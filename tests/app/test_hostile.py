@@ -238,3 +238,21 @@ def test_open_data_says_how_many_files_it_shows(od_root: Path) -> None:
     assert files["file"].iloc[0] == "f00000.index"
     (warning,) = [w.value for w in at.warning]
     assert warning.startswith("300 of 10,001 data files shown")
+
+
+def test_open_data_shows_hostile_file_names_as_text(od_root: Path) -> None:
+    at = _od(hostile.NAMED_FOLDER)
+    found = leaks(at, hostile.ATOMS, hostile.PLOTLY_ATOMS, hostile.HTML_ATOMS, hostile.LINK_ATOMS)
+    assert not found, found
+    files = _files(at)
+    assert set(files["format"]) == {"trec_qrels", "trec_run"}
+    shown = plain_texts(at)
+    assert hostile.NAMED_FOLDER in shown
+    assert hostile.BOLD in shown
+
+
+def test_open_data_never_writes_through_a_link_out(od_root: Path, tmp_path: Path) -> None:
+    (od_root / "_opened").symlink_to(tmp_path / "outside", target_is_directory=True)
+    at = _od("web")
+    assert any("No data root is writable" in e.value for e in at.error)
+    assert not _has_button(at, "od_write:web")
