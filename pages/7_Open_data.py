@@ -153,7 +153,7 @@ if st.button("Write bundle", key=f"od_write:{folder_id}", disabled=not qrels):
     try:
         with st.spinner("Writing the bundle…"):
             _done(
-                importers.build_bundle(
+                open_data.build_bundle(
                     out,
                     name,
                     qrels=[folder / f for f in qrels],
@@ -163,7 +163,6 @@ if st.button("Write bundle", key=f"od_write:{folder_id}", disabled=not qrels):
                     splits=[folder / f for f in splits],
                     query_groups=[folder / f for f in groups],
                     metapaths=[folder / f for f in paths],
-                    roots=data.data_roots(),
                 )
             )
     except InputError as exc:

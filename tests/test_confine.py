@@ -9,8 +9,14 @@ from pathlib import Path
 import pytest
 
 from analysis.core.errors import InputError
-from analysis.io.confine import is_confined, list_files, list_folders, outside_links
-from analysis.io.importers import build_bundle, scan_folder, suggest_importer
+from analysis.io.confine import (
+    is_confined,
+    list_files,
+    list_folders,
+    outside_links,
+    require_confined,
+)
+from analysis.io.importers import scan_folder, suggest_importer
 from analysis.io.importers.scan import MAX_FILES, OUTSIDE, survey
 
 
@@ -113,10 +119,10 @@ def test_suggest_importer_ignores_links_out(tree: tuple[Path, Path]) -> None:
     assert suggest_importer(folder, [root, outside]) == "stark"
 
 
-def test_build_bundle_refuses_a_file_outside_the_roots(tree: tuple[Path, Path]) -> None:
+def test_require_confined_names_the_first_file_out(tree: tuple[Path, Path]) -> None:
     root, _ = tree
+    inside = [root / "a" / "qrels.txt", None, root / "a" / "link_in.txt"]
+    require_confined(inside, [root])
     with pytest.raises(InputError, match="a link leading outside the data roots: not read") as e:
-        build_bundle(root / "_opened" / "x", "x", qrels=[root / "a" / "link_out.txt"],
-                     roots=[root])  # fmt: skip
-    assert "SECRET" not in str(e.value)
-    assert not (root / "_opened").exists()
+        require_confined([*inside, root / "a" / "link_out.txt"], [root])
+    assert str(e.value) == f"{root / 'a' / 'link_out.txt'}: {OUTSIDE}"

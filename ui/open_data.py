@@ -15,12 +15,22 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
 import pandas as pd
 import streamlit as st
 
-from analysis.io.confine import OUTSIDE, is_confined, list_files, list_folders, outside_links
+from analysis.io import importers
+from analysis.io.confine import (
+    OUTSIDE,
+    is_confined,
+    list_files,
+    list_folders,
+    outside_links,
+    require_confined,
+)
+from analysis.io.importers import ImportResult
 from analysis.io.importers.scan import MAX_DEPTH as SCAN_DEPTH
 from analysis.io.importers.scan import MAX_FILES, SKIP_DIRS, SKIP_NAMES, Scan, survey
 from ui import data
@@ -115,6 +125,19 @@ def shown_note(files: pd.DataFrame, total: int, more: bool) -> str | None:
         f"{shown:,} of {count} data files shown (the first {MAX_FILES:,} by path; a scan reads "
         "at most that many): choose a subfolder to see the others."
     )
+
+
+def build_bundle(out: Path, name: str, **chosen: Sequence[Path] | Path | None) -> ImportResult:
+    """:func:`analysis.io.importers.build_bundle` of the files chosen on the page (keyword
+    arguments as there), after checking that every one is confined to the data roots.
+
+    Raises:
+        InputError: a chosen file leads out of the data roots (nothing is read), or the
+            library's errors.
+    """
+    files = [p for v in chosen.values() for p in (v if isinstance(v, Sequence) else [v])]
+    require_confined(files, data.data_roots())
+    return importers.build_bundle(out, name, **chosen)  # type: ignore[arg-type]
 
 
 def refused_links(folder: Path) -> list[Path]:

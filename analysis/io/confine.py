@@ -26,6 +26,8 @@ from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from analysis.core.errors import InputError
+
 __all__ = [
     "COUNT_LIMIT",
     "OUTSIDE",
@@ -34,6 +36,7 @@ __all__ = [
     "list_files",
     "list_folders",
     "outside_links",
+    "require_confined",
 ]
 
 #: Entries counted at most by one listing (a folder of millions of files is not walked whole).
@@ -50,6 +53,19 @@ def is_confined(path: str | Path, roots: Iterable[str | Path]) -> bool:
         return any(real.is_relative_to(Path(r).resolve()) for r in roots)
     except (OSError, RuntimeError):
         return False
+
+
+def require_confined(paths: Iterable[str | Path | None], roots: Iterable[str | Path]) -> None:
+    """Check files before anything reads them.
+
+    Raises:
+        InputError: the first path (``None`` entries skipped) not confined to ``roots``, with
+            :data:`OUTSIDE` as its message.
+    """
+    allowed = list(roots)
+    for path in paths:
+        if path is not None and not is_confined(path, allowed):
+            raise InputError(path, None, OUTSIDE)
 
 
 @dataclass

@@ -273,7 +273,6 @@ def build_bundle(
     splits: Sequence[Path] = (),
     query_groups: Sequence[Path] = (),
     metapaths: Sequence[Path] = (),
-    roots: Iterable[str | Path] | None = None,
 ) -> ImportResult:
     """Write a one-dataset bundle named ``name`` at ``out`` from the chosen files (converted to
     Parquet; inputs are only read). Several queries or qrels files are concatenated (the first
@@ -281,12 +280,12 @@ def build_bundle(
     stems repeat); splits by file stem, ``test`` the default split when present; query groups
     and metapaths become the ``pattern_group``/``pattern`` and ``metapath`` slice columns. The
     family is ``stark`` for a STaRK QA file, ``spatial`` when the entities have ``lat, lon``,
-    else ``generic``, with that family's default metrics. With ``roots``, every chosen file must
-    be confined to them (see the module notes); nothing is read otherwise.
+    else ``generic``, with that family's default metrics. The app checks the chosen files with
+    :func:`analysis.io.confine.require_confined` first.
 
     Raises:
         InputError: no qrels file, a chosen file that cannot be read in its role, an input
-            inside ``out``, an input leading out of ``roots``.
+            inside ``out``.
     """
     from analysis.io.importers.stark import _groups, _metapaths, _slices
 
@@ -297,8 +296,6 @@ def build_bundle(
     for path in chosen:
         if path is not None and Path(path).resolve().is_relative_to(target):
             raise InputError(out, None, "the bundle folder may not hold an input file")
-        if path is not None and roots is not None and not is_confined(path, roots):
-            raise InputError(path, None, OUTSIDE)
     qrels_table = _concat([load_qrels(p) for p in qrels])
     if queries:
         query_table = _concat([load_queries(p) for p in queries])
