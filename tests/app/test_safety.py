@@ -73,8 +73,9 @@ def _small_bundle(folder: Path, *, name: str = "small", datasets: tuple[str, ...
 
 
 def _unescape(text: str) -> str:
-    """Undo :func:`ui.widgets.escape_markdown` (backslash before punctuation, hard breaks)."""
-    return re.sub(r"\\(.)", r"\1", text.replace("  \n", "\n"))
+    """Undo :func:`ui.widgets.escape_markdown` (backslash before punctuation, hard breaks, the
+    word joiners that keep URLs from being linked)."""
+    return re.sub(r"\\(.)", r"\1", text.replace("  \n", "\n")).replace("\u2060", "")
 
 
 def _errors(at: AppTest) -> list[str]:
