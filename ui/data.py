@@ -27,6 +27,7 @@ import streamlit as st
 from analysis.core.errors import DataWarning, InputError
 from analysis.core.metrics import rank_run
 from analysis.io import load_run
+from analysis.io.audits import run_audits, summary_files
 from analysis.io.bundle import (
     Bundle,
     Dataset,
@@ -122,6 +123,7 @@ def _spec_files(spec: DatasetSpec) -> tuple[Path | None, ...]:
         spec.metapaths,
         *spec.splits.values(),
         *spec.runs.values(),
+        *summary_files(spec),  # published summaries beside the runs: audited with them
     )
 
 
@@ -308,7 +310,7 @@ def _compute_per_query(
             # queries of other splits are left out of the runs silently (not "not in qrels")
             wanted = set(ds.qrels["query_id"].astype(str))
             runs = {m: r.loc[r["query_id"].isin(wanted)] for m, r in runs.items()}
-        return per_query_table(
+        table, found = per_query_table(
             ds.queries,
             ds.qrels,
             runs,
@@ -319,6 +321,9 @@ def _compute_per_query(
             headline=spec.metrics,
             entities=ds.entities,
         )
+        for model, items in run_audits(spec, runs, ties=ties, dataset=ds).items():
+            found[model] = [*found.get(model, []), *items]
+        return table, found
 
     # on disk too (analysis.stats.cache), keyed by the files' stamps, the parameters and the
     # uploaded runs' bytes: a server restart does not recompute the table

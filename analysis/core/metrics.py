@@ -52,7 +52,10 @@ Edge cases
       (trec_eval ``-c``); a warning says how many;
     * a query in the run but not in the qrels is left out, with a warning;
     * a query without any relevant doc scores 0 and is flagged ``no_relevant``;
-    * duplicate qrels rows are collapsed to their maximum relevance, with a warning.
+    * duplicate qrels rows are collapsed to their maximum relevance, with a warning;
+    * a metric that reads ranks beyond a query's saved list (``recall@50`` of a run saved at
+      depth 20, ``mrr`` of any run) while relevant documents are missing from it gets a warning
+      with the counts (:mod:`analysis.core.depth`): its value is a lower bound.
 
 Tie sensitivity (``diagnostics=True``)
     For every query and metric, the worst and best value over all orders of tied scores
@@ -79,6 +82,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from analysis.core import depth
 from analysis.core import kernels as kn
 from analysis.core import ranking as rk
 from analysis.core.checks import data_warnings
@@ -274,7 +278,8 @@ def evaluate_run(
             ``"stable"`` (file order).
         relevance_threshold: a doc is relevant when ``relevance >= relevance_threshold`` (>= 1).
         diagnostics: also return ``n_gold``, ``n_retrieved``, ``first_gold_rank``,
-            ``missing_from_run``, ``no_relevant``, ``tied_at_cutoff``, ``<metric>_min/_max`` and
+            ``missing_from_run``, ``no_relevant``, ``saved_depth``, ``gold_beyond_depth``
+            (:mod:`analysis.core.depth`), ``tied_at_cutoff``, ``<metric>_min/_max`` and
             ``tie_sensitive``.
         split: evaluate only these queries (module docstring); default
             ``qrels.attrs.get("split_queries")``.
@@ -375,6 +380,7 @@ def evaluate_arrays(
 
     columns: dict[str, np.ndarray] = {m.label: values[m.label] for m in wanted}
     ties_found = ranked.ties
+    n_found = np.bincount(qi[relevant], minlength=nq)
     if diagnostics:
         first = np.full(nq, np.inf)
         np.minimum.at(first, qi[relevant], rank[relevant])  # few rows: relevant retrieved docs
@@ -383,6 +389,7 @@ def evaluate_arrays(
         columns["first_gold_rank"] = np.where(np.isfinite(first), first, np.nan)
         columns["missing_from_run"] = n_ret == 0
         columns["no_relevant"] = n_rel == 0
+        columns.update(depth.depth_flags(n_ret, n_rel, n_found))
         bounds = _tie_diagnostics(
             wanted, ranked, ties_found, run_to_qrels, rows, gain, relevant, values, nq, args
         )
@@ -398,6 +405,7 @@ def evaluate_arrays(
         q, ranked, run_to_qrels, n_ret, n_rel, wanted, tied_queries,
         columns.get("tie_sensitive"), outside, n_split_dropped, n_not_candidates,
     )  # fmt: skip
+    warnings += depth.depth_warnings(q.queries, n_ret, n_rel, n_found, wanted)
     return q.queries, columns, warnings, wanted
 
 

@@ -21,7 +21,8 @@ letter.
 Data checks: the warnings of every (dataset, model), grouped so that each finding is said once:
 findings about the qrels (identical for every model) are one row, findings about runs list the
 models that share the same message. Severity ``problem`` (results are affected: missing or
-unknown queries, duplicate docs, queries without relevant docs) comes before ``note``.
+unknown queries, duplicate docs, queries without relevant docs, a run made on another qrels
+version, a published summary the run contradicts) comes before ``note``.
 
 The module never imports streamlit.
 """
@@ -48,7 +49,16 @@ __all__ = [
     "paired_t_pvalue",
 ]
 
-PROBLEMS = frozenset({"missing_from_run", "not_in_qrels", "duplicate_docs", "no_relevant"})
+PROBLEMS = frozenset(
+    {
+        "missing_from_run",
+        "not_in_qrels",
+        "duplicate_docs",
+        "no_relevant",
+        "summary_mismatch",
+        "qrels_version",
+    }
+)
 CHECK_COLUMNS: tuple[str, ...] = ("dataset", "severity", "check", "models", "count", "message")
 
 

@@ -183,8 +183,16 @@ def _inspect(path: Path, rel: str) -> FileReport:
     return _read(path, rel, fmt, None)
 
 
+def _ranx_roles(path: Path) -> tuple[str, ...]:
+    """A ranx file holding integers only is qrels first (ranx's Qrels), else a run."""
+    values = load_run(path)["score"].to_numpy()
+    return ("qrels", "run") if len(values) and (values == values.round()).all() else ("run",)
+
+
 def _read(path: Path, rel: str, fmt: str, roles: tuple[str, ...] | None) -> FileReport:
     try:
+        if roles is None and fmt.startswith("ranx_"):
+            roles = _ranx_roles(path)
         if roles is None:
             roles = ROLES_BY_FORMAT.get(fmt) or (_table_roles(path) if fmt == "table" else ())
         if not roles:
@@ -226,16 +234,21 @@ def scan_folder(folder: str | Path, roots: Iterable[str | Path] | None = None) -
 
 
 def suggest_importer(folder: str | Path, roots: Iterable[str | Path] | None = None) -> str | None:
-    """The importer whose layout ``folder`` has: ``stark`` (a ``stark_qa*.csv``), ``geobloom``
-    (``poi.txt`` with query ``.txt`` files), ``list`` (``poi.csv`` with ``coor``), ``geoglue``
-    (a ``*poi*`` JSON/CSV with query files), or None. Only files and folders confined to
-    ``roots`` (default: ``folder``) count; a link leading out is not looked at."""
+    """The importer whose layout ``folder`` has: ``stark`` (a ``stark_qa*.csv``, or a QA file in
+    STaRK's format named ``qa.csv`` / ``<prefix>_qa*.csv``, as AvaTaR's Flickr30k-Entities),
+    ``geobloom`` (``poi.txt`` with query ``.txt`` files), ``list`` (``poi.csv`` with ``coor``),
+    ``geoglue`` (a ``*poi*`` JSON/CSV with query files), or None. Only files and folders
+    confined to ``roots`` (default: ``folder``) count; a link leading out is not looked at."""
+    from analysis.io.importers.stark import is_qa_file
+
     root = Path(folder)
     allowed = [root] if roots is None else list(roots)
     names = {p.name for p in list_files(root, allowed, max_depth=1).files}
     sub = root / "stark_qa"
     stark_dir = sub.is_dir() and is_confined(sub, allowed)
     if any(n.startswith("stark_qa") and n.endswith(".csv") for n in names) or stark_dir:
+        return "stark"
+    if any(is_qa_file(root / n) for n in sorted(names)):
         return "stark"
     if "poi.txt" in names and names & {"train.txt", "dev.txt", "test.txt"}:
         return "geobloom"
