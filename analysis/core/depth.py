@@ -33,11 +33,9 @@ import pyarrow as pa
 
 from analysis.core import ranking as rk
 from analysis.core.errors import DataWarning
+from analysis.core.measures import REGISTRY
 from analysis.core.names import Metric
 
-#: Measures whose value is 0 unless a relevant document is within the cutoff (only the first
-#: relevant document counts); the others count every relevant document.
-FIRST_ONLY = ("hit", "mrr")
 CREDIT = "an evaluator that scores every candidate (STaRK's) may credit them"
 
 
@@ -62,12 +60,14 @@ def depth_flags(n_ret: np.ndarray, n_rel: np.ndarray, n_found: np.ndarray) -> di
 
 
 def _reads_beyond(metric: Metric, n_ret: np.ndarray, n_rel: np.ndarray) -> np.ndarray | None:
-    """Per query, whether ``metric`` reads ranks beyond the saved list; None: never."""
-    if metric.measure == "rprec":
+    """Per query, whether ``metric`` reads ranks beyond the saved list; None: never (what each
+    measure reads is declared in the measure registry)."""
+    reads = REGISTRY[metric.measure].depth
+    if reads == "relevant":
         return n_rel > n_ret
     if metric.k is not None:
         return n_ret < metric.k
-    if metric.measure == "precision":
+    if reads == "saved":
         return None
     return np.ones(len(n_ret), dtype=bool)
 
@@ -108,7 +108,9 @@ def depth_warnings(
         if beyond is None:
             continue
         zero = none_found & beyond
-        part = partial & beyond if m.measure not in FIRST_ONLY else np.zeros(nq, dtype=bool)
+        # only the first relevant document counts (hit, mrr): 0 unless one is within the cutoff
+        first_only = REGISTRY[m.measure].first_only
+        part = partial & beyond if not first_only else np.zeros(nq, dtype=bool)
         if not zero.any() and not part.any():
             continue
         affected = np.flatnonzero(zero | part)
@@ -133,7 +135,7 @@ def _whole_message(
     """The message of a metric without cutoff (``rprec``: ranks up to R)."""
     reads = (
         "reads ranks up to R (the query's number of relevant documents)"
-        if m.measure == "rprec"
+        if REGISTRY[m.measure].depth == "relevant"
         else "reads the whole ranking"
     )
     lead = f"{m.label} {reads}: "

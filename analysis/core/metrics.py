@@ -13,26 +13,12 @@ Ranking
     loaded with decreasing scores, so both policies keep their order. A document listed twice for
     one query keeps its best-ranked occurrence (a warning counts them).
 
-Metrics (``k`` is the cutoff; ``rel_i`` the relevance of the doc at rank ``i``; ``R`` the set of
-relevant docs of the query in the qrels):
-
-============  ===================================================  ====================
-name          formula                                              reference
-============  ===================================================  ====================
-hit@k         1 if any relevant doc in ranks 1..k, else 0           trec_eval success_k
-recall@k      ``|R ∩ top k| / |R|``                                 trec_eval recall_k
-precision@k   ``|R ∩ top k| / k`` (k, even if fewer were returned)  trec_eval P_k
-mrr           ``1 / rank`` of the first relevant doc, 0 if none     trec_eval recip_rank
-mrr@k         as mrr, 0 when the first relevant rank is beyond k    ir_measures RR@k
-ndcg@k        ``DCG@k / IDCG@k``; ``DCG@k = Σ_{i≤k} g_i / log2(i+1)``  trec_eval ndcg_cut_k
-map           ``Σ_{relevant i} P@i / |R|`` (P@i: precision at i)     trec_eval map
-map@k         as map, summing only relevant docs in ranks 1..k      trec_eval map_cut_k
-rprec         ``|R ∩ top |R|| / |R|`` (precision at rank |R|)       trec_eval Rprec
-============  ===================================================  ====================
-
-The gain ``g_i`` is the judged relevance when positive, else 0 (trec_eval). IDCG@k is the DCG of
-the ideal ordering of all judged gains of the query, cut at ``k``. ``hit``, ``recall``,
-``precision`` and ``ndcg`` without ``@k`` use the whole returned list.
+Metrics
+    Each measure is declared once in :mod:`analysis.core.measures` (name, aliases, cutoff rule,
+    formula, trec_eval/ir_measures/STaRK/LIST references, kernel): its :data:`REGISTRY
+    <analysis.core.measures.REGISTRY>` is the list of metrics, ``python -m analysis
+    --help-metrics`` prints every measure's card and :func:`analysis.core.measures.card` gives
+    one. A user adds a measure with :func:`analysis.core.measures.register_measure`.
 
 Splits
     ``split`` (query ids, e.g. a STaRK ``split/test.index``) restricts the evaluated queries: qrels
@@ -100,7 +86,6 @@ from analysis.core.inputs import (
 )
 from analysis.core.names import (  # noqa: F401 (re-exported: the public names of the core)
     DEFAULT_METRICS,
-    KNOWN,
     TIE_POLICIES,
     Metric,
     TiePolicy,

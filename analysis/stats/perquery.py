@@ -18,35 +18,36 @@ import numpy as np
 import pandas as pd
 
 from analysis.core.errors import DataWarning
+from analysis.core.measures import REGISTRY, dashboard_measures
 from analysis.core.metrics import TiePolicy, evaluate_run, parse_metrics
 from analysis.core.ranked import RankedRun, evaluate_run_ranked
 from analysis.geo import GeoIndex, geo_index, model_geo_columns, ranked_geo_columns
 from analysis.stats import bucket_numeric, n_gold_bucket
 
-MEASURES: tuple[str, ...] = ("hit", "recall", "ndcg", "precision", "mrr")
+#: The cutoffs at which the per-query table holds every dashboard measure that takes one.
 CUTOFFS: tuple[int, ...] = (1, 5, 10, 20, 50, 100)
-MEASURE_HELP = {
-    "hit": "Hit@k: 1 if any relevant document is in the top k, else 0 (trec_eval success_k).",
-    "recall": "Recall@k: relevant documents in the top k / all relevant documents.",
-    "ndcg": "nDCG@k: DCG of the top k (gain = relevance, discount 1/log2(rank+1)) over the "
-    "ideal DCG (trec_eval ndcg_cut_k).",
-    "precision": "Precision@k: relevant documents in the top k / k.",
-    "mrr": "MRR: 1 / rank of the first relevant document in the whole list, 0 if none "
-    "(trec_eval recip_rank). The cutoff k does not apply.",
-}
 _NOT_SLICES = {"query_id", "text", "lat", "lon", "model", "gold_poi_ids"}
 MAX_CATEGORIES = 200
 
 
 def metric_column(measure: str, k: int) -> str:
-    """Column name of a measure at cutoff ``k`` (``mrr`` has no cutoff)."""
-    return "mrr" if measure == "mrr" else f"{measure}@{k}"
+    """Column name of a measure at cutoff ``k`` as the dashboard holds it (the bare name for
+    ``mrr`` and the measures the registry puts there without a cutoff)."""
+    m = REGISTRY[measure]
+    return m.name if m.dashboard == "bare" or m.cutoff == "never" else f"{m.name}@{k}"
 
 
 def dashboard_metrics(extra: Iterable[str] = ()) -> list[str]:
-    """Every measure at every cutoff of :data:`CUTOFFS`, plus ``mrr`` and ``extra`` names."""
-    names = [metric_column(m, k) for m in MEASURES if m != "mrr" for k in CUTOFFS]
-    names.append("mrr")
+    """The per-query table's metrics: every dashboard measure of the registry
+    (:func:`analysis.core.measures.dashboard_measures`, user measures included) at every
+    cutoff of :data:`CUTOFFS` (``mrr`` and measures without a cutoff once, bare), then the
+    ``extra`` names."""
+    names: list[str] = []
+    for m in dashboard_measures():
+        for k in CUTOFFS:
+            column = metric_column(m.name, k)
+            if column not in names:
+                names.append(column)
     for name in extra:
         canonical = parse_metrics([name])[0].name
         if canonical not in names:

@@ -26,7 +26,8 @@ from analysis.core.errors import InputError
 from analysis.io import detect_format, load_entities, load_qrels, load_queries, load_run
 from analysis.io._text import check_json_depth, read_text
 from analysis.io.bundle import DEFAULT_METRICS
-from analysis.io.confine import OUTSIDE, is_confined, list_files
+from analysis.io.confine import OUTSIDE, list_files, outside_links
+from analysis.io.importers import registry
 from analysis.io.importers._write import ImportedDataset, ImportResult, run_frame, write_bundle
 from analysis.io.stark import read_split_index
 
@@ -44,7 +45,6 @@ ROLES_BY_FORMAT = {
     "split_index": ("split",),
     "geobloom": ("qrels",),
 }
-IMPORTERS = ("stark", "geobloom", "geoglue", "list")
 GOLD_COLUMNS = ("gold_poi_ids", "gold_doc_ids", "gold_ids", "gold", "answer_ids")
 
 
@@ -234,32 +234,16 @@ def scan_folder(folder: str | Path, roots: Iterable[str | Path] | None = None) -
 
 
 def suggest_importer(folder: str | Path, roots: Iterable[str | Path] | None = None) -> str | None:
-    """The importer whose layout ``folder`` has: ``stark`` (a ``stark_qa*.csv``, or a QA file in
-    STaRK's format named ``qa.csv`` / ``<prefix>_qa*.csv``, as AvaTaR's Flickr30k-Entities),
-    ``geobloom`` (``poi.txt`` with query ``.txt`` files), ``list`` (``poi.csv`` with ``coor``),
-    ``geoglue`` (a ``*poi*`` JSON/CSV with query files), or None. Only files and folders
-    confined to ``roots`` (default: ``folder``) count; a link leading out is not looked at."""
-    from analysis.io.importers.stark import is_qa_file
+    """The name of the importer whose layout ``folder`` matches best, or None
+    (:func:`analysis.io.importers.registry.suggest`: every registered importer's ``detect``).
 
-    root = Path(folder)
-    allowed = [root] if roots is None else list(roots)
-    names = {p.name for p in list_files(root, allowed, max_depth=1).files}
-    sub = root / "stark_qa"
-    stark_dir = sub.is_dir() and is_confined(sub, allowed)
-    if any(n.startswith("stark_qa") and n.endswith(".csv") for n in names) or stark_dir:
-        return "stark"
-    if any(is_qa_file(root / n) for n in sorted(names)):
-        return "stark"
-    if "poi.txt" in names and names & {"train.txt", "dev.txt", "test.txt"}:
-        return "geobloom"
-    if "poi.csv" in names and _spatial_hint(root / "poi.csv") == "list":
-        return "list"
-    pois = [
-        n for n in names if "poi" in n.lower() and n.lower().endswith((".json", ".jsonl", ".csv"))
-    ]
-    if pois and len(names) > 1:
-        return "geoglue"
-    return None
+    With ``roots``, a folder holding a symlink that leads out of them gets no suggestion (the
+    detectors and the importer read the folder's files; a link out is never read).
+    """
+    if roots is not None and outside_links(folder, roots):
+        return None
+    found = registry.suggest(folder)
+    return found.name if found is not None else None
 
 
 def _model_names(runs: Sequence[Path]) -> dict[str, Path]:

@@ -66,6 +66,7 @@ from analysis.io.importers._write import (
     run_frame,
     write_bundle,
 )
+from analysis.io.importers.registry import Argument, Importer, file_names
 from analysis.io.importers.stark_audit import RunSource, audit_run
 from analysis.io.stark import QA_COLUMNS, read_split_index, read_stark_qa
 from analysis.io.summaries import is_summary_file
@@ -436,3 +437,26 @@ def _kind_of(path: Path) -> str:
 def _domain_of(name: str) -> str | None:
     lower = name.lower()
     return next((d for d in ("amazon", "mag", "prime") if d in lower), None)
+
+
+def detect(folder: Path) -> float:
+    """1 for a folder with a ``stark_qa*.csv`` file, a ``stark_qa/`` folder, or a QA file in
+    STaRK's format named ``qa.csv`` / ``<prefix>_qa*.csv`` (AvaTaR's Flickr30k-Entities;
+    :func:`is_qa_file`), else 0."""
+    names = file_names(folder)
+    if any(n.startswith("stark_qa") and n.endswith(".csv") for n in names):
+        return 1.0
+    if (folder / "stark_qa").is_dir() or any(is_qa_file(folder / n) for n in sorted(names)):
+        return 1.0
+    return 0.0
+
+
+IMPORTERS = (
+    Importer(
+        "stark",
+        "a STaRK domain folder (QA CSVs, splits, runs)",
+        import_stark,
+        detect,
+        arguments=(Argument("--skb", "STaRK SKB folder (processed/node_info.pkl)"),),
+    ),
+)
