@@ -250,16 +250,16 @@ def test_cli_engines_write_the_same_file(tmp_path: Path) -> None:
     assert "does not implement --ties stable" in proc.stderr
 
 
-def _big_run(path: Path, n_queries: int, docs: int, seed: int) -> pd.DataFrame:
-    """``n_queries x docs`` lines in Parquet, written in chunks of queries; scores with many
-    ties (3 decimals), doc ids of 1-7 digits; returns about 4 gold docs per query as qrels."""
+def _big_run(path: Path, n_queries: int, docs: int, seed: int, step: int) -> pd.DataFrame:
+    """``n_queries x docs`` lines in Parquet, written in row groups of ``step`` queries; scores
+    with many ties (3 decimals), doc ids of 1-7 digits; returns about 4 gold docs per query as
+    qrels."""
     rng = np.random.default_rng(seed)
     names = pa.array(rng.permutation(10_000_000)[: docs * 20].astype(str))
     schema = pa.schema(
         [("query_id", pa.string()), ("doc_id", pa.string()), ("score", pa.float64())]
     )
     gold_q, gold_d = [], []
-    step = 20_000
     with pq.ParquetWriter(path, schema) as writer:
         for lo in range(0, n_queries, step):
             m = min(step, n_queries - lo)
@@ -276,16 +276,23 @@ def _big_run(path: Path, n_queries: int, docs: int, seed: int) -> pd.DataFrame:
                          "relevance": 1})  # fmt: skip
 
 
-def test_ten_million_lines_are_byte_identical_between_the_engines(tmp_path: Path) -> None:
-    """10M run lines (100k queries x 100 docs, many ties): the engines' CSVs are equal bytes."""
+def test_half_a_million_lines_in_passes_are_byte_identical_between_the_engines(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """500k run lines (5,000 queries x 100 docs, many ties) in row groups of 50k lines whose
+    ``query_id`` ranges overlap as text (q1000 < q999), so the plan scans the column and reads
+    passes of 100k lines: the engines' CSVs are equal bytes (the 10M-1B sizes are in bench/)."""
     path = tmp_path / "big.parquet"
-    qrels = _big_run(path, 100_000, 100, seed=13)
-    assert pq.ParquetFile(path).metadata.num_rows == 10_000_000
+    qrels = _big_run(path, 5_000, 100, seed=13, step=500)
+    assert pq.ParquetFile(path).metadata.num_rows == 500_000
     table = pq.read_table(path)
     core = evaluate_arrays(
         table["query_id"], table["doc_id"], table["score"].to_numpy(), qrels_arrays(qrels)
     )
     del table
+    monkeypatch.setattr(passes, "MAX_ROWS", 100_000)
+    job = outofcore.make_job(path, Options(), 1)
+    assert len(passes.plan_run(job.layout, 10**9, passes.MAX_ROWS)) == 5
     ours = evaluate_file(path, qrels_arrays(qrels), memory_limit="1GB")
     assert _csv_bytes(ours, tmp_path / "a.csv") == _csv_bytes(core, tmp_path / "b.csv")
     assert _codes(ours[2]) == _codes(core[2])
