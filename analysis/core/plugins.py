@@ -6,9 +6,11 @@ an importable module name (``mylab.measures``) or the path of a ``.py`` file. A 
 once per process (a path is keyed by its resolved location); loading it runs its top level,
 which registers its measures.
 
-A plugin that cannot be loaded (not found, a syntax error, an exception at its top level) is
-one :class:`~analysis.core.errors.InputError` naming the plugin, the file and line of the
-failure and what went wrong.
+A plugin that cannot be loaded (not found, a syntax error, an exception or ``sys.exit()`` at
+its top level, a ``register_measure`` call it makes that is refused) is one
+:class:`~analysis.core.errors.InputError` naming the plugin, the file and line of the failure in
+the plugin (not in the library it called) and what went wrong. What a plugin prints while it
+loads goes to stderr (:func:`analysis.core.measures.user_output`).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from pathlib import Path
 from types import ModuleType
 
 from analysis.core.errors import InputError
-from analysis.core.measures import failure_site
+from analysis.core.measures import USER_FAILURES, failure_site, one_line, user_output
 
 #: The environment variable the app reads its plugins from (comma-separated).
 ENV = "RETRIEVAL_DASHBOARD_PLUGINS"
@@ -53,6 +55,17 @@ def _from_path(spec: str) -> ModuleType:
     return module
 
 
+def _origin(spec: str) -> str | None:
+    """The file of the plugin ``spec`` (where its own frames are), if it can be found."""
+    if _is_path(spec):
+        return str(Path(spec).expanduser().resolve())
+    try:
+        found = importlib.util.find_spec(spec)
+    except (ImportError, ValueError):
+        return None
+    return found.origin if found is not None else None
+
+
 def load_plugin(spec: str) -> ModuleType:
     """Import the plugin ``spec`` (a module name or a ``.py`` path) once per process.
 
@@ -65,16 +78,15 @@ def load_plugin(spec: str) -> ModuleType:
     if key in _LOADED:
         return _LOADED[key]
     try:
-        module = _from_path(spec) if _is_path(spec) else importlib.import_module(spec)
+        with user_output():
+            module = _from_path(spec) if _is_path(spec) else importlib.import_module(spec)
     except InputError:
         raise
-    except Exception as exc:  # the user's code or a missing module: one line
-        file, line = failure_site(exc)
-        lines = str(exc).strip().splitlines()
-        what = f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
+    except USER_FAILURES as exc:  # the user's code or a missing module: one line
         if isinstance(exc, ModuleNotFoundError) and exc.name and spec.startswith(exc.name):
             raise InputError(spec, None, f"plugin: no module named {exc.name!r}") from None
-        raise InputError(file or spec, line, f"plugin {spec}: {what}") from None
+        file, line = failure_site(exc, _origin(spec))
+        raise InputError(file or spec, line, f"plugin {spec}: {one_line(exc)}") from None
     _LOADED[key] = module
     return module
 
