@@ -25,7 +25,13 @@ from pathlib import Path
 from types import ModuleType
 
 from analysis.core.errors import InputError
-from analysis.core.measures import USER_FAILURES, failure_site, one_line, user_output
+from analysis.core.measures import (
+    REGISTRY,
+    USER_FAILURES,
+    failure_site,
+    one_line,
+    user_output,
+)
 
 #: The environment variable the app reads its plugins from (comma-separated).
 ENV = "RETRIEVAL_DASHBOARD_PLUGINS"
@@ -109,3 +115,23 @@ def forget(spec: str) -> None:
     module = _LOADED.pop(key, None)
     if module is not None:
         sys.modules.pop(module.__name__, None)
+
+
+def measure_sources() -> tuple[list[str], list[str]]:
+    """Where the registered user measures come from, for another process (the app a notebook
+    starts) to know them too: ``(files, local)``, the ``.py`` files that declare them (to load
+    as plugins there) and the names of the measures declared where no other process can load
+    them (a notebook cell, the ``__main__`` script)."""
+    files: list[str] = []
+    local: list[str] = []
+    for measure in REGISTRY.values():
+        if not measure.user:
+            continue
+        fn = getattr(measure.kernel, "__wrapped__", None)
+        name = getattr(fn, "__module__", None) or "__main__"
+        file = getattr(sys.modules.get(name), "__file__", None)
+        if name == "__main__" or not file or not str(file).endswith(".py"):
+            local.append(measure.name)
+        elif file not in files:
+            files.append(str(file))
+    return files, local

@@ -25,11 +25,16 @@ an ir_datasets dataset         its ``qrels_iter()`` (qrels), ``queries_iter()`` 
 =============================  ===============================================================
 
 The rules of the file loaders hold: ids are strings (integer ids become their decimal text,
-``"007"`` stays ``"007"``; float, boolean or empty ids are errors), scores are finite numbers,
-relevance an integer within int64. Errors are :class:`~analysis.core.errors.InputError` naming
-the input (``run 'bm25'``) and the row (its index label). A run keeps ``score`` (and ``rank``
-only when it has ranks but no scores: ``score = -rank``, as the loaders do); PyTerrier's
-0-based ``rank`` beside a score is dropped, the ranking comes from the scores.
+``"007"`` stays ``"007"``; float, boolean, missing or empty ids and text that is not valid
+Unicode are errors), scores are finite numbers, relevance an integer within int64, and an input
+with no row is an error (as an empty file is). Errors are
+:class:`~analysis.core.errors.InputError` naming the input (``run 'bm25'``) and the row (its
+index label); an object whose own ``to_pandas()``, ``to_dict()`` or iteration fails, or returns
+something else than promised, is one such error too. A table's column names must be unique;
+ids held in the index (``df.set_index(["query_id", "doc_id"])``) are read as columns. A run
+keeps ``score`` (and ``rank`` only when it has ranks but no scores: ``score = -rank``, as the
+loaders do); PyTerrier's 0-based ``rank`` beside a score is dropped, the ranking comes from the
+scores.
 
 :func:`to_ranx` and :func:`from_ranx` convert to and from ranx objects; only :func:`to_ranx`
 imports ranx (an optional dependency: without it, one error line says to install it).
@@ -44,6 +49,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from analysis.core.errors import InputError, MissingDependency
+from analysis.core.measures import USER_FAILURES, one_line
 from analysis.io import (
     load_entities,
     load_qrels,
@@ -52,7 +58,7 @@ from analysis.io import (
     queries_columns,
     relevance_alias,
 )
-from analysis.io.dicts import frame_from_mapping, mapping_from_frame
+from analysis.io.dicts import first_unencodable, frame_from_mapping, mapping_from_frame, shown
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -70,11 +76,24 @@ _PLAIN_TUPLES = {
 }
 
 
+def _call(obj: object, method: str, source: str) -> Any:
+    """``obj.<method>()``, its failure one :class:`InputError` line naming the method."""
+    try:
+        return getattr(obj, method)()
+    except USER_FAILURES as exc:
+        raise InputError(
+            source, None, f"{type(obj).__name__}.{method}() raised {one_line(exc)}"
+        ) from None
+
+
 def _records(rows: Iterable[Any], kind: str, source: str) -> pd.DataFrame:
     """An iterable of named tuples, dicts or plain tuples as a DataFrame."""
     import pandas as pd
 
-    rows = list(rows)
+    try:
+        rows = list(rows)
+    except USER_FAILURES as exc:
+        raise InputError(source, None, f"reading its rows raised {one_line(exc)}") from None
     if not rows:
         raise InputError(source, None, f"no rows (an empty {kind})")
     first = rows[0]
@@ -90,26 +109,57 @@ def _records(rows: Iterable[Any], kind: str, source: str) -> pd.DataFrame:
     )
 
 
+def is_mapping(obj: object) -> bool:
+    """Whether ``obj`` is read as a nested mapping (a dict, a ranx ``Run``/``Qrels``: any
+    object with ``to_dict()`` that is no table), whose key order is no content."""
+    import pandas as pd
+
+    if isinstance(obj, Mapping):
+        return True
+    table = isinstance(obj, pd.DataFrame | pd.Series | str | Path) or hasattr(obj, "to_pandas")
+    return not table and hasattr(obj, "to_dict")
+
+
 def _frame(obj: object, kind: str, source: str) -> pd.DataFrame | None:
     """``obj`` as a DataFrame with the project's id names, or None for a mapping (read by the
     caller) or a ranx object (``to_dict()``)."""
     import pandas as pd
 
-    from analysis.io.tables import with_vocabulary
-
     if isinstance(obj, pd.DataFrame):
         frame = obj
     elif hasattr(obj, "to_pandas") and not isinstance(obj, Mapping):  # pyarrow, polars
-        frame = obj.to_pandas()  # type: ignore[attr-defined]
-    elif isinstance(obj, Mapping) or (hasattr(obj, "to_dict") and not isinstance(obj, pd.Series)):
+        frame = _call(obj, "to_pandas", source)
+        if not isinstance(frame, pd.DataFrame):
+            raise InputError(
+                source, None, f"to_pandas() returned a {type(frame).__name__}, not a DataFrame"
+            )
+    elif is_mapping(obj):
         return None
     elif hasattr(obj, _DATASET_ITERATORS[kind]):
-        frame = _records(getattr(obj, _DATASET_ITERATORS[kind])(), kind, source)
-    elif isinstance(obj, Iterable) and not isinstance(obj, str | bytes):
+        frame = _records(_call(obj, _DATASET_ITERATORS[kind], source), kind, source)
+    elif isinstance(obj, Iterable) and not isinstance(obj, str | bytes | pd.Series):
         frame = _records(obj, kind, source)
     else:
         raise InputError(source, None, f"cannot read a {type(obj).__name__} as a {kind}")
-    return with_vocabulary(frame.copy())
+    return _columns(frame, kind, source)
+
+
+def _columns(frame: pd.DataFrame, kind: str, source: str) -> pd.DataFrame:
+    """A copy of ``frame`` with the ids of a named index as columns, the project's id names and
+    unique, flat column names; refused when it has no row."""
+    from analysis.io.tables import with_vocabulary
+
+    named = [n for n in frame.index.names if n is not None and n not in frame.columns]
+    frame = frame.reset_index(level=named) if named else frame.copy()
+    if frame.columns.nlevels > 1:
+        raise InputError(source, None, "its columns have several levels; flatten them first")
+    frame = with_vocabulary(frame)
+    repeated = frame.columns[frame.columns.duplicated()]
+    if len(repeated):
+        raise InputError(source, None, f"column {shown(repeated[0])} appears more than once")
+    if not len(frame):
+        raise InputError(source, None, f"no rows (an empty {kind})")
+    return frame
 
 
 def _at(frame: pd.DataFrame, i: int) -> str:
@@ -118,11 +168,12 @@ def _at(frame: pd.DataFrame, i: int) -> str:
 
 
 def _show(value: object) -> str:
-    return repr(value.item() if isinstance(value, np.generic) else value)
+    return shown(value)
 
 
 def _ids(frame: pd.DataFrame, column: str, source: str) -> np.ndarray:
-    """An id column as strings (by position): strings or integers only, none empty."""
+    """An id column as strings (by position): strings or integers only, none missing or empty,
+    all valid Unicode text."""
     import pandas as pd
 
     if column not in frame.columns:
@@ -130,6 +181,11 @@ def _ids(frame: pd.DataFrame, column: str, source: str) -> np.ndarray:
             source, None, f"no {column} column (columns: {', '.join(map(str, frame.columns))})"
         )
     col = frame[column]
+    missing = col.isna().to_numpy()
+    if missing.any():
+        raise InputError(
+            source, None, f"{_at(frame, int(np.flatnonzero(missing)[0]))}: {column} is missing"
+        )
     if isinstance(col.dtype, pd.CategoricalDtype):
         col = col.astype(object)
     kind = col.dtype.kind
@@ -149,6 +205,13 @@ def _ids(frame: pd.DataFrame, column: str, source: str) -> np.ndarray:
                     None,
                     f"{_at(frame, i)}: {column} {_show(v)} is not a string or an integer",
                 )
+    bad = first_unencodable([str(v) for v in values])
+    if bad is not None:
+        raise InputError(
+            source,
+            None,
+            f"{_at(frame, bad)}: {column} {_show(values[bad])} is not valid Unicode text",
+        )
     text = col.astype("str")
     empty = (text.str.strip() == "").to_numpy()
     if empty.any():
@@ -225,7 +288,7 @@ def _run_or_qrels(obj: object, kind: str, source: str) -> pd.DataFrame:
         return load_run(obj) if kind == "run" else load_qrels(obj)
     frame = _frame(obj, kind, source)
     if frame is None:
-        data = obj if isinstance(obj, Mapping) else obj.to_dict()  # type: ignore[attr-defined]
+        data = obj if isinstance(obj, Mapping) else _call(obj, "to_dict", source)
         return frame_from_mapping(data, kind, source)
     return _run_table(frame, source) if kind == "run" else _qrels_table(frame, source)
 
@@ -250,9 +313,13 @@ def as_qrels(obj: object, source: str = "qrels") -> pd.DataFrame:
 
 
 def _text_mapping(obj: Mapping, key: str, source: str) -> pd.DataFrame:
+    """``{id: text}`` as a frame (``None`` and NaN texts are empty)."""
     import pandas as pd
 
-    frame = pd.DataFrame({key: list(obj.keys()), "text": [str(v) for v in obj.values()]})
+    if not obj:
+        raise InputError(source, None, "no rows (an empty mapping)")
+    texts = ["" if v is None or (isinstance(v, float) and v != v) else str(v) for v in obj.values()]
+    frame = pd.DataFrame({key: pd.Series(list(obj.keys()), dtype=object), "text": texts})
     frame[key] = _ids(frame, key, source)
     return frame
 
@@ -322,4 +389,5 @@ def from_ranx(obj: object) -> pd.DataFrame:
     if not hasattr(obj, "to_dict"):
         raise InputError("ranx", None, f"a {type(obj).__name__} is not a ranx Run or Qrels")
     kind = "qrels" if hasattr(obj, "qrels") else "run"
-    return frame_from_mapping(obj.to_dict(), kind, f"ranx {type(obj).__name__}")  # type: ignore[attr-defined]
+    source = f"ranx {type(obj).__name__}"
+    return frame_from_mapping(_call(obj, "to_dict", source), kind, source)
