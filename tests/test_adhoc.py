@@ -193,9 +193,8 @@ def test_runs_beyond_the_limit_are_refused_before_reading_any(monkeypatch, tmp_p
 
 
 def test_the_same_content_in_any_order_is_one_bundle(tmp_path) -> None:
-    """A mapping's key order (a dict built from a set differs between processes) makes no new
-    bundle, ties included; a table's row order makes none either, but its order of tied
-    documents does (the stable tie policy reads it)."""
+    """The order of queries, of qrels and of untied documents makes no new bundle; the order of
+    tied documents does (the stable tie policy reads it), for tables and mappings alike."""
     import random
 
     rows = [(f"q{i % 7}", f"d{i}", float(i % 5)) for i in range(200)]
@@ -216,20 +215,56 @@ def test_the_same_content_in_any_order_is_one_bundle(tmp_path) -> None:
         qrels_in = nested(shuffled(qrels, seed))
         return keyed_adhoc_bundle(AdhocInputs({"m": run}, qrels_in), tmp_path / "bundles")
 
-    first = keyed(nested(shuffled(rows, 1)), 1)
-    assert keyed(Run(nested(shuffled(rows, 2))), 2) == first
     columns = ["query_id", "doc_id", "score"]
-    ties_by_doc = sorted(rows, key=lambda r: (r[0], -r[2], r[1]))
-    table = pd.DataFrame(shuffled(rows, 3), columns=columns)
-    by_doc = keyed(pd.DataFrame(ties_by_doc, columns=columns), 4)
-    assert by_doc == first  # the same ranking, ties in the mapping's canonical order
-    regrouped = table.sort_values("score", kind="stable")  # rows moved, tied rows in order
-    assert not regrouped.index.equals(table.index)
-    assert keyed(regrouped, 5) == keyed(table, 6)
-    assert keyed(table, 7) != first  # ties in another order
+    given = shuffled(rows, 1)
+    regrouped = sorted(given, key=lambda r: r[2])  # rows moved, tied rows in their order
+    assert regrouped != given
+    first = keyed(nested(given), 1)
+    assert keyed(Run(nested(regrouped)), 2) == first
+    assert keyed(pd.DataFrame(regrouped, columns=columns), 3) == first
+    assert keyed(pd.DataFrame(shuffled(rows, 4), columns=columns), 4) != first  # other ties
     run = load_run(first / "adhoc" / "runs" / "m.parquet")
     assert run["query_id"].is_monotonic_increasing
     assert (run.groupby("query_id")["score"].diff().dropna() <= 0).all()
+
+
+@pytest.mark.parametrize("ties", ["trec_eval", "stable"])
+@pytest.mark.parametrize("shape", ["dict", "ranx", "table", "pyterrier"])
+def test_a_bundle_evaluates_as_the_same_run_written_as_a_trec_file(tmp_path, shape, ties) -> None:
+    """Per query, every metric of the bundle's run equals that of the run written as a TREC
+    file in the order it was given, under both tie policies (ties, duplicates, integer ids)."""
+    import random
+
+    from analysis.core.metrics import evaluate
+
+    rng = random.Random(7)
+    rows = [(str(q), f"d{d}", float(rng.randint(0, 3))) for q in range(8) for d in
+            rng.sample(range(40), 25)]  # fmt: skip
+    if shape in ("table", "pyterrier"):
+        rows += [(*rows[0][:2], 9.0), rows[5]]  # a pair twice
+    qrels = [(str(q), f"d{d}", rng.randint(0, 2)) for q in range(8) for d in range(0, 40, 3)]
+    nested: dict = {}
+    for q, d, s in rows:
+        nested.setdefault(q, {})[d] = s
+    frame = pd.DataFrame(rows, columns=["query_id", "doc_id", "score"])
+    given = {
+        "dict": nested,
+        "ranx": Run(nested),
+        "table": frame,
+        "pyterrier": frame.rename(columns={"query_id": "qid", "doc_id": "docno"}).assign(rank=0),
+    }[shape]
+    trec = tmp_path / "run.trec"
+    trec.write_text("".join(f"{q} Q0 {d} 0 {s!r} t\n" for q, d, s in rows))
+    qrels_frame = pd.DataFrame(qrels, columns=["query_id", "doc_id", "relevance"])
+    out = save_bundle({"m": given}, qrels_frame, tmp_path / "b")
+    spec = read_manifest(out).datasets["adhoc"]
+    metrics = ["hit@1", "mrr", "ndcg@10", "recall@20", "map", "P@5"]
+    kept = evaluate(load_run(spec.runs["m"]), load_qrels(spec.qrels), metrics, ties=ties)
+    written = evaluate(load_run(trec), load_qrels(spec.qrels), metrics, ties=ties)
+    pd.testing.assert_frame_equal(
+        kept.sort_values("query_id", ignore_index=True),
+        written.sort_values("query_id", ignore_index=True),
+    )
 
 
 def test_a_crashed_writers_staging_folder_is_removed_later(tmp_path) -> None:

@@ -16,10 +16,10 @@ PyTerrier and ir_datasets objects) and written with every row they were given: d
 queries missing from a run stay, so the app's data checks report them as they would for the
 files. Rows are written in one canonical order, so that the order in which a dict or a table
 happened to list them (a dict built from a set differs between Python processes) does not make
-another bundle: runs by query id, then by score from the highest; rows of equal score in doc id
-order when the run is a mapping (a dict's or a ranx object's key order is no content), else in
-their given order (a file's or a table's order of tied documents is what the ``stable`` tie
-policy reads); qrels by query and document id, queries and entities by id, split ids sorted.
+another bundle: runs by query id, then by score from the highest, rows of equal score in their
+given order (a file's, a table's or a mapping's order of tied documents is what the ``stable``
+tie policy reads, as it does for the same run written as a TREC file); qrels by query and
+document id, queries and entities by id, split ids sorted.
 
 Model names are the app's labels: 1-200 printable characters (no line break, tab or other
 control character); two names that differ only in case or Unicode form (``BM25`` and ``bm25``,
@@ -67,7 +67,7 @@ from analysis.io.importers._write import (
     model_file,
     write_bundle,
 )
-from analysis.io.objects import as_entities, as_qrels, as_queries, as_run, is_mapping
+from analysis.io.objects import as_entities, as_qrels, as_queries, as_run
 from analysis.io.stark import read_split_ids
 
 if TYPE_CHECKING:
@@ -188,16 +188,15 @@ def _runs(inputs: AdhocInputs) -> dict[str, pd.DataFrame]:
                 "rename one",
             )
         names[name], files[stem.casefold()] = model, model
-        out[model] = _canonical_run(as_run(run, f"run {model!r}"), is_mapping(run))
+        out[model] = _canonical_run(as_run(run, f"run {model!r}"))
     return out
 
 
-def _canonical_run(run: pd.DataFrame, mapping: bool) -> pd.DataFrame:
-    """The run by query id, then by score from the highest; ties by doc id for a ``mapping``,
-    else in their given order (module docstring)."""
-    columns = ["query_id", "score", "doc_id"] if mapping else ["query_id", "score"]
-    ascending = [True, False, True][: len(columns)]
-    return run.sort_values(columns, ascending=ascending, kind="stable", ignore_index=True)
+def _canonical_run(run: pd.DataFrame) -> pd.DataFrame:
+    """The run by query id, then by score from the highest, ties in their given order (module
+    docstring)."""
+    columns = ["query_id", "score"]
+    return run.sort_values(columns, ascending=[True, False], kind="stable", ignore_index=True)
 
 
 def _sorted(frame: pd.DataFrame, columns: list[str]) -> pd.DataFrame:

@@ -68,11 +68,13 @@ def is_lz4(path: str | Path) -> bool:
 
 
 def shown(value: object, width: int = 60) -> str:
-    """``repr(value)`` (numpy scalars as Python's), cut to ``width`` characters for messages."""
+    """``repr(value)`` (numpy scalars as Python's) on one line (an object whose ``repr`` spans
+    lines, a DataFrame's, has them joined by spaces), cut to ``width`` characters for
+    messages."""
     if isinstance(value, np.generic):
         value = value.item()
     try:
-        text = repr(value)
+        text = re.sub(r"\s*[\r\n]\s*", " ", str(repr(value)))
     except Exception:  # a user object whose __repr__ fails
         text = f"<{type(value).__name__}>"
     return text if len(text) <= width else text[: width - 1] + "…"
@@ -107,7 +109,9 @@ def _encodes(text: str) -> bool:
     return True
 
 
-def _is_number(value: object) -> bool:
+def is_number(value: object) -> bool:
+    """A real number: ``int``, ``float``, numpy numbers, ``Decimal``, ``Fraction``; not a
+    ``bool`` (numpy's either), text or a complex number."""
     return isinstance(value, numbers.Real | decimal.Decimal) and not isinstance(
         value, bool | np.bool_
     )
@@ -116,7 +120,7 @@ def _is_number(value: object) -> bool:
 def _bad_value(value: object, kind: str) -> str | None:
     """Why ``value`` cannot be a run score / a relevance, or None."""
     label = "score" if kind == "run" else "relevance"
-    if not _is_number(value):
+    if not is_number(value):
         return f"{label} {shown(value)} is not a number"
     try:
         number = float(value)  # type: ignore[arg-type]

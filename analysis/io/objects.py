@@ -42,6 +42,7 @@ imports ranx (an optional dependency: without it, one error line says to install
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -51,14 +52,23 @@ import numpy as np
 from analysis.core.errors import InputError, MissingDependency
 from analysis.core.measures import USER_FAILURES, one_line
 from analysis.io import (
+    RANK_RULE,
+    bad_ranks,
     load_entities,
     load_qrels,
     load_queries,
     load_run,
+    no_relevance,
     queries_columns,
     relevance_alias,
 )
-from analysis.io.dicts import first_unencodable, frame_from_mapping, mapping_from_frame, shown
+from analysis.io.dicts import (
+    first_unencodable,
+    frame_from_mapping,
+    is_number,
+    mapping_from_frame,
+    shown,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -109,9 +119,9 @@ def _records(rows: Iterable[Any], kind: str, source: str) -> pd.DataFrame:
     )
 
 
-def is_mapping(obj: object) -> bool:
+def _is_mapping(obj: object) -> bool:
     """Whether ``obj`` is read as a nested mapping (a dict, a ranx ``Run``/``Qrels``: any
-    object with ``to_dict()`` that is no table), whose key order is no content."""
+    object with ``to_dict()`` that is no table)."""
     import pandas as pd
 
     if isinstance(obj, Mapping):
@@ -133,7 +143,7 @@ def _frame(obj: object, kind: str, source: str) -> pd.DataFrame | None:
             raise InputError(
                 source, None, f"to_pandas() returned a {type(frame).__name__}, not a DataFrame"
             )
-    elif is_mapping(obj):
+    elif _is_mapping(obj):
         return None
     elif hasattr(obj, _DATASET_ITERATORS[kind]):
         frame = _records(_call(obj, _DATASET_ITERATORS[kind], source), kind, source)
@@ -226,17 +236,30 @@ def _numbers(frame: pd.DataFrame, column: str, source: str) -> np.ndarray:
     import pandas as pd
 
     col = frame[column]
-    if col.dtype.kind == "b" or not (pd.api.types.is_numeric_dtype(col) or col.dtype.kind == "O"):
+    numeric = pd.api.types.is_numeric_dtype(col) and col.dtype.kind not in "bc"
+    if not (numeric or col.dtype.kind == "O"):
         raise InputError(source, None, f"column {column} has type {col.dtype}; expected numbers")
-    values = pd.to_numeric(col, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
-    bad = ~np.isfinite(values)
     if col.dtype.kind == "O":
-        bad |= np.asarray([isinstance(v, bool | str) for v in col.tolist()])
+        values = np.asarray([_real(v) for v in col.tolist()], dtype=np.float64)
+    else:
+        values = pd.to_numeric(col, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+    bad = ~np.isfinite(values)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raw = _show(col.iloc[i])
         raise InputError(source, None, f"{_at(frame, i)}: {column} {raw} is not a finite number")
     return values
+
+
+def _real(value: object) -> float:
+    """``value`` of an object column as a float; NaN for what is not a real number (text,
+    booleans, complex numbers, missing values) and ``inf`` beyond the float range."""
+    if not is_number(value):
+        return math.nan
+    try:
+        return float(value)  # type: ignore[arg-type]
+    except OverflowError:
+        return math.inf
 
 
 def _run_table(frame: pd.DataFrame, source: str) -> pd.DataFrame:
@@ -249,6 +272,10 @@ def _run_table(frame: pd.DataFrame, source: str) -> pd.DataFrame:
         out["score"] = _numbers(frame, "score", source)
     elif "rank" in frame.columns:
         ranks = _numbers(frame, "rank", source)
+        if bad_ranks(ranks).any():
+            i = int(np.flatnonzero(bad_ranks(ranks))[0])
+            raw = _show(frame["rank"].iloc[i])
+            raise InputError(source, None, f"{_at(frame, i)}: rank {raw} {RANK_RULE}")
         out["score"] = -ranks
         out["rank"] = ranks.astype(np.int64)
     else:
@@ -263,6 +290,7 @@ def _qrels_table(frame: pd.DataFrame, source: str) -> pd.DataFrame:
     out = pd.DataFrame(
         {"query_id": _ids(frame, "query_id", source), "doc_id": _ids(frame, "doc_id", source)}
     )
+    no_relevance(frame, source, None)
     if "relevance" not in frame.columns:  # a list of relevant pairs
         out["relevance"] = np.ones(len(out), dtype=np.int64)
         return out
@@ -319,8 +347,32 @@ def _text_mapping(obj: Mapping, key: str, source: str) -> pd.DataFrame:
     if not obj:
         raise InputError(source, None, "no rows (an empty mapping)")
     texts = ["" if v is None or (isinstance(v, float) and v != v) else str(v) for v in obj.values()]
-    frame = pd.DataFrame({key: pd.Series(list(obj.keys()), dtype=object), "text": texts})
+    frame = pd.DataFrame(
+        {key: pd.Series(list(obj.keys()), dtype=object), "text": pd.Series(texts, dtype=object)}
+    )
     frame[key] = _ids(frame, key, source)
+    return frame
+
+
+def _check_texts(frame: pd.DataFrame, source: str) -> pd.DataFrame:
+    """``frame`` when every text in it is valid Unicode (no lone surrogate, which no file can
+    hold).
+
+    Raises:
+        InputError: naming the row and the column.
+    """
+    for column in frame.columns:
+        if frame[column].dtype.kind != "O":
+            continue
+        values = frame[column].tolist()
+        bad = first_unencodable([v for v in values if isinstance(v, str)])
+        if bad is not None:
+            i = [j for j, v in enumerate(values) if isinstance(v, str)][bad]
+            raise InputError(
+                source,
+                None,
+                f"{_at(frame, i)}: {shown(column)} {shown(values[i])} is not valid Unicode text",
+            )
     return frame
 
 
@@ -331,7 +383,7 @@ def as_queries(obj: object, source: str = "queries") -> pd.DataFrame:
     if isinstance(obj, str | Path):
         return load_queries(obj)
     if isinstance(obj, Mapping):
-        return _text_mapping(obj, "query_id", source)
+        return _check_texts(_text_mapping(obj, "query_id", source), source)
     frame = _frame(obj, "queries", source)
     if frame is None:
         raise InputError(source, None, f"cannot read a {type(obj).__name__} as queries")
@@ -339,8 +391,8 @@ def as_queries(obj: object, source: str = "queries") -> pd.DataFrame:
     if "text" not in frame.columns and "query" not in frame.columns and "title" in frame.columns:
         frame = frame.rename(columns={"title": "text"})
     frame = queries_columns(frame)
-    frame["text"] = frame["text"].fillna("").astype("str")
-    return frame
+    frame["text"] = frame["text"].fillna("").astype(object).map(str)
+    return _check_texts(frame, source)
 
 
 def as_entities(obj: object, source: str = "entities") -> pd.DataFrame:
@@ -359,7 +411,7 @@ def as_entities(obj: object, source: str = "entities") -> pd.DataFrame:
     for column in ("name", "text"):
         if column not in frame.columns:
             frame[column] = ""
-    return frame
+    return _check_texts(frame, source)
 
 
 def to_ranx(obj: object, kind: str = "run", name: str | None = None) -> Any:

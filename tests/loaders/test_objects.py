@@ -312,6 +312,11 @@ class _BadDict:
         raise KeyError("gone")
 
 
+class _TwoLines:
+    def __repr__(self):
+        return "first\r\n  second"
+
+
 def _rows_then_fail():
     yield ("q", "d", 1.0)
     raise ZeroDivisionError("lazy query failed")
@@ -359,6 +364,23 @@ def _raise_bad_str():
         ("runs/a\0b.trec", r"runs/a\0b.trec: a path cannot hold a NUL character"),
         ({"q": {"d": 10**400}}, "run: query 'q', doc 'd': score 1" + "0" * 58 + "… is not a "
          "finite number"),
+        (pd.DataFrame({"query_id": ["q"], "doc_id": ["d"], "score": pd.Series([10**400],
+                                                                          dtype=object)}),
+         "run: row 0: score 1" + "0" * 58 + "… is not a finite number"),
+        (pd.DataFrame({"query_id": ["q"], "doc_id": ["d"], "score": [1 + 2j]}),
+         "run: column score has type complex128; expected numbers"),
+        (pd.DataFrame({"query_id": ["q"], "doc_id": ["d"], "score": pd.Series([1j],
+                                                                          dtype=object)}),
+         "run: row 0: score 1j is not a finite number"),
+        (pd.DataFrame({"query_id": ["q"], "doc_id": ["d"], "score": pd.Series([np.bool_(True)],
+                                                                          dtype=object)}),
+         "run: row 0: score True is not a finite number"),
+        ({"q": _TwoLines()}, "run: query 'q': expected a mapping {doc_id: score}, not first "
+         "second"),
+        (pd.DataFrame({"query_id": ["q", "q"], "doc_id": ["a", "b"], "rank": [1.5, 2.0]}),
+         "run: row 0: rank 1.5 is not a whole number below 2^53 in size"),
+        (pd.DataFrame({"query_id": ["q", "q"], "doc_id": ["a", "b"], "rank": [1e30, 2.0]}),
+         "run: row 0: rank 1e+30 is not a whole number below 2^53 in size"),
     ],
 )  # fmt: skip
 def test_hostile_runs_are_one_line(obj, message) -> None:
@@ -368,6 +390,22 @@ def test_hostile_runs_are_one_line(obj, message) -> None:
     with pytest.raises(InputError) as err:
         as_run(obj)
     assert str(err.value) == message
+
+
+def test_texts_that_are_no_unicode_and_qrels_that_are_a_run_are_one_line() -> None:
+    """A lone surrogate in a query's or an entity's text crashed the table's construction; a
+    float score without relevance made every pair of a run relevant, those scored 0 too."""
+    from analysis.io.objects import as_entities
+
+    with pytest.raises(InputError, match=r"^queries: row 0: 'text' '\\ud800' is not valid Unic"):
+        as_queries({"q": "\ud800"})
+    frame = pd.DataFrame({"doc_id": ["d", "e"], "name": pd.Series(["ok", "x\udc00"], dtype=object)})
+    with pytest.raises(InputError, match=r"^entities: row 1: 'name' 'x\\udc00' is not valid"):
+        as_entities(frame)
+    run = pd.DataFrame({"query_id": ["q", "q"], "doc_id": ["a", "b"], "score": [0.5, 0.0]})
+    with pytest.raises(InputError, match=r"^qrels: a score column of type float64 and no rel"):
+        as_qrels(run)
+    assert as_qrels(run.astype({"score": int}))["relevance"].tolist() == [0, 0]  # ranx's qrels
 
 
 def test_ids_in_the_index_are_read_as_columns() -> None:
