@@ -135,6 +135,7 @@ def test_split_queries_and_spatial_family(tmp_path) -> None:
         ),
         ({"metrics": ["hit@0"]}, "--metrics: "),
         ({"metrics": 5}, "--metrics: 5: give metric names"),
+        ({"name": "x" * 5000}, "--name: '" + "x" * 58 + "…: use 1-64 letters"),
         ({"split": []}, "split: the split holds no query id"),
         ({"runs": [{"q": {"d": 1.0}}]}, "runs: give at least one run"),
         ({"runs": {"a\nb": {"q": {"d": 1.0}}}}, "runs: model name 'a\\nb': use 1-200 printable"),
