@@ -108,15 +108,27 @@ def _records(rows: Iterable[Any], kind: str, source: str) -> pd.DataFrame:
         raise InputError(source, None, f"no rows (an empty {kind})")
     first = rows[0]
     if isinstance(first, Mapping):
+        _alike(rows, lambda r: isinstance(r, Mapping), "a mapping", source)
         return pd.DataFrame.from_records(rows)
     if isinstance(first, tuple) and hasattr(first, "_fields"):
-        return pd.DataFrame.from_records(rows, columns=list(first._fields))
-    plain = _PLAIN_TUPLES.get(kind)
-    if plain and isinstance(first, tuple | list) and len(first) == len(plain):
-        return pd.DataFrame.from_records(rows, columns=list(plain))
-    raise InputError(
-        source, None, f"rows of {type(first).__name__} are not records with field names"
-    )
+        columns = list(first._fields)
+    else:
+        columns = list(_PLAIN_TUPLES.get(kind, ()))
+        if not (columns and isinstance(first, tuple | list) and len(first) == len(columns)):
+            raise InputError(
+                source, None, f"rows of {type(first).__name__} are not records with field names"
+            )
+    size = len(columns)
+    _alike(rows, lambda r: isinstance(r, tuple | list) and len(r) == size,
+           f"a tuple of {size} fields ({', '.join(columns)})", source)  # fmt: skip
+    return pd.DataFrame.from_records(rows, columns=columns)
+
+
+def _alike(rows: list, fits: Any, what: str, source: str) -> None:
+    """Refuse the first row that is not ``what`` (``fits(row)`` false), as the first row is."""
+    for i, row in enumerate(rows):
+        if not fits(row):
+            raise InputError(source, None, f"row {i}: {shown(row)} is not {what} as row 0 is")
 
 
 def _is_mapping(obj: object) -> bool:

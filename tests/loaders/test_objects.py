@@ -375,6 +375,10 @@ def _raise_bad_str():
         (pd.DataFrame({"query_id": ["q"], "doc_id": ["d"], "score": pd.Series([np.bool_(True)],
                                                                           dtype=object)}),
          "run: row 0: score True is not a finite number"),
+        ([{"query_id": "q", "doc_id": "d", "score": 1.0}, ("q", "e", 1.0)],
+         "run: row 1: ('q', 'e', 1.0) is not a mapping as row 0 is"),
+        ([("q", "d", 1.0), ("q", "e", 1.0, "tag")], "run: row 1: ('q', 'e', 1.0, 'tag') is not a "
+         "tuple of 3 fields (query_id, doc_id, score) as row 0 is"),
         ({"q": _TwoLines()}, "run: query 'q': expected a mapping {doc_id: score}, not first "
          "second"),
         (pd.DataFrame({"query_id": ["q", "q"], "doc_id": ["a", "b"], "rank": [1.5, 2.0]}),
