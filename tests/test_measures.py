@@ -245,6 +245,25 @@ def test_a_bad_plugin_is_one_line(tmp_path: Path, plugin_text: str | None, expec
     assert not out.exists()
 
 
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("", "'': plugin: not a module name (mylab.measures) or a .py path"),
+        ("..x", "..x: plugin: not a module name (mylab.measures) or a .py path"),
+        ("a\0b.py", "a\\0b.py: plugin: a NUL character"),
+        ("x" * 300, "x" * 79 + "…: plugin: not a module name (mylab.measures) or a .py path"),
+    ],
+)
+def test_a_plugin_name_that_names_nothing_is_one_line(spec: str, message: str) -> None:
+    """An empty or relative name named importlib's own file, a NUL in a path was a traceback,
+    a long name was repeated whole."""
+    from analysis.core.plugins import load_plugin
+
+    with pytest.raises(InputError) as err:
+        load_plugin(spec)
+    assert str(err.value) == message
+
+
 def test_a_raised_keyboard_interrupt_and_prints_of_a_plugin(tmp_path: Path) -> None:
     """A plugin raising KeyboardInterrupt stops the command as Ctrl-C does (one line, 130);
     what a plugin and its measure print goes to stderr, never into the command's output."""

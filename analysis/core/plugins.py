@@ -72,6 +72,26 @@ def _origin(spec: str) -> str | None:
     return found.origin if found is not None else None
 
 
+_MODULE = re.compile(r"^[^\W\d]\w*(\.[^\W\d]\w*)*$")
+
+
+def _checked(spec: object) -> str:
+    """``spec`` stripped when it can name a plugin: a dotted module name or a path.
+
+    Raises:
+        InputError: empty, a NUL character, or neither a module name nor a path.
+    """
+    text = str(spec).strip()
+    shown = text if len(text) <= 80 else text[:79] + "…"
+    if "\0" in text:
+        raise InputError(shown.replace("\0", "\\0"), None, "plugin: a NUL character")
+    if not text or not (_is_path(text) or (_MODULE.match(text) and len(text) <= 200)):
+        raise InputError(
+            shown or "''", None, "plugin: not a module name (mylab.measures) or a .py path"
+        )
+    return text
+
+
 def load_plugin(spec: str) -> ModuleType:
     """Import the plugin ``spec`` (a module name or a ``.py`` path) once per process.
 
@@ -79,7 +99,7 @@ def load_plugin(spec: str) -> ModuleType:
         InputError: the plugin cannot be found or its top level fails (file and line of the
             failure, the exception in one line).
     """
-    spec = str(spec).strip()
+    spec = _checked(spec)
     key = str(Path(spec).expanduser().resolve()) if _is_path(spec) else spec
     if key in _LOADED:
         return _LOADED[key]

@@ -138,8 +138,7 @@ def _name(inputs: AdhocInputs) -> str:
         raise InputError(
             "--name",
             None,
-            f"{shown(name)}: use 1-64 letters, digits, '.', '_' or '-' (a letter or digit "
-            "first)",
+            f"{shown(name)}: use 1-64 letters, digits, '.', '_' or '-' (a letter or digit first)",
         )
     return name
 
