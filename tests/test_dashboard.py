@@ -117,7 +117,7 @@ def test_measures_of_files_reach_the_app_and_those_of_a_notebook_are_refused(
     from analysis.core.errors import InputError
     from analysis.core.measures import register_measure, unregister_measure
     from analysis.core.plugins import ENV, load_plugin
-    from tests.helpers import drop_plugin, write_plugin
+    from tests.helpers import PLUGIN, drop_plugin, write_plugin
 
     monkeypatch.setenv("RETRIEVAL_DASHBOARD_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv(ENV, "mylab.other")
@@ -134,9 +134,16 @@ def test_measures_of_files_reach_the_app_and_those_of_a_notebook_are_refused(
             analysis.dashboard({"m": {"q": {"d": 1.0}}}, {"q": {"d": 1}}, metrics="cell_measure@5")
         assert str(err.value).startswith(
             "metrics: cell_measure@5: the measure 'cell_measure' is defined in this notebook or "
-            "script, which the app's own process cannot load; define it in a .py file"
+            "script (or a file whose path holds a comma), which the app's own process cannot "
+            "load; define it in a .py file"
         )
         assert not dash.adhoc_home().exists()
+        odd = write_plugin(tmp_path, PLUGIN.replace('"found"', '"odd_found"'), "a,b.py")
+        load_plugin(str(odd))  # its path cannot be one item of a comma-separated list
+        assert "a,b.py" not in dash._environment(tmp_path)[ENV]
+        with pytest.raises(InputError, match=r"^metrics: odd_found@5: the measure 'odd_found'"):
+            dash._check_metrics("odd_found@5")
     finally:
         unregister_measure("cell_measure")
         drop_plugin(plugin, "found", "dcg_sum")
+        drop_plugin(tmp_path / "a,b.py", "odd_found")

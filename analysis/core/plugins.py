@@ -141,7 +141,8 @@ def measure_sources() -> tuple[list[str], list[str]]:
     """Where the registered user measures come from, for another process (the app a notebook
     starts) to know them too: ``(files, local)``, the ``.py`` files that declare them (to load
     as plugins there) and the names of the measures declared where no other process can load
-    them (a notebook cell, the ``__main__`` script)."""
+    them (a notebook cell, the ``__main__`` script, a file whose path holds a comma, which
+    :data:`ENV` cannot carry)."""
     files: list[str] = []
     local: list[str] = []
     for measure in REGISTRY.values():
@@ -150,7 +151,7 @@ def measure_sources() -> tuple[list[str], list[str]]:
         fn = getattr(measure.kernel, "__wrapped__", None)
         name = getattr(fn, "__module__", None) or "__main__"
         file = getattr(sys.modules.get(name), "__file__", None)
-        if name == "__main__" or not file or not str(file).endswith(".py"):
+        if name == "__main__" or not file or not str(file).endswith(".py") or "," in str(file):
             local.append(measure.name)
         elif file not in files:
             files.append(str(file))

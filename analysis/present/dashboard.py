@@ -295,8 +295,9 @@ def _check_metrics(metrics: Sequence[str] | str | None) -> None:
                 "metrics",
                 None,
                 f"{metric.label}: the measure {metric.measure!r} is defined in this notebook or "
-                "script, which the app's own process cannot load; define it in a .py file and "
-                "load that with analysis.core.plugins.load_plugin('file.py')",
+                "script (or a file whose path holds a comma), which the app's own process cannot "
+                "load; define it in a .py file and load that with "
+                "analysis.core.plugins.load_plugin('file.py')",
             )
 
 
