@@ -45,6 +45,7 @@ import numpy as np
 from analysis.core.errors import InputError
 from analysis.io import dicts, trec
 from analysis.io._text import (
+    HEAD_BYTES,
     NUL_MESSAGE,
     binary_line,
     check_file,
@@ -129,6 +130,14 @@ def detect_format(path: str | Path) -> str:
         )
     if len(trec.fields(line)) == 1 and "," not in line:
         return "split_index"
+    cut = not head.endswith(("\n", "\r")) and head.endswith(line)  # the head ends inside it
+    if cut and len(line.encode("utf-8", "replace")) >= HEAD_BYTES - 16:
+        raise InputError(
+            p,
+            found[0],
+            f"the first data line is longer than {HEAD_BYTES:,} bytes, more than format "
+            "detection reads (an id or a text of that size?)",
+        )
     raise InputError(
         p,
         found[0],

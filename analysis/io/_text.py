@@ -301,7 +301,11 @@ def iter_lines(text: str) -> Iterator[tuple[int, str]]:
         yield number, line.rstrip("\n")
 
 
-def head_text(path: str | Path, n_bytes: int = 65536) -> str:
+#: How many bytes format detection reads (:func:`head_text`).
+HEAD_BYTES = 65536
+
+
+def head_text(path: str | Path, n_bytes: int = HEAD_BYTES) -> str:
     """The first bytes of the file as text (for format detection); never raises on a cut char."""
     p = check_file(path)
     try:
