@@ -18,7 +18,7 @@ from analysis.core.errors import InputError
 from analysis.present import querydetail
 from analysis.present.rankings import gold_table, ranking_table
 from analysis.stats import failures
-from ui import data, queries, widgets
+from ui import data, jobs, queries, widgets
 from ui.annotations import annotation_panel
 from ui.state import sidebar
 from ui.urlstate import local_param, url_widget, write_param
@@ -40,7 +40,10 @@ def _go(target: tuple[str, str] | None) -> None:
 
 st.title("Failing queries")
 widgets.require_datasets(sel)
-table, _warnings, errors = data.per_query(sel.bundle, sel.datasets, sel.ties, sel.split)
+table, _warnings, errors = jobs.need(
+    "Computing the per-query table", data.per_query, sel.bundle, sel.datasets, sel.ties,
+    sel.split,
+)  # fmt: skip
 widgets.show_errors(errors)
 if table.empty:
     st.info("No per-query results for the selected dataset.")

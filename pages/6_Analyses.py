@@ -21,7 +21,7 @@ from analysis.stats.perquery import slice_columns
 from analysis.stats.significance import model_letters, significance_letters, significance_matrix
 from analysis.stats.taxonomy import CATEGORIES, category_queries, taxonomy_counts
 from ui import analyses as an
-from ui import data, widgets
+from ui import data, jobs, widgets
 from ui.annotations import store_for, with_authors
 from ui.annotations import who as who_
 from ui.state import sidebar
@@ -35,7 +35,9 @@ st.title("Analyses")
 widgets.require_datasets(sel)
 dataset = sel.dataset  # every analysis reads the sidebar's one dataset (and split)
 st.caption(f"Dataset: {widgets.escape_markdown(dataset)}")
-table, _warnings, errors = data.per_query(sel.bundle, [dataset], sel.ties, sel.split)
+table, _warnings, errors = jobs.need(
+    "Computing the per-query table", data.per_query, sel.bundle, [dataset], sel.ties, sel.split
+)
 widgets.show_errors(errors)
 if table.empty or sel.model_a is None:
     st.info("This dataset has no per-query results (no run, or it could not be loaded).")
@@ -70,14 +72,16 @@ def query_list(rows: pd.DataFrame, model: str, columns: list[str], key: str) -> 
                  column_config={"open": an.link_column(), "text": text_col})  # fmt: skip
 
 
-with tab_tax:
+with tab_tax, jobs.section():
     st.caption(
         f"Why each query is missed at k = {k} (the sidebar's cutoff): the first cause that "
         "applies, in this order: " + ", ".join(CATEGORIES[1:]) + ". Suspected missing answers "
         "are retrieved, unjudged entities sharing type and relations with a gold: review them. "
         "Click a count to list its queries below."
     )
-    classified, tax_table, _ = an.taxonomy(key, table, ranked, ds, k)
+    classified, tax_table, _ = jobs.need(
+        "Classifying the failures", an.taxonomy, key, _rows=table, _ranked=ranked, _ds=ds, k=k
+    )
     an.take_count_click("taxonomy_counts", tax_table, "tax_model", "cat")
     st.dataframe(tax_table, hide_index=True, key="taxonomy_counts", on_select="rerun",
                  selection_mode="single-cell")  # fmt: skip
@@ -105,8 +109,11 @@ with tab_tax:
     if not picked.empty:
         query_list(picked, model, ["first_gold_rank", "n_gold"], "taxonomy_queries")
 
-with tab_cov:
-    per_cov, cov_summary, _ = an.coverage(key, marks, ranked, ds, judged, k)
+with tab_cov, jobs.section():
+    per_cov, cov_summary, _ = jobs.need(
+        "Measuring judgement coverage", an.coverage, key, marks, _ranked=ranked, _ds=ds,
+        _j=judged, k=k,
+    )  # fmt: skip
     positives_only = not has_explicit_negatives(ds.qrels, ds.spec.relevance_threshold)
     st.caption(
         f"judged@{k}: the share of each query's top {k} that has a relevance judgement (a qrels "
@@ -131,7 +138,10 @@ with tab_cov:
     if not worst.empty:
         query_list(worst, cov_model, [f"unjudged@{k}", f"judged@{k}", "n_top"], "most_unjudged")
     if positives_only and ds.entities is not None:
-        sus = an.suspects(key, marks, cov_model, ranked, ds, judged, k)[0]
+        sus = jobs.need(
+            "Finding suspected missing answers", an.suspects, key, marks, cov_model,
+            _ranked=ranked, _ds=ds, _j=judged, k=k,
+        )[0]  # fmt: skip
         st.subheader("Suspected missing answers")
         st.caption(widgets.escape_markdown(
             f"{len(sus)} retrieved, unjudged documents in the top {k} of {cov_model} "
@@ -143,7 +153,7 @@ with tab_cov:
             cols = ["doc_id", "rank", "type", "gold_id", "shared_relations"]
             query_list(sus, cov_model, cols, "suspects")
 
-with tab_comp:
+with tab_comp, jobs.section():
     threshold = st.select_slider(
         f"Solved: {metric} at least",
         options=[0.1, 0.25, 0.5, 0.75, 1.0],
@@ -170,7 +180,7 @@ with tab_comp:
     )
     st.dataframe(best, hide_index=True, width="stretch", key="oracle")
 
-with tab_dis:
+with tab_dis, jobs.section():
     if sel.model_b is None or sel.model_b not in ranked:
         st.info("Choose a model B in the sidebar.")
     else:
@@ -181,13 +191,19 @@ with tab_dis:
                 "of the shared documents). Most different first."
             )
         )
-        diff = an.disagree(key, ranked[sel.model_a], ranked[sel.model_b], k)[0]
+        diff = jobs.need(
+            "Comparing the rankings of A and B", an.disagree, key, _a=ranked[sel.model_a],
+            _b=ranked[sel.model_b], k=k,
+        )[0]  # fmt: skip
         text = ds.queries[["query_id", "text"]].drop_duplicates("query_id")
         diff = diff.merge(text, on="query_id", how="left")
         st.dataframe(diff.head(50), hide_index=True, width="stretch", key="most_different")
 
-with tab_sig:
-    pair_table = an.model_pairs(key, table, metric, tuple(models))
+with tab_sig, jobs.section():
+    pair_table = jobs.need(
+        "Testing every pair of models (randomization)", an.model_pairs, key, _rows=table,
+        metric=metric, models=tuple(models),
+    )  # fmt: skip
     letters = significance_letters(pair_table, models)
     means = table.groupby("model")[metric].mean()
     board = pd.DataFrame(
@@ -211,7 +227,7 @@ with tab_sig:
     c_p.dataframe(significance_matrix(pair_table, models, "p_holm"), key="p_matrix")
     st.dataframe(pair_table, hide_index=True, width="stretch", key="pairs")
 
-with tab_amend:
+with tab_amend, jobs.section():
     st.caption(
         f"{len(judged)} judgement(s) on this dataset (made on the Queries page). Metrics with "
         "amendments (qrels plus judgements) beside the strict ones; the strict ones stay the "

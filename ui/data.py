@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pandas as pd
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from analysis.core.errors import DataWarning, InputError
 from analysis.core.metrics import rank_run
@@ -156,7 +157,11 @@ def dataset(bundle: Bundle, name: str, split: str | None = ALL) -> Dataset:
 
 
 def uploads(name: str) -> dict[str, tuple[str, bytes]]:
-    """Runs uploaded in this session for dataset ``name``: model -> (file name, bytes)."""
+    """Runs uploaded in this session for dataset ``name``: model -> (file name, bytes); none
+    outside a session's run (a background job: :mod:`ui.jobs` runs a session's jobs in its own
+    run when it holds uploads)."""
+    if get_script_run_ctx(suppress_warning=True) is None:
+        return {}
     return st.session_state.get(UPLOADS, {}).get(name, {})
 
 

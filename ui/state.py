@@ -23,7 +23,7 @@ from analysis.core.errors import InputError
 from analysis.core.metrics import TIE_POLICIES, parse_metrics
 from analysis.io.bundle import Bundle, DatasetSpec
 from analysis.stats.perquery import MEASURE_HELP
-from ui import data
+from ui import data, warm
 
 ROOT = Path(__file__).resolve().parents[1]
 WRITTEN = "_url_written"
@@ -209,6 +209,7 @@ def navigation() -> None:
 
 def sidebar() -> Selection:
     """Draw the shared sidebar and return the selection (call first on every page)."""
+    warm.note_run()
     navigation()
     bundles = data.available_bundles()
     ids = list(bundles)

@@ -1,0 +1,172 @@
+"""The server's warm-up: headless visits of every page, so that a person's first visit of a page
+finds its tables, statistics and figures computed.
+
+Once the server answers, :func:`run` visits pages the way a browser does: it opens a session
+on the app's websocket (``/_stcore/stream``), asks for a run of a page with a query string
+(Streamlit's ``rerun_script`` message) and waits for the run to finish. The page computes what
+it shows and keeps it in the caches every session shares (and the per-query tables and
+leaderboards in the disk cache); a warm-up run waits for its jobs instead of drawing
+placeholders (:mod:`ui.jobs`). Its sessions say so in their ``User-Agent``
+(:data:`USER_AGENT`), and their jobs queue behind every visitor's.
+
+The visits (:func:`plan`), most wanted first, for the first bundle (the one a new visitor
+sees): the home page; every page on the default dataset; every page with each other headline
+metric of that dataset (the sidebar's Metric); Slices and Compare with each other slice column;
+then every page of each other dataset of the bundle. A visit starts only when no visitor has
+started a run for :data:`IDLE_S` seconds and no visitor's job is waiting, so the warm-up fills
+idle time and a visitor who comes meanwhile waits only for what their page still misses.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlencode
+
+USER_AGENT = "retrieval-dashboard-warm-up"
+#: seconds without a visitor's run before the next warm-up visit
+IDLE_S = 1.0
+VISIT_TIMEOUT_S = 600.0
+ROOT = Path(__file__).resolve().parents[1]
+_last_visitor_run = 0.0
+
+
+@dataclass(frozen=True)
+class Visit:
+    """One page run: ``page`` is the page's URL path (``""`` = home), ``query`` its query
+    parameters."""
+
+    page: str
+    query: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def query_string(self) -> str:
+        return urlencode(self.query)
+
+
+def is_warm_up_session() -> bool:
+    """Whether the current run is one of the warm-up's (its ``User-Agent``)."""
+    import streamlit as st
+
+    try:
+        return st.context.headers.get("User-Agent") == USER_AGENT
+    except Exception:  # no session (a background thread): not a warm-up run
+        return False
+
+
+def note_run() -> None:
+    """Called at the start of every page run: a visitor's run postpones the next warm-up
+    visit by :data:`IDLE_S` seconds."""
+    global _last_visitor_run
+    if not is_warm_up_session():
+        _last_visitor_run = time.monotonic()
+
+
+def pages() -> list[str]:
+    """URL paths of the pages other than home, in sidebar order (``7_Open_data.py`` ->
+    ``Open_data``, Streamlit's rule for the pages/ directory)."""
+    from ui.state import page_label
+
+    return [page_label(p).replace(" ", "_") for p in sorted((ROOT / "pages").glob("*.py"))]
+
+
+def plan() -> Iterator[Visit]:
+    """The visits of the first bundle under the data roots, most wanted first (see the module
+    docstring); later steps are worked out when they are reached (the slice columns need the
+    per-query table the earlier visits computed)."""
+    from ui import data
+    from ui.state import headline_metrics
+
+    yield Visit("")
+    bundles = data.available_bundles()
+    if not bundles:
+        return
+    bundle = data.load_bundle(next(iter(bundles.values())))
+    names = list(bundle.datasets)
+    if not names:
+        return
+    first, others = names[0], names[1:]
+    yield from (Visit(p) for p in pages())
+    for metric in headline_metrics(bundle.datasets[first])[1:]:
+        yield from (Visit(p, {"metric": metric}) for p in ["", *pages()])
+    for column in _slice_columns(bundle, first)[1:]:
+        yield from (Visit(p, {"slice": column}) for p in ("Slices", "Compare"))
+    for name in others:
+        yield from (Visit(p, {"dataset": name}) for p in ["", *pages()])
+
+
+def _slice_columns(bundle, name: str) -> list[str]:
+    """The dataset's slice columns, the Slices page's default first."""
+    from analysis.present.slicing import default_slice_column
+    from analysis.stats.perquery import slice_columns
+    from ui import data
+
+    spec = bundle.datasets[name]
+    table, _, errors = data.per_query(bundle, [name], "trec_eval", spec.default_split)
+    if errors or table.empty:
+        return []
+    columns = [c for c in slice_columns(table) if c != "dataset"]
+    if not columns:
+        return []
+    first = str(default_slice_column(table, columns))
+    return [first, *[c for c in columns if c != first]]
+
+
+def visit(base_url: str, target: Visit, timeout: float = VISIT_TIMEOUT_S) -> bool:
+    """Run one page on the server at ``base_url`` (``http://host:port[/base]``) as a browser
+    would, in a session of its own; True when the run finished."""
+    from streamlit.proto.BackMsg_pb2 import BackMsg
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+    from websockets.sync.client import connect
+
+    url = base_url.replace("http", "ws", 1) + "/_stcore/stream"
+    message = BackMsg()
+    message.rerun_script.query_string = target.query_string
+    message.rerun_script.page_name = target.page
+    deadline = time.monotonic() + timeout
+    headers = {"User-Agent": USER_AGENT}
+    with connect(url, subprotocols=["streamlit"], additional_headers=headers,  # type: ignore[list-item]
+                 max_size=None, open_timeout=timeout) as ws:  # fmt: skip
+        ws.send(message.SerializeToString())
+        while time.monotonic() < deadline:
+            raw = ws.recv(timeout=max(deadline - time.monotonic(), 0.0))
+            if isinstance(raw, bytes) and ForwardMsg.FromString(raw).WhichOneof("type") == (
+                "script_finished"
+            ):
+                return True
+    return False
+
+
+def _wait_idle() -> None:
+    """Until no visitor started a run for :data:`IDLE_S` seconds and no visitor's job waits."""
+    from ui.jobs import pool
+
+    while True:
+        quiet = time.monotonic() - _last_visitor_run
+        if quiet >= IDLE_S and not pool().visitors_waiting():
+            return
+        time.sleep(max(IDLE_S - quiet, 0.1))
+
+
+def run(base_url: str) -> int:
+    """Every visit of :func:`plan`, one after the other, each in idle time; returns how many
+    ran. A visit that fails is logged and skipped."""
+    started, done = time.monotonic(), 0
+    for target in plan():
+        if done:  # the first visit (home) does not wait
+            _wait_idle()
+        try:
+            done += visit(base_url, target)
+        except Exception as exc:  # the app keeps working without it
+            _log().warning("warm-up visit /%s?%s failed: %s", target.page, target.query_string,
+                           exc)  # fmt: skip
+    _log().info("warm-up: %d page runs in %.1f s", done, time.monotonic() - started)
+    return done
+
+
+def _log():
+    from streamlit.logger import get_logger
+
+    return get_logger(__name__)
