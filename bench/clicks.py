@@ -14,9 +14,13 @@ Per bundle, on a server started with an empty disk cache:
   (and again after a restart of the server, the disk cache then warm);
 * *visits*: one fresh browser session goes over every page twice, each time following the
   page's sidebar link, changing the page's main control and then the sidebar Metric; the first
-  round holds every page's first visit. Printed per page: the time of each action (first and
-  repeat visit), its server part (until ``script_finished``), paint part and bytes received;
-  then median, p90 and slowest of all actions against the floor;
+  round holds every page's first visit. A person looks at what a click brought before the next
+  one: ``--think`` seconds (default 2) pass between the end of an action and the next click
+  (time the browser may use for work that no one waits for, such as loading chart code ahead).
+  The visits start once the server's warm-up is over (``--no-wait``: at once). Printed per page
+  and action (first and repeat visit): the time, its server part (until ``script_finished``)
+  and paint part, the CPU seconds the server and the browser used, the bytes received; then
+  median, p90 and slowest of all actions against the floor;
 * with ``--repeat N`` (N > 0): the earlier scenarios, N clicks each on one control (sidebar
   Metric and Model A on Home, Slices' column, a row of the Queries list).
 
@@ -108,20 +112,26 @@ def _has_control(page, label: str, control: str) -> bool:
     return boxes.count() > 0
 
 
-def visits(browser, url: str, rounds: int) -> dict[tuple[str, str, int], Timing]:
+def visits(browser, url: str, rounds: int, think: float) -> dict[tuple[str, str, int], Timing]:
     """One fresh session: ``rounds`` times over every page (link, main control, sidebar
-    Metric). Returns {(page, action, round): timing}."""
+    Metric), ``think`` seconds between an action's end and the next click (a person looks at
+    the page). Returns {(page, action, round): timing}."""
     context = browser.new_context(viewport=VIEWPORT)
     page = context.new_page()
     watch(page)
     out: dict[tuple[str, str, int], Timing] = {}
     out[("Home", "open", 0)] = open_page(page, url)
+
+    def act(key: tuple[str, str, int], make: Callable[[], Callable[[], None]]) -> None:
+        page.wait_for_timeout(think * 1000)
+        out[key] = timed(page, make())
+
     for r in range(rounds):
         for label, (control, action) in PAGES.items():
-            out[(label, "link", r)] = timed(page, page_link(page, label))
+            act((label, "link", r), lambda label=label: page_link(page, label))
             if _has_control(page, label, control):
-                out[(label, "control", r)] = timed(page, action(page, r))
-            out[(label, "metric", r)] = timed(page, pick_option(page, SIDE, "Metric", r))
+                act((label, "control", r), lambda action=action, r=r: action(page, r))
+            act((label, "metric", r), lambda r=r: pick_option(page, SIDE, "Metric", r))
     context.close()
     return out
 
@@ -183,7 +193,7 @@ def measure_bundle(browser, app: Path, env: dict[str, str], args, log: Path) -> 
         found["ready"] = open_page(page, url).seconds
         page.close()
         found["warm"] = wait_warm_up(log, up) if args.after_warm_up else None
-        found["visits"] = visits(browser, url, args.rounds)
+        found["visits"] = visits(browser, url, args.rounds, args.think)
         found["scenarios"] = scenarios(browser, url, args.repeat) if args.repeat else {}
     with serving(app, args.port or free_port(), env) as url:  # a restart: the disk cache is warm
         page = browser.new_page(viewport=VIEWPORT)
@@ -225,6 +235,8 @@ def main() -> None:
     parser.add_argument("--big", type=int, nargs="?", const=10_000, default=0,
                         help="also a generated bundle of N queries (default 10000)")  # fmt: skip
     parser.add_argument("--rounds", type=int, default=2, help="rounds over every page")
+    parser.add_argument("--think", type=float, default=2.0, help="seconds between the end of "
+                        "an action and the next click (default 2)")  # fmt: skip
     parser.add_argument("--repeat", type=int, default=0, help="clicks per earlier scenario")
     parser.add_argument("--floor", type=int, default=10, help="clicks of the trivial app")
     parser.add_argument("--no-wait", dest="after_warm_up", action="store_false",
@@ -279,8 +291,9 @@ def _line(name: str, timings: list[Timing], floor: float) -> str:
 
 def _cell(t: Timing | None) -> str:
     if t is None:
-        return f"{'-':>24}"
-    return f"{t.seconds:5.2f} ({t.server:4.2f}+{t.paint:4.2f}) {t.nbytes / 1024:6.0f}k"
+        return f"{'-':>30}"
+    return (f"{t.seconds:5.2f} ({t.server:4.2f}+{t.paint:4.2f}) "
+            f"{t.server_cpu:4.2f}/{t.browser_cpu:4.2f} {t.nbytes / 1024:5.0f}k")  # fmt: skip
 
 
 def _print(floors, results, rounds: int) -> None:
@@ -297,8 +310,9 @@ def _print(floors, results, rounds: int) -> None:
         if found["warm"] is not None:
             print(f"warm-up over {found['warm']:.1f} s after the server was up; visits after it")
         seen = found["visits"]
-        print("seconds (server + paint) and kilobytes received, per action; r1 = first visit")
-        head = "".join(f"{f'{a} r{r + 1}':>26}" for r in range(rounds)
+        print("per action: seconds (until script_finished + paint), CPU seconds of the server /"
+              " of the browser, kilobytes received; r1 = first visit")  # fmt: skip
+        head = "".join(f"{f'{a} r{r + 1}':>32}" for r in range(rounds)
                        for a in ("link", "control", "metric"))  # fmt: skip
         print(f"{'page':<10}{head}")
         for label in PAGES:

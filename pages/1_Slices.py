@@ -44,7 +44,7 @@ def _int(low: int, high: int):
     return parse
 
 
-@st.cache_resource(max_entries=64, show_spinner="Bootstrapping slice means…")
+@st.cache_resource(max_entries=256, show_spinner="Bootstrapping slice means…")
 def _summary(
     key: tuple, metric: str, column: str, models: tuple[str, ...], top: int, min_n: int,
     _table: pd.DataFrame,
@@ -160,6 +160,9 @@ def _charts(
         "Bootstrapping slice means", _summary, key, metric, column, tuple(selected), top, min_n,
         _table=table,
     )  # fmt: skip
+    for other in columns:  # the page's slice columns: the next choice of column is ready
+        if other != column:
+            jobs.prefetch(_summary, key, metric, other, tuple(selected), top, min_n, _table=table)
     if summary.empty:
         st.info("No slice has at least the minimum number of queries for the selected models.")
         return

@@ -194,6 +194,9 @@ slice_cols = tuple(base["slices"]) if choice == ALL_SLICES else (choice,)
 st.caption("Delta = mean(A − B) on the slice with a seeded 95% bootstrap CI; p_holm: "
            "randomization p-value Holm-corrected over all rows shown.")  # fmt: skip
 with jobs.section():
+    for other in base["slices"]:  # the next choice of column is ready
+        if (other,) != slice_cols:
+            jobs.prefetch(cmp.slices, fp, models, sel.metric, (other,), _table=table)
     try:
         view = jobs.need("Comparing slices (bootstrap, randomization)", cmp.slices, fp, models,
                          sel.metric, slice_cols, _table=table)  # fmt: skip

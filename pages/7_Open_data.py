@@ -14,7 +14,7 @@ import streamlit as st
 from analysis.core.errors import InputError
 from analysis.io import importers
 from analysis.io.importers.scan import suggest_importer
-from ui import open_data, widgets
+from ui import jobs, open_data, widgets
 from ui.state import sidebar
 
 st.set_page_config(page_title="Open data", layout="wide")
@@ -33,12 +33,13 @@ if not choices:
 folder_id = st.selectbox(
     "Folder", list(choices), index=None, placeholder="Choose a folder", key="od_folder"
 )
+open_data.prefetch_scans(choices)
 if folder_id is None:
     st.info("Choose a folder to see its files.")
     st.stop()
 folder = choices[folder_id]
 # the widgets below are keyed by folder: choosing another folder starts afresh
-files = open_data.scan(folder)
+files = jobs.need("Reading the folder's files", open_data.scan, folder)
 if files.empty:
     st.info("This folder holds no data file.")
     st.stop()

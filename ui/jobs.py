@@ -230,6 +230,14 @@ def need(label: str, fn: Callable[..., T], *args: Any, name: str = "", **kwargs:
     raise Pending
 
 
+def prefetch(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
+    """Queue ``fn(*args, **kwargs)`` as a job behind every visitor's (the value the page will
+    likely need next, e.g. another slice column), without waiting for it. Nothing is queued
+    for a session holding uploaded runs."""
+    if not _has_uploads():
+        pool().submit(job_key(fn, args, kwargs), lambda: fn(*args, **kwargs), WARM_UP)
+
+
 def _has_uploads() -> bool:
     from ui.data import UPLOADS
 

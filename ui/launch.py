@@ -120,7 +120,7 @@ def serving(
             with the last 2,000 characters of its output).
     """
     url = f"http://127.0.0.1:{port}"
-    with (log.open("w+b") if log is not None else tempfile.TemporaryFile()) as out:
+    with log.open("w+b") if log is not None else tempfile.TemporaryFile() as out:
         proc = subprocess.Popen(
             command(app, ["--server.port", str(port), *QUIET], preload),
             cwd=app.parent,

@@ -65,7 +65,7 @@ def output_folder(name: str) -> Path | None:
     return None if root is None else root / OPENED / safe_name(name)
 
 
-@st.cache_data(ttl=60, max_entries=8, show_spinner="Reading the files…")
+@st.cache_data(ttl=3600, max_entries=64, show_spinner="Reading the files…")
 def _scan(folder: str, key: tuple) -> pd.DataFrame:
     del key
     rows = [
@@ -86,6 +86,19 @@ def scan(folder: Path) -> pd.DataFrame:
     the files' stamps, so an edited file is read again)."""
     files = sorted(p for p in folder.rglob("*") if p.is_file() and OPENED not in p.parts)
     return _scan(str(folder), data.stamp(*files[:2000]))
+
+
+#: folders whose scan :func:`prefetch_scans` queues (the first ones of the list)
+PREFETCH_FOLDERS = 24
+
+
+def prefetch_scans(choices: dict[str, Path]) -> None:
+    """Queue the scans of the first :data:`PREFETCH_FOLDERS` folders behind every visitor's
+    job (:func:`ui.jobs.prefetch`), so that choosing one lists its files at once."""
+    from ui import jobs
+
+    for folder in list(choices.values())[:PREFETCH_FOLDERS]:
+        jobs.prefetch(scan, folder)
 
 
 def remember(folder: Path) -> None:

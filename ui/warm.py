@@ -11,10 +11,13 @@ placeholders (:mod:`ui.jobs`). Its sessions say so in their ``User-Agent``
 
 The visits (:func:`plan`), most wanted first, for the first bundle (the one a new visitor
 sees): the home page; every page on the default dataset; every page with each other headline
-metric of that dataset (the sidebar's Metric); Slices and Compare with each other slice column;
-then every page of each other dataset of the bundle. A visit starts only when no visitor has
-started a run for :data:`IDLE_S` seconds and no visitor's job is waiting, so the warm-up fills
-idle time and a visitor who comes meanwhile waits only for what their page still misses.
+metric of that dataset (the sidebar's Metric); then every page of each other dataset of the
+bundle. Pages queue what a visitor will likely ask for next (Slices and Compare: the other slice
+columns, :func:`ui.jobs.prefetch`), so those are computed in the same idle time.
+
+A visit starts only when no visitor has started a run for :data:`IDLE_S` seconds and no
+visitor's job is waiting, so the warm-up fills idle time and a visitor who comes meanwhile
+waits only for what their page still misses.
 """
 
 from __future__ import annotations
@@ -74,8 +77,7 @@ def pages() -> list[str]:
 
 def plan() -> Iterator[Visit]:
     """The visits of the first bundle under the data roots, most wanted first (see the module
-    docstring); later steps are worked out when they are reached (the slice columns need the
-    per-query table the earlier visits computed)."""
+    docstring)."""
     from ui import data
     from ui.state import headline_metrics
 
@@ -91,27 +93,8 @@ def plan() -> Iterator[Visit]:
     yield from (Visit(p) for p in pages())
     for metric in headline_metrics(bundle.datasets[first])[1:]:
         yield from (Visit(p, {"metric": metric}) for p in ["", *pages()])
-    for column in _slice_columns(bundle, first)[1:]:
-        yield from (Visit(p, {"slice": column}) for p in ("Slices", "Compare"))
     for name in others:
         yield from (Visit(p, {"dataset": name}) for p in ["", *pages()])
-
-
-def _slice_columns(bundle, name: str) -> list[str]:
-    """The dataset's slice columns, the Slices page's default first."""
-    from analysis.present.slicing import default_slice_column
-    from analysis.stats.perquery import slice_columns
-    from ui import data
-
-    spec = bundle.datasets[name]
-    table, _, errors = data.per_query(bundle, [name], "trec_eval", spec.default_split)
-    if errors or table.empty:
-        return []
-    columns = [c for c in slice_columns(table) if c != "dataset"]
-    if not columns:
-        return []
-    first = str(default_slice_column(table, columns))
-    return [first, *[c for c in columns if c != first]]
 
 
 def visit(base_url: str, target: Visit, timeout: float = VISIT_TIMEOUT_S) -> bool:
@@ -151,8 +134,10 @@ def _wait_idle() -> None:
 
 
 def run(base_url: str) -> int:
-    """Every visit of :func:`plan`, one after the other, each in idle time; returns how many
-    ran. A visit that fails is logged and skipped."""
+    """Every visit of :func:`plan`, one after the other, each in idle time, then the jobs
+    they queued; returns how many visits ran. A visit that fails is logged and skipped."""
+    from ui.jobs import pool
+
     started, done = time.monotonic(), 0
     for target in plan():
         if done:  # the first visit (home) does not wait
@@ -162,6 +147,8 @@ def run(base_url: str) -> int:
         except Exception as exc:  # the app keeps working without it
             _log().warning("warm-up visit /%s?%s failed: %s", target.page, target.query_string,
                            exc)  # fmt: skip
+    while not pool().idle():  # what the pages queued for later
+        time.sleep(0.2)
     _log().info("warm-up: %d page runs in %.1f s", done, time.monotonic() - started)
     return done
 
