@@ -4,8 +4,9 @@ judgement coverage (judged@k and the queries with the most unjudged documents), 
 significance matrix, and metrics with the reviewers' judgements beside the strict ones (with
 exports).
 
-Page-local URL parameters (bound widgets): ``cat`` (taxonomy category), ``solved``
-(complementarity threshold), ``by`` (oracle slice column).
+Page-local URL parameters (bound widgets): ``tab`` (the open tab; only it is computed and
+drawn), ``cat`` (taxonomy category), ``solved`` (complementarity threshold), ``by`` (oracle
+slice column).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from analysis.io.amended import amended_qrels, qrels_trec_text
 from analysis.stats.coverage import has_explicit_negatives, most_unjudged
 from analysis.stats.perquery import slice_columns
 from analysis.stats.significance import model_letters, significance_letters, significance_matrix
-from analysis.stats.taxonomy import CATEGORIES, category_queries, taxonomy_counts
+from analysis.stats.taxonomy import CATEGORIES, category_queries
 from ui import analyses as an
 from ui import data, jobs, widgets
 from ui.annotations import store_for, with_authors
@@ -58,7 +59,10 @@ store = store_for(sel)
 judged = store.judgements(dataset) if store is not None else pd.DataFrame()
 marks = an.marks_of(judged)
 tabs = ["Failure taxonomy", "Coverage", "Complementarity", "Disagreement A vs B", "Significance"]
-tab_tax, tab_cov, tab_comp, tab_dis, tab_sig, tab_amend = st.tabs([*tabs, "Amended"])
+# lazy tabs: only the open one is computed and sent (its name in the URL: ``tab``)
+tab_tax, tab_cov, tab_comp, tab_dis, tab_sig, tab_amend = st.tabs(
+    [*tabs, "Amended"], key="tab", on_change="rerun", bind="query-params"
+)
 
 
 def query_list(rows: pd.DataFrame, model: str, columns: list[str], key: str) -> None:
@@ -73,6 +77,7 @@ def query_list(rows: pd.DataFrame, model: str, columns: list[str], key: str) -> 
 
 
 with tab_tax, jobs.section():
+    jobs.only_when(tab_tax.open is not False)
     st.caption(
         f"Why each query is missed at k = {k} (the sidebar's cutoff): the first cause that "
         "applies, in this order: " + ", ".join(CATEGORIES[1:]) + ". Suspected missing answers "
@@ -86,11 +91,11 @@ with tab_tax, jobs.section():
     st.dataframe(tax_table, hide_index=True, key="taxonomy_counts", on_select="rerun",
                  selection_mode="single-cell")  # fmt: skip
     tax_by = st.selectbox("Counts by slice", [NO_SLICE, *slice_columns(table)], key="tax_by")
+    for other in slice_columns(table):  # the next choice of column is ready
+        jobs.prefetch(an.counts_by_slice, key, k, other, _classified=classified)
     if tax_by != NO_SLICE:
-        by_slice = taxonomy_counts(classified, by=[tax_by]).pivot_table(
-            index=["model", tax_by], columns="category", values="n", sort=False, observed=True
-        )
-        by_slice = by_slice.reindex(columns=list(CATEGORIES)).reset_index()
+        by_slice = jobs.need("Counting failure causes per slice", an.counts_by_slice, key, k,
+                             tax_by, _classified=classified)  # fmt: skip
         an.take_count_click("taxonomy_by_slice", by_slice, "tax_model", "cat", tax_by)
         st.dataframe(by_slice, hide_index=True, key="taxonomy_by_slice", on_select="rerun",
                      selection_mode="single-cell")  # fmt: skip
@@ -110,6 +115,7 @@ with tab_tax, jobs.section():
         query_list(picked, model, ["first_gold_rank", "n_gold"], "taxonomy_queries")
 
 with tab_cov, jobs.section():
+    jobs.only_when(tab_cov.open is not False)
     per_cov, cov_summary, _ = jobs.need(
         "Measuring judgement coverage", an.coverage, key, marks, _ranked=ranked, _ds=ds,
         _j=judged, k=k,
@@ -154,6 +160,7 @@ with tab_cov, jobs.section():
             query_list(sus, cov_model, cols, "suspects")
 
 with tab_comp, jobs.section():
+    jobs.only_when(tab_comp.open is not False)
     threshold = st.select_slider(
         f"Solved: {metric} at least",
         options=[0.1, 0.25, 0.5, 0.75, 1.0],
@@ -181,6 +188,7 @@ with tab_comp, jobs.section():
     st.dataframe(best, hide_index=True, width="stretch", key="oracle")
 
 with tab_dis, jobs.section():
+    jobs.only_when(tab_dis.open is not False)
     if sel.model_b is None or sel.model_b not in ranked:
         st.info("Choose a model B in the sidebar.")
     else:
@@ -200,6 +208,7 @@ with tab_dis, jobs.section():
         st.dataframe(diff.head(50), hide_index=True, width="stretch", key="most_different")
 
 with tab_sig, jobs.section():
+    jobs.only_when(tab_sig.open is not False)
     pair_table = jobs.need(
         "Testing every pair of models (randomization)", an.model_pairs, key, _rows=table,
         metric=metric, models=tuple(models),
@@ -228,6 +237,7 @@ with tab_sig, jobs.section():
     st.dataframe(pair_table, hide_index=True, width="stretch", key="pairs")
 
 with tab_amend, jobs.section():
+    jobs.only_when(tab_amend.open is not False)
     st.caption(
         f"{len(judged)} judgement(s) on this dataset (made on the Queries page). Metrics with "
         "amendments (qrels plus judgements) beside the strict ones; the strict ones stay the "

@@ -7,7 +7,8 @@ bundle counts by its folder, a selection by its URL values, lists as tuples). Jo
 small pool of background threads; a job asked for while it is queued or running (by another
 session, or by the server's warm-up, :mod:`ui.warm`) is not started again: the caller waits for
 that one. The values themselves live in the functions' own caches (keyed by the files' stamps):
-a job that is done is forgotten, and asking again returns the cached value at once.
+once a job has ended well, a page asking for it again calls the function in its own run (a
+cache hit, or a new computation there when the cache has dropped the value since).
 
 The page's run waits for its jobs up to :data:`WAIT_S` in all (a run's budget). A job still
 running after that is drawn as a placeholder: a progress bar saying what is being computed and
@@ -32,7 +33,7 @@ import math
 import re
 import threading
 import time
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from typing import Any, TypeVar
@@ -50,6 +51,8 @@ POLL_S = 0.4
 ALWAYS_BUDGET = False
 VISITOR, WARM_UP = 0, 1
 WORKERS = 2
+#: job keys remembered as done (a page calls their function directly: the value is cached)
+DONE = 8192
 #: jobs run, per function (``module.qualname``)
 COMPUTED: Counter[str] = Counter()
 
@@ -73,6 +76,8 @@ class _Pool:
         self._threads: list[threading.Thread] = []
         self._warm_busy = 0
         self.started: dict[tuple, float] = {}
+        #: keys of the jobs that ended well, most recent last (their values are likely cached)
+        self.done: OrderedDict[tuple, None] = OrderedDict()
 
     def submit(self, key: tuple, make: Callable[[], Any], priority: int) -> Future:
         """The future of ``key``: the known one (a queued job asked for by a visitor moves up
@@ -139,13 +144,18 @@ class _Pool:
                 self._forget(key, priority)
                 future.set_exception(exc)
             else:
-                self._forget(key, priority)
+                self._forget(key, priority, ok=True)
                 future.set_result(value)
 
-    def _forget(self, key: tuple, priority: int) -> None:
+    def _forget(self, key: tuple, priority: int, ok: bool = False) -> None:
         """A job is over: later calls ask the function (and its cache) again."""
         with self._ready:
             del self._futures[key], self._priority[key], self.started[key]
+            if ok:
+                self.done[key] = None
+                self.done.move_to_end(key)
+                while len(self.done) > DONE:
+                    self.done.popitem(last=False)
             self._warm_busy -= priority == WARM_UP
             self._ready.notify_all()
 
@@ -218,9 +228,9 @@ def need(label: str, fn: Callable[..., T], *args: Any, name: str = "", **kwargs:
     should be a cached function. Raises :class:`Pending` (after drawing the placeholder
     ``pending_<name>`` with ``label``) when the job is not done within the run's budget; an
     error of ``fn`` is raised here."""
-    if _has_uploads():
-        return fn(*args, **kwargs)
     key = job_key(fn, args, kwargs)
+    if _has_uploads() or key in pool().done:
+        return fn(*args, **kwargs)  # computed before: from the function's cache
     warm = warming_up()
     future = pool().submit(key, lambda: fn(*args, **kwargs), WARM_UP if warm else VISITOR)
     timeout = None if warm or not budgeted() else max(0.0, _deadline() - time.monotonic())
@@ -234,8 +244,9 @@ def prefetch(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
     """Queue ``fn(*args, **kwargs)`` as a job behind every visitor's (the value the page will
     likely need next, e.g. another slice column), without waiting for it. Nothing is queued
     for a session holding uploaded runs."""
-    if not _has_uploads():
-        pool().submit(job_key(fn, args, kwargs), lambda: fn(*args, **kwargs), WARM_UP)
+    key = job_key(fn, args, kwargs)
+    if not _has_uploads() and key not in pool().done:
+        pool().submit(key, lambda: fn(*args, **kwargs), WARM_UP)
 
 
 def _has_uploads() -> bool:
@@ -264,6 +275,13 @@ def placeholder(label: str, key: tuple, name: str) -> None:
             st.progress(1 - math.exp(-elapsed / 5), text=f"{label} ({elapsed:.0f} s)")
 
     waiting()
+
+
+def only_when(shown: bool) -> None:
+    """First line of a ``with ..., section():`` block drawn only when ``shown`` (e.g. a lazy
+    tab that is not open: Streamlit then sends nothing of it); ends the block otherwise."""
+    if not shown:
+        raise Pending
 
 
 @contextlib.contextmanager
