@@ -54,12 +54,18 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     for name in PRELOAD:
         importlib.import_module(name)
-    if len(args) >= 2 and args[0] == "run" and os.environ.get(WARM_UP_ENV, "1") != "0":
+    if warm_up_wanted(args):
         threading.Thread(target=_warm_up, name="warm-up", daemon=True).start()
     from streamlit.web import cli
 
     sys.argv = ["streamlit", *args]
     cli.main(prog_name="streamlit")
+
+
+def warm_up_wanted(args: Sequence[str]) -> bool:
+    """Whether to warm the pages up: a ``run`` command, unless ``RETRIEVAL_DASHBOARD_WARM_UP``
+    is ``0``."""
+    return len(args) >= 2 and args[0] == "run" and os.environ.get(WARM_UP_ENV, "1") != "0"
 
 
 def _warm_up(timeout: float = 120.0) -> None:
