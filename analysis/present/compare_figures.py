@@ -35,6 +35,9 @@ MAX_DISTINCT_BARS = 41
 BINS_PER_SIDE = 20
 #: The scatter switches to WebGL (one canvas instead of one SVG element per point) above this.
 WEBGL_ABOVE = 5000
+#: The scatter draws at most this many queries (a seeded random sample beyond: the figure the
+#: browser receives stays under about 1 MB).
+MAX_SCATTER_POINTS = 10_000
 
 
 def _truncate(text: pd.Series, limit: int) -> pd.Series:
@@ -85,6 +88,7 @@ def scatter_figure(
     selected: tuple[str, str] | None = None,
     seed: int = 0,
     webgl_above: int = WEBGL_ABOVE,
+    max_points: int = MAX_SCATTER_POINTS,
 ) -> go.Figure:
     """Per-query scatter, x = A's value, y = B's value, one trace per dataset, and the diagonal
     y = x (points below it are wins of A).
@@ -95,8 +99,14 @@ def scatter_figure(
     click maps back to its query (:func:`point_query`); the hover label shows the ids, the query
     text (truncated; left out above ``webgl_above`` points to keep the figure small) and both
     values. ``selected`` adds a ring around that query (see :func:`highlight_query`). Above
-    ``webgl_above`` points the traces use WebGL.
+    ``webgl_above`` points the traces use WebGL. Above ``max_points`` queries, a random sample of
+    ``max_points`` of them (seeded, in table order) is drawn and the title says so; a selected
+    query outside it gets no ring.
     """
+    total = len(paired)
+    if total > max_points:
+        keep = np.random.default_rng(seed).choice(total, max_points, replace=False)
+        paired = paired.iloc[np.sort(keep)]
     n = len(paired)
     a = paired["a"].to_numpy(dtype=float)
     b = paired["b"].to_numpy(dtype=float)
@@ -146,6 +156,9 @@ def scatter_figure(
         height=480,
         clickmode="event+select",
     )  # fmt: skip
+    if n < total:
+        fig.update_layout(title={"text": f"{n:,} of {total:,} queries (seeded random sample)",
+                                 "font": {"size": 12}}, margin={"t": 40})  # fmt: skip
     if selected is not None:
         trace = _selected_trace(fig.data, selected)
         if trace is not None:
