@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import logging
 import math
 import re
 import threading
@@ -51,6 +52,7 @@ POLL_S = 0.4
 ALWAYS_BUDGET = False
 VISITOR, WARM_UP = 0, 1
 WORKERS = 2
+THREAD_NAME = "page-jobs"
 #: job keys remembered as done (a page calls their function directly: the value is cached)
 DONE = 8192
 #: jobs run, per function (``module.qualname``)
@@ -95,7 +97,7 @@ class _Pool:
             self._ready.notify()
             self._threads = [t for t in self._threads if t.is_alive()]
             while len(self._threads) < WORKERS:
-                thread = threading.Thread(target=self._work, name="page-jobs", daemon=True)
+                thread = threading.Thread(target=self._work, name=THREAD_NAME, daemon=True)
                 self._threads.append(thread)
                 thread.start()
         return future
@@ -160,9 +162,20 @@ class _Pool:
             self._ready.notify_all()
 
 
+class _QuietWorkers(logging.Filter):
+    """Drops Streamlit's "missing ScriptRunContext" warning in the jobs' threads: they run no
+    script by design (they only call cached functions)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return threading.current_thread().name != THREAD_NAME
+
+
 @st.cache_resource(show_spinner=False)
 def pool() -> _Pool:
     """The process's jobs (shared by every session; cleared with Streamlit's caches)."""
+    logger = logging.getLogger("streamlit.runtime.scriptrunner_utils.script_run_context")
+    if not any(isinstance(f, _QuietWorkers) for f in logger.filters):
+        logger.addFilter(_QuietWorkers())
     return _Pool()
 
 

@@ -10,10 +10,11 @@ placeholders (:mod:`ui.jobs`). Its sessions say so in their ``User-Agent``
 (:data:`USER_AGENT`), and their jobs queue behind every visitor's.
 
 The visits (:func:`plan`), most wanted first, for the first bundle (the one a new visitor
-sees): the home page; every page on the default dataset; every page with each other headline
-metric of that dataset (the sidebar's Metric); then every page of each other dataset of the
-bundle. Pages queue what a visitor will likely ask for next (Slices and Compare: the other slice
-columns, :func:`ui.jobs.prefetch`), so those are computed in the same idle time.
+sees): the home page; every page on the default dataset; every page that depends on the metric
+with each other headline metric of that dataset (the sidebar's Metric); then every page of
+each other dataset of the bundle. Pages queue what a visitor will likely ask for next (Slices,
+Compare and the failure taxonomy: the other slice columns; Open data: the folders' files;
+:func:`ui.jobs.prefetch`), so those are computed in the same idle time.
 
 A visit starts only when no visitor has started a run for :data:`IDLE_S` seconds and no
 visitor's job is waiting, so the warm-up fills idle time and a visitor who comes meanwhile
@@ -32,6 +33,8 @@ USER_AGENT = "retrieval-dashboard-warm-up"
 #: seconds without a visitor's run before the next warm-up visit
 IDLE_S = 1.0
 VISIT_TIMEOUT_S = 600.0
+#: pages that show nothing that depends on the sidebar's metric (home: every headline metric)
+METRIC_FREE = ("Open_data",)
 ROOT = Path(__file__).resolve().parents[1]
 _last_visitor_run = 0.0
 
@@ -92,7 +95,7 @@ def plan() -> Iterator[Visit]:
     first, others = names[0], names[1:]
     yield from (Visit(p) for p in pages())
     for metric in headline_metrics(bundle.datasets[first])[1:]:
-        yield from (Visit(p, {"metric": metric}) for p in ["", *pages()])
+        yield from (Visit(p, {"metric": metric}) for p in pages() if p not in METRIC_FREE)
     for name in others:
         yield from (Visit(p, {"dataset": name}) for p in ["", *pages()])
 
