@@ -120,7 +120,10 @@ else:
         hide_index=True,
         width="stretch",
         key="checks",
-        column_config={"message": st.column_config.TextColumn("message", width="large")},
+        column_config={
+            **{c: st.column_config.Column(c, width="small") for c in ("severity", "count")},
+            "message": st.column_config.TextColumn("message", width=1200),
+        },
     )
 
 spatial = any(s.family == "spatial" for s in sel.bundle.datasets.values())

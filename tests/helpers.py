@@ -37,6 +37,29 @@ def run_cli(*args: str | Path, timeout: float = 300) -> subprocess.CompletedProc
     )
 
 
+def build_wheel(folder: Path) -> Path:
+    """A wheel of the project built in ``folder`` from a copy of its sources (so no ``build/``
+    or ``*.egg-info`` lands in the checkout), with this interpreter's setuptools."""
+    import shutil
+
+    src = folder / "src"
+    src.mkdir(parents=True)
+    for name in ("pyproject.toml", "README.md", "requirements.txt", "app.py"):
+        shutil.copy2(ROOT / name, src / name)
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    for name in ("analysis", "demo", "ui", "pages", ".streamlit"):
+        shutil.copytree(ROOT / name, src / name, ignore=ignore)
+    out = folder / "wheel"
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
+         "-w", str(out), str(src)],
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    (wheel,) = out.glob("*.whl")
+    return wheel
+
+
 # our metric name -> pytrec_eval result key
 PYTREC_NAMES: dict[str, str] = {
     "hit@1": "success_1",
@@ -224,3 +247,47 @@ def assert_matches_pytrec(
         )
         if missing:
             assert (ours.loc[missing, metric] == 0).all(), metric
+
+
+#: A plugin module: two user measures (``found``: relevant documents in the top k over |R|, which
+#: is recall@k at relevance threshold 1; ``dcg_sum``: Σ gain / log2(rank + 1), no cutoff) and
+#: ``SHAPES``, the shapes of the arrays the measures were given.
+PLUGIN = """\
+import numpy as np
+
+import analysis
+
+SHAPES = []
+
+
+def found(ranked_rel, n_rel, k):
+    SHAPES.append(("found", ranked_rel.shape, k))
+    return (ranked_rel > 0).sum(axis=1) / np.maximum(n_rel, 1)
+
+
+def dcg_sum(ranked_rel, n_rel, k):
+    SHAPES.append(("dcg_sum", ranked_rel.shape, k))
+    ranks = np.arange(1, ranked_rel.shape[1] + 1)
+    return (ranked_rel / np.log2(ranks + 1)).sum(axis=1)
+
+
+analysis.register_measure("found", found, help="relevant documents in the top k / |R|")
+analysis.register_measure("dcg_sum", dcg_sum, cutoff=False, help="Σ gain_i / log2(i + 1)")
+"""
+
+
+def write_plugin(folder: Path, text: str = PLUGIN, name: str = "labmeasures.py") -> Path:
+    """Write a plugin module into ``folder``; returns its path."""
+    path = folder / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def drop_plugin(path: Path, *measures: str) -> None:
+    """Undo a test's plugin: unregister its measures and forget the module."""
+    from analysis.core.measures import unregister_measure
+    from analysis.core.plugins import forget
+
+    for name in measures:
+        unregister_measure(name)
+    forget(str(path))

@@ -40,7 +40,8 @@ from concurrent.futures import Future
 from typing import Any, TypeVar
 
 import streamlit as st
-from streamlit.runtime.scriptrunner_utils.exceptions import StopException
+
+from ui import _compat
 
 T = TypeVar("T")
 
@@ -59,7 +60,7 @@ DONE = 8192
 COMPUTED: Counter[str] = Counter()
 
 
-class Pending(StopException):
+class Pending(_compat.stop_exception()):  # type: ignore[misc]
     """A job the page needs is not done: its placeholder is drawn. Stops the run like
     ``st.stop()``; :func:`section` catches it so that the rest of the page is drawn."""
 
@@ -173,7 +174,7 @@ class _QuietWorkers(logging.Filter):
 @st.cache_resource(show_spinner=False)
 def pool() -> _Pool:
     """The process's jobs (shared by every session; cleared with Streamlit's caches)."""
-    logger = logging.getLogger("streamlit.runtime.scriptrunner_utils.script_run_context")
+    logger = logging.getLogger(_compat.RUN_CONTEXT_LOGGER)
     if not any(isinstance(f, _QuietWorkers) for f in logger.filters):
         logger.addFilter(_QuietWorkers())
     return _Pool()
@@ -216,10 +217,7 @@ def warming_up() -> bool:
 def budgeted() -> bool:
     """Whether runs wait at most :data:`WAIT_S` for their jobs: in a server, not in a run
     without one (Streamlit's AppTest, bare mode), unless :data:`ALWAYS_BUDGET` is set."""
-    from streamlit.runtime import Runtime
-
-    # AppTest installs a stand-in (a mock) as the runtime
-    return ALWAYS_BUDGET or (Runtime.exists() and type(Runtime.instance()) is Runtime)
+    return ALWAYS_BUDGET or _compat.in_server()
 
 
 _RUNS = threading.local()
@@ -227,10 +225,7 @@ _RUNS = threading.local()
 
 def _deadline() -> float:
     """When this script run stops waiting for jobs (the first wait of a run sets it)."""
-    from streamlit.runtime.scriptrunner import get_script_run_ctx
-
-    ctx = get_script_run_ctx()
-    run = id(ctx.shared) if ctx is not None else None
+    run = _compat.run_identity()
     if getattr(_RUNS, "run", None) != run:
         _RUNS.run, _RUNS.deadline = run, time.monotonic() + WAIT_S
     return _RUNS.deadline

@@ -4,19 +4,17 @@ Markdown or HTML)."""
 
 from __future__ import annotations
 
-import functools
 import html
 import json
-from pathlib import Path
 
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
 from analysis.core.errors import InputError
+from analysis.present._compat import figure_unvalidated
 from analysis.present.export import escape_markdown
-from analysis.stats.perquery import MEASURE_HELP
-from ui import data
+from ui import _compat, cards, data
 from ui.state import Selection
 
 MAX_UPLOAD_MB = 200
@@ -43,9 +41,10 @@ def require_datasets(sel: Selection) -> None:
         st.stop()
 
 
-def metric_help(measure: str) -> str:
-    """One sentence defining the measure."""
-    return MEASURE_HELP.get(measure, "")
+def metric_help(metric: str) -> str:
+    """The metric's definition and card as Markdown, for a ``help=`` tooltip
+    (:func:`ui.cards.tooltip`)."""
+    return cards.tooltip(metric)
 
 
 def show_errors(errors: dict[str, str], key: str = "reload_data") -> None:
@@ -79,7 +78,7 @@ def plotly_figure(spec: dict) -> go.Figure:
     """The figure of a cached figure dict made by ``go.Figure(...).to_dict()`` (validated when it
     was built), made without validating it again: ``st.plotly_chart`` re-validates every dict
     it is given, which took 20-90 ms per chart on every rerun. The dict is not modified."""
-    return go.Figure(spec, _validate=False)
+    return figure_unvalidated(spec)
 
 
 def current_metric_label(sel: Selection) -> str:
@@ -144,21 +143,13 @@ _PRELOAD_JS = """<script>
 </script>"""
 
 
-@functools.cache
-def _chunk_files(names: tuple[str, ...]) -> tuple[str, ...]:
-    """The file names of Streamlit's chart chunks ``names`` in its static folder."""
-    folder = Path(st.__file__).parent / "static" / "static" / "js"
-    found = [sorted(folder.glob(f"{name}.*.js")) for name in names]
-    return tuple(files[0].name for files in found if files)
-
-
 def preload_charts(*kinds: str) -> None:
     """Let the browser load the code of the chart components ``kinds`` (keys of
     :data:`CHART_CHUNKS`) in idle time, once per browser tab: Streamlit loads a chart's code
     (plotly.js: 4.7 MB, deck.gl: 3 MB) when the first chart of its kind is drawn, and the
     browser then spends seconds compiling it while the visitor waits for that page. Loaded
     here, the code is shared with Streamlit's own loading (one module per URL)."""
-    files = _chunk_files(tuple(CHART_CHUNKS[k] for k in kinds))
+    files = _compat.chart_chunks(tuple(CHART_CHUNKS[k] for k in kinds))
     if files:
         js = _PRELOAD_JS.replace("FILES", json.dumps([f"./{f}" for f in files]))
         st.html(js, unsafe_allow_javascript=True)
@@ -174,7 +165,8 @@ def upload_expander(sel: Selection) -> None:
         index = names.index(sel.dataset) if sel.dataset in names else 0
         target = st.selectbox("Dataset of the run", names, index=index, key="upload_dataset")
         uploaded = st.file_uploader(
-            "Run file (TREC run, STaRK eval_results CSV, or a query_id/doc_id/score table)",
+            "Run file (TREC run, ranx JSON, STaRK eval_results CSV, or a query_id/doc_id/score "
+            "table; PyTerrier's qid/docno/score too)",
             key="upload_file",
         )
         if uploaded is None or not target:

@@ -6,15 +6,20 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pcsv
 
 from analysis.core.errors import DataWarning, InputError
+from analysis.core.measures import known
 from analysis.core.metrics import DEFAULT_METRICS, TIE_POLICIES
 from analysis.core.ranking import from_numpy
 from analysis.io.atomic import atomic_write
+
+if TYPE_CHECKING:
+    from analysis.io.adhoc import AdhocInputs
 
 
 class _Parser(argparse.ArgumentParser):
@@ -25,6 +30,24 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
+def add_plugin_args(parser: argparse.ArgumentParser) -> None:
+    """``--plugin`` and ``--help-metrics`` (every command has them)."""
+    parser.add_argument(
+        "--plugin",
+        action="append",
+        default=argparse.SUPPRESS,
+        metavar="MODULE",
+        help="load a plugin (a module name or a .py file) whose top level registers "
+        "measures or importers (repeatable)",
+    )
+    parser.add_argument(
+        "--help-metrics",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="print every metric's card (formula, cutoff, references, semantics) and exit",
+    )
+
+
 def add_eval_args(cmd: argparse.ArgumentParser, *, required: bool = True) -> None:
     cmd.add_argument(
         "--run", required=required, help="run file (TREC run, STaRK eval_results, table)"
@@ -33,7 +56,8 @@ def add_eval_args(cmd: argparse.ArgumentParser, *, required: bool = True) -> Non
     cmd.add_argument(
         "--metrics",
         default=",".join(DEFAULT_METRICS),
-        help="comma-separated metrics, e.g. hit@1,hit@5,recall@20,mrr,ndcg@10",
+        help=f"comma-separated metrics, e.g. hit@1,recall@20,mrr (known: {known()}; "
+        "--help-metrics describes each)",
     )
     cmd.add_argument("--ties", choices=TIE_POLICIES, default="trec_eval", help="tie policy")
     cmd.add_argument(
@@ -65,3 +89,45 @@ def write_table(query_ids: pa.Array, columns: dict[str, np.ndarray], out: Path) 
         atomic_write(out, write)
     except pa.ArrowException as exc:
         raise InputError(out, None, f"cannot write: {exc}") from None
+
+
+def add_adhoc_args(cmd: argparse.ArgumentParser) -> None:
+    """The options of an ad-hoc bundle (``bundle``, and the app launcher's ``--run``)."""
+    cmd.add_argument(
+        "--run",
+        action="append",
+        required=True,
+        metavar="NAME=PATH",
+        help="a model's run (any run format; NAME defaults to the file name); repeat it",
+    )
+    cmd.add_argument("--qrels", required=True, help="qrels (any qrels format)")
+    cmd.add_argument("--queries", help="queries (a table query_id, text, ...; STaRK QA CSV)")
+    cmd.add_argument("--entities", help="documents (a table doc_id, name, text, ...)")
+    cmd.add_argument("--split", help="evaluate only these query ids (one per line)")
+    cmd.add_argument("--name", help="the bundle's and the dataset's name (default: adhoc)")
+    cmd.add_argument("--metrics", help="the dataset's headline metrics, comma-separated")
+
+
+def adhoc_inputs(args: argparse.Namespace) -> AdhocInputs:
+    """The :class:`~analysis.io.adhoc.AdhocInputs` of :func:`add_adhoc_args`' options.
+
+    Raises:
+        InputError: a ``--run`` without a path, or one model name given twice.
+    """
+    from analysis.io.adhoc import AdhocInputs, run_argument
+
+    runs: dict[str, str] = {}
+    for text in args.run:
+        model, path = run_argument(text)
+        if model in runs:
+            raise InputError("--run", None, f"model {model!r} is given twice")
+        runs[model] = path
+    return AdhocInputs(
+        runs=runs,
+        qrels=args.qrels,
+        queries=args.queries,
+        entities=args.entities,
+        name=args.name,
+        metrics=args.metrics,
+        split=args.split,
+    )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import sys
 from pathlib import Path
 
@@ -10,6 +11,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from analysis.cli._audits import run_file_audits
 from analysis.cli._common import add_eval_args, print_warnings, write_table
 from analysis.cli._output import write_frame
 from analysis.core.errors import InputError
@@ -66,6 +68,11 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
 
     va = sub.add_parser("validate", help="data checks of a run against qrels, or of a bundle")
     add_eval_args(va, required=False)
+    va.add_argument(
+        "--split",
+        help="check only these queries: a split file (one query id per line); a published "
+        "summary beside the run (eval_metrics_<split>.json) is compared on them",
+    )
     va.add_argument(
         "--bundle",
         help="check a whole bundle instead (bundle.toml, every dataset and run); "
@@ -135,6 +142,7 @@ def _cmd_evaluate(args: argparse.Namespace, *, write: bool) -> int:
             compat=compat,
             candidates=candidates,
         )
+        warnings = [*warnings, *run_file_audits(args, queries, summaries=not write)]
     n = len(query_ids)
     if write:
         width = max(len(m.label) for m in metrics)
@@ -158,6 +166,7 @@ def _cmd_evaluate_bundle(args: argparse.Namespace) -> int:
     row per (model, query): ``model, query_id, <metrics>`` (+ diagnostics and, for datasets with
     coordinates, the geo columns with ``--diagnostics``). The same per-query table as the app's
     (:func:`analysis.stats.perquery.per_query_table`), so the means agree."""
+    from analysis.io.audits import run_audits
     from analysis.io.bundle import bundle_files, load_dataset, load_model_run, read_manifest
     from analysis.stats.perquery import per_query_table
 
@@ -199,6 +208,8 @@ def _cmd_evaluate_bundle(args: argparse.Namespace) -> int:
     print(f"{'model':<{width}}  " + "  ".join(f"{m:>10}" for m in labels))
     for model, group in table.groupby("model", sort=False):
         print(f"{model:<{width}}  " + "  ".join(f"{group[m].mean():10.4f}" for m in labels))
+    for model, items in run_audits(spec, runs, ties=args.ties, dataset=ds).items():
+        warnings[model] = [*warnings.get(model, []), *items]
     for model, found in warnings.items():
         for w in found:
             print(f"{model}: {w}")
@@ -207,8 +218,9 @@ def _cmd_evaluate_bundle(args: argparse.Namespace) -> int:
 
 
 def _out_of_core(args: argparse.Namespace) -> bool:
-    """An out-of-core engine (DuckDB or Dask) when asked for, or DuckDB (``auto``) for a large
-    run evaluated without diagnostics under the trec_eval tie policy (what they implement)."""
+    """An out-of-core engine (DuckDB or Dask) when asked for, or DuckDB (``auto``, when it is
+    installed) for a large run evaluated without diagnostics under the trec_eval tie policy
+    (what they implement)."""
     from analysis.core.outofcore import prefers_out_of_core
 
     engine = getattr(args, "engine", "memory")
@@ -220,6 +232,8 @@ def _out_of_core(args: argparse.Namespace) -> bool:
     plain = args.ties == "trec_eval" and not args.diagnostics
     plain = plain and not getattr(args, "split", None)
     plain = plain and getattr(args, "compat", "trec_eval") == "trec_eval"
+    # without DuckDB (the [scale] extra) ``auto`` stays in memory
+    plain = plain and importlib.util.find_spec("duckdb") is not None
     return engine == "auto" and plain and prefers_out_of_core(args.run)
 
 
@@ -227,14 +241,16 @@ def _cmd_validate_bundle(args: argparse.Namespace) -> int:
     """Read a bundle's manifest, every dataset and every run, and print the data checks of each
     (dataset, model). The first file that cannot be read stops it (exit code 2)."""
     from analysis.core.metrics import evaluate_run
+    from analysis.io.audits import run_audits
     from analysis.io.bundle import load_dataset, load_model_run, read_manifest
 
     bundle = read_manifest(args.bundle)
     found = 0
     for name, spec in bundle.datasets.items():
         ds = load_dataset(spec)
-        for model in spec.runs:
-            run = load_model_run(spec, model)
+        runs = {model: load_model_run(spec, model) for model in spec.runs}
+        audits = run_audits(spec, runs, ties=args.ties, dataset=ds)
+        for model, run in runs.items():
             result = evaluate_run(
                 run,
                 ds.qrels,
@@ -244,8 +260,9 @@ def _cmd_validate_bundle(args: argparse.Namespace) -> int:
                 diagnostics=True,
             )
             print(f"{name} / {model}: {len(result.per_query)} queries, {len(run)} run lines")
-            print_warnings(result.warnings)
-            found += len(result.warnings)
+            items = [*result.warnings, *audits.get(model, [])]
+            print_warnings(items)
+            found += sum(w.level != "info" for w in items)
     if not found:
         print("no problems found")
     return 0
