@@ -41,7 +41,7 @@ from typing import Any, TypeVar
 
 import streamlit as st
 
-from ui import _compat
+from ui import _compat, visitors
 
 T = TypeVar("T")
 
@@ -193,7 +193,6 @@ def _hashable(value: Any) -> Any:
     items, a bundle by its folder, a selection by its URL values; other values as they are
     (a value that cannot be hashed raises TypeError: pass it as a ``_name`` keyword)."""
     from analysis.io.bundle import Bundle
-    from ui.state import Selection
 
     if isinstance(value, list | tuple):
         return tuple(_hashable(v) for v in value)
@@ -201,7 +200,7 @@ def _hashable(value: Any) -> Any:
         return tuple(sorted((k, _hashable(v)) for k, v in value.items()))
     if isinstance(value, Bundle):
         return ("bundle", str(value.root))
-    if isinstance(value, Selection):
+    if callable(getattr(value, "url_params", None)):  # a selection (ui.state.Selection)
         return ("selection", tuple(sorted(value.url_params().items())))
     hash(value)
     return value
@@ -209,9 +208,7 @@ def _hashable(value: Any) -> Any:
 
 def warming_up() -> bool:
     """Whether this run belongs to the server's warm-up (:mod:`ui.warm`)."""
-    from ui.warm import is_warm_up_session
-
-    return is_warm_up_session()
+    return visitors.is_warm_up_session()
 
 
 def budgeted() -> bool:

@@ -7,7 +7,7 @@ on the app's websocket (``/_stcore/stream``), asks for a run of a page with a qu
 it shows and keeps it in the caches every session shares (and the per-query tables and
 leaderboards in the disk cache); a warm-up run waits for its jobs instead of drawing
 placeholders (:mod:`ui.jobs`). Its sessions say so in their ``User-Agent``
-(:data:`USER_AGENT`), and their jobs queue behind every visitor's.
+(:mod:`ui.visitors`), and their jobs queue behind every visitor's.
 
 The visits (:func:`plan`), most wanted first, for the first bundle (the one a new visitor
 sees): the home page; every page on the default dataset; every page that depends on the metric
@@ -29,14 +29,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlencode
 
-USER_AGENT = "retrieval-dashboard-warm-up"
+from ui import visitors
+
 #: seconds without a visitor's run before the next warm-up visit
 IDLE_S = 1.0
 VISIT_TIMEOUT_S = 600.0
 #: pages that show nothing that depends on the sidebar's metric (home: every headline metric)
 METRIC_FREE = ("Open_data",)
 ROOT = Path(__file__).resolve().parents[1]
-_last_visitor_run = 0.0
 
 
 @dataclass(frozen=True)
@@ -50,24 +50,6 @@ class Visit:
     @property
     def query_string(self) -> str:
         return urlencode(self.query)
-
-
-def is_warm_up_session() -> bool:
-    """Whether the current run is one of the warm-up's (its ``User-Agent``)."""
-    import streamlit as st
-
-    try:
-        return st.context.headers.get("User-Agent") == USER_AGENT
-    except Exception:  # no session (a background thread): not a warm-up run
-        return False
-
-
-def note_run() -> None:
-    """Called at the start of every page run: a visitor's run postpones the next warm-up
-    visit by :data:`IDLE_S` seconds."""
-    global _last_visitor_run
-    if not is_warm_up_session():
-        _last_visitor_run = time.monotonic()
 
 
 def pages() -> list[str]:
@@ -112,7 +94,7 @@ def visit(base_url: str, target: Visit, timeout: float = VISIT_TIMEOUT_S) -> boo
     message.rerun_script.query_string = target.query_string
     message.rerun_script.page_name = target.page
     deadline = time.monotonic() + timeout
-    headers = {"User-Agent": USER_AGENT}
+    headers = {"User-Agent": visitors.USER_AGENT}
     with connect(url, subprotocols=["streamlit"], additional_headers=headers,  # type: ignore[list-item]
                  max_size=None, open_timeout=timeout) as ws:  # fmt: skip
         ws.send(message.SerializeToString())
@@ -130,7 +112,7 @@ def _wait_idle() -> None:
     from ui.jobs import pool
 
     while True:
-        quiet = time.monotonic() - _last_visitor_run
+        quiet = visitors.quiet_for()
         if quiet >= IDLE_S and not pool().visitors_waiting():
             return
         time.sleep(max(IDLE_S - quiet, 0.1))
