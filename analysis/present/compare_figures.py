@@ -106,14 +106,7 @@ def scatter_figure(
     discrete = n > 0 and is_discrete(both)
     dx, dy = _jitter(n, jitter_amplitude(both), seed) if discrete else (np.zeros(n), np.zeros(n))
     x, y = a + dx, b + dy
-    label = plotly_texts(paired["dataset"]) + " / " + plotly_texts(paired["query_id"])
-    if "text" in paired.columns and n <= webgl_above:
-        label = label + "<br>" + plotly_texts(_truncate(paired["text"], HOVER_TEXT_CHARS))
-    values = pd.Series([f"<br>A: {va:.4g}<br>B: {vb:.4g}" for va, vb in zip(a, b, strict=True)])
-    label = label.to_numpy(dtype=object) + values.to_numpy(dtype=object)
-    custom = np.empty((n, 2), dtype=object)
-    custom[:, 0] = paired["dataset"].astype("str").to_numpy()
-    custom[:, 1] = paired["query_id"].astype("str").to_numpy()
+    label, custom = _scatter_labels(paired, a, b, with_text=n <= webgl_above)
     trace_type = go.Scattergl if n > webgl_above else go.Scatter
     datasets = custom[:, 0]
     traces = []
@@ -156,6 +149,22 @@ def scatter_figure(
         if trace is not None:
             fig.add_trace(trace)
     return fig
+
+
+def _scatter_labels(
+    paired: pd.DataFrame, a: np.ndarray, b: np.ndarray, *, with_text: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    """Hover labels (``dataset / query_id``, the truncated query text when ``with_text`` and the
+    table has one, then A's and B's exact values) and ``customdata`` rows ``[dataset,
+    query_id]`` of the scatter's points, in table order."""
+    label = plotly_texts(paired["dataset"]) + " / " + plotly_texts(paired["query_id"])
+    if "text" in paired.columns and with_text:
+        label = label + "<br>" + plotly_texts(_truncate(paired["text"], HOVER_TEXT_CHARS))
+    values = pd.Series([f"<br>A: {va:.4g}<br>B: {vb:.4g}" for va, vb in zip(a, b, strict=True)])
+    custom = np.empty((len(paired), 2), dtype=object)
+    custom[:, 0] = paired["dataset"].astype("str").to_numpy()
+    custom[:, 1] = paired["query_id"].astype("str").to_numpy()
+    return label.to_numpy(dtype=object) + values.to_numpy(dtype=object), custom
 
 
 def _array(values: object) -> np.ndarray:
