@@ -49,23 +49,11 @@ def ideal_dcg(
     return out
 
 
-def scores(
-    metrics: Sequence[Metric],
-    qi: np.ndarray,
-    rank: np.ndarray,
-    gain: np.ndarray,
-    relevant: np.ndarray,
-    n_rel: np.ndarray,
-    n_ret: np.ndarray,
-    idcg: dict[int | None, np.ndarray],
-    recall_denominator: dict[int | None, np.ndarray] | None = None,
-) -> dict[str, np.ndarray]:
-    """Metric values per query from the rows holding a positive gain (query, rank, gain): each
-    metric's kernel from the measure registry (:mod:`analysis.core.measures`).
-
-    ``recall_denominator`` (LIST's variant) replaces ``n_rel`` as the divisor of recall@k.
-    """
-    judged = Judged(qi, rank, gain, relevant, n_rel, n_ret, idcg, recall_denominator)
+def scores(metrics: Sequence[Metric], judged: Judged) -> dict[str, np.ndarray]:
+    """Metric values per query from the ``judged`` rows (those holding a positive gain: query,
+    rank, gain) and the per-query counts: each metric's kernel from the measure registry
+    (:mod:`analysis.core.measures`). ``judged.recall_denominator`` (LIST's variant) replaces
+    ``n_rel`` as the divisor of recall@k."""
     out: dict[str, np.ndarray] = {}
     with np.errstate(divide="ignore", invalid="ignore"):
         for m in metrics:

@@ -58,6 +58,7 @@ this module does not.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -84,6 +85,7 @@ from analysis.core.inputs import (
     run_arrays,
     split_array,
 )
+from analysis.core.measures import Judged
 from analysis.core.names import (  # noqa: F401 (re-exported: the public names of the core)
     DEFAULT_METRICS,
     TIE_POLICIES,
@@ -360,8 +362,8 @@ def evaluate_arrays(
         gain = (rel_rows >= relevance_threshold).astype(np.float64)  # binary gains
     else:
         idcg = kn.ideal_dcg(q.query_index, q.relevance, nq, cutoffs)
-    args = (n_rel, n_ret, idcg, recall_denominator)
-    values = kn.scores(wanted, qi, rank, gain, relevant, *args)
+    judged = Judged(qi, rank, gain, relevant, n_rel, n_ret, idcg, recall_denominator)
+    values = kn.scores(wanted, judged)
 
     columns: dict[str, np.ndarray] = {m.label: values[m.label] for m in wanted}
     ties_found = ranked.ties
@@ -375,9 +377,7 @@ def evaluate_arrays(
         columns["missing_from_run"] = n_ret == 0
         columns["no_relevant"] = n_rel == 0
         columns.update(depth.depth_flags(n_ret, n_rel, n_found))
-        bounds = _tie_diagnostics(
-            wanted, ranked, ties_found, run_to_qrels, rows, gain, relevant, values, nq, args
-        )
+        bounds = _tie_diagnostics(wanted, ranked, ties_found, run_to_qrels, rows, judged, values)
         columns.update(bounds)
     tied_queries = None
     if ties_found is not None:
@@ -400,15 +400,14 @@ def _tie_diagnostics(
     ties: rk.Ties | None,
     run_to_qrels: np.ndarray,
     rows: np.ndarray,
-    gain: np.ndarray,
-    relevant: np.ndarray,
+    judged: Judged,
     values: dict[str, np.ndarray],
-    nq: int,
-    args: tuple,
 ) -> dict[str, np.ndarray]:
     """``<metric>_min/_max`` over tie orders, ``tied_at_cutoff`` and ``tie_sensitive``. Ties are
-    the rows whose scores are equal as the tie policy compares them (float32 for trec_eval)."""
+    the rows whose scores are equal as the tie policy compares them (float32 for trec_eval);
+    ``judged``: the gain rows ``rows`` as ranked for ``values``, re-ranked here per tie order."""
     out: dict[str, np.ndarray] = {}
+    nq, gain, relevant = judged.nq, judged.gain, judged.relevant
     sensitive = np.zeros(nq, dtype=bool)
     tied_at_cutoff = np.zeros(nq, dtype=bool)
     if ties is None:
@@ -431,7 +430,7 @@ def _tie_diagnostics(
         key = gain + relevant * (gain.max() + 1.0 if len(gain) else 1.0)
         for best, suffix in ((False, "_min"), (True, "_max")):
             rank = kn.tie_rank(ranked.rank_of(rows), key, block, start_rank, end_rank, best)
-            bound = kn.scores(wanted, qi, rank, gain, relevant, *args)
+            bound = kn.scores(wanted, dataclasses.replace(judged, qi=qi, rank=rank))
             for m in wanted:
                 out[f"{m.label}{suffix}"] = bound[m.label]
         for m in wanted:

@@ -23,6 +23,7 @@ from analysis.core import checks, depth, inputs, kernels
 from analysis.core import metrics as mx
 from analysis.core import ranking as rk
 from analysis.core.errors import DataWarning
+from analysis.core.measures import Judged
 
 REDUCED = pa.schema(
     [
@@ -100,7 +101,7 @@ def finish(result: pa.Table, q: inputs.Qrels, wanted: list[mx.Metric], threshold
     n_rel = np.bincount(q.query_index[q.relevance >= threshold], minlength=nq).astype(np.float64)
     cutoffs = {m.k for m in wanted if m.measure == "ndcg"}
     idcg = kernels.ideal_dcg(q.query_index, q.relevance, nq, cutoffs)
-    values = kernels.scores(wanted, qi, rank, gain, relevant, n_rel, n_ret, idcg)
+    values = kernels.scores(wanted, Judged(qi, rank, gain, relevant, n_rel, n_ret, idcg))
     columns = {m.label: values[m.label] for m in wanted}
     tied_queries = run_to_qrels[tied][run_to_qrels[tied] >= 0]
     summary = _RunSummary(run_ids, int(extra.sum()), int((extra > 0).sum()))
