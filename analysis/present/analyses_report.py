@@ -21,9 +21,25 @@ import plotly.graph_objects as go
 from analysis.present.export import PLOTLY_CONFIG, plotly_text, to_html
 from analysis.present.palette import FONT_FAMILY, model_colours
 from analysis.stats.complementarity import intersections, oracle, solved_matrix
-from analysis.stats.taxonomy import CATEGORIES, classify_dataset, taxonomy_counts
+from analysis.stats.taxonomy import (
+    CATEGORIES,
+    applicable_categories,
+    classify_dataset,
+    taxonomy_counts,
+)
 
-__all__ = ["ReportPart", "analyses_html", "analyses_parts", "taxonomy_table"]
+__all__ = [
+    "DEFAULT_DEPTH",
+    "ReportPart",
+    "analyses_html",
+    "analyses_parts",
+    "depth_of",
+    "solved_figure",
+    "taxonomy_table",
+]
+
+#: Depth of the failure causes and coverage for a metric without cutoff (MRR, MAP, R-prec).
+DEFAULT_DEPTH = 10
 
 INTRO = (
     "Why each model misses queries (the first applicable cause, in a fixed precedence), which "
@@ -43,25 +59,61 @@ class ReportPart:
     figure: go.Figure | None = None
 
 
+def depth_of(metric: str) -> tuple[int, str]:
+    """The depth the failure causes, coverage and overlap read for ``metric`` and how to say it:
+    ``recall@20`` -> ``(20, "at k = 20 (the cutoff of recall@20)")``; a metric without cutoff
+    (``mrr``) -> ``(10, "in the top 10 (mrr has no cutoff: a fixed depth of 10)")``, never
+    "k = 10 for MRR". An unknown name is treated as having no cutoff."""
+    from analysis.core.metrics import parse_metric
+
+    try:
+        k = parse_metric(metric).k
+    except ValueError:
+        k = None
+    if k is not None:
+        return int(k), f"at k = {k} (the cutoff of {metric})"
+    return DEFAULT_DEPTH, (
+        f"in the top {DEFAULT_DEPTH} ({metric} has no cutoff: a fixed depth of {DEFAULT_DEPTH})"
+    )
+
+
 def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_-]+", "-", str(text)).strip("-").lower() or "x"
 
 
 def taxonomy_table(classified: pd.DataFrame, models: Sequence[str]) -> pd.DataFrame:
     """Counts per model (rows, in ``models`` order) and category (columns, every category of
-    :data:`analysis.stats.taxonomy.CATEGORIES`), plus ``queries``; first column ``model``."""
+    :data:`analysis.stats.taxonomy.CATEGORIES` that can occur on the dataset:
+    :func:`~analysis.stats.taxonomy.applicable_categories`), plus ``queries``; first column
+    ``model``."""
     counts = taxonomy_counts(classified)
     wide = counts.pivot_table(index="model", columns="category", values="n", aggfunc="sum")
-    wide = wide.reindex(index=list(models), columns=list(CATEGORIES)).fillna(0).astype("int64")
+    columns = list(applicable_categories(classified))
+    wide = wide.reindex(index=list(models), columns=columns).fillna(0).astype("int64")
     wide["queries"] = wide.sum(axis=1)
     wide.columns.name = None
     return wide.rename_axis("model").reset_index()
 
 
+def solved_figure(inter: pd.DataFrame, labels: Mapping[str, str] | None = None) -> go.Figure:
+    """Bars of :func:`analysis.stats.complementarity.intersections`: queries solved by exactly
+    each set of models (``models`` column; ``labels``: models -> axis label, escaped for plotly;
+    default the names escaped)."""
+    names = inter["models"].astype(str).tolist()
+    x = [labels[n] for n in names] if labels is not None else [plotly_text(n) for n in names]
+    fig = go.Figure(go.Bar(x=x, y=inter["n"].tolist(), marker_color="#0072B2"))
+    fig.update_layout(
+        height=320, margin={"t": 10, "b": 10}, xaxis_title="solved by exactly",
+        yaxis_title="queries", font={"family": FONT_FAMILY},
+    )  # fmt: skip
+    fig.update_xaxes(type="category")
+    return fig
+
+
 def _taxonomy_figure(table: pd.DataFrame, dataset: str, k: int) -> go.Figure:
     fig = go.Figure()
     colours = model_colours(table["model"].tolist())
-    failures = [c for c in CATEGORIES if c != "hit"]
+    failures = [c for c in CATEGORIES if c != "hit" and c in table.columns]
     for _, row in table.iterrows():
         fig.add_bar(
             name=plotly_text(row["model"]),
@@ -71,7 +123,7 @@ def _taxonomy_figure(table: pd.DataFrame, dataset: str, k: int) -> go.Figure:
         )
     fig.update_layout(
         barmode="group",
-        title={"text": plotly_text(f"{dataset}: failure causes at k = {k}"), "x": 0.0},
+        title={"text": plotly_text(f"{dataset}: failure causes, top {k}"), "x": 0.0},
         yaxis_title="queries",
         template="plotly_white",
         height=420,
@@ -112,7 +164,7 @@ def analyses_parts(
     parts = [
         ReportPart(
             _slug(f"taxonomy-{dataset}"),
-            f"{dataset}: why queries are missed (k = {k})",
+            f"{dataset}: why queries are missed (top {k})",
             "Each query of each model in one category: hit, or the first cause that applies "
             "in the order " + ", ".join(CATEGORIES[1:]) + ". Suspected missing answers are "
             "retrieved, unjudged entities sharing type and relations with a gold: candidates "

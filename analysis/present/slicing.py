@@ -23,7 +23,7 @@ The module never imports streamlit.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -306,15 +306,24 @@ def slice_bar_figure(
     column: str,
     models: Sequence[str] | None = None,
     order: Sequence[str] | None = None,
+    *,
+    colours: Mapping[str, str] | None = None,
+    labels: Mapping[str, str] | None = None,
 ) -> go.Figure:
     """Horizontal grouped bars: mean of ``metric`` per slice value of ``column`` (one row per
-    value, ``order`` top to bottom, default :func:`slice_order`), one bar per model (palette
-    colours, ``models`` order) with asymmetric 95% CI error bars. Axis labels are wrapped
-    (:func:`wrap_label`); the hover shows the full value, model, mean, CI and n."""
+    value, ``order`` top to bottom, default :func:`slice_order`), one bar per model (``models``
+    order, each in its colour: ``colours``, default
+    :func:`~analysis.present.palette.model_colours` of ``models``) with asymmetric 95% CI error
+    bars. Axis labels are wrapped (:func:`wrap_label`) unless ``labels`` (value -> label,
+    already escaped for plotly) gives them; the hover shows the full value, model, mean, CI
+    and n."""
     order = list(order) if order is not None else slice_order(summary)
-    labels = dict(zip(order, axis_labels(order), strict=True))
+    if labels is None:
+        labels = dict(zip(order, axis_labels(order), strict=True))
+    else:
+        labels = {v: labels[v] for v in order}
     models = list(dict.fromkeys(summary["model"])) if models is None else list(models)
-    colours = model_colours(models)
+    colours = {**model_colours(models), **(colours or {})}
     fig = go.Figure()
     for model in models:
         part = summary.loc[(summary["model"] == model) & summary["value"].isin(labels)]
@@ -366,12 +375,15 @@ def slice_heatmap_figure(
     column: str,
     models: Sequence[str] | None = None,
     order: Sequence[str] | None = None,
+    *,
+    labels: Mapping[str, str] | None = None,
 ) -> go.Figure:
     """Heatmap of the mean of ``metric``: rows = slice values of ``column`` (``order`` top to
     bottom), columns = models. The sequential colour scale (palette ``SEQUENTIAL_SCALE``) spans
     the data's own range (min to max of the shown means; ±0.05 around a single value), so
     0.85 and 0.97 differ. Each cell shows the mean; the hover adds the full value, CI and n.
-    Empty cells (no query of that model in that slice) are blank."""
+    Empty cells (no query of that model in that slice) are blank. ``labels`` as in
+    :func:`slice_bar_figure`."""
     frames = heatmap_frames(summary, models)
     order = list(order) if order is not None else slice_order(summary)
     mean = frames["mean"].reindex(columns=order).T
@@ -390,7 +402,7 @@ def slice_heatmap_figure(
         go.Heatmap(
             z=z,
             x=[plotly_text(m) for m in mean.columns],
-            y=axis_labels(order),
+            y=axis_labels(order) if labels is None else [labels[v] for v in order],
             customdata=custom,
             zmin=zmin,
             zmax=zmax,
