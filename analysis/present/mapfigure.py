@@ -1,0 +1,129 @@
+"""A still image of one query's map for a paper: the query, its gold POIs and the top k of A
+and B as a plotly figure in local metres, with every stack spread on a ring.
+
+Positions are metres east and north of the first gold POI (else the query), from WGS84 with an
+equirectangular approximation (``x = Δlon · cos(lat₀) · m/°``, ``y = Δlat · m/°``; at a few km
+the error is far below a pixel); km when the points span more than 3 km. POIs that share a
+coordinate (a stack) are drawn on a ring of radius :data:`RING_SHARE` of the figure's extent
+around it, with a grey spoke to the true position and the stack's size beside it, so the stack
+is visible however far the figure zooms out. The module never imports streamlit.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from analysis.geo import EARTH_RADIUS_M
+from analysis.present.escape import plotly_text
+from analysis.present.palette import FONT_FAMILY, TIE_COLOUR
+
+__all__ = ["RING_SHARE", "map_snapshot_figure"]
+
+#: Ring radius of a stack as a share of the largest distance from the centre.
+RING_SHARE = 0.05
+_M_PER_DEG = EARTH_RADIUS_M * math.pi / 180.0
+#: (symbol, colour of a hit, colour of a miss) per list label.
+_STYLE = {"A": ("circle", "#0054BE", "#8CB9F0"), "B": ("diamond", "#CD5000", "#FCC48C")}
+_GOLD, _QUERY = "#FFB300", "#7B3294"
+
+
+def _local(frame: pd.DataFrame, lat0: float, lon0: float) -> tuple[np.ndarray, np.ndarray]:
+    lat = frame["lat"].to_numpy(dtype=float)
+    lon = frame["lon"].to_numpy(dtype=float)
+    x = (lon - lon0) * math.cos(math.radians(lat0)) * _M_PER_DEG
+    return x, (lat - lat0) * _M_PER_DEG
+
+
+def _spread(pts: pd.DataFrame, radius: float) -> pd.DataFrame:
+    """``px``/``py``: each distinct POI of a coordinate shared by several drawn POIs moved to a
+    ring around it (gold first, from the top, clockwise); others stay."""
+    key = pts["x"].round(3).astype(str) + "," + pts["y"].round(3).astype(str)
+    docs = pts.drop_duplicates("doc_id").assign(_key=key)
+    n = docs.groupby("_key")["doc_id"].transform("size").to_numpy()
+    i = docs.groupby("_key").cumcount().to_numpy()
+    angle = 2 * np.pi * i / np.maximum(n, 1)
+    shift = np.where(n >= 2, radius, 0.0)
+    docs = docs.assign(px=docs["x"] + shift * np.sin(angle), py=docs["y"] + shift * np.cos(angle))
+    return pts.merge(docs[["doc_id", "px", "py"]], on="doc_id", how="left")
+
+
+def map_snapshot_figure(
+    points: pd.DataFrame, query: Mapping[str, object], names: Mapping[str, str]
+) -> tuple[go.Figure, str]:
+    """The figure of :func:`analysis.geo.mapdata.query_points` rows (``role``, ``rank``,
+    ``doc_id``, ``lat``, ``lon``, ``stack_size``, ``hit``, ``located``) and the query
+    (``lat``/``lon`` optional), and the unit of its axes (``"m"`` or ``"km"``). ``names``:
+    list label -> model name. Equal axis scales; ranks written beside A's and B's markers."""
+    pts = points[points["located"]].copy()
+    spot = pd.DataFrame({"lat": [query.get("lat")], "lon": [query.get("lon")]}, dtype=float)
+    located = bool(spot.notna().all(axis=None))
+    gold = pts[pts["role"] == "gold"]
+    origin = gold.iloc[0] if not gold.empty else spot.iloc[0] if located else None
+    lat0 = float(origin["lat"]) if origin is not None else 0.0
+    lon0 = float(origin["lon"]) if origin is not None else 0.0
+    pts["x"], pts["y"] = _local(pts, lat0, lon0)
+    qx, qy = _local(spot, lat0, lon0) if located else (np.empty(0), np.empty(0))
+    extent = float(np.nanmax(np.abs(np.r_[pts["x"], pts["y"], qx, qy, 1.0])))
+    scale, unit = (1000.0, "km") if extent > 3000 else (1.0, "m")
+    pts = _spread(pts, RING_SHARE * extent)
+    fig = go.Figure()
+    for _, row in pts.drop_duplicates("doc_id").loc[lambda f: f["px"] != f["x"]].iterrows():
+        fig.add_trace(go.Scatter(
+            x=[row["x"] / scale, row["px"] / scale], y=[row["y"] / scale, row["py"] / scale],
+            mode="lines", line={"color": TIE_COLOUR, "width": 1}, showlegend=False,
+            hoverinfo="skip",
+        ))  # fmt: skip
+    _markers(fig, pts, scale, names)
+    if located:
+        fig.add_trace(go.Scatter(
+            x=[qx[0] / scale], y=[qy[0] / scale], mode="markers", name="query",
+            marker={"symbol": "star", "size": 18, "color": _QUERY, "line": {"width": 1}},
+        ))  # fmt: skip
+    _stack_sizes(fig, pts, scale)
+    fig.update_layout(
+        xaxis={"title": f"east ({unit})", "zeroline": False},
+        yaxis={"title": f"north ({unit})", "zeroline": False, "scaleanchor": "x",
+               "scaleratio": 1},
+        height=620, width=820, font={"family": FONT_FAMILY},
+    )  # fmt: skip
+    return fig, unit
+
+
+def _markers(fig: go.Figure, pts: pd.DataFrame, scale: float, names: Mapping[str, str]) -> None:
+    """Gold rings, then each list's markers (dark = relevant, pale = not) with their ranks."""
+    gold = pts[pts["role"] == "gold"]
+    if not gold.empty:
+        fig.add_trace(go.Scatter(
+            x=gold["px"] / scale, y=gold["py"] / scale, mode="markers", name="gold POI",
+            marker={"symbol": "circle-open", "size": 20, "color": _GOLD, "line": {"width": 3}},
+        ))  # fmt: skip
+    for label, (symbol, hit, miss) in _STYLE.items():
+        rows = pts[pts["role"] == label]
+        if rows.empty:
+            continue
+        name = plotly_text(f"{label}: {names.get(label, label)}")
+        fig.add_trace(go.Scatter(
+            x=rows["px"] / scale, y=rows["py"] / scale, mode="markers+text", name=name,
+            text=[str(int(r)) for r in rows["rank"]],
+            textposition="top right" if label == "A" else "bottom right",
+            marker={"symbol": symbol, "size": 10, "line": {"width": 1, "color": "white"},
+                    "color": [hit if h else miss for h in rows["hit"]]},
+        ))  # fmt: skip
+
+
+def _stack_sizes(fig: go.Figure, pts: pd.DataFrame, scale: float) -> None:
+    """The size of every stack a drawn POI sits on, as text at the stack's true position."""
+    stacks = pts[pts["stack_size"] >= 2].drop_duplicates("stack_id")
+    if stacks.empty:
+        return
+    fig.add_trace(go.Scatter(
+        x=stacks["x"] / scale, y=stacks["y"] / scale, mode="markers+text",
+        name="stack: ×n POIs", text=[f"×{int(s)}" for s in stacks["stack_size"]],
+        textposition="top left", marker={"symbol": "square-open", "size": 7,
+                                             "color": "#444"},
+    ))  # fmt: skip
