@@ -12,6 +12,7 @@ import streamlit as st
 
 from analysis.core.errors import InputError
 from analysis.present.export import escape_markdown
+from analysis.present.notices import no_run_message
 from analysis.stats.perquery import MEASURE_HELP
 from ui import data
 from ui.state import Selection
@@ -37,6 +38,37 @@ def require_datasets(sel: Selection) -> None:
     require_bundle(sel)
     if not sel.datasets:
         st.info("Select at least one dataset in the sidebar.")
+        st.stop()
+
+
+def datasets_with_runs(sel: Selection) -> list[str]:
+    """The bundle's datasets that have a run (manifest order; uploads count)."""
+    if sel.bundle is None:
+        return []
+    return [n for n in sel.bundle.datasets if data.models_of(sel.bundle, [n])]
+
+
+def explain_no_run(sel: Selection, page: str, dataset: str | None = None) -> None:
+    """Say why ``dataset`` (default: the selected one) has no per-query results and what to
+    do, with a link (to ``page``, e.g. ``"pages/1_Slices.py"``) to each dataset with a run."""
+    name = dataset or str(sel.dataset)
+    assert sel.bundle is not None
+    spec = sel.bundle.datasets.get(name)
+    others = [n for n in datasets_with_runs(sel) if n != name]
+    family = spec.family if spec is not None else "generic"
+    st.info(escape_markdown(no_run_message(name, family, others)))
+    for other in others[:4]:
+        st.page_link(
+            page,
+            label=escape_markdown(f"Open {other}"),
+            query_params={"bundle": sel.bundle_id, "dataset": other},
+        )
+
+
+def require_runs(sel: Selection, page: str) -> None:
+    """Stop the page with :func:`explain_no_run` when the selected dataset has no run."""
+    if sel.model_a is None:
+        explain_no_run(sel, page)
         st.stop()
 
 
