@@ -13,10 +13,10 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from analysis.present import slicing
+from analysis.present import paper_figures, slicing
 from analysis.present.compare import lists_for_json
 from analysis.stats.perquery import slice_columns
-from ui import data, widgets
+from ui import data, paper, widgets
 from ui.state import sidebar
 from ui.urlstate import url_widget, write_param
 
@@ -57,11 +57,13 @@ def _summary(
 @st.cache_resource(max_entries=64, show_spinner=False)
 def _figures(
     key: tuple, metric: str, column: str, models: tuple[str, ...], top: int, min_n: int,
-    sort: str, anchor: str, _summary: pd.DataFrame,
+    sort: str, anchor: str, colours: tuple[tuple[str, str], ...], _summary: pd.DataFrame,
 ) -> tuple[list[str], dict, dict]:  # fmt: skip
     """Slice order and both figures as (read-only, shared) dicts, built once per choice."""
     order = slicing.slice_order(_summary, sort, anchor)
-    bars = slicing.slice_bar_figure(_summary, metric, column, list(models), order)
+    bars = slicing.slice_bar_figure(
+        _summary, metric, column, list(models), order, colours=dict(colours)
+    )
     heat = slicing.slice_heatmap_figure(_summary, metric, column, list(models), order)
     return order, lists_for_json(bars.to_dict()), lists_for_json(heat.to_dict())
 
@@ -88,6 +90,7 @@ st.set_page_config(page_title="Slices", layout="wide")
 sel = sidebar()
 st.title("Slices")
 widgets.require_datasets(sel)
+widgets.require_runs(sel, "pages/1_Slices.py")
 
 table, _warnings, errors = data.per_query(sel.bundle, sel.datasets, sel.ties, sel.split)
 widgets.show_errors(errors)
@@ -158,16 +161,32 @@ def _charts(
         st.info("No slice has at least the minimum number of queries for the selected models.")
         return
     anchor = str(sel.model_a if sel.model_a in selected else selected[0])
-    _, bars, heat = _figures(
-        key, metric, column, tuple(selected), top, min_n, sort, anchor, summary
+    colours = tuple(paper.bundle_colours(sel.bundle, selected).items())
+    order, bars, heat = _figures(
+        key, metric, column, tuple(selected), top, min_n, sort, anchor, colours, summary
     )
     st.plotly_chart(widgets.plotly_figure(bars), key="slices_bars", width="stretch")
+    shown = (key, metric, column, tuple(selected), top, min_n, sort, anchor)
+    paper.export_control(
+        "slices_bars", shown, paper.file_stem(sel.bundle_id, sel.dataset, metric, column, "bars"),
+        lambda: paper_figures.slice_bars_paper(
+            summary, metric, column, order, dataset=str(sel.dataset), min_size=min_n,
+            colours=dict(colours),
+        ),
+    )  # fmt: skip
     st.subheader(
         "Heatmap: slice × model",
         help=f"{metric_help} Each cell is the mean of one model on one slice; the colour "
         "scale spans the shown means (not 0–1). The hover adds the 95% CI and n.",
     )
     st.plotly_chart(widgets.plotly_figure(heat), key="slices_heatmap", width="stretch")
+    paper.export_control(
+        "slices_heatmap", shown,
+        paper.file_stem(sel.bundle_id, sel.dataset, metric, column, "heatmap"),
+        lambda: paper_figures.slice_heatmap_paper(
+            summary, metric, column, order, dataset=str(sel.dataset), min_size=min_n
+        ),
+    )  # fmt: skip
     with st.expander("Table of slice means", expanded=False):
         st.dataframe(
             summary, hide_index=True, width="stretch", key="slices_table",
