@@ -31,6 +31,7 @@ from analysis.present.report.figures import leaderboard_figure
 from analysis.present.slicing import slice_order, slice_summary
 from analysis.stats.complementarity import intersections, solved_matrix
 from tests.figure_check import clipped, rotated, text_boxes
+from tests.helpers import run_cli
 
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "test-output" / "exports"
@@ -286,3 +287,24 @@ def test_the_same_model_colour_in_figures_of_two_datasets():
         by_name = {t["name"][:10]: t["marker"]["color"] for t in spec["data"]}
         assert by_name["bm25"] == colours["bm25"]
         assert by_name[MODELS[1][:10]] == colours[MODELS[1]]
+
+
+def test_the_report_command_warns_about_chinese_text_without_a_cjk_font(tmp_path, monkeypatch):
+    folder = tmp_path / "b" / "poi"
+    (folder / "runs").mkdir(parents=True)
+    (folder / "queries.csv").write_text("query_id,text\nq1,西湖边的咖啡店\nq2,北京银行\n", "utf-8")
+    (folder / "qrels.txt").write_text("q1 0 d1 1\nq2 0 d2 1\n")
+    (folder / "runs" / "bm25.run").write_text("q1 Q0 d1 1 2.0 x\nq2 Q0 d1 1 2.0 x\n")
+    (tmp_path / "b" / "bundle.toml").write_text(
+        '[datasets.poi]\nqueries = "poi/queries.csv"\nqrels = "poi/qrels.txt"\nruns = "poi/runs"\n'
+    )
+    args = ("report", "--bundle", tmp_path / "b", "--out", tmp_path / "r.html")
+    monkeypatch.setenv("RETRIEVAL_DASHBOARD_ASSUME_NO_CJK_FONT", "1")
+    warned = run_cli(*args)
+    assert warned.returncode == 0, warned.stderr
+    assert "warning: Chinese, Japanese and Korean text will show as boxes" in warned.stderr
+    assert "fonts-noto-cjk" in warned.stderr
+    monkeypatch.delenv("RETRIEVAL_DASHBOARD_ASSUME_NO_CJK_FONT")
+    quiet = run_cli(*args)
+    assert quiet.returncode == 0, quiet.stderr
+    assert "will show as boxes" not in quiet.stderr  # CI installs fonts-noto-cjk
