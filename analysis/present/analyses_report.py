@@ -95,18 +95,30 @@ def taxonomy_table(classified: pd.DataFrame, models: Sequence[str]) -> pd.DataFr
     return wide.rename_axis("model").reset_index()
 
 
-def solved_figure(inter: pd.DataFrame, labels: Mapping[str, str] | None = None) -> go.Figure:
+def solved_figure(
+    inter: pd.DataFrame, labels: Mapping[str, str] | None = None, *, horizontal: bool = False
+) -> go.Figure:
     """Bars of :func:`analysis.stats.complementarity.intersections`: queries solved by exactly
     each set of models (``models`` column; ``labels``: models -> axis label, escaped for plotly;
-    default the names escaped)."""
+    default the names escaped). ``horizontal``: one row per set, read left to right (long or
+    Chinese model names are never slanted)."""
     names = inter["models"].astype(str).tolist()
-    x = [labels[n] for n in names] if labels is not None else [plotly_text(n) for n in names]
-    fig = go.Figure(go.Bar(x=x, y=inter["n"].tolist(), marker_color="#0072B2"))
+    cats = [labels[n] for n in names] if labels is not None else [plotly_text(n) for n in names]
+    counts = inter["n"].tolist()
+    if horizontal:
+        bar = go.Bar(y=cats, x=counts, orientation="h", marker_color="#0072B2")
+    else:
+        bar = go.Bar(x=cats, y=counts, marker_color="#0072B2")
+    fig = go.Figure(bar)
+    axes = ("yaxis", "xaxis") if horizontal else ("xaxis", "yaxis")
     fig.update_layout(
-        height=320, margin={"t": 10, "b": 10}, xaxis_title="solved by exactly",
-        yaxis_title="queries", font={"family": FONT_FAMILY},
+        {f"{axes[0]}_title": "solved by exactly", f"{axes[1]}_title": "queries"},
+        height=max(320, 60 + 28 * len(cats)) if horizontal else 320,
+        margin={"t": 10, "b": 10}, font={"family": FONT_FAMILY},
     )  # fmt: skip
-    fig.update_xaxes(type="category")
+    fig.layout[axes[0]].type = "category"
+    if horizontal:
+        fig.layout.yaxis.autorange = "reversed"
     return fig
 
 

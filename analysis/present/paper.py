@@ -147,6 +147,8 @@ def _fit_axes(fig: go.Figure, width: int, height: int, notes: list[str]) -> int:
     for name in _axes(fig.layout):
         axis = fig.layout[name]
         axis.automargin = True
+        if name[0] == "x" and any(has_cjk(t) for t in _tick_texts(fig, name)):
+            axis.tickangle = 0  # plotly slants crowded labels: Chinese would read sideways
         text = _raw(axis.title.text) if axis.title and axis.title.text else ""
         if not text:
             continue

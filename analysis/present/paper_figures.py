@@ -182,7 +182,7 @@ def solved_paper(inter: pd.DataFrame, metric: str, threshold: float, *, dataset:
     combinations cut, full names in the caption)."""
     labels, key = short_labels(inter["models"].astype(str))
     return paper_figure(
-        solved_figure(inter, labels),
+        solved_figure(inter, labels, horizontal=True),
         title=f"{dataset}: queries solved by exactly these models ({metric} ≥ {threshold:g})",
         caption="'(none)': no model solves them.",
         key=key,

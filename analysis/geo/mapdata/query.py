@@ -29,6 +29,7 @@ from analysis.geo.mapdata.base import (
     escape_text,
     jitter,
 )
+from analysis.geo.mapdata.context import MAP_FONT
 
 WHITE: list[int] = [255, 255, 255, 255]
 #: Radius (px) of the ring on which the drawn POIs of a stack are spread, for up to
@@ -94,16 +95,17 @@ def _ring_layers(points: pd.DataFrame) -> list[pdk.Layer]:
             pdk.Layer(
                 "TextLayer",
                 id="stack_ring",
-                data=_records(ring, ["doc_id", "lat", "lon", "color", "offset", *_TIP]),
+                data=_records(
+                    ring.assign(glyph=RING_GLYPH),
+                    ["doc_id", "lat", "lon", "color", "offset", "glyph", *_TIP],
+                ),
                 get_position=["lon", "lat"],
-                get_text=f"'{RING_GLYPH}'",
+                get_text="glyph",
                 get_color="color",
-                get_size=16,
+                get_size=15,
                 get_pixel_offset="offset",
-                character_set=[RING_GLYPH],
-                outline_width=2,
-                outline_color=WHITE,
-                font_settings={"sdf": True},
+                character_set=pdk.types.String("auto"),
+                font_family=pdk.types.String(MAP_FONT),
                 pickable=True,
             )
         )
@@ -116,14 +118,14 @@ def _ring_layers(points: pd.DataFrame) -> list[pdk.Layer]:
                 get_position=["lon", "lat"],
                 get_text="label",
                 get_color=[20, 20, 20, 255],
-                get_size=12,
+                get_size=13,
                 get_pixel_offset=BADGE_OFFSET_PX,
                 background=True,
                 get_background_color=WHITE,
                 get_border_color=BADGE_BORDER,
                 get_border_width=1,
                 background_padding=[3, 1],
-                font_weight=700,
+                font_family=pdk.types.String(MAP_FONT),
                 pickable=True,
             )
         )
