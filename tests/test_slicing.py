@@ -21,6 +21,7 @@ from analysis.present.slicing import (
     slice_labels,
     slice_order,
     slice_summary,
+    sort_slice_rows,
     worst_slices,
     wrap_label,
 )
@@ -336,3 +337,22 @@ def test_worst_slices_accepts_dataset_among_slice_columns():
     assert out.iloc[0]["slice"] == "dataset"
     assert out.iloc[0]["value"] == "ds2"
     assert bool(out.iloc[0]["below"])
+
+
+def test_sort_slice_rows_puts_numeric_values_in_numeric_order():
+    """Tables of slice values (oracle by slice, taxonomy by slice, A vs B per slice) list
+    0, 1, 3, 10, 12 — not the text order 0, 1, 10, 12, 3 — per model and per slice column."""
+    values = ["0", "1", "10", "12", "3", "(missing)"]
+    frame = pd.DataFrame({"model": ["b"] * 6 + ["a"] * 6, "v": values * 2, "n": range(12)})
+    out = sort_slice_rows(frame, "v", ["model"])
+    assert out["model"].tolist() == ["b"] * 6 + ["a"] * 6  # models keep their order
+    assert out["v"].tolist()[:6] == ["0", "1", "3", "10", "12", "(missing)"]
+    comp = pd.DataFrame(
+        {"slice": ["all", "len", "len", "len", "bucket", "bucket"],
+         "value": ["all", "10–12 words", "6–9 words", "21–31 words", ">20", "1"]}
+    )  # fmt: skip
+    out = sort_slice_rows(comp, "value", within="slice")
+    assert out["value"].tolist() == [
+        "all", "6–9 words", "10–12 words", "21–31 words", "1", ">20",
+    ]  # fmt: skip
+    assert sort_slice_rows(comp.iloc[:0], "value").empty

@@ -122,9 +122,11 @@ def solved_figure(
     return fig
 
 
-def _taxonomy_figure(table: pd.DataFrame, dataset: str, k: int) -> go.Figure:
+def _taxonomy_figure(
+    table: pd.DataFrame, dataset: str, k: int, colours: Mapping[str, str] | None = None
+) -> go.Figure:
     fig = go.Figure()
-    colours = model_colours(table["model"].tolist())
+    colours = {**model_colours(table["model"].tolist()), **(colours or {})}
     failures = [c for c in CATEGORIES if c != "hit" and c in table.columns]
     for _, row in table.iterrows():
         fig.add_bar(
@@ -158,13 +160,15 @@ def analyses_parts(
     k: int = 10,
     threshold: float = 1.0,
     by: Sequence[str] = (),
+    colours: Mapping[str, str] | None = None,
 ) -> list[ReportPart]:
     """The section's parts for one dataset: the taxonomy counts (table and figure), the
     UpSet-style intersections of the solved queries (``metric >= threshold``) and the oracle
     best-of-N (overall and by the ``by`` slice columns).
 
     ``per_query`` holds the dataset's rows (every model); ``ranked`` maps each model to its
-    ranked run (for the suspected missing answers).
+    ranked run (for the suspected missing answers); ``colours``: model -> colour (default:
+    :func:`~analysis.present.palette.model_colours` of the dataset's models).
     """
     rows = per_query[per_query["dataset"] == dataset] if "dataset" in per_query else per_query
     models = list(dict.fromkeys(rows["model"]))
@@ -187,7 +191,7 @@ def analyses_parts(
             _slug(f"taxonomy-figure-{dataset}"),
             f"{dataset}: failure causes per model",
             "Queries per failure cause (hits left out).",
-            figure=_taxonomy_figure(tax, dataset, k),
+            figure=_taxonomy_figure(tax, dataset, k, colours),
         ),
         ReportPart(
             _slug(f"intersections-{dataset}"),

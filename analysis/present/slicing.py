@@ -48,6 +48,7 @@ __all__ = [
     "slice_labels",
     "slice_order",
     "slice_summary",
+    "sort_slice_rows",
     "top_values",
     "worst_slices",
     "wrap_label",
@@ -110,6 +111,24 @@ def order_slice_values(labels: Iterable[str]) -> list[str]:
     prefix sorts before the same number, ``>``/``≥`` after), then the others
     case-insensitively, then ``"(other)"``, ``"(missing)"`` last."""
     return sorted(dict.fromkeys(map(str, labels)), key=_sort_key)
+
+
+def sort_slice_rows(
+    frame: pd.DataFrame, column: str, first: Sequence[str] = (), *, within: str | None = None
+) -> pd.DataFrame:
+    """``frame``'s rows with the values of ``column`` in natural order
+    (:func:`order_slice_values`: ``0, 1, 3, 10, 12``, not ``0, 1, 10, 12, 3``), after the
+    ``first`` columns (kept in their order of appearance) and, with ``within``, only among
+    the rows of each value of that column (e.g. the rows of one slice column of a table of
+    several). Other orders are kept (stable)."""
+    if frame.empty or column not in frame.columns:
+        return frame
+    labels = frame[column].astype(str)
+    rank = {v: i for i, v in enumerate(order_slice_values(labels))}
+    keys = {f"\x00{c}": pd.factorize(frame[c])[0] for c in [*first, *([within] if within else [])]}
+    keys["\x00value"] = labels.map(rank).to_numpy()
+    order = pd.DataFrame(keys, index=frame.index).sort_values(list(keys), kind="stable").index
+    return frame.loc[order].reset_index(drop=True)
 
 
 def default_slice_column(table: pd.DataFrame, columns: Sequence[str]) -> str | None:

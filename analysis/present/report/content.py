@@ -166,7 +166,7 @@ def build_content(
     if analyses is None and dataset is not None and ranked is not None:
 
         def analyses(name: str, rows: pd.DataFrame, metric: str) -> Sequence[ReportPart]:
-            return dataset_analyses(name, rows, metric, dataset(name), ranked)  # type: ignore[misc]
+            return dataset_analyses(name, rows, metric, dataset(name), ranked, colours)  # type: ignore[misc]
 
     if analyses is not None:
         for name in datasets:
@@ -429,6 +429,7 @@ def dataset_analyses(
     metric: str,
     ds: Dataset,
     ranked: Callable[[str, str], pd.DataFrame],
+    colours: Mapping[str, str] | None = None,
 ) -> list[ReportPart]:
     """The "Beyond the averages" parts of one dataset
     (:func:`analysis.present.analyses_report.analyses_parts`) for the report metric: the failure
@@ -446,6 +447,7 @@ def dataset_analyses(
         getattr(ds, "edges", None),
         metric=metric,
         k=k,
+        colours=colours,
     )
 
 
