@@ -137,7 +137,12 @@ def _taxonomy_figure(
         )
     fig.update_layout(
         barmode="group",
-        title={"text": plotly_text(f"{dataset}: failure causes, top {k}"), "x": 0.0},
+        title={
+            "text": plotly_text(f"{dataset}: failure causes, top {k}"),
+            "x": 0.0,
+            "xanchor": "left",
+            "pad": {"l": 12},
+        },
         yaxis_title="queries",
         template="plotly_white",
         height=420,

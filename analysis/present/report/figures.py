@@ -31,6 +31,8 @@ def layout(fig: go.Figure, title: str, height: int) -> go.Figure:
         title={
             "text": plotly_text(title),
             "x": 0.0,
+            "xanchor": "left",
+            "pad": {"l": 12},  # off the left edge
             "y": 0.99,
             "yref": "container",
             "yanchor": "top",
