@@ -5,6 +5,7 @@ Commands:
     validate   data checks of a run against qrels, or of a whole bundle (--bundle)
     compare    paired statistics of two or more runs (CSV/Markdown/LaTeX/JSON)
     import     real benchmark layouts (STaRK, GeoBloom, GeoGLUE, LIST) -> a bundle
+    bundle     runs + qrels (any format) -> a bundle folder
     geo        duplicate-coordinate and twin report of a POI file, as JSON
     report     one self-contained offline HTML report of a bundle
     demo       regenerate the demo bundle
@@ -70,6 +71,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "analysis.cli.compare",
     "analysis.cli.geo",
     "analysis.cli.importer",
+    "analysis.cli.bundle",
     "analysis.cli.report",
     "analysis.cli.demo",
     "analysis.cli.disagree",
@@ -130,7 +132,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     beside and renamed when whole) and no spill folder of the out-of-core engine: both signals
     become an exception in the main thread, so that every cleanup runs (the out-of-core engine
     then interrupts its DuckDB query)."""
-    from analysis.core.errors import InputError
+    from analysis.core.errors import InputError, missing_extra
 
     _tune_malloc()
     args = build_parser().parse_args(argv)
@@ -144,6 +146,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as exc:  # a file that vanished or cannot be opened between checks and reads
         where = f"{exc.filename}: " if exc.filename else ""
         sys.stderr.write(f"error: {where}{exc.strerror or exc}\n")
+        return 2
+    except ImportError as exc:  # an optional package the command needs (one line naming it)
+        message = missing_extra(exc)
+        if message is None:
+            raise
+        sys.stderr.write(f"error: {message}\n")
         return 2
     except BaseException:
         if not _STOPPED:
