@@ -56,15 +56,15 @@ def _summary(
 
 @st.cache_resource(max_entries=64, show_spinner=False)
 def _figures(
-    key: tuple, metric: str, column: str, models: tuple[str, ...], top: int, min_n: int,
-    sort: str, anchor: str, colours: tuple[tuple[str, str], ...], _summary: pd.DataFrame,
+    key: tuple, metric: str, column: str, colours: tuple[tuple[str, str], ...], top: int,
+    min_n: int, sort: str, anchor: str, _summary: pd.DataFrame,
 ) -> tuple[list[str], dict, dict]:  # fmt: skip
-    """Slice order and both figures as (read-only, shared) dicts, built once per choice."""
+    """Slice order and both figures as (read-only, shared) dicts, built once per choice;
+    ``colours``: the selected models, in order, with their colours."""
     order = slicing.slice_order(_summary, sort, anchor)
-    bars = slicing.slice_bar_figure(
-        _summary, metric, column, list(models), order, colours=dict(colours)
-    )
-    heat = slicing.slice_heatmap_figure(_summary, metric, column, list(models), order)
+    models = [m for m, _ in colours]
+    bars = slicing.slice_bar_figure(_summary, metric, column, models, order, colours=dict(colours))
+    heat = slicing.slice_heatmap_figure(_summary, metric, column, models, order)
     return order, lists_for_json(bars.to_dict()), lists_for_json(heat.to_dict())
 
 
@@ -162,18 +162,16 @@ def _charts(
         return
     anchor = str(sel.model_a if sel.model_a in selected else selected[0])
     colours = tuple(paper.bundle_colours(sel.bundle, selected).items())
-    order, bars, heat = _figures(
-        key, metric, column, tuple(selected), top, min_n, sort, anchor, colours, summary
-    )
+    order, bars, heat = _figures(key, metric, column, colours, top, min_n, sort, anchor, summary)
     st.plotly_chart(widgets.plotly_figure(bars), key="slices_bars", width="stretch")
     shown = (key, metric, column, tuple(selected), top, min_n, sort, anchor)
+    chart = paper_figures.SliceChart(
+        summary, metric, column, order, str(sel.dataset), min_n, dict(colours)
+    )
+    stem = paper.file_stem(sel.bundle_id, sel.dataset, metric, column)
     paper.export_control(
-        "slices_bars", shown, paper.file_stem(sel.bundle_id, sel.dataset, metric, column, "bars"),
-        lambda: paper_figures.slice_bars_paper(
-            summary, metric, column, order, dataset=str(sel.dataset), min_size=min_n,
-            colours=dict(colours),
-        ),
-    )  # fmt: skip
+        "slices_bars", shown, f"{stem}_bars", lambda: paper_figures.slice_bars_paper(chart)
+    )
     st.subheader(
         "Heatmap: slice × model",
         help=f"{metric_help} Each cell is the mean of one model on one slice; the colour "
@@ -181,12 +179,8 @@ def _charts(
     )
     st.plotly_chart(widgets.plotly_figure(heat), key="slices_heatmap", width="stretch")
     paper.export_control(
-        "slices_heatmap", shown,
-        paper.file_stem(sel.bundle_id, sel.dataset, metric, column, "heatmap"),
-        lambda: paper_figures.slice_heatmap_paper(
-            summary, metric, column, order, dataset=str(sel.dataset), min_size=min_n
-        ),
-    )  # fmt: skip
+        "slices_heatmap", shown, f"{stem}_heatmap", lambda: paper_figures.slice_heatmap_paper(chart)
+    )
     with st.expander("Table of slice means", expanded=False):
         st.dataframe(
             summary, hide_index=True, width="stretch", key="slices_table",

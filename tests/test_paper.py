@@ -87,7 +87,9 @@ def test_short_labels_key_the_cut_values_and_say_n():
 def test_paper_figure_title_legend_axes_and_caption():
     summary = slice_summary(_table(), "mrr", "类别", MODELS, min_size=1)
     order = slice_order(summary)
-    pf = paper_figures.slice_bars_paper(summary, "mrr", "类别", order, dataset="d", min_size=1)
+    pf = paper_figures.slice_bars_paper(
+        paper_figures.SliceChart(summary, "mrr", "类别", order, "d", 1)
+    )
     fig = pf.figure
     assert fig.layout.title.x == 0
     assert fig.layout.title.pad.l == 20  # off the left edge
@@ -212,10 +214,10 @@ def _figures() -> dict[str, object]:
     pts, query = _map_points()
     return {
         "slice-bars": paper_figures.slice_bars_paper(
-            summary, "mrr", "类别", order, dataset="prime-synthesized", min_size=1
+            paper_figures.SliceChart(summary, "mrr", "类别", order, "prime-synthesized", 1)
         ),
         "slice-heatmap": paper_figures.slice_heatmap_paper(
-            summary, "mrr", "类别", order, dataset="杭州 GeoGLUE", min_size=1
+            paper_figures.SliceChart(summary, "mrr", "类别", order, "杭州 GeoGLUE", 1)
         ),
         "scatter": paper_figures.scatter_paper(paired, names, "mrr", dataset="d"),
         "delta-histogram": paper_figures.delta_histogram_paper(
@@ -278,7 +280,7 @@ def test_the_same_model_colour_in_figures_of_two_datasets():
     second = slice_summary(_table(1), "mrr", "类别", MODELS[::-1], min_size=1)
     figs = [
         paper_figures.slice_bars_paper(
-            s, "mrr", "类别", slice_order(s), dataset=d, min_size=1, colours=colours
+            paper_figures.SliceChart(s, "mrr", "类别", slice_order(s), d, 1, colours)
         ).figure
         for s, d in ((first, "one"), (second, "two"))
     ]

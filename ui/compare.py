@@ -144,6 +144,16 @@ def query_tables(
     }
 
 
+def _export_query_rank(sel: Selection, shown: tuple, changes: pd.DataFrame, depth: int) -> None:
+    """The export for a paper of one query's Δrank chart (``shown``: key, models, dataset,
+    query id)."""
+    _, models, dataset, qid = shown
+    paper.export_control(
+        "cmp_query_rank", shown, paper.file_stem(sel.bundle_id, dataset, qid, "gold-ranks"),
+        lambda: paper_figures.query_rank_paper(changes, models, depth, dataset=dataset, query=qid),
+    )  # fmt: skip
+
+
 def _with_text_note(table: pd.DataFrame, family: str) -> pd.DataFrame:
     """A ranking without entity names or text gets a ``text`` column saying why (no SKB, no
     entities file) instead of nothing."""
@@ -217,13 +227,7 @@ def draw_query(
             st.info("This query has no gold document.")
         else:
             st.plotly_chart(overlap.query_rank_figure(mine, models, depth), key="query_rank")
-            paper.export_control(
-                "cmp_query_rank", (key, models, ds_name, qid),
-                paper.file_stem(sel.bundle_id, ds_name, qid, "gold-ranks"),
-                lambda: paper_figures.query_rank_paper(
-                    mine, models, depth, dataset=ds_name, query=qid
-                ),
-            )  # fmt: skip
+            _export_query_rank(sel, (key, models, ds_name, qid), mine, depth)
     with right:
         st.markdown("**Gold documents** (rank in A and in B)")
         st.dataframe(tables["gold"], hide_index=True, width="stretch", key="gold")

@@ -14,6 +14,7 @@ The module never imports streamlit.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -33,6 +34,7 @@ from analysis.present.paper import (
 from analysis.present.slicing import slice_bar_figure, slice_heatmap_figure
 
 __all__ = [
+    "SliceChart",
     "block_paper",
     "delta_histogram_paper",
     "map_snapshot_paper",
@@ -60,50 +62,54 @@ def _slice_note(metric: str, column: str, min_size: int) -> str:
     )
 
 
-def slice_bars_paper(
-    summary: pd.DataFrame,
-    metric: str,
-    column: str,
-    order: Sequence[str],
-    *,
-    dataset: str,
-    min_size: int,
-    colours: Mapping[str, str] | None = None,
-) -> PaperFigure:
+@dataclass(frozen=True)
+class SliceChart:
+    """What the Slices page draws: the slice means (:func:`~analysis.present.slicing.
+    slice_summary` rows, its minimum slice size ``min_size`` applied) of one ``column``, the
+    values in display ``order``, the dataset's name and the model colours."""
+
+    summary: pd.DataFrame
+    metric: str
+    column: str
+    order: Sequence[str]
+    dataset: str
+    min_size: int
+    colours: Mapping[str, str] | None = None
+
+    def labels(self) -> tuple[dict[str, str], list[tuple[str, str]], list[str]]:
+        """Axis labels (cut, with their n), the key of the cut ones, the models."""
+        labels, key = short_labels(self.order, sizes=_sizes(self.summary))
+        return labels, key, list(dict.fromkeys(self.summary["model"].astype(str)))
+
+
+def slice_bars_paper(chart: SliceChart) -> PaperFigure:
     """The Slices page's bars (:func:`~analysis.present.slicing.slice_bar_figure`) of one
     column for a paper: labels cut with their n, caption with the full labels."""
-    labels, key = short_labels(order, sizes=_sizes(summary))
-    models = list(dict.fromkeys(summary["model"].astype(str)))
-    fig = slice_bar_figure(summary, metric, column, models, order, colours=colours, labels=labels)
+    labels, key, models = chart.labels()
+    fig = slice_bar_figure(
+        chart.summary, chart.metric, chart.column, models, chart.order,
+        colours=chart.colours, labels=labels,
+    )  # fmt: skip
     return paper_figure(
         fig,
-        title=f"{dataset}: {metric} by {column} (95% CI)",
-        caption=_slice_note(metric, column, min_size),
+        title=f"{chart.dataset}: {chart.metric} by {chart.column} (95% CI)",
+        caption=_slice_note(chart.metric, chart.column, chart.min_size),
         key=key,
     )
 
 
-def slice_heatmap_paper(
-    summary: pd.DataFrame,
-    metric: str,
-    column: str,
-    order: Sequence[str],
-    *,
-    dataset: str,
-    min_size: int,
-) -> PaperFigure:
+def slice_heatmap_paper(chart: SliceChart) -> PaperFigure:
     """The Slices page's heatmap of one column for a paper (models along the bottom)."""
-    labels, key = short_labels(order, sizes=_sizes(summary))
-    models = list(dict.fromkeys(summary["model"].astype(str)))
-    fig = slice_heatmap_figure(summary, metric, column, models, order, labels=labels)
+    labels, key, models = chart.labels()
+    fig = slice_heatmap_figure(
+        chart.summary, chart.metric, chart.column, models, chart.order, labels=labels
+    )
     fig.update_xaxes(side="bottom")
+    note = _slice_note(chart.metric, chart.column, chart.min_size)
     return paper_figure(
         fig,
-        title=f"{dataset}: {metric} by {column} and model",
-        caption="Cells: "
-        + _slice_note(metric, column, min_size)[0].lower()
-        + _slice_note(metric, column, min_size)[1:]
-        + " The colour scale spans the shown means.",
+        title=f"{chart.dataset}: {chart.metric} by {chart.column} and model",
+        caption=f"Cells: {note[0].lower()}{note[1:]} The colour scale spans the shown means.",
         key=key,
     )
 
