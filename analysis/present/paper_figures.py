@@ -90,10 +90,12 @@ def slice_bars_paper(chart: SliceChart) -> PaperFigure:
         chart.summary, chart.metric, chart.column, models, chart.order,
         colours=chart.colours, labels=labels,
     )  # fmt: skip
+    fig.update_layout(showlegend=True)  # one model too: the legend names it
     return paper_figure(
         fig,
         title=f"{chart.dataset}: {chart.metric} by {chart.column} (95% CI)",
-        caption=_slice_note(chart.metric, chart.column, chart.min_size),
+        caption=f"Models: {', '.join(models)}. "
+        + _slice_note(chart.metric, chart.column, chart.min_size),
         key=key,
     )
 
