@@ -73,8 +73,8 @@ def test_query_deck_layers_have_ids_and_are_pickable() -> None:
         "stacks", "arcs_A", "arcs_B", "gold", "model_A", "model_B", "stack_ring", "stack_badges",
         "query",
     ]  # fmt: skip
-    for layer in spec["layers"]:
-        assert layer["pickable"] is True
+    for layer in spec["layers"]:  # the badge lets a click through to the POIs under it
+        assert layer["pickable"] is (layer["id"] != "stack_badges"), layer["id"]
     # every POI layer row carries its doc id (what a click selects)
     for layer in spec["layers"]:
         if layer["id"] != "query":
@@ -95,7 +95,7 @@ def test_context_layers_under_the_data_offline() -> None:
         "context_scale_label",
     ]
     assert ids[5] == "stacks"
-    assert all(layer["pickable"] for layer in spec["layers"])
+    assert all(layer["pickable"] for layer in spec["layers"] if layer["id"] != "stack_badges")
     names = {row["text"] for row in spec["layers"][1]["data"]}
     assert names & {"余杭区", "西湖区", "临安区", "富阳区"}
     assert spec["layers"][1]["characterSet"] == "auto"  # CJK labels
@@ -165,8 +165,8 @@ def test_query_deck_contents() -> None:
 def test_a_stack_at_the_gold_is_a_ring_in_pixels_with_its_size() -> None:
     """The stack at P holds the gold g and s1 (A's rank 1) and s2 (B's rank 2): three POIs a
     few metres apart, one disc when zoomed out. They are spread on a ring of pixel offsets (the
-    same at every zoom) around a badge saying 3; clicking the badge selects the gold, whose
-    stack the page lists."""
+    same at every zoom) around a badge saying 3, which lets a click through to the POIs under
+    it (a selected POI's stack is listed)."""
     spec = _spec(geomap.query_deck(_points(), QUERY))
     layers = {layer["id"]: layer for layer in spec["layers"]}
     ring = layers["stack_ring"]
@@ -183,7 +183,7 @@ def test_a_stack_at_the_gold_is_a_ring_in_pixels_with_its_size() -> None:
     (badge,) = layers["stack_badges"]["data"]
     assert (badge["label"], badge["doc_id"], badge["tip_title"]) == ("3", "g", "Stack of 3 POIs")
     assert layers["stack_badges"]["background"] is True
-    assert geomap.selected_doc({"objects": {"stack_badges": [badge]}}) == "g"
+    assert layers["stack_badges"]["pickable"] is False
 
 
 def test_a_stack_with_one_drawn_poi_gets_a_badge_but_no_ring() -> None:

@@ -58,7 +58,8 @@ def stack_ring(points: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
         evenly spaced; ``r`` = :data:`RING_PX`, more for large stacks), its ``color`` and
         tooltip. ``badges``: one row per stack with ``label`` = the stack size (every POI at
         the coordinate, drawn or not) and the stack's tooltip; ``doc_id`` is its first drawn
-        POI, so a click lists the whole stack.
+        POI (the badge itself lets clicks through to the POIs under it, whose selection lists
+        the whole stack).
     """
     pts = points[points["located"] & (points["stack_size"] >= 2)].copy()
     columns = ["doc_id", "lat", "lon", "color", "offset", *_TIP]
@@ -87,7 +88,9 @@ def stack_ring(points: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 def _ring_layers(points: pd.DataFrame) -> list[pdk.Layer]:
     """TextLayers of :func:`stack_ring`: ``stack_ring`` (the members, pixel offsets) under
-    ``stack_badges`` (the stack sizes); both pickable."""
+    ``stack_badges`` (the stack sizes). The ring's POIs are pickable (tooltip, selection); the
+    badge is not, so a click on it reaches the POIs at the stack's coordinate under it, and
+    selecting one lists the whole stack."""
     ring, badges = stack_ring(points)
     layers: list[pdk.Layer] = []
     if not ring.empty:
@@ -126,7 +129,7 @@ def _ring_layers(points: pd.DataFrame) -> list[pdk.Layer]:
                 get_border_width=1,
                 background_padding=[3, 1],
                 font_family=pdk.types.String(MAP_FONT),
-                pickable=True,
+                pickable=False,  # a click goes through to the POI under it
             )
         )
     return layers
@@ -315,9 +318,10 @@ def query_deck(
     over the offline context layer (``context``; ``datum`` = the POIs' datum, ``height_px`` =
     the chart's height, for the extent of the graticule and scale bar).
 
-    Layers (every one has an ``id`` and is pickable; bottom to top): ``stacks`` (ColumnLayer,
-    one column per stack of size >= 2 among the drawn POIs, at the stack's true coordinate,
-    elevation = stack size, its ``doc_id`` the first drawn POI of the stack), ``arcs_<label>``
+    Layers (every one has an ``id`` and is pickable but ``stack_badges``; bottom to top):
+    ``stacks`` (ColumnLayer, one column per stack of size >= 2 among the drawn POIs, at the
+    stack's true coordinate, elevation = stack size, its ``doc_id`` the first drawn POI of the
+    stack), ``arcs_<label>``
     (ArcLayer from the query point to each of the model's POIs, only when the query has a
     coordinate), ``gold`` (amber discs), ``model_<label>`` (the model's top k) and ``query``.
     ``stack_ring`` and ``stack_badges`` (TextLayers of :func:`stack_ring`) spread the drawn
