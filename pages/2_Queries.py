@@ -48,7 +48,7 @@ if table.empty:
     st.info("No per-query results for the selected dataset.")
     st.stop()
 metric = sel.metric
-metric_help = widgets.metric_help(sel.measure)
+metric_help = widgets.metric_help(sel.metric)
 fp = data.fingerprint(sel.bundle, sel.datasets, sel.ties, sel.split)
 rows, row_slices = queries.model_rows(fp, sel.model_a, table)
 if rows.empty or metric not in rows.columns:

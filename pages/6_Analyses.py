@@ -17,6 +17,7 @@ from analysis.core.errors import InputError
 from analysis.io.amended import amended_qrels, qrels_trec_text
 from analysis.present import paper_figures
 from analysis.present.analyses_report import depth_of, solved_figure
+from analysis.present.slicing import sort_slice_rows
 from analysis.stats.coverage import has_explicit_negatives, most_unjudged
 from analysis.stats.perquery import slice_columns
 from analysis.stats.significance import model_letters, significance_letters, significance_matrix
@@ -90,7 +91,9 @@ with tab_tax:
         by_slice = taxonomy_counts(classified, by=[tax_by]).pivot_table(
             index=["model", tax_by], columns="category", values="n", sort=False, observed=True
         )
-        by_slice = by_slice.reindex(columns=list(causes)).reset_index()
+        by_slice = sort_slice_rows(
+            by_slice.reindex(columns=list(causes)).reset_index(), tax_by, ["model"]
+        )
         an.take_count_click("taxonomy_by_slice", by_slice, "tax_model", "cat", tax_by)
         st.dataframe(by_slice, hide_index=True, key="taxonomy_by_slice", on_select="rerun",
                      selection_mode="single-cell")  # fmt: skip

@@ -16,6 +16,7 @@ import streamlit as st
 
 from analysis.io.amended import amended_qrels
 from analysis.present.analyses_report import taxonomy_table
+from analysis.present.slicing import sort_slice_rows
 from analysis.stats.complementarity import intersections, oracle, solved_matrix
 from analysis.stats.coverage import (
     coverage_summary,
@@ -46,7 +47,8 @@ def solved(key: tuple, _rows: pd.DataFrame, metric: str, thr: float, models: tup
 
 @st.cache_resource(show_spinner=False, max_entries=16)
 def best_of(key: tuple, _rows: pd.DataFrame, metric: str, models: tuple, by: str) -> pd.DataFrame:
-    return oracle(_rows, metric, models=list(models), by=[] if by == NO_SLICE else [by])
+    out = oracle(_rows, metric, models=list(models), by=[] if by == NO_SLICE else [by])
+    return out if by == NO_SLICE else sort_slice_rows(out, by)
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)

@@ -20,6 +20,7 @@ import plotly.graph_objects as go
 
 from analysis.present.export import PLOTLY_CONFIG, plotly_text, to_html
 from analysis.present.palette import FONT_FAMILY, model_colours
+from analysis.present.slicing import sort_slice_rows
 from analysis.stats.complementarity import intersections, oracle, solved_matrix
 from analysis.stats.taxonomy import (
     CATEGORIES,
@@ -219,7 +220,7 @@ def analyses_parts(
                 _slug(f"oracle-{dataset}-{column}"),
                 f"{dataset}: oracle by {column}",
                 f"As above, per value of {column}.",
-                table=oracle(rows, metric, models=models, by=[column]),
+                table=sort_slice_rows(oracle(rows, metric, models=models, by=[column]), column),
             )
         )
     return parts

@@ -21,6 +21,7 @@ from analysis.present.report.figures import (
     slice_figure,
     slice_label_key,
 )
+from analysis.present.report.metric_cards import metrics_section
 from analysis.present.report.model import (
     MIN_SLICE,
     N_RESAMPLES,
@@ -175,6 +176,9 @@ def build_content(
     written = annotations_section(annotations or {}, datasets)
     if written is not None:
         sections.append(written)
+    cards = metrics_section(m for name in datasets for m in shown[name])
+    if cards is not None:
+        sections.append(cards)
     views = {
         (b.query.dataset, b.query.query_id): b.query
         for b in sections[3].blocks
