@@ -30,6 +30,7 @@ forever). Devices and sockets (``/dev/zero``, a terminal) are refused.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import gzip
 import io
 import json
@@ -218,6 +219,27 @@ def open_binary(path: str | Path) -> BinaryIO:
     if is_gzip(p):
         return io.BufferedReader(_CappedGzip(p, src), buffer_size=_CHUNK)  # type: ignore[return-value]
     return src.open("rb")
+
+
+@contextlib.contextmanager
+def decompressed_file(path: str | Path) -> Iterator[Path]:
+    """A regular file holding the path's decompressed bytes, for readers that read on their own
+    threads (Arrow's CSV reader): a gzip file is decompressed here, on the calling thread and
+    under the limits, into a private temporary file removed on exit; another file is given as
+    it is (a pipe as its spool). A Python stream handed to Arrow would be read on Arrow's IO
+    thread, and an error raised there can leave that thread calling into Python while the
+    interpreter exits (an abort, or a hang)."""
+    p = check_file(path)
+    if not is_gzip(p):
+        yield _SPOOLED.get(str(p), p)
+        return
+    fd, name = tempfile.mkstemp(dir=_spool_dir(), suffix=".gunzip")
+    try:
+        with open_binary(p) as src, os.fdopen(fd, "wb") as dst:
+            shutil.copyfileobj(src, dst, _CHUNK)
+        yield Path(name)
+    finally:
+        Path(name).unlink(missing_ok=True)
 
 
 def read_bytes(path: str | Path) -> bytes:
