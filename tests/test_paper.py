@@ -101,7 +101,8 @@ def test_paper_figure_title_legend_axes_and_caption():
     assert f"= {MODELS[1]}" in pf.caption
     for pattern in AVATAR:  # every cut label in full
         assert pattern in pf.caption
-    assert "slices of fewer than 1 queries are left out" in pf.caption
+    assert "every slice is shown, however few its queries" in pf.caption  # min 1: no "fewer than 1"
+    assert "fewer than" not in pf.caption
     ticks = list(fig.layout.yaxis.categoryarray)
     assert ticks[:4] == ["1 (n = 12)", "3 (n = 12)", "10 (n = 12)", "12 (n = 12)"]  # numeric
     assert "lonely (n = 1)" in ticks
@@ -113,11 +114,13 @@ def test_caption_latex_escapes_and_labels():
         title="R&D_50% #1",
         caption="x_y",
     )
-    tex = caption_latex(fig, "demo_北京 fig", image="demo.png")
+    tex = caption_latex(fig, "demo_北京 fig", image="b_demo_recall@10.png")
     assert tex.startswith("\\begin{figure}[t]")
     assert "\\caption{R\\&D\\_50\\% \\#1. x\\_y. Legend: " in tex
     assert "\\label{fig:demo_-fig}" in tex
-    assert "\\includegraphics[width=\\linewidth]{demo.png}" in tex
+    # a file name is read verbatim by \includegraphics: "_" stays, "@" (not in file names the
+    # app writes) is replaced, nothing is escaped
+    assert "\\includegraphics[width=\\linewidth]{b_demo_recall-10.png}" in tex
 
 
 # --------------------------------------------------------------------------- colours

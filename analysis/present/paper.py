@@ -273,12 +273,15 @@ def _sentence(text: str) -> str:
 
 def caption_latex(figure: PaperFigure, label: str, image: str = "") -> str:
     """A LaTeX ``figure`` environment: ``\\includegraphics`` of ``image`` (the PNG's file
-    name; left out when empty), the caption (every data string escaped for LaTeX) and
-    ``\\label{fig:<label>}`` (``label`` reduced to ``[A-Za-z0-9:_-]``)."""
+    name, reduced to ``[A-Za-z0-9._/-]`` and not escaped: ``\\includegraphics`` reads a file
+    name verbatim, so ``a_b.png`` must stay ``a_b.png``, not ``a\\_b.png``; left out when
+    empty), the caption (every data string escaped for LaTeX) and ``\\label{fig:<label>}``
+    (``label`` reduced to ``[A-Za-z0-9:_-]``)."""
     safe = re.sub(r"[^A-Za-z0-9:_-]+", "-", label).strip("-") or "figure"
     body = ["\\begin{figure}[t]", "  \\centering"]
     if image:
-        body.append(f"  \\includegraphics[width=\\linewidth]{{{escape_latex(image)}}}")
+        path = re.sub(r"[^A-Za-z0-9._/-]+", "-", image)
+        body.append(f"  \\includegraphics[width=\\linewidth]{{{path}}}")
     body += [f"  \\caption{{{escape_latex(figure.caption)}}}", f"  \\label{{fig:{safe}}}"]
     return "\n".join([*body, "\\end{figure}"]) + "\n"
 

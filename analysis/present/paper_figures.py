@@ -55,10 +55,16 @@ def _sizes(summary: pd.DataFrame) -> dict[str, int]:
 
 
 def _slice_note(metric: str, column: str, min_size: int) -> str:
+    """The caption's method sentence; the minimum slice size is named only when it leaves
+    slices out (a minimum of 1 query shows every slice)."""
+    kept = (
+        f"slices of fewer than {min_size} queries are left out"
+        if min_size > 1
+        else "every slice is shown, however few its queries"
+    )
     return (
         f"Mean {metric} over the queries of each value of {column}, per model; error bars: "
-        f"seeded 95% bootstrap CI; n = queries in the slice; slices of fewer than {min_size} "
-        "queries are left out."
+        f"seeded 95% bootstrap CI; n = queries in the slice; {kept}."
     )
 
 
