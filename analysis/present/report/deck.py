@@ -44,7 +44,7 @@ from analysis.present.palette import FONT_FAMILY, model_colours
 from analysis.present.report.figures import compare_figure, leaderboard_figure, slice_figure
 from analysis.present.report.model import ALPHA, ReportContent, fmt, slice_columns_of, slug
 from analysis.present.report.numbers import DatasetNumbers, possible_causes
-from analysis.present.report.summary import tied_top
+from analysis.present.report.summary import shows_below, tied_top
 from analysis.present.report.tables import p_cells
 from analysis.stats.paired import p_phrase
 
@@ -250,6 +250,8 @@ def _worst_slices(content: ReportContent, per: dict[str, DatasetNumbers]) -> Sli
     text = (
         f"Worst slice of {content.model_a}: {top['dataset']} {top['slice']} = {top['value']}, "
         f"{top['metric']} {fmt(top['mean'])} vs {fmt(top['overall'])} overall (n = {int(top['n'])})"
+        if shows_below(top)
+        else f"No slice of {content.model_a} is below its overall {top['metric']}"
     )
     table = pd.DataFrame(
         {
@@ -439,7 +441,7 @@ def _slice_charts(
         parts = dict(slice_columns_of(num.slice_summary))
         column = next(iter(parts))
         text = f"{name}: {num.metric} by slice"
-        if not num.worst_slices.empty:
+        if not num.worst_slices.empty and shows_below(num.worst_slices.iloc[0]):
             w = num.worst_slices.iloc[0]
             text += f"; A is lowest on {w['slice']} = {w['value']} ({fmt(w['mean'])})"
             column = str(w["slice"]) if str(w["slice"]) in parts else column

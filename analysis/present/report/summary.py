@@ -24,6 +24,14 @@ def tied_top(part: pd.DataFrame) -> tuple[list[str], pd.DataFrame]:
     return ordered.loc[top, "model"].astype(str).tolist(), ordered.loc[~top]
 
 
+def shows_below(row: Mapping[str, object]) -> bool:
+    """Whether a worst-slice row (``mean``, ``overall``) reads below the overall mean as
+    printed (3 decimals): a slice at 0.650 against 0.650 overall is not a worst slice to
+    name, however the unrounded means compare."""
+    mean, overall = float(row["mean"]), float(row["overall"])  # type: ignore[arg-type]
+    return mean < overall and _fmt(mean) != _fmt(overall)
+
+
 def _verdict(pvalues: pd.DataFrame, name: str, metric: str, model: str) -> str:
     """ ", significant after Holm correction, p = …" or ", not significant after Holm
     correction" (a p-value that is not a finding is not printed)."""
@@ -126,6 +134,12 @@ def summary_sentences(
         if frame.empty:
             continue
         r = frame.iloc[0]
+        if not shows_below(r):
+            out.append(
+                f"No slice of {model_a} on {name} is below its overall {r['metric']} "
+                f"({_fmt(r['overall'])})."
+            )
+            continue
         flag = " (whole CI below)" if bool(r["below"]) else ""
         out.append(
             f"Worst slice of {model_a} on {name}: {r['slice']} = {r['value']} with "
