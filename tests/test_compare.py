@@ -155,6 +155,26 @@ def test_slice_view_formats_compare_slices():
     np.testing.assert_array_equal(view["d_z"], comp["effect_size"])  # NaN: one pair in "y"
 
 
+def test_slice_view_lists_numeric_slice_values_in_numeric_order():
+    """Per-slice deltas of a numeric column (answer-set sizes 1, 3, 10, 12) read 1, 3, 10, 12,
+    not the text order 1, 10, 12, 3; "all" stays first and two metrics keep their blocks."""
+    rng = np.random.default_rng(0)
+    rows = []
+    for i, size in enumerate(["10", "3", "12", "1"] * 6):
+        for model in ("A", "B"):
+            score = {"mrr": float(rng.random()), "hit@1": float(rng.random() < 0.5)}
+            rows.append({"dataset": "d", "model": model, "query_id": f"q{i}", "n_gold": size,
+                         **score})  # fmt: skip
+    table = pd.DataFrame(rows)
+    comp = compare_slices(table, ["mrr", "hit@1"], "A", "B", ["n_gold"], n_resamples=200)
+    assert sorted(set(comp["value"]) - {"all"}) == ["1", "10", "12", "3"]  # text order as made
+    view = compare.slice_view(comp)
+    for metric in ("mrr", "hit@1"):
+        block = view.loc[view["metric"] == metric, "value"].tolist()
+        assert block == ["all", "1", "3", "10", "12"], metric
+    assert view["metric"].tolist() == ["mrr"] * 5 + ["hit@1"] * 5  # each metric in one block
+
+
 def test_resolve_query():
     paired = pd.DataFrame({"dataset": ["d1", "d2", "d1"], "query_id": ["1", "1", "2"]})
     assert compare.resolve_query(paired, "2", None) == ("d1", "2")
@@ -251,7 +271,8 @@ def test_scatter_figure_points_map_back_to_queries():
     assert any(got[k][0] != a for k, a in zip(got, paired["a"], strict=False))
     # hover labels escape data text and keep the exact values
     hover = fig.data[0].hovertext[0]
-    assert "&lt;b>0&lt;/b> &amp; more" in hover and "<b>" not in hover
+    assert "&lt;b>0&lt;/b> &amp; more" in hover
+    assert "<b>" not in hover
     assert "<b>0" not in hover
     assert f"A: {paired.loc[0, 'a']:.4g}" in hover
     assert "m&lt;1>" in fig.layout.xaxis.title.text
