@@ -15,6 +15,7 @@ import streamlit as st
 
 from analysis.present import paper_figures, slicing
 from analysis.present.compare import lists_for_json
+from analysis.present.notices import no_slice_message
 from analysis.stats.perquery import slice_columns
 from ui import cards, data, paper, widgets
 from ui.state import sidebar
@@ -160,7 +161,8 @@ def _charts(
         return
     summary = _summary(key, metric, column, tuple(selected), top, min_n, table)
     if summary.empty:
-        st.info("No slice has at least the minimum number of queries for the selected models.")
+        largest = slicing.largest_slice(table, metric, selected, [column])
+        st.info(widgets.escape_markdown(no_slice_message(column, min_n, largest)))
         return
     anchor = str(sel.model_a if sel.model_a in selected else selected[0])
     colours = tuple(paper.bundle_colours(sel.bundle, selected).items())
@@ -214,7 +216,8 @@ def _worst_table(
     st.text(f"Model A: {model_a}")
     worst = _worst(key, metric, model_a, tuple(columns), min_n, table)
     if worst.empty:
-        st.info("No slice has at least the minimum number of queries.")
+        largest = slicing.largest_slice(table, metric, [model_a], columns)
+        st.info(widgets.escape_markdown(no_slice_message(None, min_n, largest)))
         return
     st.dataframe(
         worst, hide_index=True, width="stretch", key="slices_worst",

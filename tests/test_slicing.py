@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from analysis.present.notices import no_slice_message
 from analysis.present.slicing import (
     SUMMARY_COLUMNS,
     WORST_COLUMNS,
@@ -14,6 +15,7 @@ from analysis.present.slicing import (
     default_slice_column,
     heat_range,
     heatmap_frames,
+    largest_slice,
     order_slice_values,
     plotly_text,
     slice_bar_figure,
@@ -356,3 +358,18 @@ def test_sort_slice_rows_puts_numeric_values_in_numeric_order():
         "all", "6–9 words", "10–12 words", "21–31 words", "1", ">20",
     ]  # fmt: skip
     assert sort_slice_rows(comp.iloc[:0], "value").empty
+
+
+def test_largest_slice_counts_one_models_scored_queries_per_value():
+    table = pd.DataFrame(
+        {"model": ["a"] * 5 + ["b"] * 3, "mrr": [1, np.nan, 0, 1, 1, 0, 0, 0],
+         "c": ["x", "x", "y", "x", None, "x", "x", "x"]}
+    )  # fmt: skip
+    assert largest_slice(table, "mrr", ["a"], ["c"]) == 2  # the NaN row is no query of a slice
+    assert largest_slice(table, "mrr", ["a", "b"], ["c"]) == 3  # per model, never summed
+    assert largest_slice(table, "mrr", ["nobody"], ["c"]) == 0
+    assert no_slice_message("c", 10, 3) == (
+        "No slice of c has at least 10 queries (the largest has 3). Set Minimum slice size to 3 "
+        "or less to see the slices."
+    )
+    assert no_slice_message(None, 10, 0).startswith("No slice has a query with a result")

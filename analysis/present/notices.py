@@ -4,7 +4,8 @@
   queries, when the STaRK folder held runs for the human-generated ones only);
 * :func:`no_text_note`: an entity without name or text (a STaRK bundle imported without
   ``--skb`` knows its node ids only);
-* :func:`cjk_font_message`: Chinese/Japanese/Korean text with no CJK font for the exporters.
+* :func:`cjk_font_message`: Chinese/Japanese/Korean text with no CJK font for the exporters;
+* :func:`no_slice_message`: no slice reaches the page's minimum slice size.
 
 Messages are plain text (names from files as they are: the pages escape them). The module
 never imports streamlit.
@@ -19,6 +20,7 @@ __all__ = [
     "NO_SKB_TEXT",
     "cjk_font_message",
     "no_run_message",
+    "no_slice_message",
     "no_text_note",
 ]
 
@@ -69,4 +71,17 @@ def cjk_font_message(install: str = "apt-get install fonts-noto-cjk") -> str:
         "Chinese, Japanese and Korean text will show as boxes in exported images and slides: "
         f"no CJK font is installed for the exporter. Install one ({install}, or any Noto Sans "
         "CJK / Source Han Sans font) and restart."
+    )
+
+
+def no_slice_message(column: str | None, min_size: int, largest: int) -> str:
+    """Why no slice is drawn: none of ``column``'s values (``None``: of any slice column) has
+    ``min_size`` queries; ``largest`` is the biggest slice's query count (0: no query), and
+    the way out is a smaller minimum (the Minimum slice size field, ``min_n`` in the URL)."""
+    of = f"of {column} " if column else ""
+    if largest < 1:
+        return f"No slice {of}has a query with a result for the selected models."
+    return (
+        f"No slice {of}has at least {min_size:,} queries (the largest has {largest:,}). "
+        f"Set Minimum slice size to {largest:,} or less to see the slices."
     )

@@ -41,6 +41,7 @@ __all__ = [
     "default_slice_column",
     "heat_range",
     "heatmap_frames",
+    "largest_slice",
     "order_slice_values",
     "plotly_text",
     "slice_bar_figure",
@@ -129,6 +130,25 @@ def sort_slice_rows(
     keys["\x00value"] = labels.map(rank).to_numpy()
     order = pd.DataFrame(keys, index=frame.index).sort_values(list(keys), kind="stable").index
     return frame.loc[order].reset_index(drop=True)
+
+
+def largest_slice(
+    table: pd.DataFrame, metric: str, models: Sequence[str], columns: Sequence[str]
+) -> int:
+    """The query count of the biggest slice of any of ``models`` over ``columns`` (values as
+    :func:`slice_labels` gives them; rows with a NaN ``metric`` left out, as every slice
+    statistic does); 0 when no row is left. What an empty slice chart compares its minimum
+    slice size with."""
+    rows = table.loc[table["model"].astype(str).isin(list(map(str, models)))]
+    rows = rows.loc[rows[metric].notna()] if metric in rows.columns else rows.iloc[:0]
+    sizes = [
+        int(
+            slice_labels(rows[c]).groupby(rows["model"].astype(str).to_numpy()).value_counts().max()
+        )
+        for c in columns
+        if c in rows.columns and len(rows)
+    ]
+    return max(sizes, default=0)
 
 
 def default_slice_column(table: pd.DataFrame, columns: Sequence[str]) -> str | None:
