@@ -28,8 +28,7 @@ st.title("Compare two models")
 widgets.require_datasets(sel)
 widgets.require_runs(sel, "pages/3_Compare.py")
 if sel.model_b is None:
-    st.info("Compare needs two models with a run on the selected dataset; add a run on the "
-            "Home page or choose another dataset.")  # fmt: skip
+    widgets.explain_one_model(sel, "pages/3_Compare.py")
     st.stop()
 table, _warnings, errors = data.per_query(sel.bundle, sel.datasets, sel.ties, sel.split)
 widgets.show_errors(errors)

@@ -179,7 +179,9 @@ with tab_comp:
     st.dataframe(best, hide_index=True, width="stretch", key="oracle")
 
 with tab_dis:
-    if sel.model_b is None or sel.model_b not in ranked:
+    if sel.model_b is None:
+        widgets.explain_one_model(sel, "pages/6_Analyses.py")
+    elif sel.model_b not in ranked:
         st.info("Choose a model B in the sidebar.")
     else:
         st.caption(

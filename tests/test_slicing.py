@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.present.notices import no_slice_message
+from analysis.present.notices import no_slice_message, one_model_message
 from analysis.present.slicing import (
     SUMMARY_COLUMNS,
     WORST_COLUMNS,
@@ -373,3 +373,11 @@ def test_largest_slice_counts_one_models_scored_queries_per_value():
         "or less to see the slices."
     )
     assert no_slice_message(None, 10, 0).startswith("No slice has a query with a result")
+
+
+def test_one_model_message_names_the_run_and_the_datasets_with_two():
+    text = one_model_message("mag-human", ["ada-002"], ["mag-synth", "prime"])
+    assert text.startswith("mag-human has only one run (ada-002), and this needs two")
+    assert "The bundle's datasets with two runs or more: mag-synth and prime." in text
+    assert "datasets with two runs" not in one_model_message("d", [], [])
+    assert one_model_message("d", [], []).startswith("d has no run")

@@ -13,7 +13,7 @@ import streamlit as st
 from analysis.core.errors import InputError
 from analysis.present._compat import figure_unvalidated
 from analysis.present.export import escape_markdown
-from analysis.present.notices import no_run_message
+from analysis.present.notices import no_run_message, one_model_message
 from ui import cards, data
 from ui.state import Selection
 
@@ -57,6 +57,24 @@ def explain_no_run(sel: Selection, page: str, dataset: str | None = None) -> Non
     others = [n for n in datasets_with_runs(sel) if n != name]
     family = spec.family if spec is not None else "generic"
     st.info(escape_markdown(no_run_message(name, family, others)))
+    for other in others[:4]:
+        st.page_link(
+            page,
+            label=escape_markdown(f"Open {other}"),
+            query_params={"bundle": sel.bundle_id, "dataset": other},
+        )
+
+
+def explain_one_model(sel: Selection, page: str) -> None:
+    """Say why A vs B is empty (the selected dataset has fewer than two runs), with a link (to
+    ``page``) to each dataset with two runs or more."""
+    assert sel.bundle is not None
+    name = str(sel.dataset)
+    models = data.models_of(sel.bundle, [name])
+    others = [
+        n for n in sel.bundle.datasets if n != name and len(data.models_of(sel.bundle, [n])) > 1
+    ]
+    st.info(escape_markdown(one_model_message(name, models, others)))
     for other in others[:4]:
         st.page_link(
             page,

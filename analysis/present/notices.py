@@ -5,7 +5,8 @@
 * :func:`no_text_note`: an entity without name or text (a STaRK bundle imported without
   ``--skb`` knows its node ids only);
 * :func:`cjk_font_message`: Chinese/Japanese/Korean text with no CJK font for the exporters;
-* :func:`no_slice_message`: no slice reaches the page's minimum slice size.
+* :func:`no_slice_message`: no slice reaches the page's minimum slice size;
+* :func:`one_model_message`: a comparison of A and B on a dataset with one run.
 
 Messages are plain text (names from files as they are: the pages escape them). The module
 never imports streamlit.
@@ -22,6 +23,7 @@ __all__ = [
     "no_run_message",
     "no_slice_message",
     "no_text_note",
+    "one_model_message",
 ]
 
 #: Shown in place of a STaRK node's name/text when the bundle was imported without ``--skb``.
@@ -84,4 +86,17 @@ def no_slice_message(column: str | None, min_size: int, largest: int) -> str:
     return (
         f"No slice {of}has at least {min_size:,} queries (the largest has {largest:,}). "
         f"Set Minimum slice size to {largest:,} or less to see the slices."
+    )
+
+
+def one_model_message(dataset: str, models: Sequence[str], with_two: Sequence[str]) -> str:
+    """Why a comparison of model A and model B is empty on ``dataset``: it has the run(s)
+    ``models`` (one, or none), and where two are (``with_two``: datasets with two runs or
+    more) or how to add a second."""
+    have = f"only one run ({models[0]})" if len(models) == 1 else "no run"
+    where = f" The bundle's datasets with two runs or more: {_names(with_two)}." if with_two else ""
+    return (
+        f"{dataset} has {have}, and this needs two: model A and model B.{where} "
+        "To compare on this dataset, add a second run: upload one on the Home page (Add a "
+        "run) or name it in the dataset's runs in bundle.toml."
     )

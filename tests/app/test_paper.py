@@ -1,7 +1,8 @@
 """AppTest: an imported STaRK bundle opens on its dataset with a run; every page without
 per-query results says why and links to the datasets with runs; rank-only runs show no
 scores; blank entity text names the importer flag; Compare's per-slice table starts on a
-column with more than one value; MRR's causes say "top 10", not "k = 10"; the CJK font warning
+column with more than one value; a comparison on a dataset with one run says it needs a
+second; MRR's causes say "top 10", not "k = 10"; the CJK font warning
 is shown once; the export control renders a figure for a paper."""
 
 from __future__ import annotations
@@ -64,6 +65,18 @@ def test_a_dataset_without_a_run_says_why_and_links_to_the_one_with_runs(prime, 
     assert [_plain(link.label) for link in links] == ["Open prime-human"]
     assert "dataset=prime-human" in links[0].query_string
     assert "bundle=prime" in links[0].query_string
+
+
+@pytest.mark.real
+@pytest.mark.parametrize("page", ["3_Compare.py", "6_Analyses.py"])
+def test_a_dataset_with_one_run_says_a_comparison_needs_a_second(prime, page):
+    at = open_page(page, bundle="prime", dataset="prime-human")
+    no_exception(at)
+    text = _plain(_infos(at))
+    assert "prime-human has only one run (ada-002), and this needs two: model A and model B" in text
+    assert "add a second run: upload one on the Home page (Add a run)" in text
+    assert "Choose a model B" not in text  # there is none to choose
+    assert not [e for e in at.get("page_link") if e.proto.label.startswith("Open prime")]
 
 
 @pytest.mark.real
