@@ -147,6 +147,11 @@ def test_an_imported_stark_bundle_opens_on_its_run_and_every_empty_state_explain
     assert "1000.0000" not in ranking.inner_text()
     assert ranking.get_by_text("(no text: import with --skb)").count() == 20
     screenshot(page, "paper-rank-only-no-skb")
+    # one run on prime-human: Compare says it needs a second and how to add one
+    _open(page, f"{paper_server}/Compare?bundle=prime&dataset=prime-human")
+    page.get_by_text("prime-human has only one run (ada-002), and this needs two").wait_for()
+    page.get_by_text("upload one on the Home page (Add a run)", exact=False).first.wait_for()
+    screenshot(page, "paper-empty-compare-one-run")
 
 
 def test_slices_export_with_avatar_pattern_labels(paper_server, browser, page):
