@@ -182,10 +182,12 @@ def _board() -> pd.DataFrame:
 
 
 def _map_points() -> tuple[pd.DataFrame, dict]:
-    """A 4-POI stack at the gold (GeoGLUE's privacy shift), two lists of 10."""
+    """A 4-POI stack at the gold (GeoGLUE's privacy shift), two lists of 10; B's 10th result
+    (p10) lies 55 km away, the others within 2.5 km."""
     base = (30.27, 120.15)
     pois = [("g", "金色咖啡店", *base)] + [(f"s{i}", f"同址店铺{i}", *base) for i in range(3)]
     pois += [(f"p{i}", f"远处店铺{i}", base[0] + 0.002 * i, base[1] + 0.003) for i in range(12)]
+    pois[4 + 10] = ("p10", "另一区的同名店", base[0] + 0.5, base[1] + 0.003)  # 55 km north
     frame = pd.DataFrame(pois, columns=["doc_id", "name", "lat", "lon"]).assign(text="")
     index = geomap.poi_index(frame, 0.0)
     a = pd.DataFrame({"doc_id": ["s0", "p1", "g", *[f"p{i}" for i in range(2, 9)]],
@@ -274,6 +276,44 @@ def test_every_paper_figure_renders_with_no_clipped_or_rotated_cjk_text(browser)
         (ARTIFACTS / f"paper-{name}.png").write_bytes(png)
         (ARTIFACTS / f"paper-{name}.svg").write_bytes(svg)
         (ARTIFACTS / f"paper-{name}.tex").write_text(caption_latex(figure, name), "utf-8")
+
+
+def test_a_far_result_is_drawn_on_the_maps_edge_with_its_distance():
+    """B's 10th result 55 km north would squeeze the query, the gold stack and 18 results
+    within 2.5 km into a blot: it is drawn on the frame's edge, due north, with its
+    distance; the caption says so."""
+    pts, query = _map_points()
+    pf = paper_figures.map_snapshot_paper(
+        pts, query, {"A": MODELS[0], "B": MODELS[1]}, dataset="geoglue", k=10
+    )
+    spec = json.loads(pf.figure.to_json())
+    b = next(t for t in spec["data"] if str(t.get("name", "")).startswith("B: "))
+    far = [i for i, text in enumerate(b["text"]) if "(" in text]
+    assert [b["text"][i] for i in far] == ["10 (56 km)"]
+    xs = [float(x) for t in spec["data"] for x in _array(t.get("x", []))]
+    ys = [float(y) for t in spec["data"] for y in _array(t.get("y", []))]
+    assert max(ys) == pytest.approx(float(_array(b["y"])[far[0]]))  # the top of the frame
+    # the frame holds the near points (in metres), not 55 km of empty map
+    assert spec["layout"]["yaxis"]["title"]["text"] == "north (m)"
+    assert max(ys) < 4000
+    assert abs(float(_array(b["x"])[far[0]])) < 500  # in its own direction (north)
+    assert max(map(abs, xs)) < 4000
+    assert "1 result farther away is drawn on the frame's edge" in pf.caption
+    near, *_ = _map_points()
+    near = near.loc[near["doc_id"] != "p10"]  # every result near: drawn to scale, no note
+    plain = paper_figures.map_snapshot_paper(
+        near, query, {"A": MODELS[0], "B": MODELS[1]}, dataset="geoglue", k=10
+    )
+    assert "frame's edge" not in plain.caption
+
+
+def _array(value: object) -> list:
+    """A plotly JSON array: a list, or a typed array ``{"dtype", "bdata"}``."""
+    if isinstance(value, dict) and "bdata" in value:
+        import base64
+
+        return np.frombuffer(base64.b64decode(value["bdata"]), dtype=value["dtype"]).tolist()
+    return list(value)
 
 
 def test_the_same_model_colour_in_figures_of_two_datasets():

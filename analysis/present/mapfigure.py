@@ -6,7 +6,15 @@ equirectangular approximation (``x = Δlon · cos(lat₀) · m/°``, ``y = Δlat
 the error is far below a pixel); km when the points span more than 3 km. POIs that share a
 coordinate (a stack) are drawn on a ring of radius :data:`RING_SHARE` of the figure's extent
 around it, with a grey spoke to the true position and the stack's size beside it, so the stack
-is visible however far the figure zooms out. The module never imports streamlit.
+is visible however far the figure zooms out.
+
+The frame: a list's results can lie tens of km away (a text match in another district) while
+the query, the gold and most results sit within a few hundred metres; drawn to scale, the
+near ones would merge into one blot. The frame is therefore fitted to the query, the gold POIs
+and 3 in 4 of the results (:data:`FRAME_QUANTILE`), with a margin of :data:`FRAME_MARGIN`; a
+result more than twice that far is drawn on the frame's edge (10% beyond the farthest other
+point) in its own direction, its true distance written after its rank (``4 (61 km)``). The
+module never imports streamlit.
 """
 
 from __future__ import annotations
@@ -22,10 +30,14 @@ from analysis.geo import EARTH_RADIUS_M
 from analysis.present.escape import plotly_text
 from analysis.present.palette import FONT_FAMILY, TIE_COLOUR
 
-__all__ = ["RING_SHARE", "map_snapshot_figure"]
+__all__ = ["FRAME_MARGIN", "FRAME_QUANTILE", "RING_SHARE", "map_snapshot_figure"]
 
 #: Ring radius of a stack as a share of the largest distance from the centre.
 RING_SHARE = 0.05
+#: Share of the results the frame is fitted to (with the query and every gold POI).
+FRAME_QUANTILE = 0.75
+#: The frame's radius over the farthest point it is fitted to.
+FRAME_MARGIN = 1.25
 _M_PER_DEG = EARTH_RADIUS_M * math.pi / 180.0
 #: (symbol, colour of a hit, colour of a miss) per list label.
 _STYLE = {"A": ("circle", "#0054BE", "#8CB9F0"), "B": ("diamond", "#CD5000", "#FCC48C")}
@@ -54,11 +66,12 @@ def _spread(pts: pd.DataFrame, radius: float) -> pd.DataFrame:
 
 def map_snapshot_figure(
     points: pd.DataFrame, query: Mapping[str, object], names: Mapping[str, str]
-) -> tuple[go.Figure, str]:
+) -> tuple[go.Figure, str, int]:
     """The figure of :func:`analysis.geo.mapdata.query_points` rows (``role``, ``rank``,
     ``doc_id``, ``lat``, ``lon``, ``stack_size``, ``hit``, ``located``) and the query
-    (``lat``/``lon`` optional), and the unit of its axes (``"m"`` or ``"km"``). ``names``:
-    list label -> model name. Equal axis scales; ranks written beside A's and B's markers."""
+    (``lat``/``lon`` optional), the unit of its axes (``"m"`` or ``"km"``) and how many
+    results are drawn on the frame's edge (module docstring). ``names``: list label -> model
+    name. Equal axis scales; ranks written beside A's and B's markers."""
     pts = points[points["located"]].copy()
     spot = pd.DataFrame({"lat": [query.get("lat")], "lon": [query.get("lon")]}, dtype=float)
     located = bool(spot.notna().all(axis=None))
@@ -68,6 +81,7 @@ def map_snapshot_figure(
     lon0 = float(origin["lon"]) if origin is not None else 0.0
     pts["x"], pts["y"] = _local(pts, lat0, lon0)
     qx, qy = _local(spot, lat0, lon0) if located else (np.empty(0), np.empty(0))
+    pts = _frame(pts, float(np.hypot(qx, qy).max()) if located else 0.0)
     extent = float(np.nanmax(np.abs(np.r_[pts["x"], pts["y"], qx, qy, 1.0])))
     scale, unit = (1000.0, "km") if extent > 3000 else (1.0, "m")
     pts = _spread(pts, RING_SHARE * extent)
@@ -91,7 +105,30 @@ def map_snapshot_figure(
                "scaleratio": 1},
         height=620, width=820, font={"family": FONT_FAMILY},
     )  # fmt: skip
-    return fig, unit
+    return fig, unit, int(pts.drop_duplicates("doc_id")["far_m"].notna().sum())
+
+
+def _frame(pts: pd.DataFrame, query_m: float) -> pd.DataFrame:
+    """``pts`` with ``far_m``: the true distance of a result drawn on the frame's edge (module
+    docstring), NaN for the others; those results' ``x``/``y`` moved onto the edge."""
+    dist = np.hypot(pts["x"].to_numpy(dtype=float), pts["y"].to_numpy(dtype=float))
+    listed = (pts["role"] != "gold").to_numpy()
+    near = [query_m, 1.0, *dist[~listed]]
+    if listed.any():
+        near.append(float(np.nanquantile(dist[listed], FRAME_QUANTILE)))
+    edge = FRAME_MARGIN * float(np.nanmax(near))
+    far = listed & (dist > 2 * edge)
+    if not far.any():
+        return pts.assign(far_m=np.nan)
+    rim = 1.1 * max(edge, float(np.nanmax(dist[~far], initial=0.0)))
+    shrink = np.where(far, rim / np.where(far, dist, 1.0), 1.0)
+    return pts.assign(x=pts["x"] * shrink, y=pts["y"] * shrink, far_m=np.where(far, dist, np.nan))
+
+
+def _distance(metres: float) -> str:
+    if metres >= 10_000:
+        return f"{metres / 1000:,.0f} km"
+    return f"{metres / 1000:.1f} km" if metres >= 1000 else f"{metres:,.0f} m"
 
 
 def _markers(fig: go.Figure, pts: pd.DataFrame, scale: float, names: Mapping[str, str]) -> None:
@@ -109,7 +146,10 @@ def _markers(fig: go.Figure, pts: pd.DataFrame, scale: float, names: Mapping[str
         name = plotly_text(f"{label}: {names.get(label, label)}")
         fig.add_trace(go.Scatter(
             x=rows["px"] / scale, y=rows["py"] / scale, mode="markers+text", name=name,
-            text=[str(int(r)) for r in rows["rank"]],
+            text=[
+                f"{int(r)}" + ("" if np.isnan(d) else f" ({_distance(d)})")
+                for r, d in zip(rows["rank"], rows["far_m"].to_numpy(dtype=float), strict=True)
+            ],
             textposition="top right" if label == "A" else "bottom right",
             marker={"symbol": symbol, "size": 10, "line": {"width": 1, "color": "white"},
                     "color": [hit if h else miss for h in rows["hit"]]},

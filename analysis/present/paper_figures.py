@@ -218,7 +218,14 @@ def map_snapshot_paper(
 ) -> PaperFigure:
     """One query's map (:func:`~analysis.present.mapfigure.map_snapshot_figure`) for a paper;
     the caption says what every mark is and quotes the query (cut to 120 characters)."""
-    fig, unit = map_snapshot_figure(points, query, names)
+    fig, unit, far = map_snapshot_figure(points, query, names)
+    edge = (
+        f" {far} result{'s' if far > 1 else ''} farther away {'are' if far > 1 else 'is'} drawn "
+        "on the frame's edge in its direction, the distance from the first gold POI after the "
+        "rank."
+        if far
+        else ""
+    )
     lists = " and ".join(
         f"{label} = {names[label]} ({shape})"
         for label, shape in (("A", "blue circles"), ("B", "orange diamonds"))
@@ -232,7 +239,8 @@ def map_snapshot_paper(
         + f"Gold POIs (amber rings), the top {k} of {lists or 'no model'}, dark when relevant, "
         f"with their ranks; the query's location (purple star). Positions in {unit} east and "
         "north of the first gold POI; POIs sharing a coordinate are spread on a ring around "
-        "it (grey spokes to the true position); ×n = POIs at that coordinate in the dataset.",
+        "it (grey spokes to the true position); ×n = POIs at that coordinate in the dataset."
+        + edge,
         width=820,
         height=620,
     )
