@@ -381,3 +381,24 @@ def test_one_model_message_names_the_run_and_the_datasets_with_two():
     assert "The bundle's datasets with two runs or more: mag-synth and prime." in text
     assert "datasets with two runs" not in one_model_message("d", [], [])
     assert one_model_message("d", [], []).startswith("d has no run")
+
+
+def test_wrapped_labels_get_rows_tall_enough_not_to_overlap():
+    """AvaTaR's sentence-long patterns wrap onto 3 lines: each row of the bars and of the
+    heatmap is at least 3 lines tall, so neighbouring labels never overlap."""
+    patterns = [
+        f"Queries number {i} about genes and proteins leading to a disease" for i in range(14)
+    ]
+    rows = [{"model": "m", "value": v, "n": 5, "mean": 0.5, "ci_low": 0.4, "ci_high": 0.6}
+            for v in patterns]  # fmt: skip
+    summary = pd.DataFrame(rows)
+    order = slice_order(summary)
+    assert all(label.count("<br>") == 2 for label in axis_labels(order))  # 3 lines each
+    bars = slice_bar_figure(summary, "mrr", "pattern", ["m"], order)
+    heat = slice_heatmap_figure(summary, "mrr", "pattern", ["m"], order)
+    for fig in (bars, heat):
+        assert fig.layout.height >= 90 + 14 * (3 * 16 + 6)
+    short = summary.assign(value=[f"p{i}" for i in range(14)])
+    assert (
+        slice_bar_figure(short, "mrr", "p", ["m"], slice_order(short)).layout.height == 90 + 14 * 24
+    )

@@ -339,6 +339,20 @@ def _slice_hover(head: str, column: str, metric: str, axis: str) -> str:
     )
 
 
+#: Pixels per line of a wrapped axis label (12 px font), and the gap between two labels.
+_LINE_PX, _LABEL_GAP_PX = 16, 6
+
+
+def _rows_height(labels: Sequence[str], per_value: int) -> int:
+    """Plot height for one category row per label: ``per_value`` pixels, or more when a
+    label wrapped onto several lines (:func:`wrap_label`) needs them, so wrapped labels of
+    neighbouring rows never overlap."""
+    return sum(
+        max(per_value, _LINE_PX * (str(label).count("<br>") + 1) + _LABEL_GAP_PX)
+        for label in labels
+    )
+
+
 def slice_bar_figure(
     summary: pd.DataFrame,
     metric: str,
@@ -392,13 +406,13 @@ def slice_bar_figure(
                 hovertemplate=_slice_hover("%{fullData.name}", column, metric, "x"),
             )
         )
-    n_rows = len(order) * max(1, len(fig.data))
+    per_value = 16 * max(1, len(fig.data)) + 8
     fig.update_layout(
         barmode="group",
         xaxis={"title": f"mean {plotly_text(metric)} (95% CI)", "rangemode": "tozero"},
         yaxis={"title": plotly_text(column), "type": "category", "automargin": True},
         legend={"title": "model", "orientation": "h", "y": 1.02, "yanchor": "bottom"},
-        height=int(min(4000, max(260, 90 + 16 * n_rows + 8 * len(order)))),
+        height=int(min(4000, max(260, 90 + _rows_height([labels[v] for v in order], per_value)))),
         margin={"t": 40, "b": 10, "l": 10},
         font={"family": FONT_FAMILY},
     )
@@ -456,7 +470,7 @@ def slice_heatmap_figure(
         xaxis={"title": "model", "type": "category", "side": "top"},
         yaxis={"title": plotly_text(column), "type": "category", "autorange": "reversed",
                "automargin": True},
-        height=int(min(4000, max(220, 90 + 30 * len(order)))),
+        height=int(min(4000, max(220, 90 + _rows_height(list(fig.data[0].y), 30)))),
         margin={"t": 60, "b": 10, "l": 10},
         font={"family": FONT_FAMILY},
     )  # fmt: skip
