@@ -46,10 +46,7 @@ for name in sel.datasets:
         spatial.append(name)
 widgets.show_errors(errors)
 if not spatial:
-    st.info(
-        "The map needs a dataset whose entities (POIs) have lat/lon coordinates, such as the "
-        "demo's beijing, shanghai or geo-glue. Select one in the sidebar."
-    )
+    widgets.explain_no_map(sel, "pages/4_Map.py")
     st.stop()
 
 md, tol, basemap, datum = mv.controls(spatial)

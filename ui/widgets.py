@@ -13,7 +13,7 @@ import streamlit as st
 from analysis.core.errors import InputError
 from analysis.present._compat import figure_unvalidated
 from analysis.present.export import escape_markdown
-from analysis.present.notices import no_run_message, one_model_message
+from analysis.present.notices import no_map_message, no_run_message, one_model_message
 from ui import cards, data
 from ui.state import Selection
 
@@ -41,6 +41,16 @@ def require_datasets(sel: Selection) -> None:
         st.stop()
 
 
+def _open_links(sel: Selection, page: str, datasets: list[str]) -> None:
+    """A link "Open <dataset>" to ``page`` on each of the first four ``datasets``."""
+    for other in datasets[:4]:
+        st.page_link(
+            page,
+            label=escape_markdown(f"Open {other}"),
+            query_params={"bundle": sel.bundle_id, "dataset": other},
+        )
+
+
 def datasets_with_runs(sel: Selection) -> list[str]:
     """The bundle's datasets that have a run (manifest order; uploads count)."""
     if sel.bundle is None:
@@ -57,12 +67,7 @@ def explain_no_run(sel: Selection, page: str, dataset: str | None = None) -> Non
     others = [n for n in datasets_with_runs(sel) if n != name]
     family = spec.family if spec is not None else "generic"
     st.info(escape_markdown(no_run_message(name, family, others)))
-    for other in others[:4]:
-        st.page_link(
-            page,
-            label=escape_markdown(f"Open {other}"),
-            query_params={"bundle": sel.bundle_id, "dataset": other},
-        )
+    _open_links(sel, page, others)
 
 
 def explain_one_model(sel: Selection, page: str) -> None:
@@ -75,12 +80,19 @@ def explain_one_model(sel: Selection, page: str) -> None:
         n for n in sel.bundle.datasets if n != name and len(data.models_of(sel.bundle, [n])) > 1
     ]
     st.info(escape_markdown(one_model_message(name, models, others)))
-    for other in others[:4]:
-        st.page_link(
-            page,
-            label=escape_markdown(f"Open {other}"),
-            query_params={"bundle": sel.bundle_id, "dataset": other},
-        )
+    _open_links(sel, page, others)
+
+
+def explain_no_map(sel: Selection, page: str) -> None:
+    """Say why the selected dataset has no map, with a link (to ``page``) to each dataset of
+    the bundle whose manifest family is spatial."""
+    assert sel.bundle is not None
+    name = str(sel.dataset)
+    spec = sel.bundle.datasets.get(name)
+    family = spec.family if spec is not None else "generic"
+    spatial = [n for n, s in sel.bundle.datasets.items() if n != name and s.family == "spatial"]
+    st.info(escape_markdown(no_map_message(name, family, spatial)))
+    _open_links(sel, page, spatial)
 
 
 def require_runs(sel: Selection, page: str) -> None:

@@ -6,7 +6,8 @@
   ``--skb`` knows its node ids only);
 * :func:`cjk_font_message`: Chinese/Japanese/Korean text with no CJK font for the exporters;
 * :func:`no_slice_message`: no slice reaches the page's minimum slice size;
-* :func:`one_model_message`: a comparison of A and B on a dataset with one run.
+* :func:`one_model_message`: a comparison of A and B on a dataset with one run;
+* :func:`no_map_message`: the map of a dataset whose entities have no coordinates.
 
 Messages are plain text (names from files as they are: the pages escape them). The module
 never imports streamlit.
@@ -20,6 +21,7 @@ __all__ = [
     "NO_ENTITIES_TEXT",
     "NO_SKB_TEXT",
     "cjk_font_message",
+    "no_map_message",
     "no_run_message",
     "no_slice_message",
     "no_text_note",
@@ -99,4 +101,22 @@ def one_model_message(dataset: str, models: Sequence[str], with_two: Sequence[st
         f"{dataset} has {have}, and this needs two: model A and model B.{where} "
         "To compare on this dataset, add a second run: upload one on the Home page (Add a "
         "run) or name it in the dataset's runs in bundle.toml."
+    )
+
+
+def no_map_message(dataset: str, family: str, spatial: Sequence[str]) -> str:
+    """Why the map of ``dataset`` is empty: its entities have no lat/lon (STaRK's knowledge-base
+    nodes never do); ``spatial``: the bundle's spatial datasets to open instead, else how to
+    get one (an importer of POIs, or the demo)."""
+    why = " (STaRK's knowledge-base entities have no location)" if family == "stark" else ""
+    where = (
+        f"The bundle's spatial datasets: {_names(spatial)}: open one to see its map."
+        if spatial
+        else "No dataset of this bundle has coordinates: import POIs with their location "
+        "(python -m analysis import geoglue|list|geobloom), or open the demo bundle's beijing, "
+        "shanghai or geo-glue."
+    )
+    return (
+        f"{dataset}'s entities have no lat/lon coordinates{why}, so there is nothing to draw "
+        f"on a map. {where}"
     )

@@ -79,6 +79,26 @@ def test_a_dataset_with_one_run_says_a_comparison_needs_a_second(prime, page):
     assert not [e for e in at.get("page_link") if e.proto.label.startswith("Open prime")]
 
 
+def test_a_map_without_coordinates_says_why_and_links_the_spatial_datasets():
+    at = open_page("4_Map.py", dataset="stark-mag")  # the demo: three spatial datasets
+    no_exception(at)
+    text = _plain(_infos(at))
+    assert "stark-mag's entities have no lat/lon coordinates (STaRK's knowledge-base" in text
+    assert "The bundle's spatial datasets: beijing, shanghai and geo-glue" in text
+    links = [_plain(e.proto.label) for e in at.get("page_link")]
+    links = [label for label in links if label.startswith("Open ") and label != "Open data"]
+    assert links == ["Open beijing", "Open shanghai", "Open geo-glue"]
+
+
+@pytest.mark.real
+def test_a_bundle_without_coordinates_says_how_to_get_a_map(prime):
+    at = open_page("4_Map.py", bundle="prime", dataset="prime-human")
+    no_exception(at)
+    text = _plain(_infos(at))
+    assert "prime-human's entities have no lat/lon coordinates" in text
+    assert "No dataset of this bundle has coordinates: import POIs with their location" in text
+
+
 @pytest.mark.real
 def test_rank_only_runs_show_ranks_and_blank_text_names_the_skb_flag(prime):
     at = open_page("2_Queries.py", bundle="prime", dataset="prime-human", a="ada-002", q="0",
