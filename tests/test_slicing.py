@@ -381,6 +381,7 @@ def test_one_model_message_names_the_run_and_the_datasets_with_two():
     assert "The bundle's datasets with two runs or more: mag-synth and prime." in text
     assert "datasets with two runs" not in one_model_message("d", [], [])
     assert one_model_message("d", [], []).startswith("d has no run")
+    assert one_model_message("d", ["a", "b"], []).startswith("Choose a model B in the sidebar")
 
 
 def test_wrapped_labels_get_rows_tall_enough_not_to_overlap():

@@ -94,8 +94,10 @@ def no_slice_message(column: str | None, min_size: int, largest: int) -> str:
 def one_model_message(dataset: str, models: Sequence[str], with_two: Sequence[str]) -> str:
     """Why a comparison of model A and model B is empty on ``dataset``: it has the run(s)
     ``models`` (one, or none), and where two are (``with_two``: datasets with two runs or
-    more) or how to add a second."""
-    have = f"only one run ({models[0]})" if len(models) == 1 else "no run"
+    more) or how to add a second. With two runs or more, it asks for a model B."""
+    if len(models) > 1:
+        return f"Choose a model B in the sidebar: {dataset} has {len(models)} runs."
+    have = f"only one run ({models[0]})" if models else "no run"
     where = f" The bundle's datasets with two runs or more: {_names(with_two)}." if with_two else ""
     return (
         f"{dataset} has {have}, and this needs two: model A and model B.{where} "
