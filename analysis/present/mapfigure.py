@@ -144,16 +144,39 @@ def _markers(fig: go.Figure, pts: pd.DataFrame, scale: float, names: Mapping[str
         if rows.empty:
             continue
         name = plotly_text(f"{label}: {names.get(label, label)}")
+        text, where = _rank_labels(rows, "top right" if label == "A" else "bottom right")
         fig.add_trace(go.Scatter(
             x=rows["px"] / scale, y=rows["py"] / scale, mode="markers+text", name=name,
-            text=[
-                f"{int(r)}" + ("" if np.isnan(d) else f" ({_distance(d)})")
-                for r, d in zip(rows["rank"], rows["far_m"].to_numpy(dtype=float), strict=True)
-            ],
-            textposition="top right" if label == "A" else "bottom right",
+            text=text, textposition=where, cliponaxis=False,
             marker={"symbol": symbol, "size": 10, "line": {"width": 1, "color": "white"},
                     "color": [hit if h else miss for h in rows["hit"]]},
         ))  # fmt: skip
+
+
+def _rank_labels(rows: pd.DataFrame, near: str) -> tuple[list[str], list[str]]:
+    """Each marker's text and its position: the rank beside a marker drawn to scale
+    (``near``); on the frame's edge, the ranks of the results drawn at one spot (to 1% of
+    the frame) joined on the first, with the distance, written towards the inside."""
+    far = rows["far_m"].to_numpy(dtype=float)
+    size = float(np.nanmax(np.abs(np.r_[rows["px"], rows["py"], 1.0])))
+    spot = (
+        (rows["px"] / (0.01 * size)).round().astype(str)
+        + ","
+        + (rows["py"] / (0.01 * size)).round().astype(str)
+    )
+    text, where, done = [], [], set()
+    for i, (rank, key) in enumerate(zip(rows["rank"], spot, strict=True)):
+        if np.isnan(far[i]):
+            text.append(str(int(rank)))
+            where.append(near)
+            continue
+        same = [j for j in range(len(rows)) if spot.iloc[j] == key and not np.isnan(far[j])]
+        ranks = ", ".join(str(int(rows["rank"].iloc[j])) for j in same)
+        text.append("" if key in done else f"{ranks} ({_distance(far[i])})")
+        done.add(key)
+        x, y = float(rows["px"].iloc[i]), float(rows["py"].iloc[i])
+        where.append(f"{'bottom' if y > 0 else 'top'} {'left' if x > 0 else 'right'}")
+    return text, where
 
 
 def _stack_sizes(fig: go.Figure, pts: pd.DataFrame, scale: float) -> None:
