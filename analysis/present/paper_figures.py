@@ -221,8 +221,8 @@ def map_snapshot_paper(
     fig, unit, far = map_snapshot_figure(points, query, names)
     edge = (
         f" {far} result{'s' if far > 1 else ''} farther away {'are' if far > 1 else 'is'} drawn "
-        "on the frame's edge in its direction, the distance from the first gold POI after the "
-        "rank."
+        "on the frame's edge, each in its own direction, with its distance from the first gold "
+        "POI after its rank."
         if far
         else ""
     )
