@@ -17,7 +17,7 @@ from analysis.present import paper_figures, slicing
 from analysis.present.compare import lists_for_json
 from analysis.present.notices import no_slice_message
 from analysis.stats.perquery import slice_columns
-from ui import cards, data, paper, widgets
+from ui import cards, data, jobs, paper, widgets
 from ui.state import sidebar
 from ui.urlstate import url_widget, write_param
 
@@ -45,7 +45,7 @@ def _int(low: int, high: int):
     return parse
 
 
-@st.cache_resource(max_entries=64, show_spinner="Bootstrapping slice means…")
+@st.cache_resource(max_entries=256, show_spinner="Bootstrapping slice means…")
 def _summary(
     key: tuple, metric: str, column: str, models: tuple[str, ...], top: int, min_n: int,
     _table: pd.DataFrame,
@@ -93,7 +93,10 @@ st.title("Slices")
 widgets.require_datasets(sel)
 widgets.require_runs(sel, "pages/1_Slices.py")
 
-table, _warnings, errors = data.per_query(sel.bundle, sel.datasets, sel.ties, sel.split)
+table, _warnings, errors = jobs.need(
+    "Computing the per-query table", data.per_query, sel.bundle, sel.datasets, sel.ties,
+    sel.split,
+)  # fmt: skip
 widgets.show_errors(errors)
 metric = sel.metric
 if table.empty or metric not in table.columns:
@@ -159,7 +162,13 @@ def _charts(
     if not selected:
         st.info("Select at least one model to draw the slice charts.")
         return
-    summary = _summary(key, metric, column, tuple(selected), top, min_n, table)
+    summary = jobs.need(
+        "Bootstrapping slice means", _summary, key, metric, column, tuple(selected), top, min_n,
+        _table=table,
+    )  # fmt: skip
+    for other in columns:  # the page's slice columns: the next choice of column is ready
+        if other != column:
+            jobs.prefetch(_summary, key, metric, other, tuple(selected), top, min_n, _table=table)
     if summary.empty:
         largest = slicing.largest_slice(table, metric, selected, [column])
         st.info(widgets.escape_markdown(no_slice_message(column, min_n, largest)))
@@ -214,7 +223,10 @@ def _worst_table(
         st.info("Model A has no run on the selected dataset.")
         return
     st.text(f"Model A: {model_a}")
-    worst = _worst(key, metric, model_a, tuple(columns), min_n, table)
+    worst = jobs.need(
+        "Finding model A's worst slices", _worst, key, metric, model_a, tuple(columns), min_n,
+        _table=table,
+    )  # fmt: skip
     if worst.empty:
         largest = slicing.largest_slice(table, metric, [model_a], columns)
         st.info(widgets.escape_markdown(no_slice_message(None, min_n, largest)))
@@ -245,8 +257,10 @@ def slices_view(
     """Everything below the sidebar. A fragment: changing a control here reruns only this part,
     not the sidebar and the loading of the per-query table."""
     column, selected, sort, top, min_n = _controls(columns, default_column, all_models)
-    _charts(table, key, column, selected, sort, top, min_n)
-    _worst_table(table, key, columns, present, min_n)
+    with jobs.section():
+        _charts(table, key, column, selected, sort, top, min_n)
+    with jobs.section():
+        _worst_table(table, key, columns, present, min_n)
 
 
 slices_view(table, key, columns, default_column, all_models, present)

@@ -25,7 +25,12 @@ from analysis.stats.coverage import (
 )
 from analysis.stats.disagree import disagreement, most_different
 from analysis.stats.significance import pairs
-from analysis.stats.taxonomy import CATEGORIES, classify_dataset
+from analysis.stats.taxonomy import (
+    CATEGORIES,
+    applicable_categories,
+    classify_dataset,
+    taxonomy_counts,
+)
 from ui.state import Selection
 
 NO_SLICE = "(none)"
@@ -37,6 +42,19 @@ SLICE = "_analyses_slice"  # (slice column, value) of the last click on the by-s
 def taxonomy(key: tuple, _rows: pd.DataFrame, _ranked: dict, _ds: object, k: int) -> tuple:
     out = classify_dataset(_rows, _ranked, _ds.qrels, _ds.entities, _ds.edges, k=k)
     return out, taxonomy_table(out, list(_ranked)), _ranked
+
+
+@st.cache_resource(show_spinner=False, max_entries=64)
+def counts_by_slice(key: tuple, k: int, by: str, _classified: pd.DataFrame) -> pd.DataFrame:
+    """The taxonomy counts per model and value of slice column ``by``: one row per (model,
+    value), values in natural order (3 before 10), one column per category that can occur on
+    the dataset (:func:`~analysis.stats.taxonomy.applicable_categories`, in :data:`CATEGORIES`
+    order); ``key`` and ``k`` name the classification."""
+    counts = taxonomy_counts(_classified, by=[by]).pivot_table(
+        index=["model", by], columns="category", values="n", sort=False, observed=True
+    )
+    causes = list(applicable_categories(_classified))
+    return sort_slice_rows(counts.reindex(columns=causes).reset_index(), by, ["model"])
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)
