@@ -70,7 +70,7 @@ def board(dataset: str, split: str | None, key: str, baseline: str | None) -> No
         )
         return
     if table.empty or "n" not in table.columns:
-        st.info(widgets.escape_markdown(f"Dataset {dataset} has no run."))
+        widgets.explain_no_run(sel, "app.py", dataset)
         return
     shown = [m for m in metrics if m in table.columns]
     body = leaderboard_html(table, shown, baseline=baseline, dataset=dataset)

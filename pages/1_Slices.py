@@ -13,10 +13,11 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from analysis.present import slicing
+from analysis.present import paper_figures, slicing
 from analysis.present.compare import lists_for_json
+from analysis.present.notices import no_slice_message
 from analysis.stats.perquery import slice_columns
-from ui import cards, data, jobs, widgets
+from ui import cards, data, jobs, paper, widgets
 from ui.state import sidebar
 from ui.urlstate import url_widget, write_param
 
@@ -56,13 +57,15 @@ def _summary(
 
 @st.cache_resource(max_entries=64, show_spinner=False)
 def _figures(
-    key: tuple, metric: str, column: str, models: tuple[str, ...], top: int, min_n: int,
-    sort: str, anchor: str, _summary: pd.DataFrame,
+    key: tuple, metric: str, column: str, colours: tuple[tuple[str, str], ...], top: int,
+    min_n: int, sort: str, anchor: str, _summary: pd.DataFrame,
 ) -> tuple[list[str], dict, dict]:  # fmt: skip
-    """Slice order and both figures as (read-only, shared) dicts, built once per choice."""
+    """Slice order and both figures as (read-only, shared) dicts, built once per choice;
+    ``colours``: the selected models, in order, with their colours."""
     order = slicing.slice_order(_summary, sort, anchor)
-    bars = slicing.slice_bar_figure(_summary, metric, column, list(models), order)
-    heat = slicing.slice_heatmap_figure(_summary, metric, column, list(models), order)
+    models = [m for m, _ in colours]
+    bars = slicing.slice_bar_figure(_summary, metric, column, models, order, colours=dict(colours))
+    heat = slicing.slice_heatmap_figure(_summary, metric, column, models, order)
     return order, lists_for_json(bars.to_dict()), lists_for_json(heat.to_dict())
 
 
@@ -88,6 +91,7 @@ st.set_page_config(page_title="Slices", layout="wide")
 sel = sidebar()
 st.title("Slices")
 widgets.require_datasets(sel)
+widgets.require_runs(sel, "pages/1_Slices.py")
 
 table, _warnings, errors = jobs.need(
     "Computing the per-query table", data.per_query, sel.bundle, sel.datasets, sel.ties,
@@ -166,19 +170,30 @@ def _charts(
         if other != column:
             jobs.prefetch(_summary, key, metric, other, tuple(selected), top, min_n, _table=table)
     if summary.empty:
-        st.info("No slice has at least the minimum number of queries for the selected models.")
+        largest = slicing.largest_slice(table, metric, selected, [column])
+        st.info(widgets.escape_markdown(no_slice_message(column, min_n, largest)))
         return
     anchor = str(sel.model_a if sel.model_a in selected else selected[0])
-    _, bars, heat = _figures(
-        key, metric, column, tuple(selected), top, min_n, sort, anchor, summary
-    )
+    colours = tuple(paper.bundle_colours(sel.bundle, selected).items())
+    order, bars, heat = _figures(key, metric, column, colours, top, min_n, sort, anchor, summary)
     st.plotly_chart(widgets.plotly_figure(bars), key="slices_bars", width="stretch")
+    shown = (key, metric, column, tuple(selected), top, min_n, sort, anchor)
+    chart = paper_figures.SliceChart(
+        summary, metric, column, order, str(sel.dataset), min_n, dict(colours)
+    )
+    stem = paper.file_stem(sel.bundle_id, sel.dataset, metric, column)
+    paper.export_control(
+        "slices_bars", shown, f"{stem}_bars", lambda: paper_figures.slice_bars_paper(chart)
+    )
     st.subheader(
         "Heatmap: slice × model",
         help=f"{metric_help} Each cell is the mean of one model on one slice; the colour "
         "scale spans the shown means (not 0–1). The hover adds the 95% CI and n.",
     )
     st.plotly_chart(widgets.plotly_figure(heat), key="slices_heatmap", width="stretch")
+    paper.export_control(
+        "slices_heatmap", shown, f"{stem}_heatmap", lambda: paper_figures.slice_heatmap_paper(chart)
+    )
     with st.expander("Table of slice means", expanded=False):
         st.dataframe(
             summary, hide_index=True, width="stretch", key="slices_table",
@@ -213,7 +228,8 @@ def _worst_table(
         _table=table,
     )  # fmt: skip
     if worst.empty:
-        st.info("No slice has at least the minimum number of queries.")
+        largest = slicing.largest_slice(table, metric, [model_a], columns)
+        st.info(widgets.escape_markdown(no_slice_message(None, min_n, largest)))
         return
     st.dataframe(
         worst, hide_index=True, width="stretch", key="slices_worst",

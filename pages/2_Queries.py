@@ -16,6 +16,7 @@ import streamlit as st
 
 from analysis.core.errors import InputError
 from analysis.present import querydetail
+from analysis.present.notices import no_text_note
 from analysis.present.rankings import gold_table, ranking_table
 from analysis.stats import failures
 from ui import data, jobs, queries, widgets
@@ -40,6 +41,7 @@ def _go(target: tuple[str, str] | None) -> None:
 
 st.title("Failing queries")
 widgets.require_datasets(sel)
+widgets.require_runs(sel, "pages/2_Queries.py")
 table, _warnings, errors = jobs.need(
     "Computing the per-query table", data.per_query, sel.bundle, sel.datasets, sel.ties,
     sel.split,
@@ -47,9 +49,6 @@ table, _warnings, errors = jobs.need(
 widgets.show_errors(errors)
 if table.empty:
     st.info("No per-query results for the selected dataset.")
-    st.stop()
-if sel.model_a is None:
-    st.info("The selected dataset has no run: add one on the Home page.")
     st.stop()
 metric = sel.metric
 metric_help = widgets.metric_help(sel.metric)
@@ -207,6 +206,7 @@ def browse(view: pd.DataFrame, rows: pd.DataFrame, slices: list[str]) -> None:
             needed = pd.concat([qrels["doc_id"], ranking["doc_id"]], ignore_index=True)
             entities = failures.entities_for(ds.entities, index, needed)
         terms = querydetail.query_terms(text)
+        no_text = no_text_note(spec.family)
         lat, lon = row.get("lat"), row.get("lon")
         located = lat is not None and lon is not None and pd.notna(lat) and pd.notna(lon)
         q_lat, q_lon = (float(lat), float(lon)) if located else (None, None)
@@ -218,7 +218,7 @@ def browse(view: pd.DataFrame, rows: pd.DataFrame, slices: list[str]) -> None:
         else:
             gold = failures.gold_with_ranks(gold, ranking).assign(gold=True)
             gold = querydetail.geo_marks(gold, gold, q_lat, q_lon)
-            st.html(widgets.RANKING_CSS + querydetail.ranking_html(gold, terms))
+            st.html(widgets.RANKING_CSS + querydetail.ranking_html(gold, terms, no_text=no_text))
 
         st.subheader("Model A's ranked list")
         url_widget("queries_top", "top", failures.parse_top, failures.DEFAULT_TOP)
@@ -241,7 +241,7 @@ def browse(view: pd.DataFrame, rows: pd.DataFrame, slices: list[str]) -> None:
                 "tied: score shared with another document; twin: same name and coordinate as a "
                 "gold POI; stack: on a gold POI's coordinate."
             )
-            st.html(widgets.RANKING_CSS + querydetail.ranking_html(listing, terms))
+            st.html(widgets.RANKING_CSS + querydetail.ranking_html(listing, terms, no_text=no_text))
 
         with st.expander("Query metadata", expanded=False):
             meta = failures.query_metadata(row, metric, [c for c in slices if c != NO_SLICE])

@@ -15,8 +15,8 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from analysis.present import compare, overlap
-from ui import cards, data, jobs, widgets
+from analysis.present import compare, overlap, paper_figures
+from ui import cards, data, jobs, paper, widgets
 from ui import compare as cmp
 from ui.state import sidebar
 from ui.urlstate import local_param, url_widget, write_param
@@ -26,9 +26,9 @@ st.set_page_config(page_title="Compare", layout="wide")
 sel = sidebar()
 st.title("Compare two models")
 widgets.require_datasets(sel)
-if sel.model_a is None or sel.model_b is None:
-    st.info("Compare needs two models with a run on the selected dataset; add a run on the "
-            "Home page or choose another dataset.")  # fmt: skip
+widgets.require_runs(sel, "pages/3_Compare.py")
+if sel.model_b is None:
+    widgets.explain_one_model(sel, "pages/3_Compare.py")
     st.stop()
 table, _warnings, errors = jobs.need(
     "Computing the per-query table", data.per_query, sel.bundle, sel.datasets, sel.ties,
@@ -41,6 +41,13 @@ if table.empty or sel.metric not in table.columns:
 
 models = (sel.model_a, sel.model_b)
 fp = data.fingerprint(sel.bundle, sel.datasets, sel.ties, sel.split)
+dataset = str(sel.dataset)
+
+
+def stem(figure: str) -> str:
+    return paper.file_stem(sel.bundle_id, dataset, sel.metric, figure)
+
+
 try:
     base = jobs.need("Pairing the two models' queries", cmp.paired, fp, models, sel.metric,
                      _table=table)  # fmt: skip
@@ -138,11 +145,19 @@ with left:
                "open the query below.")  # fmt: skip
     figure = compare.highlight_query(cmp.scatter(fp, models, sel.metric, paired), selected)
     st.plotly_chart(figure, on_select="rerun", selection_mode="points", key="scatter")
+    paper.export_control(
+        "cmp_scatter", (fp, models, sel.metric), stem("scatter"),
+        lambda: paper_figures.scatter_paper(paired, models, sel.metric, dataset=dataset),
+    )  # fmt: skip
 with right:
     st.subheader("Delta histogram")
     st.caption("Blue: A better, orange: B better, grey: ties. Click a bar to list its queries.")
     hist = compare.delta_histogram(bins, models, sel.metric, selected_bin=selected_bin)
     st.plotly_chart(hist, on_select="rerun", selection_mode="points", key="delta_hist")
+    paper.export_control(
+        "cmp_hist", (fp, models, sel.metric), stem("delta-histogram"),
+        lambda: paper_figures.delta_histogram_paper(bins, models, sel.metric, dataset=dataset),
+    )  # fmt: skip
 if selected_bin is not None:
     st.subheader("Queries in the selected bar")
     st.dataframe(bin_rows, hide_index=True, width="stretch", height=260, on_select="rerun",
@@ -158,6 +173,10 @@ with left:
     st.caption(f"{len(moved):,} gold documents: B ranks {up:,} higher and {down:,} lower than A; "
                "below the diagonal B ranks them worse.")  # fmt: skip
     st.plotly_chart(overlap.transition_figure(ranks["matrix"], models), key="transition")
+    paper.export_control(
+        "cmp_transition", (fp, models), stem("gold-rank-transition"),
+        lambda: paper_figures.transition_paper(ranks["matrix"], models, dataset=dataset),
+    )  # fmt: skip
 with right:
     st.subheader(f"Most different rankings (Jaccard@{k})")
     k = st.selectbox("k of the overlap", [5, 10, 20, 50, 100], key="cmp_overlap_k")
@@ -183,7 +202,7 @@ else:
 
 st.subheader("Per-slice deltas")
 options = [*base["slices"], ALL_SLICES]
-default = "query_type" if "query_type" in options else options[0]
+default = cmp.default_slice(fp, table, tuple(base["slices"])) or ALL_SLICES
 wanted = local_param("slice")
 st.session_state["cmp_slice"] = wanted if wanted in options else default
 choice = st.selectbox(

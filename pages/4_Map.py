@@ -20,7 +20,8 @@ import streamlit as st
 
 from analysis.core.errors import InputError
 from analysis.geo import mapdata as geomap
-from ui import data, jobs, widgets
+from analysis.present import paper_figures
+from ui import data, jobs, paper, widgets
 from ui import map_view as mv
 from ui.state import sidebar
 from ui.urlstate import local_param
@@ -45,10 +46,7 @@ for name in sel.datasets:
         spatial.append(name)
 widgets.show_errors(errors)
 if not spatial:
-    st.info(
-        "The map needs a dataset whose entities (POIs) have lat/lon coordinates, such as the "
-        "demo's beijing, shanghai or geo-glue. Select one in the sidebar."
-    )
+    widgets.explain_no_map(sel, "pages/4_Map.py")
     st.stop()
 
 md, tol, basemap, datum = mv.controls(spatial)
@@ -70,7 +68,12 @@ except InputError as exc:
 st.subheader("Duplicate coordinates")
 mv.stack_metrics(report)
 h_col, t_col = st.columns([2, 3])
-h_col.plotly_chart(histogram, key="map_hist", width="stretch")
+with h_col:
+    st.plotly_chart(histogram, key="map_hist", width="stretch")
+    paper.export_control(
+        "map_hist", (dkey, tol), paper.file_stem(sel.bundle_id, md, f"tol{tol:g}m", "stacks"),
+        lambda: paper_figures.stack_histogram_paper(report, dataset=md),
+    )  # fmt: skip
 t_col.caption("Largest stacks (up to 10 example names each)")
 t_col.dataframe(
     largest,
@@ -171,7 +174,8 @@ for label, model in models.items():
         st.error(f"Geo diagnostics of model {label} failed:")
         st.code(f"{model} on {md}: {exc}", language=None)
 if not models:
-    st.caption("No run on this dataset: only the query and its gold POIs are drawn.")
+    widgets.explain_no_run(sel, "pages/4_Map.py", md)
+    st.caption("Only the query and its gold POIs are drawn.")
 
 k = min(sel.k, geomap.MAX_K)
 points, deck = mv.query_map(
@@ -191,6 +195,11 @@ q_event = st.pydeck_chart(
     deck, on_select="rerun", selection_mode="single-object", key=q_chart, height=520
 )
 mv.take_selection(q_chart, q_event)
+paper.export_control(
+    "map_snapshot", (dkey, tol, q, tuple(models.items()), k, tuple(keys)),
+    paper.file_stem(sel.bundle_id, md, q, "map"),
+    lambda: paper_figures.map_snapshot_paper(points, query, models, dataset=md, k=k),
+)  # fmt: skip
 
 d_col, e_col = st.columns(2)
 d_col.caption("Geo diagnostics of this query (exact stacks)")

@@ -77,6 +77,7 @@ def _content(
         bundle=_bundle.name,
         ties=ties,
         splits=dict.fromkeys(datasets, split) if split else None,
+        model_names=data.models_of(_bundle, list(_bundle.datasets)),
         numbers=lambda name, rows, m, shown: report_view.dataset_numbers(
             bundle_id, name, (stamps[name], split), m, tuple(shown), model_a, model_b, ties, rows
         ),
@@ -107,6 +108,7 @@ if not present:
     )
 
 widgets.require_datasets(sel)
+widgets.require_runs(sel, "pages/5_Report.py")
 
 table, warnings, errors = jobs.need(
     "Computing the per-query table", data.per_query, sel.bundle, sel.datasets, sel.ties,

@@ -12,18 +12,18 @@ slice column).
 from __future__ import annotations
 
 import pandas as pd
-import plotly.graph_objects as go
 import streamlit as st
 
 from analysis.core.errors import InputError
 from analysis.io.amended import amended_qrels, qrels_trec_text
-from analysis.present.escape import plotly_texts
+from analysis.present import paper_figures
+from analysis.present.analyses_report import depth_of, solved_figure
 from analysis.stats.coverage import has_explicit_negatives, most_unjudged
 from analysis.stats.perquery import slice_columns
 from analysis.stats.significance import model_letters, significance_letters, significance_matrix
-from analysis.stats.taxonomy import CATEGORIES, category_queries
+from analysis.stats.taxonomy import applicable_categories, category_queries
 from ui import analyses as an
-from ui import data, jobs, widgets
+from ui import data, jobs, paper, widgets
 from ui.annotations import store_for, with_authors
 from ui.annotations import who as who_
 from ui.state import sidebar
@@ -35,6 +35,7 @@ NO_SLICE = an.NO_SLICE
 
 st.title("Analyses")
 widgets.require_datasets(sel)
+widgets.require_runs(sel, "pages/6_Analyses.py")
 dataset = sel.dataset  # every analysis reads the sidebar's one dataset (and split)
 st.caption(f"Dataset: {widgets.escape_markdown(dataset)}")
 table, _warnings, errors = jobs.need(
@@ -51,7 +52,8 @@ try:
 except (InputError, OSError) as exc:
     st.error(widgets.escape_markdown(f"Dataset {dataset} could not be loaded: {exc}"))
     st.stop()
-k, metric = sel.k, sel.metric
+metric = sel.metric
+k = depth_of(metric)[0]
 spec = sel.bundle.datasets[dataset]
 files = (spec.queries, spec.qrels, spec.entities, spec.edges, *spec.splits.values())
 key = (sel.bundle_id, dataset, sel.ties, data.stamp(*files, *spec.runs.values()))
@@ -79,14 +81,15 @@ def query_list(rows: pd.DataFrame, model: str, columns: list[str], key: str) -> 
 
 with tab_tax, jobs.section():
     jobs.only_when(tab_tax.open is not False)
-    st.caption(
-        f"Why each query is missed at k = {k} (the sidebar's cutoff): the first cause that "
-        "applies, in this order: " + ", ".join(CATEGORIES[1:]) + ". Suspected missing answers "
-        "are retrieved, unjudged entities sharing type and relations with a gold: review them. "
-        "Click a count to list its queries below."
-    )
     classified, tax_table, _ = jobs.need(
         "Classifying the failures", an.taxonomy, key, _rows=table, _ranked=ranked, _ds=ds, k=k
+    )
+    causes = applicable_categories(classified)
+    st.caption(
+        f"Why each query is missed {depth_of(metric)[1]}: the first cause that "
+        "applies, in this order: " + ", ".join(causes[1:]) + ". Suspected missing answers "
+        "are retrieved, unjudged entities sharing type and relations with a gold: review them. "
+        "Click a count to list its queries below."
     )
     an.take_count_click("taxonomy_counts", tax_table, "tax_model", "cat")
     st.dataframe(tax_table, hide_index=True, key="taxonomy_counts", on_select="rerun",
@@ -103,7 +106,7 @@ with tab_tax, jobs.section():
     c_model, c_cat = st.columns(2)
     model = c_model.selectbox("Model", models, key="tax_model")
     category = c_cat.selectbox(
-        "Category", [*CATEGORIES[1:], CATEGORIES[0]], key="cat", bind="query-params",
+        "Category", [*causes[1:], causes[0]], key="cat", bind="query-params",
         help="Its queries are listed below.",
     )  # fmt: skip
     picked, in_slice = an.slice_filter(category_queries(classified, model, category), tax_by)
@@ -172,11 +175,12 @@ with tab_comp, jobs.section():
     )
     inter, n_solved = an.solved(key, table, metric, threshold, tuple(models))
     st.caption(f"Queries solved by exactly these models ({n_solved} queries); '(none)' = no model.")
-    fig = go.Figure(go.Bar(x=plotly_texts(inter["models"]), y=inter["n"]))
-    fig.update_layout(
-        height=320, margin={"t": 10, "b": 10}, xaxis_title="solved by exactly", yaxis_title="n"
-    )
-    st.plotly_chart(fig, key="upset_bars", config={"displayModeBar": False})
+    st.plotly_chart(solved_figure(inter), key="upset_bars", config={"displayModeBar": False})
+    paper.export_control(
+        "solved", (key, metric, threshold, tuple(models)),
+        paper.file_stem(sel.bundle_id, dataset, metric, "solved-by"),
+        lambda: paper_figures.solved_paper(inter, metric, threshold, dataset=dataset),
+    )  # fmt: skip
     st.dataframe(inter, hide_index=True, width="stretch", key="intersections")
     by = st.selectbox(
         "Oracle by slice", [NO_SLICE, *slice_columns(table)], key="by", bind="query-params"
@@ -190,7 +194,9 @@ with tab_comp, jobs.section():
 
 with tab_dis, jobs.section():
     jobs.only_when(tab_dis.open is not False)
-    if sel.model_b is None or sel.model_b not in ranked:
+    if sel.model_b is None:
+        widgets.explain_one_model(sel, "pages/6_Analyses.py")
+    elif sel.model_b not in ranked:
         st.info("Choose a model B in the sidebar.")
     else:
         st.caption(

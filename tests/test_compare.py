@@ -155,6 +155,26 @@ def test_slice_view_formats_compare_slices():
     np.testing.assert_array_equal(view["d_z"], comp["effect_size"])  # NaN: one pair in "y"
 
 
+def test_slice_view_lists_numeric_slice_values_in_numeric_order():
+    """Per-slice deltas of a numeric column (answer-set sizes 1, 3, 10, 12) read 1, 3, 10, 12,
+    not the text order 1, 10, 12, 3; "all" stays first and two metrics keep their blocks."""
+    rng = np.random.default_rng(0)
+    rows = []
+    for i, size in enumerate(["10", "3", "12", "1"] * 6):
+        for model in ("A", "B"):
+            score = {"mrr": float(rng.random()), "hit@1": float(rng.random() < 0.5)}
+            rows.append({"dataset": "d", "model": model, "query_id": f"q{i}", "n_gold": size,
+                         **score})  # fmt: skip
+    table = pd.DataFrame(rows)
+    comp = compare_slices(table, ["mrr", "hit@1"], "A", "B", ["n_gold"], n_resamples=200)
+    assert sorted(set(comp["value"]) - {"all"}) == ["1", "10", "12", "3"]  # text order as made
+    view = compare.slice_view(comp)
+    for metric in ("mrr", "hit@1"):
+        block = view.loc[view["metric"] == metric, "value"].tolist()
+        assert block == ["all", "1", "3", "10", "12"], metric
+    assert view["metric"].tolist() == ["mrr"] * 5 + ["hit@1"] * 5  # each metric in one block
+
+
 def test_resolve_query():
     paired = pd.DataFrame({"dataset": ["d1", "d2", "d1"], "query_id": ["1", "1", "2"]})
     assert compare.resolve_query(paired, "2", None) == ("d1", "2")

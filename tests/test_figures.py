@@ -65,7 +65,7 @@ def test_png_export_with_chinese_labels_is_2x_in_the_palette_and_cjk_font(chromi
     """A report figure with Chinese names: PNG at 2x (>= 1600 px wide) in the app's palette;
     the SVG names the CJK font stack. The PNG is kept in test-output/exports for a look."""
     del chromium_path
-    from analysis.present.palette import MODEL_COLOURS
+    from analysis.present.palette import model_colours
     from analysis.present.report.figures import leaderboard_figure
 
     board = pd.DataFrame(
@@ -80,8 +80,9 @@ def test_png_export_with_chinese_labels_is_2x_in_the_palette_and_cjk_font(chromi
         }
     )
     chosen = {"北京": "recall@10", "上海": "recall@10"}
-    fig = leaderboard_figure(board, ["北京", "上海"], chosen, ["稠密检索", "BM25 基线"])
-    assert fig.data[0].marker.color == MODEL_COLOURS[0]
+    colours = model_colours(["稠密检索", "BM25 基线"])
+    fig = leaderboard_figure(board, ["北京", "上海"], chosen, colours)
+    assert fig.data[0].marker.color == colours["稠密检索"]
     png = figure_image(fig, "png")
     width = int.from_bytes(png[16:20], "big")
     assert width >= 1600

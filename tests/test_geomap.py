@@ -69,9 +69,12 @@ def _spec(deck, context: bool = False) -> dict:
 def test_query_deck_layers_have_ids_and_are_pickable() -> None:
     spec = _spec(geomap.query_deck(_points(), QUERY))
     ids = [layer["id"] for layer in spec["layers"]]
-    assert ids == ["stacks", "arcs_A", "arcs_B", "gold", "model_A", "model_B", "query"]
-    for layer in spec["layers"]:
-        assert layer["pickable"] is True
+    assert ids == [
+        "stacks", "arcs_A", "arcs_B", "gold", "model_A", "model_B", "stack_ring", "stack_badges",
+        "query",
+    ]  # fmt: skip
+    for layer in spec["layers"]:  # the badge lets a click through to the POIs under it
+        assert layer["pickable"] is (layer["id"] != "stack_badges"), layer["id"]
     # every POI layer row carries its doc id (what a click selects)
     for layer in spec["layers"]:
         if layer["id"] != "query":
@@ -92,7 +95,7 @@ def test_context_layers_under_the_data_offline() -> None:
         "context_scale_label",
     ]
     assert ids[5] == "stacks"
-    assert all(layer["pickable"] for layer in spec["layers"])
+    assert all(layer["pickable"] for layer in spec["layers"] if layer["id"] != "stack_badges")
     names = {row["text"] for row in spec["layers"][1]["data"]}
     assert names & {"余杭区", "西湖区", "临安区", "富阳区"}
     assert spec["layers"][1]["characterSet"] == "auto"  # CJK labels
@@ -157,6 +160,38 @@ def test_query_deck_contents() -> None:
     view = spec["initialViewState"]
     assert (view["latitude"], view["longitude"]) == P
     assert 3 <= view["zoom"] <= 17
+
+
+def test_a_stack_at_the_gold_is_a_ring_in_pixels_with_its_size() -> None:
+    """The stack at P holds the gold g and s1 (A's rank 1) and s2 (B's rank 2): three POIs a
+    few metres apart, one disc when zoomed out. They are spread on a ring of pixel offsets (the
+    same at every zoom) around a badge saying 3, which lets a click through to the POIs under
+    it (a selected POI's stack is listed)."""
+    spec = _spec(geomap.query_deck(_points(), QUERY))
+    layers = {layer["id"]: layer for layer in spec["layers"]}
+    ring = layers["stack_ring"]
+    assert ring["@@type"] == "TextLayer"
+    assert ring["getPixelOffset"] == "@@=offset"
+    assert [r["doc_id"] for r in ring["data"]] == ["g", "s1", "s2"]  # gold first, then rank
+    offsets = [tuple(r["offset"]) for r in ring["data"]]
+    assert len(set(offsets)) == 3
+    for dx, dy in offsets:
+        assert math.hypot(dx, dy) == pytest.approx(geomap.query.RING_PX, abs=0.05)
+    assert offsets[0] == (0.0, -geomap.query.RING_PX)  # the gold on top
+    assert {(r["lat"], r["lon"]) for r in ring["data"]} == {P}  # true coordinate, no jitter
+    assert ring["data"][0]["color"] == geomap.GOLD_COLOR
+    (badge,) = layers["stack_badges"]["data"]
+    assert (badge["label"], badge["doc_id"], badge["tip_title"]) == ("3", "g", "Stack of 3 POIs")
+    assert layers["stack_badges"]["background"] is True
+    assert layers["stack_badges"]["pickable"] is False
+
+
+def test_a_stack_with_one_drawn_poi_gets_a_badge_but_no_ring() -> None:
+    pts = geomap.query_points(["far"], {"A": pd.DataFrame({"doc_id": ["s1"], "rank": [1]})},
+                              _index(), k=10)  # fmt: skip
+    ring, badges = geomap.query.stack_ring(pts)
+    assert ring.empty
+    assert badges["label"].tolist() == ["3"]  # s1's stack: g, s1, s2
 
 
 def test_k_caps_the_drawn_lists() -> None:

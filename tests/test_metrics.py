@@ -318,8 +318,21 @@ def test_missing_and_extra_queries_warnings() -> None:
     )
     assert warnings["not_in_qrels"].count == 2
     assert set(warnings["not_in_qrels"].examples) == {"x1", "x2"}
-    assert "different id conventions" in warnings["not_in_qrels"].message  # 2 of 3 unknown
+    assert "number their queries differently" in warnings["not_in_qrels"].message
+    assert "split" not in warnings["not_in_qrels"].message  # 3 of 4 qrels queries unanswered
     assert result.means() == {"hit@1": 0.25, "mrr": 0.25}  # missing queries count as 0
+
+
+def test_a_run_of_every_split_against_one_splits_qrels_names_the_other_splits() -> None:
+    """A run over train/dev/test scored with the test qrels (GeoGLUE's layout): the hint names
+    the other splits, not an id convention."""
+    run = _frame([(q, "a", 1.0) for q in ("test-1", "train-1", "train-2", "dev-1")])
+    qrels = _qrels([("test-1", "a", 1)])
+    (found,) = [w for w in evaluate_run(run, qrels, ["mrr"]).warnings if w.code == "not_in_qrels"]
+    assert "3 of 4 queries in the run are not in the qrels" in found.message
+    assert "queries of other splits" in found.message
+    assert "convention" not in found.message
+    assert "Amazon" not in found.message
 
 
 def test_no_relevant_query_scores_zero_and_is_flagged() -> None:

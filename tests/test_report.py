@@ -304,6 +304,44 @@ def test_summary_names_the_best_model_and_significant_difference():
     assert lb.table.bold["mrr"].tolist() == [False, True]
 
 
+def test_a_tie_is_said_as_a_tie_and_no_p_value_is_printed_without_a_finding():
+    """Two models that print the same best mean: "a tie at", never "best …; runner-up" at the
+    same value; A vs B with no significant difference: no "largest … p = 1" in the summary or
+    on a slide; slices at the overall mean: no "worst slice"."""
+
+    def ranked(i: int, hit: bool) -> list[tuple[str, float]]:
+        return [(f"g{i}", 2.0), ("n", 1.0)] if hit else [("n", 2.0), (f"g{i}", 1.0)]
+
+    # 'a' and 'b' agree on every query but q00 and q01, whose outcomes they swap: one mean
+    a = [ranked(i, i % 3 != 0) for i in range(40)]
+    b = [ranked(i, (i % 3 != 0) != (i < 2)) for i in range(40)]
+    table, warnings, *_ = _synthetic({"a": a, "b": b})
+    content = report.build_content(
+        table, headline={"ds": ["hit@1"]}, model_a="a", model_b="b",
+        warnings=warnings, n_resamples=500,
+    )  # fmt: skip
+    board = content.numbers["leaderboard"]
+    means = board.loc[board["metric"] == "hit@1"].set_index("model")["mean"]
+    assert means["a"] == pytest.approx(means["b"])  # the premise: a tie
+    text = "\n".join(content.summary)
+    assert f"Best on ds by hit@1: a tie at {means['a']:.3f} between a and b" in text
+    assert "runner-up" not in text
+    assert "0 of 1 dataset × metric differences are significant" in text
+    assert "p = " not in text  # no p-value without a finding
+    assert "p < " not in text
+    # both query types score 0.650, as overall: no slice is named "worst"
+    assert "No slice of a on ds is below its overall hit@1 (0.650)." in text
+    assert "Worst slice" not in text
+    slides = {s.key: s.headline for s in report.build_deck(content)}
+    assert slides["best"] == f"ds by hit@1: a tie at {means['a']:.3f}: a, b"
+    assert "largest" not in slides["significance"]
+    assert slides["worst-slices"] == "No slice of a is below its overall hit@1"
+    assert slides["slices-ds"] == "ds: hit@1 by slice"  # no "A is lowest on" a tied slice
+    for headline in slides.values():
+        assert "p = 1" not in headline
+    assert slides["slice-deltas"].startswith("No slice difference between A and B is")
+
+
 def test_summary_reports_ties_and_missing_queries():
     # 'tied': gold and a non-gold share the top score (tie order decides hit@1); 10 queries are
     # missing from its run

@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from analysis.present.notices import no_slice_message, one_model_message
 from analysis.present.slicing import (
     SUMMARY_COLUMNS,
     WORST_COLUMNS,
@@ -14,6 +15,7 @@ from analysis.present.slicing import (
     default_slice_column,
     heat_range,
     heatmap_frames,
+    largest_slice,
     order_slice_values,
     plotly_text,
     slice_bar_figure,
@@ -21,6 +23,7 @@ from analysis.present.slicing import (
     slice_labels,
     slice_order,
     slice_summary,
+    sort_slice_rows,
     worst_slices,
     wrap_label,
 )
@@ -336,3 +339,67 @@ def test_worst_slices_accepts_dataset_among_slice_columns():
     assert out.iloc[0]["slice"] == "dataset"
     assert out.iloc[0]["value"] == "ds2"
     assert bool(out.iloc[0]["below"])
+
+
+def test_sort_slice_rows_puts_numeric_values_in_numeric_order():
+    """Tables of slice values (oracle by slice, taxonomy by slice, A vs B per slice) list
+    0, 1, 3, 10, 12 — not the text order 0, 1, 10, 12, 3 — per model and per slice column."""
+    values = ["0", "1", "10", "12", "3", "(missing)"]
+    frame = pd.DataFrame({"model": ["b"] * 6 + ["a"] * 6, "v": values * 2, "n": range(12)})
+    out = sort_slice_rows(frame, "v", ["model"])
+    assert out["model"].tolist() == ["b"] * 6 + ["a"] * 6  # models keep their order
+    assert out["v"].tolist()[:6] == ["0", "1", "3", "10", "12", "(missing)"]
+    comp = pd.DataFrame(
+        {"slice": ["all", "len", "len", "len", "bucket", "bucket"],
+         "value": ["all", "10–12 words", "6–9 words", "21–31 words", ">20", "1"]}
+    )  # fmt: skip
+    out = sort_slice_rows(comp, "value", within="slice")
+    assert out["value"].tolist() == [
+        "all", "6–9 words", "10–12 words", "21–31 words", "1", ">20",
+    ]  # fmt: skip
+    assert sort_slice_rows(comp.iloc[:0], "value").empty
+
+
+def test_largest_slice_counts_one_models_scored_queries_per_value():
+    table = pd.DataFrame(
+        {"model": ["a"] * 5 + ["b"] * 3, "mrr": [1, np.nan, 0, 1, 1, 0, 0, 0],
+         "c": ["x", "x", "y", "x", None, "x", "x", "x"]}
+    )  # fmt: skip
+    assert largest_slice(table, "mrr", ["a"], ["c"]) == 2  # the NaN row is no query of a slice
+    assert largest_slice(table, "mrr", ["a", "b"], ["c"]) == 3  # per model, never summed
+    assert largest_slice(table, "mrr", ["nobody"], ["c"]) == 0
+    assert no_slice_message("c", 10, 3) == (
+        "No slice of c has at least 10 queries (the largest has 3). Set Minimum slice size to 3 "
+        "or less to see the slices."
+    )
+    assert no_slice_message(None, 10, 0).startswith("No slice has a query with a result")
+
+
+def test_one_model_message_names_the_run_and_the_datasets_with_two():
+    text = one_model_message("mag-human", ["ada-002"], ["mag-synth", "prime"])
+    assert text.startswith("mag-human has only one run (ada-002), and this needs two")
+    assert "The bundle's datasets with two runs or more: mag-synth and prime." in text
+    assert "datasets with two runs" not in one_model_message("d", [], [])
+    assert one_model_message("d", [], []).startswith("d has no run")
+    assert one_model_message("d", ["a", "b"], []).startswith("Choose a model B in the sidebar")
+
+
+def test_wrapped_labels_get_rows_tall_enough_not_to_overlap():
+    """AvaTaR's sentence-long patterns wrap onto 3 lines: each row of the bars and of the
+    heatmap is at least 3 lines tall, so neighbouring labels never overlap."""
+    patterns = [
+        f"Queries number {i} about genes and proteins leading to a disease" for i in range(14)
+    ]
+    rows = [{"model": "m", "value": v, "n": 5, "mean": 0.5, "ci_low": 0.4, "ci_high": 0.6}
+            for v in patterns]  # fmt: skip
+    summary = pd.DataFrame(rows)
+    order = slice_order(summary)
+    assert all(label.count("<br>") == 2 for label in axis_labels(order))  # 3 lines each
+    bars = slice_bar_figure(summary, "mrr", "pattern", ["m"], order)
+    heat = slice_heatmap_figure(summary, "mrr", "pattern", ["m"], order)
+    for fig in (bars, heat):
+        assert fig.layout.height >= 90 + 14 * (3 * 16 + 6)
+    short = summary.assign(value=[f"p{i}" for i in range(14)])
+    assert (
+        slice_bar_figure(short, "mrr", "p", ["m"], slice_order(short)).layout.height == 90 + 14 * 24
+    )

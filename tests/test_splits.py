@@ -132,6 +132,29 @@ def test_load_dataset_split_restricts_queries_and_qrels(tmp_path: Path) -> None:
     assert "not_in_qrels" not in notes
     assert notes["split"].level == "info"
     assert "14 queries of the run outside the split ignored" in notes["split"].message
+    assert "14 queries of the qrels outside the split dropped" in notes["split"].message
+
+
+def test_every_entry_point_says_the_same_split_counts(tmp_path: Path) -> None:
+    """``evaluate --split FILE`` on the whole qrels, ``evaluate --bundle`` and the per-query
+    table of the app (the home page's data checks) print the same split note."""
+    root = _bundle(tmp_path)
+    folder = root / "web"
+    note = (
+        "split: 14 queries evaluated; 26 queries of the qrels outside the split dropped, "
+        "26 queries of the run outside the split ignored"
+    )
+    by_file = _cli("evaluate", "--run", folder / "runs" / "bm25.run", "--qrels",
+                   folder / "qrels.txt", "--split", folder / "split" / "test.index")  # fmt: skip
+    by_bundle = _cli("evaluate", "--bundle", root, "--dataset", "web", "--out", tmp_path / "o.csv")
+    assert note in by_file.stdout, by_file.stdout
+    assert f"bm25: {note}" in by_bundle.stdout + by_bundle.stderr
+    spec = read_manifest(root).datasets["web"]
+    ds = load_dataset(spec)
+    runs = {"bm25": load_model_run(spec, "bm25")}
+    _, warnings = per_query_table(ds.queries, ds.qrels, runs, dataset="web", metrics=["mrr"])
+    (split,) = [w for found in warnings.values() for w in found if w.code == "split"]
+    assert split.message == note
 
 
 @pytest.mark.parametrize(

@@ -561,6 +561,12 @@ def test_n_gold_bucket() -> None:
         n_gold_bucket(1.5)
 
 
+def test_bucket_numeric_with_fewer_values_than_buckets() -> None:
+    out = bucket_numeric(pd.Series([7.0, 9.0], name="length"))
+    assert out.astype(str).tolist() == ["7–8", "9"]
+    assert bucket_numeric(pd.Series([3.0], name="length")).astype(str).tolist() == ["3"]
+
+
 def test_bucket_numeric_integers() -> None:
     out = bucket_numeric(pd.Series(range(1, 101), name="length"))
     assert out.name == "length"

@@ -17,6 +17,8 @@ from analysis.stats.coverage import (
 )
 from analysis.stats.taxonomy import (
     CATEGORIES,
+    LOCATION,
+    applicable_categories,
     category_queries,
     classify,
     classify_dataset,
@@ -63,6 +65,16 @@ def test_each_cause_and_the_precedence():
         classify(table, k=0)
     with pytest.raises(ValueError, match="lacks"):
         classify(table.drop(columns="n_gold"))
+
+
+def test_the_spatial_cause_is_listed_only_where_it_can_occur():
+    spatial = classify(_per_query(), k=10)
+    assert applicable_categories(spatial) == CATEGORIES
+    text_only = classify(_per_query().drop(columns="indistinguishable"), k=10)
+    assert LOCATION not in applicable_categories(text_only)
+    # a table of several datasets where the geo columns are empty on this one
+    empty = classify(_per_query().assign(indistinguishable=np.nan), k=10)
+    assert applicable_categories(empty) == tuple(c for c in CATEGORIES if c != LOCATION)
 
 
 def test_counts_partition_the_queries_and_list_every_category():

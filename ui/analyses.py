@@ -16,6 +16,7 @@ import streamlit as st
 
 from analysis.io.amended import amended_qrels
 from analysis.present.analyses_report import taxonomy_table
+from analysis.present.slicing import sort_slice_rows
 from analysis.stats.complementarity import intersections, oracle, solved_matrix
 from analysis.stats.coverage import (
     coverage_summary,
@@ -24,7 +25,12 @@ from analysis.stats.coverage import (
 )
 from analysis.stats.disagree import disagreement, most_different
 from analysis.stats.significance import pairs
-from analysis.stats.taxonomy import CATEGORIES, classify_dataset, taxonomy_counts
+from analysis.stats.taxonomy import (
+    CATEGORIES,
+    applicable_categories,
+    classify_dataset,
+    taxonomy_counts,
+)
 from ui.state import Selection
 
 NO_SLICE = "(none)"
@@ -41,12 +47,14 @@ def taxonomy(key: tuple, _rows: pd.DataFrame, _ranked: dict, _ds: object, k: int
 @st.cache_resource(show_spinner=False, max_entries=64)
 def counts_by_slice(key: tuple, k: int, by: str, _classified: pd.DataFrame) -> pd.DataFrame:
     """The taxonomy counts per model and value of slice column ``by``: one row per (model,
-    value), one column per category (:data:`CATEGORIES` order); ``key`` and ``k`` name the
-    classification."""
+    value), values in natural order (3 before 10), one column per category that can occur on
+    the dataset (:func:`~analysis.stats.taxonomy.applicable_categories`, in :data:`CATEGORIES`
+    order); ``key`` and ``k`` name the classification."""
     counts = taxonomy_counts(_classified, by=[by]).pivot_table(
         index=["model", by], columns="category", values="n", sort=False, observed=True
     )
-    return counts.reindex(columns=list(CATEGORIES)).reset_index()
+    causes = list(applicable_categories(_classified))
+    return sort_slice_rows(counts.reindex(columns=causes).reset_index(), by, ["model"])
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)
@@ -57,7 +65,8 @@ def solved(key: tuple, _rows: pd.DataFrame, metric: str, thr: float, models: tup
 
 @st.cache_resource(show_spinner=False, max_entries=16)
 def best_of(key: tuple, _rows: pd.DataFrame, metric: str, models: tuple, by: str) -> pd.DataFrame:
-    return oracle(_rows, metric, models=list(models), by=[] if by == NO_SLICE else [by])
+    out = oracle(_rows, metric, models=list(models), by=[] if by == NO_SLICE else [by])
+    return out if by == NO_SLICE else sort_slice_rows(out, by)
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)

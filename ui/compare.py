@@ -6,11 +6,13 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from analysis.present import compare, overlap
+from analysis.present import compare, overlap, paper_figures
+from analysis.present.notices import no_text_note
 from analysis.present.rankings import gold_table, ranking_table, side_by_side
+from analysis.present.slicing import default_slice_column, slice_labels
 from analysis.stats import compare_slices, disagree
 from analysis.stats.perquery import slice_columns
-from ui import data, widgets
+from ui import data, paper, widgets
 from ui.state import Selection
 from ui.urlstate import write_param
 
@@ -49,6 +51,18 @@ def paired(key: tuple, models: tuple[str, str], metric: str, _table: pd.DataFram
     slices = [c for c in slice_columns(_table) if c != "dataset"]
     return {"paired": table, "info": info, "bins": bins, "wins": wins, "losses": losses,
             "slices": slices}  # fmt: skip
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def default_slice(key: tuple, _table: pd.DataFrame, columns: tuple[str, ...]) -> str | None:
+    """The per-slice table's default column: the first of ``columns`` with more than one
+    value on this dataset (:func:`analysis.present.slicing.default_slice_column`), ``None``
+    when no column varies (then the table shows every column)."""
+    column = default_slice_column(_table, list(columns))
+    if column is None:
+        return None
+    labels = slice_labels(_table[column])
+    return column if len(labels) and (labels != labels.iloc[0]).any() else None
 
 
 @st.cache_resource(max_entries=32, show_spinner="Computing the paired tests…")
@@ -116,7 +130,10 @@ def query_tables(
         runs.append(ranked[ranked["query_id"] == query_id])
     gold = gold_table(ds.qrels, ds.entities, query_id, threshold=threshold)
     tops = [
-        ranking_table(run, ds.qrels, ds.entities, query_id, top=TOP, threshold=threshold)
+        _with_text_note(
+            ranking_table(run, ds.qrels, ds.entities, query_id, top=TOP, threshold=threshold),
+            ds.spec.family,
+        )
         for run in runs
     ]
     return {
@@ -125,6 +142,24 @@ def query_tables(
         "b": tops[1],
         "both": side_by_side(tops[0], tops[1], models),
     }
+
+
+def _export_query_rank(sel: Selection, shown: tuple, changes: pd.DataFrame, depth: int) -> None:
+    """The export for a paper of one query's Δrank chart (``shown``: key, models, dataset,
+    query id)."""
+    _, models, dataset, qid = shown
+    paper.export_control(
+        "cmp_query_rank", shown, paper.file_stem(sel.bundle_id, dataset, qid, "gold-ranks"),
+        lambda: paper_figures.query_rank_paper(changes, models, depth, dataset=dataset, query=qid),
+    )  # fmt: skip
+
+
+def _with_text_note(table: pd.DataFrame, family: str) -> pd.DataFrame:
+    """A ranking without entity names or text gets a ``text`` column saying why (no SKB, no
+    entities file) instead of nothing."""
+    if table.empty or {"name", "text"} & set(table.columns):
+        return table
+    return table.assign(text=no_text_note(family))
 
 
 def new_event(key: str) -> tuple[bool, object]:
@@ -192,6 +227,7 @@ def draw_query(
             st.info("This query has no gold document.")
         else:
             st.plotly_chart(overlap.query_rank_figure(mine, models, depth), key="query_rank")
+            _export_query_rank(sel, (key, models, ds_name, qid), mine, depth)
     with right:
         st.markdown("**Gold documents** (rank in A and in B)")
         st.dataframe(tables["gold"], hide_index=True, width="stretch", key="gold")

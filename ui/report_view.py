@@ -3,9 +3,10 @@
 Export file names carry the bundle, the dataset (``all`` for blocks about every dataset), the
 report metric and the block: ``<bundle>_<dataset>_<metric>_<block>.<ext>`` (each part reduced
 to ``[A-Za-z0-9._-]``). Tables export as CSV, Markdown and LaTeX (booktabs, with a caption and a
-``tab:<block>`` label); charts as interactive HTML, PNG at 2x (>= 1600 px wide) and SVG, in the
-app's palette and font stack. Names from files are shown through ``st.text``, ``st.dataframe``
-or as Markdown escaped with :func:`analysis.present.export.escape_markdown`.
+``tab:<block>`` label); charts as interactive HTML and, for a paper (:mod:`ui.paper`), PNG at
+2x (>= 1600 px wide), SVG and a LaTeX caption, in the app's palette and font stack. Names from
+files are shown through ``st.text``, ``st.dataframe`` or as Markdown escaped with
+:func:`analysis.present.export.escape_markdown`.
 
 The report's numbers are cached per dataset (:func:`dataset_numbers`, keyed by the dataset's
 file fingerprint, metric, models and tie policy), their model-independent part apart
@@ -20,11 +21,8 @@ import pandas as pd
 import streamlit as st
 
 from analysis.io.bundle import Bundle
-from analysis.present import export, report
-from ui import data
-
-IMAGES = "_report_images"
-IMAGE_WIDTH = 900  # px at scale 1; PNGs are rendered at 2x
+from analysis.present import export, paper_figures, report
+from ui import data, paper
 
 
 def _md(text: str) -> str:
@@ -71,12 +69,10 @@ def _table_exports(key: str, table, stem: str, block: report.Block) -> None:
 
 
 def _figure_exports(block: report.Block, cache_key: tuple, stem: str) -> None:
+    """The chart as interactive HTML, and the export for a paper (PNG 2x, SVG, LaTeX caption)."""
     fig = block.figure
     assert fig is not None
-    store = st.session_state.setdefault(IMAGES, {})
-    slot = (cache_key, block.key)
-    cols = st.columns([1, 2, 1, 1, 2])
-    cols[0].download_button(
+    st.download_button(
         "HTML",
         data=lambda: export.figure_html(fig, title=block.title),
         file_name=f"{stem}.html",
@@ -85,33 +81,12 @@ def _figure_exports(block: report.Block, cache_key: tuple, stem: str) -> None:
         on_click="ignore",
         help="Interactive chart as one HTML file (plotly.js included, works offline).",
     )
-    rendered = store.get(slot)
-    if rendered is None and cols[1].button(
-        "Render PNG/SVG",
-        key=f"render_{block.key}",
-        help="Render this chart as PNG (2x, at least 1600 px wide) and SVG (needs "
-        "Chrome/Chromium), then download.",
-    ):
-        width = max(int(fig.layout.width or IMAGE_WIDTH), 800)
-        try:
-            store[slot] = {
-                fmt: export.figure_image(fig, fmt, width=width) for fmt in export.IMAGE_FORMATS
-            }
-        except export.ImageExportError as exc:
-            store[slot] = {"error": str(exc)}
-        rendered = store[slot]
-    if rendered is not None and "error" in rendered:
-        st.info(rendered["error"])
-    elif rendered is not None:
-        for col, fmt, mime in ((cols[1], "png", "image/png"), (cols[2], "svg", "image/svg+xml")):
-            col.download_button(
-                fmt.upper(),
-                data=rendered[fmt],
-                file_name=f"{stem}.{fmt}",
-                mime=mime,
-                key=f"dl_{block.key}_{fmt}",
-                on_click="ignore",
-            )
+    paper.export_control(
+        f"report_{block.key}",
+        cache_key,
+        stem,
+        lambda: paper_figures.block_paper(fig, block.title, block.caption),
+    )
 
 
 def _draw_table(table, key: str) -> None:

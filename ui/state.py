@@ -225,11 +225,12 @@ def sidebar() -> Selection:
         st.sidebar.error(_escape(f"Dataset {name} is left out: {message}"))
     names = list(bundle.datasets) if bundle else []
     _adopt_legacy_dataset(names)
+    with_runs = [n for n in names if bundle and data.models_of(bundle, [n])]
     dataset = _select(
         "Dataset",
         "dataset",
         names,
-        names[0] if names else None,
+        (with_runs or names or [None])[0],  # open on the first dataset with a run
         help="Every page shows this dataset (one benchmark dataset at a time: no statistic "
         "pools queries of different datasets). The home page lists every dataset's leaderboard.",
     )
@@ -282,6 +283,9 @@ def sidebar() -> Selection:
         split=split,
     )
     write_url(selection.url_params())
+    from ui.paper import cjk_font_warning
+
+    cjk_font_warning(bundle, selection.dataset)
     return selection
 
 

@@ -14,6 +14,7 @@ import streamlit as st
 from analysis.core.errors import InputError
 from analysis.present._compat import figure_unvalidated
 from analysis.present.export import escape_markdown
+from analysis.present.notices import no_map_message, no_run_message, one_model_message
 from ui import _compat, cards, data
 from ui.state import Selection
 
@@ -38,6 +39,67 @@ def require_datasets(sel: Selection) -> None:
     require_bundle(sel)
     if not sel.datasets:
         st.info("Select at least one dataset in the sidebar.")
+        st.stop()
+
+
+def _open_links(sel: Selection, page: str, datasets: list[str]) -> None:
+    """A link "Open <dataset>" to ``page`` on each of the first four ``datasets``."""
+    for other in datasets[:4]:
+        st.page_link(
+            page,
+            label=escape_markdown(f"Open {other}"),
+            query_params={"bundle": sel.bundle_id, "dataset": other},
+        )
+
+
+def datasets_with_runs(sel: Selection) -> list[str]:
+    """The bundle's datasets that have a run (manifest order; uploads count)."""
+    if sel.bundle is None:
+        return []
+    return [n for n in sel.bundle.datasets if data.models_of(sel.bundle, [n])]
+
+
+def explain_no_run(sel: Selection, page: str, dataset: str | None = None) -> None:
+    """Say why ``dataset`` (default: the selected one) has no per-query results and what to
+    do, with a link (to ``page``, e.g. ``"pages/1_Slices.py"``) to each dataset with a run."""
+    name = dataset or str(sel.dataset)
+    assert sel.bundle is not None
+    spec = sel.bundle.datasets.get(name)
+    others = [n for n in datasets_with_runs(sel) if n != name]
+    family = spec.family if spec is not None else "generic"
+    st.info(escape_markdown(no_run_message(name, family, others)))
+    _open_links(sel, page, others)
+
+
+def explain_one_model(sel: Selection, page: str) -> None:
+    """Say why A vs B is empty (the selected dataset has fewer than two runs), with a link (to
+    ``page``) to each dataset with two runs or more."""
+    assert sel.bundle is not None
+    name = str(sel.dataset)
+    models = data.models_of(sel.bundle, [name])
+    others = [
+        n for n in sel.bundle.datasets if n != name and len(data.models_of(sel.bundle, [n])) > 1
+    ]
+    st.info(escape_markdown(one_model_message(name, models, others)))
+    _open_links(sel, page, others)
+
+
+def explain_no_map(sel: Selection, page: str) -> None:
+    """Say why the selected dataset has no map, with a link (to ``page``) to each dataset of
+    the bundle whose manifest family is spatial."""
+    assert sel.bundle is not None
+    name = str(sel.dataset)
+    spec = sel.bundle.datasets.get(name)
+    family = spec.family if spec is not None else "generic"
+    spatial = [n for n, s in sel.bundle.datasets.items() if n != name and s.family == "spatial"]
+    st.info(escape_markdown(no_map_message(name, family, spatial)))
+    _open_links(sel, page, spatial)
+
+
+def require_runs(sel: Selection, page: str) -> None:
+    """Stop the page with :func:`explain_no_run` when the selected dataset has no run."""
+    if sel.model_a is None:
+        explain_no_run(sel, page)
         st.stop()
 
 

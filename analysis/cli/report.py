@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from analysis.core.metrics import TIE_POLICIES
+
+if TYPE_CHECKING:
+    from analysis.io.bundle import Bundle
 
 NAMES = ("report",)
 
@@ -43,6 +47,7 @@ def run(args: argparse.Namespace) -> int:
     with reporting(Progress("report")):
         _write(args, datasets)
     print(f"{'slides' if args.deck else 'report'} written to {args.out}")
+    _font_check(read_manifest(args.bundle), datasets)
     return 0
 
 
@@ -60,3 +65,24 @@ def _write(args: argparse.Namespace, datasets: list[str] | None) -> None:
         deck=args.deck,
         split=args.split,
     )
+
+
+def _font_check(bundle: Bundle, datasets: list[str] | None) -> None:
+    """Warn on stderr when the report's names or query text hold Chinese/Japanese/Korean text
+    and this machine has no CJK font (opened here, the text would show as boxes). Nothing is
+    read when a CJK font is installed."""
+    import sys
+
+    from analysis.io import load_queries
+    from analysis.present.fonts import cjk_font_available, texts_have_cjk
+    from analysis.present.notices import cjk_font_message
+
+    if cjk_font_available():
+        return
+    specs = [s for n, s in bundle.datasets.items() if datasets is None or n in datasets]
+    texts: list[object] = [*(s.name for s in specs), *bundle.models]
+    for spec in specs:
+        if spec.queries is not None:
+            texts += load_queries(spec.queries)["text"].tolist()
+    if texts_have_cjk(texts):
+        print(f"warning: {cjk_font_message()}", file=sys.stderr)

@@ -18,6 +18,24 @@ def _examples(ids: Iterable[object], n: int = 5) -> tuple[str, ...]:
     return tuple(str(x) for x in list(ids)[:n])
 
 
+def _unknown_ids_hint(n_extra: int, n_run: int, n_missing: int, n_qrels: int) -> str:
+    """The likely cause when most run queries are not in the qrels. Every qrels query answered
+    (or nearly): the run covers more queries than the qrels judge, typically other splits.
+    Most qrels queries unanswered too: the two files number their queries differently. Fewer
+    than half of the run's queries unknown: no hint."""
+    if n_extra <= n_run / 2:
+        return ""
+    if n_missing <= n_qrels / 2:
+        return (
+            " — the run also answers queries the qrels do not judge, e.g. the queries of other "
+            "splits (evaluate one split: --split FILE, or the bundle's split)"
+        )
+    return (
+        " — most run and qrels query ids differ: the two files number their queries "
+        "differently (another id convention or another query set)"
+    )
+
+
 def data_warnings(
     q: Any,
     ranked: Any,
@@ -76,12 +94,7 @@ def data_warnings(
     extra = np.flatnonzero(unknown)
     if len(extra):
         n_run = int(len(run_to_qrels) - (outside_split.sum() if outside_split is not None else 0))
-        hint = ""
-        if len(extra) > n_run / 2:
-            hint = (
-                " — most run ids are unknown: the run and the qrels may use different id "
-                "conventions (STaRK Amazon re-keyed its query ids in June 2024)"
-            )
+        hint = _unknown_ids_hint(len(extra), n_run, len(missing), nq)
         out.append(
             DataWarning(
                 "not_in_qrels",

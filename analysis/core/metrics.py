@@ -315,9 +315,11 @@ def evaluate_arrays(
     if compat == "stark" and candidates is None:
         raise ValueError("compat='stark' needs the candidate doc ids (candidates=...)")
     arrays = qrels if isinstance(qrels, tuple) else qrels_arrays(qrels)
-    n_split_dropped = 0
+    # qrels already cut to the split by load_dataset carry how many queries the cut dropped
+    n_split_dropped = 0 if isinstance(qrels, tuple) else int(qrels.attrs.get("split_dropped", 0))
     if split is not None:
-        arrays, n_split_dropped = restrict_qrels(arrays, split)
+        arrays, n_dropped_here = restrict_qrels(arrays, split)
+        n_split_dropped += n_dropped_here
     n_not_candidates = 0
     if compat == "stark":
         arrays, n_not_candidates = candidate_qrels(arrays, candidates)

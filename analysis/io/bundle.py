@@ -113,6 +113,12 @@ class Bundle:
     broken: dict[str, str] = field(default_factory=dict)
     """Datasets left out by ``read_manifest(..., skip_broken=True)``: name -> one-line error."""
 
+    @property
+    def models(self) -> list[str]:
+        """Every model name with a run on some dataset (first seen, manifest order): the set
+        the model colours are assigned over, so a model has one colour on every dataset."""
+        return list(dict.fromkeys(m for spec in self.datasets.values() for m in spec.runs))
+
 
 @dataclass(frozen=True)
 class Dataset:
@@ -363,7 +369,9 @@ def load_dataset(spec: DatasetSpec, split: str | None = None) -> Dataset:
     ``"all"`` = every query, a name = that split. With a split, queries and qrels are restricted
     to its query ids (``Dataset.split`` names it) and ``qrels.attrs["split_queries"]`` holds the
     ids, so :func:`analysis.core.metrics.evaluate_run` leaves run queries outside the split out
-    silently (counted in an info note, not warned about as "not in the qrels").
+    silently (counted in an info note, not warned about as "not in the qrels");
+    ``qrels.attrs["split_dropped"]`` counts the qrels queries the split dropped here, so that
+    note gives the same counts as ``evaluate --split FILE`` on the whole qrels.
     """
     chosen = resolve_split(spec, split)
     qrels = load_qrels(spec.qrels)
@@ -392,8 +400,11 @@ def load_dataset(spec: DatasetSpec, split: str | None = None) -> Dataset:
         ids = stark.read_split_ids(spec.splits[chosen])
         keep = set(ids)
         queries = queries[queries["query_id"].isin(keep)].reset_index(drop=True)
-        qrels = qrels[qrels["query_id"].astype("str").isin(keep)].reset_index(drop=True)
+        qids = qrels["query_id"].astype("str")
+        dropped = int(qids[~qids.isin(keep)].nunique())
+        qrels = qrels[qids.isin(keep)].reset_index(drop=True)
         qrels.attrs["split_queries"] = ids
+        qrels.attrs["split_dropped"] = dropped
     entities = load_entities(spec.entities) if spec.entities is not None else None
     edges = tables.read_table(spec.edges) if spec.edges is not None else None
     return Dataset(

@@ -20,10 +20,27 @@ import plotly.graph_objects as go
 
 from analysis.present.export import PLOTLY_CONFIG, plotly_text, to_html
 from analysis.present.palette import FONT_FAMILY, model_colours
+from analysis.present.slicing import sort_slice_rows
 from analysis.stats.complementarity import intersections, oracle, solved_matrix
-from analysis.stats.taxonomy import CATEGORIES, classify_dataset, taxonomy_counts
+from analysis.stats.taxonomy import (
+    CATEGORIES,
+    applicable_categories,
+    classify_dataset,
+    taxonomy_counts,
+)
 
-__all__ = ["ReportPart", "analyses_html", "analyses_parts", "taxonomy_table"]
+__all__ = [
+    "DEFAULT_DEPTH",
+    "ReportPart",
+    "analyses_html",
+    "analyses_parts",
+    "depth_of",
+    "solved_figure",
+    "taxonomy_table",
+]
+
+#: Depth of the failure causes and coverage for a metric without cutoff (MRR, MAP, R-prec).
+DEFAULT_DEPTH = 10
 
 INTRO = (
     "Why each model misses queries (the first applicable cause, in a fixed precedence), which "
@@ -43,25 +60,75 @@ class ReportPart:
     figure: go.Figure | None = None
 
 
+def depth_of(metric: str) -> tuple[int, str]:
+    """The depth the failure causes, coverage and overlap read for ``metric`` and how to say it:
+    ``recall@20`` -> ``(20, "at k = 20 (the cutoff of recall@20)")``; a metric without cutoff
+    (``mrr``) -> ``(10, "in the top 10 (mrr has no cutoff: a fixed depth of 10)")``, never
+    "k = 10 for MRR". An unknown name is treated as having no cutoff."""
+    from analysis.core.metrics import parse_metric
+
+    try:
+        k = parse_metric(metric).k
+    except ValueError:
+        k = None
+    if k is not None:
+        return int(k), f"at k = {k} (the cutoff of {metric})"
+    return DEFAULT_DEPTH, (
+        f"in the top {DEFAULT_DEPTH} ({metric} has no cutoff: a fixed depth of {DEFAULT_DEPTH})"
+    )
+
+
 def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_-]+", "-", str(text)).strip("-").lower() or "x"
 
 
 def taxonomy_table(classified: pd.DataFrame, models: Sequence[str]) -> pd.DataFrame:
     """Counts per model (rows, in ``models`` order) and category (columns, every category of
-    :data:`analysis.stats.taxonomy.CATEGORIES`), plus ``queries``; first column ``model``."""
+    :data:`analysis.stats.taxonomy.CATEGORIES` that can occur on the dataset:
+    :func:`~analysis.stats.taxonomy.applicable_categories`), plus ``queries``; first column
+    ``model``."""
     counts = taxonomy_counts(classified)
     wide = counts.pivot_table(index="model", columns="category", values="n", aggfunc="sum")
-    wide = wide.reindex(index=list(models), columns=list(CATEGORIES)).fillna(0).astype("int64")
+    columns = list(applicable_categories(classified))
+    wide = wide.reindex(index=list(models), columns=columns).fillna(0).astype("int64")
     wide["queries"] = wide.sum(axis=1)
     wide.columns.name = None
     return wide.rename_axis("model").reset_index()
 
 
-def _taxonomy_figure(table: pd.DataFrame, dataset: str, k: int) -> go.Figure:
+def solved_figure(
+    inter: pd.DataFrame, labels: Mapping[str, str] | None = None, *, horizontal: bool = False
+) -> go.Figure:
+    """Bars of :func:`analysis.stats.complementarity.intersections`: queries solved by exactly
+    each set of models (``models`` column; ``labels``: models -> axis label, escaped for plotly;
+    default the names escaped). ``horizontal``: one row per set, read left to right (long or
+    Chinese model names are never slanted)."""
+    names = inter["models"].astype(str).tolist()
+    cats = [labels[n] for n in names] if labels is not None else [plotly_text(n) for n in names]
+    counts = inter["n"].tolist()
+    if horizontal:
+        bar = go.Bar(y=cats, x=counts, orientation="h", marker_color="#0072B2")
+    else:
+        bar = go.Bar(x=cats, y=counts, marker_color="#0072B2")
+    fig = go.Figure(bar)
+    axes = ("yaxis", "xaxis") if horizontal else ("xaxis", "yaxis")
+    fig.update_layout(
+        {f"{axes[0]}_title": "solved by exactly", f"{axes[1]}_title": "queries"},
+        height=max(320, 60 + 28 * len(cats)) if horizontal else 320,
+        margin={"t": 10, "b": 10}, font={"family": FONT_FAMILY},
+    )  # fmt: skip
+    fig.layout[axes[0]].type = "category"
+    if horizontal:
+        fig.layout.yaxis.autorange = "reversed"
+    return fig
+
+
+def _taxonomy_figure(
+    table: pd.DataFrame, dataset: str, k: int, colours: Mapping[str, str] | None = None
+) -> go.Figure:
     fig = go.Figure()
-    colours = model_colours(table["model"].tolist())
-    failures = [c for c in CATEGORIES if c != "hit"]
+    colours = {**model_colours(table["model"].tolist()), **(colours or {})}
+    failures = [c for c in CATEGORIES if c != "hit" and c in table.columns]
     for _, row in table.iterrows():
         fig.add_bar(
             name=plotly_text(row["model"]),
@@ -71,7 +138,12 @@ def _taxonomy_figure(table: pd.DataFrame, dataset: str, k: int) -> go.Figure:
         )
     fig.update_layout(
         barmode="group",
-        title={"text": plotly_text(f"{dataset}: failure causes at k = {k}"), "x": 0.0},
+        title={
+            "text": plotly_text(f"{dataset}: failure causes, top {k}"),
+            "x": 0.0,
+            "xanchor": "left",
+            "pad": {"l": 12},
+        },
         yaxis_title="queries",
         template="plotly_white",
         height=420,
@@ -94,13 +166,15 @@ def analyses_parts(
     k: int = 10,
     threshold: float = 1.0,
     by: Sequence[str] = (),
+    colours: Mapping[str, str] | None = None,
 ) -> list[ReportPart]:
     """The section's parts for one dataset: the taxonomy counts (table and figure), the
     UpSet-style intersections of the solved queries (``metric >= threshold``) and the oracle
     best-of-N (overall and by the ``by`` slice columns).
 
     ``per_query`` holds the dataset's rows (every model); ``ranked`` maps each model to its
-    ranked run (for the suspected missing answers).
+    ranked run (for the suspected missing answers); ``colours``: model -> colour (default:
+    :func:`~analysis.present.palette.model_colours` of the dataset's models).
     """
     rows = per_query[per_query["dataset"] == dataset] if "dataset" in per_query else per_query
     models = list(dict.fromkeys(rows["model"]))
@@ -112,7 +186,7 @@ def analyses_parts(
     parts = [
         ReportPart(
             _slug(f"taxonomy-{dataset}"),
-            f"{dataset}: why queries are missed (k = {k})",
+            f"{dataset}: why queries are missed (top {k})",
             "Each query of each model in one category: hit, or the first cause that applies "
             "in the order " + ", ".join(CATEGORIES[1:]) + ". Suspected missing answers are "
             "retrieved, unjudged entities sharing type and relations with a gold: candidates "
@@ -123,7 +197,7 @@ def analyses_parts(
             _slug(f"taxonomy-figure-{dataset}"),
             f"{dataset}: failure causes per model",
             "Queries per failure cause (hits left out).",
-            figure=_taxonomy_figure(tax, dataset, k),
+            figure=_taxonomy_figure(tax, dataset, k, colours),
         ),
         ReportPart(
             _slug(f"intersections-{dataset}"),
@@ -146,7 +220,7 @@ def analyses_parts(
                 _slug(f"oracle-{dataset}-{column}"),
                 f"{dataset}: oracle by {column}",
                 f"As above, per value of {column}.",
-                table=oracle(rows, metric, models=models, by=[column]),
+                table=sort_slice_rows(oracle(rows, metric, models=models, by=[column]), column),
             )
         )
     return parts

@@ -50,6 +50,7 @@ from analysis.present.palette import (  # noqa: F401 - re-exported
     TIE_COLOUR,
     WIN_COLOUR,
 )
+from analysis.present.slicing import sort_slice_rows
 from analysis.stats import PairedComparison, bootstrap_ci, paired_comparison
 
 __all__ = [
@@ -244,6 +245,8 @@ def slice_view(comp: pd.DataFrame) -> pd.DataFrame:
             "losses", "d_z", "p_randomization", "p_holm", "significant"]  # fmt: skip
     if len(set(out["metric"])) <= 1:
         cols.remove("metric")
+    # each slice column's values in natural order (3 before 10), "all" first as given
+    out = sort_slice_rows(out, "value", ["metric"], within="slice")
     return out[cols].reset_index(drop=True)
 
 

@@ -1,8 +1,13 @@
 """Colours and fonts shared by the app, the figures and every export.
 
 * Models: Okabe & Ito's colour-blind-safe categorical palette (Okabe & Ito 2008, "Color
-  Universal Design"), without black; model ``i`` (in the order given) gets ``MODEL_COLOURS[i %
-  8]``. No model colour is red, so no model reads as "bad".
+  Universal Design"), without black and grey (grey means "tie" or "not significant" in the
+  figures). A model's colour is keyed by its *name*, not its position: the name's BLAKE2b hash
+  picks its preferred colour, so ``bm25`` has the same colour on every dataset, page and export.
+  Two names of one bundle that prefer the same colour are resolved deterministically
+  (:func:`model_colours`: names in sorted order, each takes its preferred colour or the next
+  free one), so the colours depend only on the set of model names of the bundle. No model
+  colour is red, so no model reads as "bad".
 * Deltas (A − B) and wins/losses: a diverging blue–orange pair (blue = A better, orange = B
   better, grey = tie), distinguishable under the common colour-vision deficiencies;
   :data:`DIVERGING_SCALE` is the matching continuous plotly colour scale (centred at 0).
@@ -13,9 +18,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import hashlib
+from collections.abc import Iterable
 
-#: Okabe–Ito categorical colours (black left out), in their usual order.
+#: Okabe–Ito categorical colours (black and grey left out), in their usual order.
 MODEL_COLOURS: tuple[str, ...] = (
     "#0072B2",  # blue
     "#E69F00",  # orange
@@ -24,7 +30,6 @@ MODEL_COLOURS: tuple[str, ...] = (
     "#56B4E9",  # sky blue
     "#D55E00",  # vermillion
     "#F0E442",  # yellow
-    "#999999",  # grey
 )
 
 #: A better than B (positive delta), B better than A (negative), tie.
@@ -55,6 +60,31 @@ FONT_FAMILY = (
 )
 
 
-def model_colours(models: Sequence[str]) -> dict[str, str]:
-    """``{model: colour}`` in the order given (the i-th model gets the i-th Okabe–Ito colour)."""
-    return {m: MODEL_COLOURS[i % len(MODEL_COLOURS)] for i, m in enumerate(models)}
+def preferred_colour(name: str) -> int:
+    """Index into :data:`MODEL_COLOURS` preferred by model ``name``: the first 8 bytes of
+    BLAKE2b(name, UTF-8) as a big-endian integer, modulo the number of colours (stable across
+    processes and machines, unlike Python's ``hash``)."""
+    digest = hashlib.blake2b(str(name).encode("utf-8"), digest_size=8).digest()
+    return int.from_bytes(digest, "big") % len(MODEL_COLOURS)
+
+
+def model_colours(models: Iterable[str], universe: Iterable[str] = ()) -> dict[str, str]:
+    """``{model: colour}`` for ``models``, keyed by name (:func:`preferred_colour`).
+
+    The colours are assigned over ``universe | models`` (pass every model name of the bundle as
+    ``universe``, so a model keeps its colour on every dataset): the names in sorted order each
+    take their preferred colour, or, when an earlier name took it, the next free one in palette
+    order. With more names than colours the palette is used again (a second round). The result
+    depends only on the set of names, never on their order or on the dataset shown."""
+    names = sorted({str(m) for m in universe} | {str(m) for m in models})
+    taken: set[int] = set()
+    assigned: dict[str, str] = {}
+    for name in names:
+        if len(taken) == len(MODEL_COLOURS):
+            taken.clear()
+        slot = preferred_colour(name)
+        while slot in taken:
+            slot = (slot + 1) % len(MODEL_COLOURS)
+        taken.add(slot)
+        assigned[name] = MODEL_COLOURS[slot]
+    return {str(m): assigned[str(m)] for m in models}

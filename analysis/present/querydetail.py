@@ -121,13 +121,20 @@ def _distance(value: object) -> str:
     return f"{metres:,.0f} m" if metres < 1000 else f"{metres / 1000:,.2f} km"
 
 
-def ranking_html(listing: pd.DataFrame, terms: Sequence[str], *, text_chars: int = 300) -> str:
+def ranking_html(
+    listing: pd.DataFrame, terms: Sequence[str], *, text_chars: int = 300, no_text: str = ""
+) -> str:
     """A ranking (or gold list) as an HTML table: rank, doc id, score, marks, name and text with
     the query terms highlighted; gold rows get :data:`GOLD_ROW_CSS`. Marks: ``gold``, ``tied``
     (score shared with another listed doc), ``twin``/``stack`` (see :func:`geo_marks`); POIs
-    add a distance column. Every value is escaped (module docstring)."""
+    add a distance column. A listing without a ``score`` column (a rank-only run, see
+    :func:`analysis.present.rankings.ranking_table`) has no score column; a row with neither
+    name nor text shows ``no_text`` (e.g. "(no text: import with --skb)") in grey. Every value
+    is escaped (module docstring)."""
     geo = "distance_m" in listing.columns
-    head = ["rank", "doc id", "score", "marks", *(["distance"] if geo else []), "name / text"]
+    scored = "score" in listing.columns
+    head = ["rank", "doc id", *(["score"] if scored else []), "marks",
+            *(["distance"] if geo else []), "name / text"]  # fmt: skip
     rows = ["<table class='ranking'><thead><tr>"]
     rows += [f"<th>{h}</th>" for h in head]
     rows.append("</tr></thead><tbody>")
@@ -137,21 +144,32 @@ def ranking_html(listing: pd.DataFrame, terms: Sequence[str], *, text_chars: int
         style = f" style='{GOLD_ROW_CSS}'" if gold else ""
         rank = rec.get("rank")
         score = rec.get("score")
-        name = str(rec.get("name", "") or "")
-        text = str(rec.get("text", "") or "")
-        body = ""
-        if name:
-            body += f"<b>{highlight_html(name, terms, 200)}</b>"
-        if text and text != name:
-            body += ("<br>" if body else "") + highlight_html(text, terms, text_chars)
         cells = [
             "" if rank is None or pd.isna(rank) else str(int(rank)),
             f"<code>{html.escape(str(rec.get('doc_id', '')))}</code>",
-            "" if score is None or pd.isna(score) else f"{float(score):.4f}",
+            *(["" if score is None or pd.isna(score) else f"{float(score):.4f}"] if scored else []),
             " ".join(f"<span class='mark-{m}'>{m}</span>" for m in marks),
             *([_distance(rec.get("distance_m"))] if geo else []),
-            body,
+            _name_text(rec, terms, text_chars, no_text),
         ]
         rows.append(f"<tr{style}>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
     rows.append("</tbody></table>")
     return "".join(rows)
+
+
+def _name_text(rec: dict, terms: Sequence[str], text_chars: int, no_text: str) -> str:
+    """The name (bold) and text of one row, highlighted, or the ``no_text`` placeholder."""
+    name = "" if _blank(rec.get("name")) else str(rec.get("name"))
+    text = "" if _blank(rec.get("text")) else str(rec.get("text"))
+    body = ""
+    if name:
+        body += f"<b>{highlight_html(name, terms, 200)}</b>"
+    if text and text != name:
+        body += ("<br>" if body else "") + highlight_html(text, terms, text_chars)
+    if not body and no_text:
+        body = f"<span style='opacity:0.6'>{html.escape(no_text)}</span>"
+    return body
+
+
+def _blank(value: object) -> bool:
+    return value is None or (not isinstance(value, str) and pd.isna(value)) or not str(value)

@@ -48,8 +48,12 @@ def ranking_table(
 ) -> pd.DataFrame:
     """The top ``top`` of one query's ranked run (``query_id, doc_id, score, rank`` as from
     :func:`analysis.core.metrics.rank_run`) with ``gold`` (relevant per the qrels), ``relevance``,
-    ``tied`` (score shared with another doc of the list) and the entity ``name``/``text``."""
+    ``tied`` (score shared with another doc of the list) and the entity ``name``/``text``.
+
+    A rank-only run (:func:`rank_only`: STaRK's ``pred_rank`` lists, scored ``n − rank + 1``
+    by the loader) has no ``score`` column: those numbers were made up from the ranks."""
     rows = ranked[ranked["query_id"] == query_id]
+    scored = not rank_only(rows)
     tied = rows["score"].duplicated(keep=False)
     rows = rows.assign(tied=tied.to_numpy())
     rows = rows[rows["rank"] <= top][["rank", "doc_id", "score", "tied"]]
@@ -64,7 +68,19 @@ def ranking_table(
         rows = rows.merge(ent, on="doc_id", how="left")
     if "text" in rows.columns:
         rows["text"] = _shorten(rows["text"], TEXT_CHARS)
-    return rows.sort_values("rank", ignore_index=True)
+    rows = rows.sort_values("rank", ignore_index=True)
+    return rows if scored else rows.drop(columns="score")
+
+
+def rank_only(rows: pd.DataFrame) -> bool:
+    """True when the ``score, rank`` rows of one query are the scores a loader gives a ranked
+    list without scores: rank ``1..n`` scored ``n, n − 1, …, 1`` (STaRK's ``pred_rank``).
+    An empty list is not rank-only."""
+    if rows.empty:
+        return False
+    rank = rows["rank"].to_numpy(dtype="float64")
+    score = rows["score"].to_numpy(dtype="float64")
+    return bool((score == len(rows) - rank + 1).all())
 
 
 def side_by_side(left: pd.DataFrame, right: pd.DataFrame, names: tuple[str, str]) -> pd.DataFrame:

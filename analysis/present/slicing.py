@@ -23,7 +23,7 @@ The module never imports streamlit.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -41,6 +41,7 @@ __all__ = [
     "default_slice_column",
     "heat_range",
     "heatmap_frames",
+    "largest_slice",
     "order_slice_values",
     "plotly_text",
     "slice_bar_figure",
@@ -48,6 +49,7 @@ __all__ = [
     "slice_labels",
     "slice_order",
     "slice_summary",
+    "sort_slice_rows",
     "top_values",
     "worst_slices",
     "wrap_label",
@@ -110,6 +112,43 @@ def order_slice_values(labels: Iterable[str]) -> list[str]:
     prefix sorts before the same number, ``>``/``≥`` after), then the others
     case-insensitively, then ``"(other)"``, ``"(missing)"`` last."""
     return sorted(dict.fromkeys(map(str, labels)), key=_sort_key)
+
+
+def sort_slice_rows(
+    frame: pd.DataFrame, column: str, first: Sequence[str] = (), *, within: str | None = None
+) -> pd.DataFrame:
+    """``frame``'s rows with the values of ``column`` in natural order
+    (:func:`order_slice_values`: ``0, 1, 3, 10, 12``, not ``0, 1, 10, 12, 3``), after the
+    ``first`` columns (kept in their order of appearance) and, with ``within``, only among
+    the rows of each value of that column (e.g. the rows of one slice column of a table of
+    several). Other orders are kept (stable)."""
+    if frame.empty or column not in frame.columns:
+        return frame
+    labels = frame[column].astype(str)
+    rank = {v: i for i, v in enumerate(order_slice_values(labels))}
+    keys = {f"\x00{c}": pd.factorize(frame[c])[0] for c in [*first, *([within] if within else [])]}
+    keys["\x00value"] = labels.map(rank).to_numpy()
+    order = pd.DataFrame(keys, index=frame.index).sort_values(list(keys), kind="stable").index
+    return frame.loc[order].reset_index(drop=True)
+
+
+def largest_slice(
+    table: pd.DataFrame, metric: str, models: Sequence[str], columns: Sequence[str]
+) -> int:
+    """The query count of the biggest slice of any of ``models`` over ``columns`` (values as
+    :func:`slice_labels` gives them; rows with a NaN ``metric`` left out, as every slice
+    statistic does); 0 when no row is left. What an empty slice chart compares its minimum
+    slice size with."""
+    rows = table.loc[table["model"].astype(str).isin(list(map(str, models)))]
+    rows = rows.loc[rows[metric].notna()] if metric in rows.columns else rows.iloc[:0]
+    sizes = [
+        int(
+            slice_labels(rows[c]).groupby(rows["model"].astype(str).to_numpy()).value_counts().max()
+        )
+        for c in columns
+        if c in rows.columns and len(rows)
+    ]
+    return max(sizes, default=0)
 
 
 def default_slice_column(table: pd.DataFrame, columns: Sequence[str]) -> str | None:
@@ -300,21 +339,44 @@ def _slice_hover(head: str, column: str, metric: str, axis: str) -> str:
     )
 
 
+#: Pixels per line of a wrapped axis label (12 px font), and the gap between two labels.
+_LINE_PX, _LABEL_GAP_PX = 16, 6
+
+
+def _rows_height(labels: Sequence[str], per_value: int) -> int:
+    """Plot height for one category row per label: ``per_value`` pixels, or more when a
+    label wrapped onto several lines (:func:`wrap_label`) needs them, so wrapped labels of
+    neighbouring rows never overlap."""
+    return sum(
+        max(per_value, _LINE_PX * (str(label).count("<br>") + 1) + _LABEL_GAP_PX)
+        for label in labels
+    )
+
+
 def slice_bar_figure(
     summary: pd.DataFrame,
     metric: str,
     column: str,
     models: Sequence[str] | None = None,
     order: Sequence[str] | None = None,
+    *,
+    colours: Mapping[str, str] | None = None,
+    labels: Mapping[str, str] | None = None,
 ) -> go.Figure:
     """Horizontal grouped bars: mean of ``metric`` per slice value of ``column`` (one row per
-    value, ``order`` top to bottom, default :func:`slice_order`), one bar per model (palette
-    colours, ``models`` order) with asymmetric 95% CI error bars. Axis labels are wrapped
-    (:func:`wrap_label`); the hover shows the full value, model, mean, CI and n."""
+    value, ``order`` top to bottom, default :func:`slice_order`), one bar per model (``models``
+    order, each in its colour: ``colours``, default
+    :func:`~analysis.present.palette.model_colours` of ``models``) with asymmetric 95% CI error
+    bars. Axis labels are wrapped (:func:`wrap_label`) unless ``labels`` (value -> label,
+    already escaped for plotly) gives them; the hover shows the full value, model, mean, CI
+    and n."""
     order = list(order) if order is not None else slice_order(summary)
-    labels = dict(zip(order, axis_labels(order), strict=True))
+    if labels is None:
+        labels = dict(zip(order, axis_labels(order), strict=True))
+    else:
+        labels = {v: labels[v] for v in order}
     models = list(dict.fromkeys(summary["model"])) if models is None else list(models)
-    colours = model_colours(models)
+    colours = {**model_colours(models), **(colours or {})}
     fig = go.Figure()
     for model in models:
         part = summary.loc[(summary["model"] == model) & summary["value"].isin(labels)]
@@ -344,13 +406,13 @@ def slice_bar_figure(
                 hovertemplate=_slice_hover("%{fullData.name}", column, metric, "x"),
             )
         )
-    n_rows = len(order) * max(1, len(fig.data))
+    per_value = 16 * max(1, len(fig.data)) + 8
     fig.update_layout(
         barmode="group",
         xaxis={"title": f"mean {plotly_text(metric)} (95% CI)", "rangemode": "tozero"},
         yaxis={"title": plotly_text(column), "type": "category", "automargin": True},
         legend={"title": "model", "orientation": "h", "y": 1.02, "yanchor": "bottom"},
-        height=int(min(4000, max(260, 90 + 16 * n_rows + 8 * len(order)))),
+        height=int(min(4000, max(260, 90 + _rows_height([labels[v] for v in order], per_value)))),
         margin={"t": 40, "b": 10, "l": 10},
         font={"family": FONT_FAMILY},
     )
@@ -366,12 +428,15 @@ def slice_heatmap_figure(
     column: str,
     models: Sequence[str] | None = None,
     order: Sequence[str] | None = None,
+    *,
+    labels: Mapping[str, str] | None = None,
 ) -> go.Figure:
     """Heatmap of the mean of ``metric``: rows = slice values of ``column`` (``order`` top to
     bottom), columns = models. The sequential colour scale (palette ``SEQUENTIAL_SCALE``) spans
     the data's own range (min to max of the shown means; ±0.05 around a single value), so
     0.85 and 0.97 differ. Each cell shows the mean; the hover adds the full value, CI and n.
-    Empty cells (no query of that model in that slice) are blank."""
+    Empty cells (no query of that model in that slice) are blank. ``labels`` as in
+    :func:`slice_bar_figure`."""
     frames = heatmap_frames(summary, models)
     order = list(order) if order is not None else slice_order(summary)
     mean = frames["mean"].reindex(columns=order).T
@@ -390,7 +455,7 @@ def slice_heatmap_figure(
         go.Heatmap(
             z=z,
             x=[plotly_text(m) for m in mean.columns],
-            y=axis_labels(order),
+            y=axis_labels(order) if labels is None else [labels[v] for v in order],
             customdata=custom,
             zmin=zmin,
             zmax=zmax,
@@ -405,7 +470,7 @@ def slice_heatmap_figure(
         xaxis={"title": "model", "type": "category", "side": "top"},
         yaxis={"title": plotly_text(column), "type": "category", "autorange": "reversed",
                "automargin": True},
-        height=int(min(4000, max(220, 90 + 30 * len(order)))),
+        height=int(min(4000, max(220, 90 + _rows_height(list(fig.data[0].y), 30)))),
         margin={"t": 60, "b": 10, "l": 10},
         font={"family": FONT_FAMILY},
     )  # fmt: skip

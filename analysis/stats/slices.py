@@ -96,7 +96,9 @@ def bucket_numeric(series: pd.Series, n_buckets: int = 4, *, digits: int = 3) ->
         return pd.Series(pd.Categorical.from_codes(codes, categories=[], ordered=True),
                          index=series.index, name=series.name)  # fmt: skip
     ordered = np.sort(x)
-    positions = -((-np.arange(n_buckets) * x.size) // n_buckets)  # ceil(j * n / k)
+    # ceil(j * n / k), at most n - 1: with fewer values than buckets (n = 2, k = 4) the last
+    # positions would run past the end; the repeated edges are de-duplicated below
+    positions = np.minimum(-((-np.arange(n_buckets) * x.size) // n_buckets), x.size - 1)
     lows = np.unique(ordered[positions])
     codes[present] = np.searchsorted(lows, x, side="right") - 1
     highs = np.append(lows[1:], x.max())

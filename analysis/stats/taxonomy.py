@@ -40,6 +40,7 @@ from analysis.stats.coverage import has_explicit_negatives, suspected_missing_an
 __all__ = [
     "CATEGORIES",
     "FAILURES",
+    "applicable_categories",
     "category_queries",
     "classify",
     "classify_dataset",
@@ -164,6 +165,17 @@ def taxonomy_counts(classified: pd.DataFrame, by: Sequence[str] = ()) -> pd.Data
     counts["share"] = np.where(total > 0, counts["n"] / total.where(total > 0, 1), 0.0)
     counts["category"] = counts["category"].astype("str")
     return counts.reset_index(drop=True)
+
+
+def applicable_categories(classified: pd.DataFrame) -> tuple[str, ...]:
+    """The categories that can occur on ``classified`` (:data:`CATEGORIES` order): the spatial
+    cause ``location-indistinguishable`` only when the rows carry the ``indistinguishable``
+    flag with a value (a dataset with coordinates); every other category always. Tables and
+    menus list these, so a text-only dataset shows no column that is zero by construction."""
+    spatial = "indistinguishable" in classified.columns and bool(
+        classified["indistinguishable"].notna().any()
+    )
+    return tuple(c for c in CATEGORIES if spatial or c != LOCATION)
 
 
 def category_queries(classified: pd.DataFrame, model: str, category: str) -> pd.DataFrame:

@@ -196,7 +196,7 @@ def test_single_model_shows_info(monkeypatch):
     monkeypatch.setattr(ui_state, "sidebar", lambda: dataclasses.replace(real(), model_b=None))
     at = open_page(PAGE)
     no_exception(at)
-    assert any("needs two models" in i.value for i in at.info)
+    assert any("Choose a model B in the sidebar" in i.value for i in at.info)
     assert not at.metric
 
 

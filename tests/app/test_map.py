@@ -145,7 +145,7 @@ def test_carto_basemap_is_opt_in():
 def test_non_spatial_datasets_show_info():
     at = open_page(PAGE, datasets="stark-amazon,stark-mag")
     no_exception(at)
-    assert any("lat/lon" in info.value for info in at.info)
+    assert any("lat\\/lon coordinates" in info.value for info in at.info)  # Markdown-escaped
     assert not at.get("deck_gl_json_chart")
     assert not at.metric
 

@@ -44,28 +44,29 @@ def test_leaderboard_section_bold_marks_and_exports():
     labels = _downloads(at)
     assert labels.count("CSV") == labels.count("Markdown") == labels.count("LaTeX") == 1
     assert "HTML" in labels  # the chart
-    assert at.button(key="render_leaderboard-chart").label == "Render PNG/SVG"
+    assert at.button(key="paper_report_leaderboard-chart").label == "Render PNG, SVG and caption"
     assert len(at.get("plotly_chart")) == 1
 
 
 def test_png_export_of_a_chart(chromium_path):
     del chromium_path
     at = open_page(PAGE, datasets="geo-glue", section="leaderboard")
-    at.button(key="render_leaderboard-chart").click().run()
+    at.button(key="paper_report_leaderboard-chart").click().run()
     no_exception(at)
-    images = next(iter(at.session_state["_report_images"].values()))
+    images = next(iter(at.session_state["_paper_exports"].values()))
     assert images["png"].startswith(b"\x89PNG")
     assert b"<svg" in images["svg"][:200]
-    assert {"PNG", "SVG"} <= set(_downloads(at))
+    assert "\\caption{Leaderboard chart." in images["tex"]
+    assert {"PNG (2x)", "SVG", "LaTeX caption"} <= set(_downloads(at))
 
 
 def test_png_export_without_browser_shows_a_message(monkeypatch, tmp_path):
     monkeypatch.setenv("BROWSER_PATH", str(tmp_path / "nothing"))
     at = open_page(PAGE, datasets="geo-glue", section="leaderboard")
-    at.button(key="render_leaderboard-chart").click().run()
+    at.button(key="paper_report_leaderboard-chart").click().run()
     no_exception(at)
     assert any("needs Chrome or Chromium" in i.value for i in at.info)
-    assert "PNG" not in _downloads(at)
+    assert "PNG (2x)" not in _downloads(at)
 
 
 def test_dataset_filter_and_worst_queries_from_the_url():

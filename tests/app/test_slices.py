@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 
 import numpy as np
 import pytest
@@ -124,6 +125,20 @@ def test_min_slice_size_applies_to_every_chart_and_table():
     means = _frame(at, "means")
     assert (means["n"] >= 100).all()
     assert _param(at, "min_n") == "100"
+
+
+def test_a_minimum_no_slice_reaches_says_the_largest_slice_and_what_to_do():
+    at = open_page(PAGE, slice="n_gold_bucket", min_n="100000")
+    no_exception(at)
+    assert not at.get("plotly_chart")
+    infos = [re.sub(r"\\(.)", r"\1", i.value) for i in at.info]  # Markdown escapes undone
+    charts = next(i for i in infos if i.startswith("No slice of n_gold_bucket has"))
+    worst = next(i for i in infos if i.startswith("No slice has at least"))
+    for text in (charts, worst):
+        assert "at least 100,000 queries (the largest has " in text
+        largest = int(text.split("(the largest has ")[1].split(")")[0].replace(",", ""))
+        assert 1 <= largest < 100_000
+        assert f"Set Minimum slice size to {largest:,} or less" in text
 
 
 def test_sixty_value_column_top_n_other_and_wrapped_labels(tmp_path, monkeypatch):

@@ -20,7 +20,7 @@ def test_map_renders_and_click_selects_poi(server, page):
     assert "poi=" not in page.url
     page.get_by_text("No POI selected", exact=False).first.wait_for()
     charts = page.locator(CHART)
-    charts.nth(1).locator("canvas").first.wait_for(state="visible", timeout=30_000)
+    charts.nth(1).locator("canvas").first.wait_for(state="visible", timeout=120_000)
     assert charts.count() == 2
     canvas = charts.nth(1).locator("canvas").first
     canvas.scroll_into_view_if_needed()
@@ -63,7 +63,7 @@ def test_map_offline_context_layer_and_basemap_message(server, page):
     wait_ready(page)
     assert_no_exception(page)
     charts = page.locator(CHART)
-    charts.nth(1).locator("canvas").first.wait_for(state="visible", timeout=30_000)
+    charts.nth(1).locator("canvas").first.wait_for(state="visible", timeout=120_000)
     canvas = charts.nth(1).locator("canvas").first
     canvas.scroll_into_view_if_needed()
     page.wait_for_timeout(2500)  # deck.gl draws the layers and builds the CJK font atlas

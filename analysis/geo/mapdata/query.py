@@ -24,12 +24,115 @@ from analysis.geo.mapdata.base import (
     _float,
     _records,
     _stack_layer,
+    _stack_tips,
     _view,
     escape_text,
     jitter,
 )
+from analysis.geo.mapdata.context import MAP_FONT
 
 WHITE: list[int] = [255, 255, 255, 255]
+#: Radius (px) of the ring on which the drawn POIs of a stack are spread, for up to
+#: :data:`RING_MIN` of them; each further POI adds :data:`RING_STEP_PX`.
+RING_PX = 18.0
+RING_MIN = 6
+RING_STEP_PX = 3.0
+#: Glyph of a stack member on the ring (drawn by a TextLayer, so its offset is in pixels).
+RING_GLYPH = "●"
+BADGE_OFFSET_PX: list[float] = [0.0, 0.0]
+BADGE_BORDER: list[int] = [60, 60, 60, 255]
+
+
+def stack_ring(points: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The drawn POIs of every stack spread on a ring in display pixels, and one count badge
+    per stack, so a stack stays visible at every zoom (points a few metres apart merge into
+    one disc when zoomed out).
+
+    ``points``: :func:`query_points` rows. A stack is a coordinate of ``stack_size >= 2`` POIs
+    (of the whole dataset) that at least one drawn, located POI sits on.
+
+    Returns:
+        ``(ring, badges)``. ``ring``: one row per distinct drawn POI of a stack holding at least
+        two of them (gold first, then by best rank, then doc id), at the stack's true
+        coordinate, with ``offset`` = ``[r·cos θ, r·sin θ]`` px (``θ`` from the top, clockwise,
+        evenly spaced; ``r`` = :data:`RING_PX`, more for large stacks), its ``color`` and
+        tooltip. ``badges``: one row per stack with ``label`` = the stack size (every POI at
+        the coordinate, drawn or not) and the stack's tooltip; ``doc_id`` is its first drawn
+        POI (the badge itself lets clicks through to the POIs under it, whose selection lists
+        the whole stack).
+    """
+    pts = points[points["located"] & (points["stack_size"] >= 2)].copy()
+    columns = ["doc_id", "lat", "lon", "color", "offset", *_TIP]
+    if pts.empty:
+        return pd.DataFrame(columns=columns), pd.DataFrame(columns=["doc_id", "lat", "lon"])
+    pts["_gold"] = (pts["role"] != "gold").astype(int)
+    pts["_rank"] = pts["rank"].where(pts["role"] != "gold", 0)
+    pts = pts.sort_values(["stack_id", "_gold", "_rank", "doc_id"], kind="stable")
+    docs = pts.drop_duplicates("doc_id")  # a POI drawn as gold and in a list: once, as gold
+    size = docs.groupby("stack_id")["doc_id"].transform("size").to_numpy()
+    slot = docs.groupby("stack_id").cumcount().to_numpy()
+    radius = RING_PX + RING_STEP_PX * np.maximum(size - RING_MIN, 0)
+    angle = 2 * np.pi * slot / np.maximum(size, 1)
+    docs = docs.assign(
+        offset=[
+            [round(float(r * np.sin(a)), 2), round(float(-r * np.cos(a)), 2)]
+            for r, a in zip(radius, angle, strict=True)
+        ]
+    )
+    ring = docs.loc[size >= 2, columns]
+    first = docs.drop_duplicates("stack_id").copy()
+    badges = _stack_tips(first, docs)
+    badges["label"] = badges["stack_size"].astype(int).astype(str)
+    return ring.reset_index(drop=True), badges.reset_index(drop=True)
+
+
+def _ring_layers(points: pd.DataFrame) -> list[pdk.Layer]:
+    """TextLayers of :func:`stack_ring`: ``stack_ring`` (the members, pixel offsets) under
+    ``stack_badges`` (the stack sizes). The ring's POIs are pickable (tooltip, selection); the
+    badge is not, so a click on it reaches the POIs at the stack's coordinate under it, and
+    selecting one lists the whole stack."""
+    ring, badges = stack_ring(points)
+    layers: list[pdk.Layer] = []
+    if not ring.empty:
+        layers.append(
+            pdk.Layer(
+                "TextLayer",
+                id="stack_ring",
+                data=_records(
+                    ring.assign(glyph=RING_GLYPH),
+                    ["doc_id", "lat", "lon", "color", "offset", "glyph", *_TIP],
+                ),
+                get_position=["lon", "lat"],
+                get_text="glyph",
+                get_color="color",
+                get_size=15,
+                get_pixel_offset="offset",
+                character_set=pdk.types.String("auto"),
+                font_family=pdk.types.String(MAP_FONT),
+                pickable=True,
+            )
+        )
+    if not badges.empty:
+        layers.append(
+            pdk.Layer(
+                "TextLayer",
+                id="stack_badges",
+                data=_records(badges, ["doc_id", "lat", "lon", "label", *_TIP]),
+                get_position=["lon", "lat"],
+                get_text="label",
+                get_color=[20, 20, 20, 255],
+                get_size=13,
+                get_pixel_offset=BADGE_OFFSET_PX,
+                background=True,
+                get_background_color=WHITE,
+                get_border_color=BADGE_BORDER,
+                get_border_width=1,
+                background_padding=[3, 1],
+                font_family=pdk.types.String(MAP_FONT),
+                pickable=False,  # a click goes through to the POI under it
+            )
+        )
+    return layers
 
 
 def _points_layer(
@@ -215,11 +318,14 @@ def query_deck(
     over the offline context layer (``context``; ``datum`` = the POIs' datum, ``height_px`` =
     the chart's height, for the extent of the graticule and scale bar).
 
-    Layers (every one has an ``id`` and is pickable; bottom to top): ``stacks`` (ColumnLayer,
-    one column per stack of size >= 2 among the drawn POIs, at the stack's true coordinate,
-    elevation = stack size, its ``doc_id`` the first drawn POI of the stack), ``arcs_<label>``
+    Layers (every one has an ``id`` and is pickable but ``stack_badges``; bottom to top):
+    ``stacks`` (ColumnLayer, one column per stack of size >= 2 among the drawn POIs, at the
+    stack's true coordinate, elevation = stack size, its ``doc_id`` the first drawn POI of the
+    stack), ``arcs_<label>``
     (ArcLayer from the query point to each of the model's POIs, only when the query has a
     coordinate), ``gold`` (amber discs), ``model_<label>`` (the model's top k) and ``query``.
+    ``stack_ring`` and ``stack_badges`` (TextLayers of :func:`stack_ring`) spread the drawn
+    POIs of each stack on a ring in pixels around it and show its size, at every zoom.
     The view is centred on the first located gold POI (else the query, else the POIs) and
     zoomed so every drawn point (the query, the gold and both top-k lists) is in view; it is
     top-down (tilt with Ctrl + drag to see the columns' heights). The context layers
@@ -305,6 +411,7 @@ def query_deck(
                 radius_px=radius_px,
             )
         )
+    layers += _ring_layers(pts)
     if q_located:
         qrow = {
             "doc_id": "",

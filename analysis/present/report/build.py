@@ -152,6 +152,7 @@ def bundle_content(
         bundle=bundle.name,  # type: ignore[attr-defined]
         ties=ties,
         splits={n: loaded[n].split or "all" for n in names},
+        model_names=bundle.models,  # type: ignore[attr-defined]
     )
 
 

@@ -9,15 +9,21 @@ from collections.abc import Callable, Mapping, Sequence
 import pandas as pd
 
 from analysis.core.errors import DataWarning
-from analysis.core.metrics import parse_metric
 from analysis.io.bundle import Dataset
 from analysis.present.analyses_report import INTRO as ANALYSES_INTRO
-from analysis.present.analyses_report import ReportPart, analyses_parts
+from analysis.present.analyses_report import ReportPart, analyses_parts, depth_of
+from analysis.present.palette import model_colours
 from analysis.present.report.annotations import annotations_section
 from analysis.present.report.examples import pick_examples
-from analysis.present.report.figures import compare_figure, leaderboard_figure, slice_figure
+from analysis.present.report.figures import (
+    compare_figure,
+    leaderboard_figure,
+    slice_figure,
+    slice_label_key,
+)
 from analysis.present.report.metric_cards import metrics_section
 from analysis.present.report.model import (
+    MIN_SLICE,
     N_RESAMPLES,
     RANK_DEPTH,
     SEED,
@@ -26,9 +32,15 @@ from analysis.present.report.model import (
     ReportContent,
     Section,
     report_metrics,
+    slice_columns_of,
     slug,
 )
-from analysis.present.report.numbers import DatasetNumbers, dataset_numbers
+from analysis.present.report.numbers import (
+    CONDITIONAL_CAUSES,
+    DatasetNumbers,
+    dataset_numbers,
+    possible_causes,
+)
 from analysis.present.report.queries import query_views
 from analysis.present.report.summary import summary_sentences
 from analysis.present.report.tables import (
@@ -70,6 +82,7 @@ def build_content(
     splits: Mapping[str, str] | None = None,
     analyses: AnalysesOf | None = None,
     annotations: Mapping[str, Sequence[Block]] | None = None,
+    model_names: Sequence[str] = (),
 ) -> ReportContent:
     """Compute every section of the report from a per-query table.
 
@@ -99,6 +112,9 @@ def build_content(
         annotations: dataset -> the blocks of the "Annotations" section
             (:func:`analysis.present.report.annotations.annotation_blocks`); the section is
             left out when there are none.
+        model_names: every model name of the bundle: each model gets the colour of its name
+            among them (:func:`~analysis.present.palette.model_colours`), the same in every
+            report, page and export of the bundle.
     """
     warnings = warnings or {}
     present = set(table["dataset"].astype(str)) if not table.empty else set()
@@ -121,6 +137,7 @@ def build_content(
         rows = table.loc[table["dataset"] == name]
         per[name] = get(name, rows, chosen[name], shown[name])
     models = list(dict.fromkeys(table["model"].astype(str)))
+    colours = model_colours(models, model_names)
 
     board = _concat([per[n].board for n in datasets])
     pvalues = _concat([per[n].best_vs_rest for n in datasets])
@@ -140,8 +157,8 @@ def build_content(
     causes = _concat([per[n].causes for n in datasets])
 
     sections = [
-        _leaderboard_section(board, pvalues, shown, datasets, chosen, models),
-        _slices_section(per, datasets, model_a, models),
+        _leaderboard_section(board, pvalues, shown, datasets, chosen, colours),
+        _slices_section(per, datasets, model_a, colours),
         _compare_section(comp, deltas, model_a, model_b),
         _queries_section(per, datasets, model_a, model_b, dataset, ranked, top_queries),
         _causes_section(causes, warnings, datasets),
@@ -150,7 +167,7 @@ def build_content(
     if analyses is None and dataset is not None and ranked is not None:
 
         def analyses(name: str, rows: pd.DataFrame, metric: str) -> Sequence[ReportPart]:
-            return dataset_analyses(name, rows, metric, dataset(name), ranked)  # type: ignore[misc]
+            return dataset_analyses(name, rows, metric, dataset(name), ranked, colours)  # type: ignore[misc]
 
     if analyses is not None:
         for name in datasets:
@@ -198,10 +215,11 @@ def build_content(
         examples=examples,
         splits=splits,
         analyses=found,
+        colours=colours,
     )
 
 
-def _leaderboard_section(board, pvalues, shown, datasets, chosen, models) -> Section:
+def _leaderboard_section(board, pvalues, shown, datasets, chosen, colours) -> Section:
     return Section(
         "leaderboard",
         "Leaderboard",
@@ -214,26 +232,29 @@ def _leaderboard_section(board, pvalues, shown, datasets, chosen, models) -> Sec
                 "leaderboard-chart",
                 "figure",
                 "Leaderboard chart",
-                figure=leaderboard_figure(board, datasets, chosen, models),
+                figure=leaderboard_figure(board, datasets, chosen, colours),
                 caption="The report metric of each dataset; error bars: 95% CI.",
             ),
         ),
     )
 
 
-def _slices_section(per, datasets, model_a, models) -> Section:
+def _slices_section(per, datasets, model_a, colours) -> Section:
     blocks: list[Block] = []
     for i, name in enumerate(datasets):
         summary = per[name].slice_summary
         metric = per[name].metric
-        if not summary.empty:
+        for column, part in slice_columns_of(summary):
+            key = slice_label_key(part)[1]
+            cut = " Labels: " + "; ".join(f"{m} {v}" for m, v in key) + "." if key else ""
             blocks.append(
                 Block(
-                    f"slices-{i}-{slug(name)}",
+                    f"slices-{i}-{slug(name)}-{slug(column)}",
                     "figure",
-                    f"Slices of {name}",
-                    caption=f"{metric} per slice value and model; error bars: 95% CI.",
-                    figure=slice_figure(summary, name, metric, models),
+                    f"Slices of {name} by {column}",
+                    caption=f"{metric} per value of {column} and model; error bars: 95% CI; "
+                    f"values with at least {MIN_SLICE} queries (n = queries).{cut}",
+                    figure=slice_figure(part, name, metric, colours),
                     dataset=name,
                 )
             )
@@ -364,6 +385,13 @@ def _queries_section(per, datasets, model_a, model_b, dataset, ranked, top_queri
     )
 
 
+def _possible(causes: pd.DataFrame) -> pd.DataFrame:
+    """The causes table without the columns of causes that cannot occur on any of its rows."""
+    keep = set(possible_causes(causes)) if not causes.empty else set()
+    drop = [c for c in CONDITIONAL_CAUSES if c in causes.columns and c not in keep]
+    return causes.drop(columns=drop)
+
+
 def _causes_section(causes, warnings, datasets) -> Section:
     checks = pd.DataFrame(
         [
@@ -385,7 +413,7 @@ def _causes_section(causes, warnings, datasets) -> Section:
                 "table",
                 "Failure causes",
                 caption="Counts of queries per cause for the report metric of each dataset.",
-                table=causes,
+                table=_possible(causes),
                 group="dataset",
             ),
             Block(
@@ -405,6 +433,7 @@ def dataset_analyses(
     metric: str,
     ds: Dataset,
     ranked: Callable[[str, str], pd.DataFrame],
+    colours: Mapping[str, str] | None = None,
 ) -> list[ReportPart]:
     """The "Beyond the averages" parts of one dataset
     (:func:`analysis.present.analyses_report.analyses_parts`) for the report metric: the failure
@@ -412,7 +441,7 @@ def dataset_analyses(
     set of models solves (solved = the metric reaches 1: a hit, every gold in the top k, or the
     gold at rank 1 for MRR) and the oracle best-of-N of the metric."""
     models = list(dict.fromkeys(rows["model"].astype(str)))
-    k = parse_metric(metric).k or 10
+    k = depth_of(metric)[0]
     return analyses_parts(
         name,
         rows,
@@ -422,6 +451,7 @@ def dataset_analyses(
         getattr(ds, "edges", None),
         metric=metric,
         k=k,
+        colours=colours,
     )
 
 

@@ -40,10 +40,11 @@ from typing import Literal
 import pandas as pd
 import plotly.graph_objects as go
 
-from analysis.present.palette import FONT_FAMILY
+from analysis.present.palette import FONT_FAMILY, model_colours
 from analysis.present.report.figures import compare_figure, leaderboard_figure, slice_figure
-from analysis.present.report.model import ALPHA, ReportContent, fmt, slug
-from analysis.present.report.numbers import DatasetNumbers
+from analysis.present.report.model import ALPHA, ReportContent, fmt, slice_columns_of, slug
+from analysis.present.report.numbers import DatasetNumbers, possible_causes
+from analysis.present.report.summary import shows_below, tied_top
 from analysis.present.report.tables import p_cells
 from analysis.stats.paired import p_phrase
 
@@ -184,7 +185,7 @@ def _overview(content: ReportContent, per: dict[str, DatasetNumbers]) -> Slide:
     )
 
 
-def _leaderboard(content: ReportContent, per: dict[str, DatasetNumbers], models) -> Slide:
+def _leaderboard(content: ReportContent, per: dict[str, DatasetNumbers], colours) -> Slide:
     wins: dict[str, list[str]] = {}
     for name in content.datasets:
         top = _best(per[name])
@@ -196,10 +197,14 @@ def _leaderboard(content: ReportContent, per: dict[str, DatasetNumbers], models)
         part = num.board.loc[num.board["metric"] == num.metric].sort_values(
             "mean", ascending=False, kind="stable"
         )
+        tied, rest = tied_top(part)
         top = part.iloc[0]
-        text = f"Best on {num.name} by {num.metric}: {top['model']} with {fmt(top['mean'])}"
-        if len(part) > 1:
-            text += f"; runner-up {part.iloc[1]['model']} {fmt(part.iloc[1]['mean'])}"
+        if len(tied) > 1:
+            text = f"{num.name} by {num.metric}: a tie at {fmt(top['mean'])}: " + ", ".join(tied)
+        else:
+            text = f"Best on {num.name} by {num.metric}: {top['model']} with {fmt(top['mean'])}"
+        if len(rest):
+            text += f"; runner-up {rest.iloc[0]['model']} {fmt(rest.iloc[0]['mean'])}"
     elif len(ranked) == 1:
         text = f"{ranked[0][0]} is the best model on all {len(content.datasets)} datasets"
     else:
@@ -208,7 +213,7 @@ def _leaderboard(content: ReportContent, per: dict[str, DatasetNumbers], models)
             for m, ds in ranked[:4]
         )
     board = pd.concat([per[n].board for n in content.datasets], ignore_index=True)
-    fig = leaderboard_figure(board, content.datasets, content.metrics, models)
+    fig = leaderboard_figure(board, content.datasets, content.metrics, colours)
     return _figure_slide("best", text, fig, note=NOTES["best"])
 
 
@@ -245,6 +250,8 @@ def _worst_slices(content: ReportContent, per: dict[str, DatasetNumbers]) -> Sli
     text = (
         f"Worst slice of {content.model_a}: {top['dataset']} {top['slice']} = {top['value']}, "
         f"{top['metric']} {fmt(top['mean'])} vs {fmt(top['overall'])} overall (n = {int(top['n'])})"
+        if shows_below(top)
+        else f"No slice of {content.model_a} is below its overall {top['metric']}"
     )
     table = pd.DataFrame(
         {
@@ -273,14 +280,17 @@ def _slice_deltas(content: ReportContent) -> Slide | None:
     )
     top = pick.iloc[0]
     where = f"{top['dataset']} {top['slice']} = {top['value']}"
-    text = (
-        f"{len(sig)} slice differences are significant after Holm; largest: {where} "
-        f"({top['metric']} {top['delta']:+.3f}, n = {int(top['n'])})"
-        if len(sig)
-        else f"No slice difference is significant after Holm; largest: {where} "
-        f"({top['metric']} {top['delta']:+.3f}, "
-        f"{p_phrase(top['p_holm'], bound=bool(top['p_holm_bound']))})"
-    )
+    if len(sig):
+        text = (
+            f"{len(sig)} slice differences are significant after Holm; largest: {where} "
+            f"({top['metric']} {top['delta']:+.3f}, "
+            f"{p_phrase(top['p_holm'], bound=bool(top['p_holm_bound']))}, n = {int(top['n'])})"
+        )
+    else:  # no finding: no p-value in the headline
+        text = (
+            f"No slice difference between A and B is significant after Holm "
+            f"({len(deltas)} slices tested; the largest, {where}, is {top['delta']:+.3f})"
+        )
     table = pd.DataFrame(
         {
             "dataset": pick["dataset"],
@@ -312,12 +322,13 @@ def _causes(content: ReportContent) -> Slide | None:
     if ties["tie-dependent"] > 0:
         text += f"; ties decide {int(ties['tie-dependent'])} queries on {ties['dataset']}"
     cols = {"dataset": "dataset", "metric": "metric", "n": "n"}
-    cols.update({c: c for c in CAUSE_HEADLINES})
+    possible = possible_causes(mine)
+    cols.update({c: c for c in CAUSE_HEADLINES if c in possible})
     table = mine[list(cols)].rename(
         columns={"non-gold on gold coordinate above gold": "non-gold on gold coord."}
     )
     for c in table.columns[2:]:
-        table[c] = table[c].astype(int).astype(str)
+        table[c] = ["–" if pd.isna(v) else str(int(v)) for v in table[c]]
     return _table_slide("causes", text, table, note=NOTES["causes"].format(a=content.model_a))
 
 
@@ -414,8 +425,10 @@ def _beyond(content: ReportContent) -> Slide | None:
 
 
 def _slice_charts(
-    content: ReportContent, per: dict[str, DatasetNumbers], models, room: int
+    content: ReportContent, per: dict[str, DatasetNumbers], colours, room: int
 ) -> list[Slide]:
+    """One slice chart per dataset (datasets with the worst slices first), of the column of
+    model A's worst slice (else the first column), its values with the most queries."""
     order = sorted(
         (n for n in content.datasets if not per[n].slice_summary.empty),
         key=lambda n: (
@@ -425,26 +438,31 @@ def _slice_charts(
     slides = []
     for name in order[: max(room, 0)]:
         num = per[name]
-        summary = _top_labels(num.slice_summary, 7)
+        parts = dict(slice_columns_of(num.slice_summary))
+        column = next(iter(parts))
         text = f"{name}: {num.metric} by slice"
-        if not num.worst_slices.empty:
+        if not num.worst_slices.empty and shows_below(num.worst_slices.iloc[0]):
             w = num.worst_slices.iloc[0]
             text += f"; A is lowest on {w['slice']} = {w['value']} ({fmt(w['mean'])})"
+            column = str(w["slice"]) if str(w["slice"]) in parts else column
+        summary = _top_values(parts[column], 7)
         slides.append(
             _figure_slide(
                 f"slices-{slug(name)}",
                 text,
-                slice_figure(summary, name, num.metric, models),
-                note="Slice values with the most queries; error bars: 95% bootstrap CI.",
+                slice_figure(summary, name, num.metric, colours),
+                note=f"{column}: the values with the most queries (at least 10 each); error "
+                "bars: 95% bootstrap CI.",
             )
         )
     return slides
 
 
-def _top_labels(summary: pd.DataFrame, n: int) -> pd.DataFrame:
-    """The rows of the ``n`` slice labels with the most queries (readable on one slide)."""
-    sizes = summary.groupby("label", sort=False)["n"].max().sort_values(ascending=False)
-    return summary.loc[summary["label"].isin(sizes.index[:n])]
+def _top_values(summary: pd.DataFrame, n: int) -> pd.DataFrame:
+    """The rows of the ``n`` slice values with the most queries (readable on one slide), in
+    the summary's (natural) order."""
+    sizes = summary.groupby("value", sort=False)["n"].max().sort_values(ascending=False)
+    return summary.loc[summary["value"].isin(sizes.index[:n])]
 
 
 def build_deck(content: ReportContent, *, max_slides: int = MAX_SLIDES) -> list[Slide]:
@@ -460,10 +478,11 @@ def build_deck(content: ReportContent, *, max_slides: int = MAX_SLIDES) -> list[
             )
         ]
     models = list(dict.fromkeys(m for n in content.datasets for m in per[n].board["model"]))
+    colours = {**model_colours(models), **content.colours}
     causes = _causes(content)
     slides = [
         _overview(content, per),
-        _leaderboard(content, per, models),
+        _leaderboard(content, per, colours),
         _significance(content),
         _worst_slices(content, per),
         _slice_deltas(content),
@@ -473,5 +492,5 @@ def build_deck(content: ReportContent, *, max_slides: int = MAX_SLIDES) -> list[
     beyond = _beyond(content)
     if beyond is not None and len(deck) < max_slides:  # only where the budget has room
         deck.append(beyond)
-    deck += _slice_charts(content, per, models, max_slides - len(deck))
+    deck += _slice_charts(content, per, colours, max_slides - len(deck))
     return deck[:max_slides]

@@ -1,6 +1,7 @@
 """The report's plotly figures, in the app's palette and font stack
-(:mod:`analysis.present.palette`): model i of the table gets the i-th Okabe-Ito colour in every
-figure, significant differences the "win" blue, the rest grey; every layout names
+(:mod:`analysis.present.palette`): every model has the colour of its name (``colours``, from
+:func:`~analysis.present.palette.model_colours` over the bundle's models) in every figure,
+significant differences the "win" blue, the rest grey; every layout names
 :data:`~analysis.present.palette.FONT_FAMILY` (Noto Sans CJK for Chinese names) so the browser,
 kaleido's PNG/SVG and the offline report render the same glyphs. Data text goes through
 :func:`~analysis.present.export.plotly_text`."""
@@ -17,9 +18,11 @@ from plotly.subplots import make_subplots
 
 from analysis.present.export import plotly_text
 from analysis.present.palette import FONT_FAMILY, TIE_COLOUR, WIN_COLOUR, model_colours
+from analysis.present.paper import short_labels
 from analysis.present.report.model import ALPHA
+from analysis.present.slicing import slice_bar_figure
 
-__all__ = ["compare_figure", "layout", "leaderboard_figure", "slice_figure"]
+__all__ = ["compare_figure", "layout", "leaderboard_figure", "slice_figure", "slice_label_key"]
 
 
 def layout(fig: go.Figure, title: str, height: int) -> go.Figure:
@@ -28,6 +31,8 @@ def layout(fig: go.Figure, title: str, height: int) -> go.Figure:
         title={
             "text": plotly_text(title),
             "x": 0.0,
+            "xanchor": "left",
+            "pad": {"l": 12},  # off the left edge
             "y": 0.99,
             "yref": "container",
             "yanchor": "top",
@@ -42,12 +47,16 @@ def layout(fig: go.Figure, title: str, height: int) -> go.Figure:
 
 
 def leaderboard_figure(
-    board: pd.DataFrame, datasets: Sequence[str], chosen: Mapping[str, str], models: Sequence[str]
+    board: pd.DataFrame,
+    datasets: Sequence[str],
+    chosen: Mapping[str, str],
+    colours: Mapping[str, str] | None = None,
 ) -> go.Figure:
-    """One panel per dataset: the report metric of every model with 95% CI error bars; model
-    colours follow ``models`` (:func:`~analysis.present.palette.model_colours`) and a legend
-    names them (no rotated tick labels that would run into the next row of panels)."""
-    colours = model_colours(models)
+    """One panel per dataset: the report metric of every model with 95% CI error bars; each
+    model in its colour (``colours``: model -> colour, default
+    :func:`~analysis.present.palette.model_colours` of the board's models) and a legend naming
+    them (no rotated tick labels that would run into the next row of panels)."""
+    colours = colours or model_colours(board["model"].astype(str))
     names = [
         d for d in datasets if ((board["dataset"] == d) & (board["metric"] == chosen[d])).any()
     ]
@@ -92,42 +101,32 @@ def leaderboard_figure(
 
 
 def slice_figure(
-    summary: pd.DataFrame, dataset: str, metric: str, models: Sequence[str]
+    summary: pd.DataFrame,
+    dataset: str,
+    metric: str,
+    colours: Mapping[str, str] | None = None,
 ) -> go.Figure:
-    """Horizontal bars: the report metric per slice value and model, 95% CI error bars."""
-    colours = model_colours(models)
-    labels = list(dict.fromkeys(summary["label"]))
-    fig = go.Figure()
-    shown = list(dict.fromkeys(summary["model"]))
-    for model in shown:
-        part = summary.loc[summary["model"] == model]
-        fig.add_trace(
-            go.Bar(
-                y=[plotly_text(v) for v in part["label"]],
-                x=part["mean"],
-                orientation="h",
-                name=plotly_text(model),
-                marker_color=colours.get(str(model), TIE_COLOUR),
-                error_x={
-                    "type": "data",
-                    "symmetric": False,
-                    "array": (part["ci_high"] - part["mean"]).tolist(),
-                    "arrayminus": (part["mean"] - part["ci_low"]).tolist(),
-                },
-                customdata=np.stack([part["n"], part["ci_low"], part["ci_high"]], axis=1),
-                hovertemplate="%{y}<br>mean %{x:.3f}<br>95% CI [%{customdata[1]:.3f}, "
-                "%{customdata[2]:.3f}]<br>n %{customdata[0]}<extra>"
-                + plotly_text(model)
-                + "</extra>",
-            )
-        )
-    fig.update_layout(barmode="group")
-    fig.update_yaxes(
-        categoryorder="array", categoryarray=[plotly_text(v) for v in labels][::-1], automargin=True
-    )
-    fig.update_xaxes(title_text=plotly_text(metric), rangemode="tozero")
-    height = 140 + len(labels) * (14 * max(1, len(shown)) + 8)
-    return layout(fig, f"{dataset}: {metric} by slice (95% CI)", min(max(height, 360), 1400))
+    """Horizontal bars of ONE slice column (``summary``: the rows of one ``column`` of the
+    report's slice summary, ``value, model, n, mean, ci_low, ci_high``): the report metric per
+    slice value (natural order, top to bottom) and model with 95% CI error bars, as on the
+    Slices page (:func:`analysis.present.slicing.slice_bar_figure`), titled with the dataset
+    and the column. Labels say their n and long ones are cut (:func:`slice_label_key`)."""
+    column = str(summary["column"].iloc[0]) if "column" in summary and len(summary) else "slice"
+    models = list(dict.fromkeys(summary["model"].astype(str)))
+    order = list(dict.fromkeys(summary["value"].astype(str)))
+    labels, _ = slice_label_key(summary)
+    fig = slice_bar_figure(summary, metric, column, models, order, colours=colours, labels=labels)
+    height = int(fig.layout.height or 360) + 60
+    return layout(fig, f"{dataset}: {metric} by {column} (95% CI)", min(max(height, 360), 1400))
+
+
+def slice_label_key(summary: pd.DataFrame) -> tuple[dict[str, str], list[tuple[str, str]]]:
+    """Axis labels of a slice chart (:func:`analysis.present.paper.short_labels`: each value
+    with its query count, long values cut to ``[i] …``) and the key of the cut values, which
+    the block's caption spells out."""
+    order = list(dict.fromkeys(summary["value"].astype(str)))
+    sizes = summary.groupby("value", sort=False)["n"].max()
+    return short_labels(order, sizes={str(v): int(n) for v, n in sizes.items()})
 
 
 def compare_figure(comp: pd.DataFrame, model_a: str, model_b: str) -> go.Figure:

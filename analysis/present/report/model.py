@@ -96,6 +96,8 @@ class ReportContent:
     splits: dict[str, str] = field(default_factory=dict)
     #: dataset -> its "Beyond the averages" parts (taxonomy, complementarity; may be empty)
     analyses: dict[str, tuple[object, ...]] = field(default_factory=dict, compare=False)
+    #: model -> its colour in every figure (keyed by name over the bundle's models)
+    colours: dict[str, str] = field(default_factory=dict, compare=False)
 
     def blocks(self) -> list[tuple[Section, Block]]:
         """Every block in display order with its section (the slides of presentation mode)."""
@@ -147,6 +149,14 @@ def default_models(table: pd.DataFrame, datasets: Sequence[str]) -> tuple[str | 
             counts[model] = counts.get(model, 0) + 1
     order = sorted(counts, key=lambda m: -counts[m])  # stable: first seen wins ties
     return (order[0] if order else None, order[1] if len(order) > 1 else None)
+
+
+def slice_columns_of(summary: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
+    """The rows of a report slice summary per slice column (``column`` order): one figure per
+    column, never values of two columns in one chart."""
+    if summary.empty or "column" not in summary:
+        return []
+    return [(str(c), summary.loc[summary["column"] == c]) for c in dict.fromkeys(summary["column"])]
 
 
 def _constant(series: pd.Series) -> bool:

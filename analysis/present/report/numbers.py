@@ -39,6 +39,7 @@ from analysis.present.report.model import (
     varied_slices,
 )
 from analysis.present.report.queries import worst_queries
+from analysis.present.slicing import order_slice_values, slice_labels
 from analysis.stats import compare_slices, holm, mean_ci, slice_finder
 from analysis.stats.paired import holm_bounds, signflip_pvalues
 
@@ -335,13 +336,17 @@ def _slice_deltas(
 
 
 def _slice_summary(sub: pd.DataFrame, metric: str, n_resamples: int, seed: int) -> pd.DataFrame:
-    """``label, column, value, model, n, mean, ci_low, ci_high`` for the slice chart: the first
-    MAX_SLICE_COLUMNS varied slice columns, their MAX_SLICE_VALUES largest values; one
+    """``label, column, value, model, n, mean, ci_low, ci_high`` for the slice charts (one per
+    column): the first MAX_SLICE_COLUMNS varied slice columns, their MAX_SLICE_VALUES values
+    with the most queries among those of at least MIN_SLICE queries (a slice of 1 query would
+    show a bar at 0 or 1 that means nothing); values as :func:`slice_labels` gives them
+    (missing-like values are "(missing)"), rows in column order, then the values' natural order
+    (:func:`order_slice_values`: 0, 1, 3, 10, 12), then model. One
     :func:`analysis.stats.mean_ci` call for all of them (each group's CI depends only on its
     values)."""
     frames = []
     for col in varied_slices(sub)[:MAX_SLICE_COLUMNS]:
-        labels = sub[col].astype("object").where(sub[col].notna(), "(missing)").astype(str)
+        labels = slice_labels(sub[col])
         work = pd.DataFrame(
             {
                 "column": col,
@@ -350,8 +355,11 @@ def _slice_summary(sub: pd.DataFrame, metric: str, n_resamples: int, seed: int) 
                 metric: sub[metric].to_numpy(),
             }
         )
-        top = work["value"].value_counts().head(MAX_SLICE_VALUES).index
-        frames.append(work.loc[work["value"].isin(top)])
+        queries = sub["query_id"].to_numpy() if "query_id" in sub else np.arange(len(sub))
+        sizes = pd.Series(queries).groupby(work["value"].to_numpy()).nunique()
+        sizes = sizes.loc[sizes >= MIN_SLICE].sort_values(ascending=False, kind="stable")
+        frames.append(work.loc[work["value"].isin(sizes.index[:MAX_SLICE_VALUES])])
+    frames = [f for f in frames if not f.empty]
     if not frames:
         return pd.DataFrame()
     work = pd.concat(frames, ignore_index=True)
@@ -359,6 +367,10 @@ def _slice_summary(sub: pd.DataFrame, metric: str, n_resamples: int, seed: int) 
     work["column"] = pd.Categorical(work["column"], categories=columns)
     out = mean_ci(work, metric, by=["column", "value", "model"], n_resamples=n_resamples, seed=seed)
     out["column"] = out["column"].astype(str)
+    out = out.loc[out["n"] >= MIN_SLICE]
+    rank = {v: i for i, v in enumerate(order_slice_values(out["value"]))}
+    out = out.assign(_c=out["column"].map(columns.index), _v=out["value"].map(rank))
+    out = out.sort_values(["_c", "_v"], kind="stable").drop(columns=["_c", "_v"])
     out.insert(0, "label", out["column"] + " = " + out["value"].astype(str))
     return out.reset_index(drop=True)
 
@@ -367,7 +379,9 @@ def _causes(sub: pd.DataFrame, name: str, metric: str) -> pd.DataFrame:
     """One row per model: counts of the failure causes of the report metric (queries at 0;
     tie-dependent queries, ``<metric>_min != <metric>_max``, and the mean over the worst and
     best tie orders; a non-gold POI on the gold's coordinate ranked above the gold; missing from
-    the run; no relevant document; more gold than k for recall@k)."""
+    the run; no relevant document; more gold than k for recall@k). A cause that cannot occur is
+    NaN, not 0: the coordinate causes on a dataset without coordinates, "more gold than k" for
+    any metric but recall@k (:func:`possible_causes` leaves such columns out of a table)."""
     k = parse_metric(metric).k
     rows = []
     for model, grp in sub.groupby("model", sort=False):
@@ -381,16 +395,16 @@ def _causes(sub: pd.DataFrame, name: str, metric: str) -> pd.DataFrame:
             mean_lo, mean_hi = float(lo.mean()), float(hi.mean())
         else:
             tie_dep, mean_lo, mean_hi = 0, math.nan, math.nan
-        if "indistinguishable" in grp.columns:
+        dup: float | int = math.nan  # a spatial cause: not applicable without coordinates
+        dup_failing: float | int = math.nan
+        if "indistinguishable" in grp.columns and grp["indistinguishable"].notna().any():
             indist = grp["indistinguishable"].fillna(False).to_numpy(dtype=bool)
             dup = int(indist.sum())
             dup_failing = int((indist & failing).sum())
-        else:
-            dup, dup_failing = 0, 0
         gold_over_k = (
             int((grp["n_gold"].to_numpy() > k).sum())
             if k is not None and metric.startswith("recall") and "n_gold" in grp.columns
-            else 0
+            else math.nan  # only recall@k is capped by the answer-set size
         )
         rows.append(
             {
@@ -411,6 +425,26 @@ def _causes(sub: pd.DataFrame, name: str, metric: str) -> pd.DataFrame:
             }
         )
     return pd.DataFrame(rows)
+
+
+#: Cause columns of :func:`_causes` that are NaN where the cause cannot occur.
+CONDITIONAL_CAUSES: tuple[str, ...] = (
+    "non-gold on gold coordinate above gold", "of which at 0", "more gold than k",
+)  # fmt: skip
+
+
+def possible_causes(causes: pd.DataFrame) -> list[str]:
+    """The cause columns of a :func:`_causes` table that can occur on at least one of its rows:
+    every column from ``at 0`` on, without the columns of :data:`CONDITIONAL_CAUSES` that are
+    NaN on every row (no spatial dataset, no recall@k)."""
+    cols = list(causes.columns)
+    start = cols.index("at 0") if "at 0" in cols else 0
+    skip = {"mean, worst tie order", "mean, best tie order"}
+    return [
+        c
+        for c in cols[start:]
+        if c not in skip and not (c in CONDITIONAL_CAUSES and causes[c].isna().all())
+    ]
 
 
 def _count(frame: pd.DataFrame, column: str) -> int:

@@ -25,7 +25,7 @@ def worst_queries(
     rows = sub[cols].copy()
     if f"{metric}_min" in sub.columns:
         rows["tie-dependent"] = ~np.isclose(sub[f"{metric}_min"], sub[f"{metric}_max"])
-    if "indistinguishable" in sub.columns:
+    if "indistinguishable" in sub.columns and sub["indistinguishable"].notna().any():
         rows["non-gold on gold coordinate"] = sub["indistinguishable"].fillna(False).astype(bool)
     if "first_gold_rank" in rows.columns:
         rows["first_gold_rank"] = rows["first_gold_rank"].astype("Int64")

@@ -15,6 +15,65 @@ from analysis.stats.paired import p_phrase
 __all__ = ["summary_sentences"]
 
 
+def tied_top(part: pd.DataFrame) -> tuple[list[str], pd.DataFrame]:
+    """The models sharing the best mean of a leaderboard part (``model, mean``) as it is printed
+    (3 decimals: 0.1904 and 0.1897 both read 0.190, a tie), and the other rows, best first."""
+    ordered = part.sort_values("mean", ascending=False, kind="stable")
+    shown = ordered["mean"].map(_fmt)
+    top = shown == shown.iloc[0]
+    return ordered.loc[top, "model"].astype(str).tolist(), ordered.loc[~top]
+
+
+def shows_below(row: Mapping[str, object]) -> bool:
+    """Whether a worst-slice row (``mean``, ``overall``) reads below the overall mean as
+    printed (3 decimals): a slice at 0.650 against 0.650 overall is not a worst slice to
+    name, however the unrounded means compare."""
+    mean, overall = float(row["mean"]), float(row["overall"])  # type: ignore[arg-type]
+    return mean < overall and _fmt(mean) != _fmt(overall)
+
+
+def _verdict(pvalues: pd.DataFrame, name: str, metric: str, model: str) -> str:
+    """ ", significant after Holm correction, p = …" or ", not significant after Holm
+    correction" (a p-value that is not a finding is not printed)."""
+    p = pvalues.loc[
+        (pvalues["dataset"] == name) & (pvalues["metric"] == metric) & (pvalues["model"] == model),
+        ["p_holm", "p_holm_bound"],
+    ]
+    if not len(p):
+        return ""
+    if p["p_holm"].iloc[0] >= ALPHA:
+        return ", not significant after Holm correction"
+    bound = bool(p["p_holm_bound"].iloc[0])
+    return f", significant after Holm correction, {p_phrase(p['p_holm'].iloc[0], bound=bound)}"
+
+
+def _best_sentence(name: str, metric: str, part: pd.DataFrame, pvalues: pd.DataFrame) -> str:
+    """ "Best on …" with its CI and the runner-up, or "… a tie at 0.190 between a and b" when
+    several models print the same best mean."""
+    tied, rest = tied_top(part)
+    top = part.loc[part["model"].astype(str) == tied[0]].iloc[0]
+    ci = f"95% CI {_fmt(top['ci_low'])}–{_fmt(top['ci_high'])}, n = {int(top['n'])}"
+    if len(tied) > 1:
+        sentence = (
+            f"Best on {name} by {metric}: a tie at {_fmt(top['mean'])} between "
+            f"{_names(tied)} ({ci} for {tied[0]})"
+        )
+    else:
+        sentence = f"Best on {name} by {metric}: {tied[0]} with {_fmt(top['mean'])} ({ci})"
+    if len(rest):
+        second = rest.iloc[0]
+        sentence += (
+            f"; runner-up {second['model']} {_fmt(second['mean'])} "
+            f"({_fmt(top['mean'] - second['mean'])} behind"
+            f"{_verdict(pvalues, name, metric, str(second['model']))})"
+        )
+    return sentence
+
+
+def _names(names: Sequence[str]) -> str:
+    return ", ".join(names[:-1]) + f" and {names[-1]}" if len(names) > 1 else names[0]
+
+
 def summary_sentences(
     datasets: Sequence[str],
     chosen: Mapping[str, str],
@@ -35,34 +94,7 @@ def summary_sentences(
         part = board.loc[(board["dataset"] == name) & (board["metric"] == metric)]
         if part.empty:
             continue
-        part = part.sort_values("mean", ascending=False, kind="stable")
-        top = part.iloc[0]
-        sentence = (
-            f"Best on {name} by {metric}: {top['model']} with {_fmt(top['mean'])} "
-            f"(95% CI {_fmt(top['ci_low'])}–{_fmt(top['ci_high'])}, n = {int(top['n'])})"
-        )
-        if len(part) > 1:
-            second = part.iloc[1]
-            p = pvalues.loc[
-                (pvalues["dataset"] == name)
-                & (pvalues["metric"] == metric)
-                & (pvalues["model"] == second["model"]),
-                ["p_holm", "p_holm_bound"],
-            ]
-            verdict = ""
-            if len(p):
-                verdict = (
-                    "significant after Holm correction"
-                    if p["p_holm"].iloc[0] < ALPHA
-                    else "not significant after Holm correction"
-                )
-                bound = bool(p["p_holm_bound"].iloc[0])
-                verdict = f", {verdict}, {p_phrase(p['p_holm'].iloc[0], bound=bound)}"
-            sentence += (
-                f"; runner-up {second['model']} {_fmt(second['mean'])} "
-                f"({_fmt(top['mean'] - second['mean'])} behind{verdict})"
-            )
-        out.append(sentence + ".")
+        out.append(_best_sentence(name, metric, part, pvalues) + ".")
     if model_a is not None and model_b is not None and not comp.empty:
         sig = comp.loc[comp["p_holm"] < ALPHA].sort_values("p_holm", kind="stable")
         head = (
@@ -102,6 +134,12 @@ def summary_sentences(
         if frame.empty:
             continue
         r = frame.iloc[0]
+        if not shows_below(r):
+            out.append(
+                f"No slice of {model_a} on {name} is below its overall {r['metric']} "
+                f"({_fmt(r['overall'])})."
+            )
+            continue
         flag = " (whole CI below)" if bool(r["below"]) else ""
         out.append(
             f"Worst slice of {model_a} on {name}: {r['slice']} = {r['value']} with "
