@@ -33,6 +33,7 @@ from analysis.io.bundle import (
     DatasetSpec,
     is_confined,
     load_dataset,
+    load_model_run,
     read_manifest,
 )
 from analysis.stats import mean_ci
@@ -122,7 +123,17 @@ def _spec_files(spec: DatasetSpec) -> tuple[Path | None, ...]:
         spec.metapaths,
         *spec.splits.values(),
         *spec.runs.values(),
+        *(f for group in spec.groups.values() for f in group.fold_files),
     )
+
+
+def model_files(spec: DatasetSpec, model: str) -> tuple[Path, ...]:
+    """The run files of ``model``: its run, or its members' runs for a group (and the fold
+    query files of a fold group)."""
+    group = spec.groups.get(model)
+    if group is None:
+        return (spec.runs[model],) if model in spec.runs else ()
+    return (*(spec.runs[m] for m in group.members), *group.fold_files)
 
 
 ALL = "all"
@@ -191,7 +202,7 @@ def models_of(bundle: Bundle, datasets: list[str]) -> list[str]:
         spec = bundle.datasets.get(name)
         if spec is None:
             continue
-        for model in [*spec.runs, *uploads(name)]:
+        for model in [*spec.models, *uploads(name)]:
             if model not in out:
                 out.append(model)
     return out
@@ -318,6 +329,7 @@ def _compute_per_query(
             relevance_threshold=spec.relevance_threshold,
             headline=spec.metrics,
             entities=ds.entities,
+            groups=spec.groups,
         )
 
     # on disk too (analysis.stats.cache), keyed by the files' stamps, the parameters and the
@@ -406,18 +418,19 @@ def summary(
 @st.cache_resource(max_entries=64, show_spinner=False)
 def _ranked(spec: DatasetSpec, model: str, ties: str, key: tuple, upload: tuple) -> pd.DataFrame:
     del key
-    run = _read_upload(upload[0], upload[1]) if upload else load_run(spec.runs[model])
+    run = _read_upload(upload[0], upload[1]) if upload else load_model_run(spec, model)
     return rank_run(run, ties)  # type: ignore[arg-type]
 
 
 def ranked_run(bundle: Bundle, name: str, model: str, ties: str) -> pd.DataFrame:
-    """The run of ``model`` on dataset ``name`` as evaluated: ``query_id, doc_id, score, rank``."""
+    """The run of ``model`` on dataset ``name`` as evaluated: ``query_id, doc_id, score, rank``
+    (for a run group, the ranking shown for it: :func:`analysis.io.groups.group_run`)."""
     return _ranked(*_ranked_args(bundle, name, model, ties))
 
 
 def _ranked_args(bundle: Bundle, name: str, model: str, ties: str) -> tuple:
     spec = bundle.datasets[name]
-    return spec, model, ties, stamp(spec.runs.get(model)), uploads(name).get(model, ())
+    return spec, model, ties, stamp(*model_files(spec, model)), uploads(name).get(model, ())
 
 
 def prefetch_ranked(bundle: Bundle, name: str, model: str, ties: str) -> None:
@@ -425,7 +438,7 @@ def prefetch_ranked(bundle: Bundle, name: str, model: str, ties: str) -> None:
     :func:`ranked_run` reads, so the first query opened on a page does not wait for the whole
     run to be read and ranked (~0.7 s for 1M lines). Streamlit computes a cached value once: a
     call that finds it being computed waits for it, one that finds it cached returns it."""
-    if model not in bundle.datasets[name].runs and model not in uploads(name):
+    if model not in bundle.datasets[name].models and model not in uploads(name):
         return
     args = _ranked_args(bundle, name, model, ties)
 
@@ -452,7 +465,7 @@ def _leaderboard(
     def compute() -> tuple[pd.DataFrame, dict[str, list[DataWarning]]]:
         table = _per_query(spec, ties, key, upload_key, split)[0]
         present = [m for m in metrics if m in table.columns]
-        out = board(table, present, models=list(models), baseline=baseline)
+        out = board(table, present, models=list(models), baseline=baseline, groups=spec.groups)
         out.insert(0, "dataset", spec.name)
         return out, {}
 

@@ -2,7 +2,7 @@
 ``compare`` command).
 
 For every pair of runs (A before B in the given order) and every metric, one row: ``metric, a,
-b, n, mean_a, mean_b, delta, ci_low, ci_high, wins, ties, losses, p_t, p_wilcoxon,
+b, seeds_a, seeds_b, n, mean_a, mean_b, delta, ci_low, ci_high, wins, ties, losses, p_t, p_wilcoxon,
 p_randomization, d_z, p_holm`` (+ ``p_floor``, ``p_holm_bound``, ``randomization_exact``).
 
 * Queries: every qrels query (within the split, when given); a query missing from a run scores 0
@@ -12,6 +12,9 @@ p_randomization, d_z, p_holm`` (+ ``p_floor``, ``p_holm_bound``, ``randomization
   ``p_randomization`` the paired sign-flip test (exact enumeration when ``2**m <= B``, else B
   seeded random sign patterns, ``p = (1 + #) / (1 + B)``), ``d_z`` Cohen's d_z; see
   :func:`analysis.stats.paired_comparison`.
+* A *seed group* (one model trained with several seeds, ``groups`` of :func:`compare`) is
+  compared by its per-query seed means: ``mean_a``, the CI, ``p_t``, ... are computed on them,
+  and ``seeds_a``/``seeds_b`` say how many seeds each side has (1 for a single run).
 * ``p_holm``: Holm's adjustment of ``p_randomization`` across every row of the call (pairs x
   metrics). ``p_floor`` / ``p_holm_bound`` flag values that are only upper bounds (the
   randomization floor ``1/(B+1)``).
@@ -33,8 +36,8 @@ import pandas as pd
 from analysis.stats.paired import holm, holm_bounds, paired_comparison
 
 COLUMNS: tuple[str, ...] = (
-    "metric", "a", "b", "n", "mean_a", "mean_b", "delta", "ci_low", "ci_high", "wins", "ties",
-    "losses", "p_t", "p_wilcoxon", "p_randomization", "d_z", "p_holm",
+    "metric", "a", "b", "seeds_a", "seeds_b", "n", "mean_a", "mean_b", "delta", "ci_low",
+    "ci_high", "wins", "ties", "losses", "p_t", "p_wilcoxon", "p_randomization", "d_z", "p_holm",
 )  # fmt: skip
 EXTRA_COLUMNS: tuple[str, ...] = ("p_floor", "p_holm_bound", "randomization_exact")
 
@@ -46,9 +49,11 @@ def compare_per_query(
     n_resamples: int = 10_000,
     seed: int | None = 0,
     confidence: float = 0.95,
+    seeds: Mapping[str, int] | None = None,
 ) -> pd.DataFrame:
     """The comparison table from aligned per-query values: ``values[run][metric]`` is one array
-    per run and metric, query ``i`` at position ``i`` for every run.
+    per run and metric, query ``i`` at position ``i`` for every run (for a seed group, its
+    per-query seed means; ``seeds[run]`` its number of seeds, 1 when not given).
 
     Raises:
         ValueError: fewer than two runs, arrays of different lengths, NaN values.
@@ -65,7 +70,8 @@ def compare_per_query(
             )  # fmt: skip
             rows.append(
                 {
-                    "metric": metric, "a": a, "b": b, "n": r.n, "mean_a": r.mean_a,
+                    "metric": metric, "a": a, "b": b, "seeds_a": (seeds or {}).get(a, 1),
+                    "seeds_b": (seeds or {}).get(b, 1), "n": r.n, "mean_a": r.mean_a,
                     "mean_b": r.mean_b, "delta": r.delta, "ci_low": r.ci_low,
                     "ci_high": r.ci_high, "wins": r.wins, "ties": r.ties, "losses": r.losses,
                     "p_t": r.p_t, "p_wilcoxon": r.p_wilcoxon,
@@ -90,10 +96,17 @@ def compare(
     relevance_threshold: int = 1,
     n_resamples: int = 10_000,
     seed: int | None = 0,
+    groups: Mapping[str, Sequence[str]] | None = None,
 ) -> pd.DataFrame:
-    """Evaluate every run on ``qrels`` and compare every pair (module docstring).
+    """Evaluate every run on ``qrels`` and compare every pair (module docstring). ``groups``
+    names seed groups, ``{name: [run, run, ...]}`` (runs of ``runs``): each group is compared
+    by its per-query seed means, in place of its runs.
 
     >>> table = analysis.compare({"bm25": run_a, "dense": run_b}, qrels, ["mrr"])  # doctest: +SKIP
+
+    Raises:
+        ValueError: a group member that is not a run, a group of fewer than two runs or named
+            like a run.
     """
     from analysis.core.metrics import evaluate_run, parse_metrics
 
@@ -104,7 +117,42 @@ def compare(
             run, qrels, wanted, ties=ties, relevance_threshold=relevance_threshold, split=split
         )
         values[name] = {m: result.per_query[m].to_numpy(dtype=float) for m in wanted}
-    return compare_per_query(values, wanted, n_resamples=n_resamples, seed=seed)
+    values, sizes = seed_means(values, groups or {})
+    return compare_per_query(values, wanted, n_resamples=n_resamples, seed=seed, seeds=sizes)
+
+
+def seed_means(
+    values: Mapping[str, Mapping[str, np.ndarray]], groups: Mapping[str, Sequence[str]]
+) -> tuple[dict[str, dict[str, np.ndarray]], dict[str, int]]:
+    """The entries to compare: each group (at the place of its first run) with the mean of its
+    runs' values per query, and every run that is in no group; and each entry's seeds.
+
+    Raises:
+        ValueError: a member that is not a run, fewer than two members, a group named like a
+            run.
+    """
+    for name, members in groups.items():
+        if name in values:
+            raise ValueError(f"group {name!r} is named like a run")
+        unknown = [m for m in members if m not in values]
+        if unknown or len(set(members)) < 2:
+            raise ValueError(f"group {name!r} needs two or more of the runs {list(values)}")
+    order = list(values)
+    first: dict[int, list[str]] = {}
+    for name, members in groups.items():
+        first.setdefault(min(order.index(m) for m in members), []).append(name)
+    grouped = {m for ms in groups.values() for m in ms}
+    out: dict[str, dict[str, np.ndarray]] = {}
+    sizes: dict[str, int] = {}
+    for i, run in enumerate(order):
+        for name in first.get(i, []):
+            members = list(dict.fromkeys(groups[name]))
+            out[name] = {m: np.mean([values[r][m] for r in members], axis=0)
+                         for m in values[run]}  # fmt: skip
+            sizes[name] = len(members)
+        if run not in grouped:
+            out[run], sizes[run] = dict(values[run]), 1
+    return out, sizes
 
 
 def letters(n: int) -> list[str]:
