@@ -465,7 +465,7 @@ def _leaderboard(
     def compute() -> tuple[pd.DataFrame, dict[str, list[DataWarning]]]:
         table = _per_query(spec, ties, key, upload_key, split)[0]
         present = [m for m in metrics if m in table.columns]
-        out = board(table, present, models=list(models), baseline=baseline, groups=spec.groups)
+        out = board(table, present, models=list(models), baseline=baseline)
         out.insert(0, "dataset", spec.name)
         return out, {}
 

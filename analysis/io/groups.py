@@ -104,14 +104,15 @@ def parse_groups(
 
     Raises:
         InputError: not a table, an unknown key, neither or both of ``seeds``/``folds``, fewer
-            than two members, a member that is not a run of the dataset or named twice, a group
-            named like a run, ``fold_queries`` whose folds differ from ``folds``.
+            than two members, a member that is not a run of the dataset or named twice (or in
+            another group: a run belongs to one group at most), a group named like a run,
+            ``fold_queries`` whose folds differ from ``folds``.
     """
     if value is None:
         return {}
     if not isinstance(value, dict):
         raise fail("groups must be a table [groups.<name>] of seeds = [...] or folds = {...}")
-    out = {}
+    out: dict[str, RunGroup] = {}
     for name, body in value.items():
         where = f"group {name!r}"
         if str(name) in runs:
@@ -129,6 +130,10 @@ def parse_groups(
             out[str(name)] = _seeds(str(name), body["seeds"], runs, fail)
         else:
             out[str(name)] = _folds(str(name), body, runs, fail, resolve)
+        taken = {m: g for g, grp in out.items() if g != str(name) for m in grp.members}
+        shared = [m for m in out[str(name)].members if m in taken]
+        if shared:
+            raise fail(f"{where}: run {shared[0]!r} is already in group {taken[shared[0]]!r}")
     return out
 
 

@@ -44,9 +44,8 @@ import numpy as np
 import pandas as pd
 
 from analysis.core.errors import DataWarning
-from analysis.io.groups import RunGroup
 from analysis.stats import holm, mean_ci
-from analysis.stats.groups import model_matrix, two_level_ci
+from analysis.stats.groups import group_members, with_two_level_cis
 
 __all__ = [
     "CHECK_COLUMNS",
@@ -96,7 +95,6 @@ def leaderboard(
     alpha: float = 0.05,
     n_resamples: int = 10_000,
     seed: int = 0,
-    groups: Mapping[str, RunGroup] | None = None,
 ) -> pd.DataFrame:
     """The leaderboard of ONE dataset's per-query table (see the module docstring).
 
@@ -128,15 +126,15 @@ def leaderboard(
     out = pd.DataFrame({"model": order, "letter": [letters[m] for m in order]})
     counts = rows.groupby("model")["query_id"].nunique()
     out["n"] = [int(counts.get(m, 0)) for m in order]
-    groups = dict(groups or {})
-    out["kind"] = [groups[m].kind if m in groups else "run" for m in order]
-    out["runs"] = [len(groups[m].members) if m in groups else 1 for m in order]
+    groups = group_members(rows if "run_group" not in table else table)
+    out["kind"] = [groups[m][0] if m in groups else "run" for m in order]
+    out["runs"] = [len(groups[m][1]) if m in groups else 1 for m in order]
     if rows.empty or not metrics:
         return out
     ci = mean_ci(rows, list(metrics), by=["model"], n_resamples=n_resamples, seed=seed)
     if "metric" not in ci.columns:
         ci = ci.assign(metric=metrics[0])
-    ci = _seed_group_cis(ci, table, metrics, order, groups, n_resamples, seed)
+    ci = with_two_level_cis(ci, table, n_resamples=n_resamples, seed=seed)
     for metric in metrics:
         part = ci.loc[ci["metric"] == metric].set_index("model")
         mean = part["mean"].reindex(order).to_numpy(dtype=float)
@@ -153,32 +151,9 @@ def leaderboard(
     return out
 
 
-def _seed_group_cis(
-    ci: pd.DataFrame,
-    table: pd.DataFrame,
-    metrics: Sequence[str],
-    order: Sequence[str],
-    groups: Mapping[str, RunGroup],
-    n_resamples: int,
-    seed: int,
-) -> pd.DataFrame:
-    """``ci`` with the intervals of the seed groups replaced by their two-level bootstrap."""
-    out = ci.copy()
-    for name in order:
-        group = groups.get(name)
-        if group is None or group.kind != "seeds":
-            continue
-        for metric in metrics:
-            _, values = model_matrix(table, name, metric, groups)
-            low, high = two_level_ci(values, n_resamples=n_resamples, seed=seed)
-            at = (out["model"] == name) & (out["metric"] == metric)
-            out.loc[at, ["ci_low", "ci_high"]] = low, high
-    return out
-
-
-def _own(groups: Mapping[str, RunGroup]) -> set[frozenset[str]]:
+def _own(groups: Mapping[str, tuple[str, list[str]]]) -> set[frozenset[str]]:
     """The (group, member) pairs: a group is not tested against its own runs."""
-    return {frozenset((name, m)) for name, g in groups.items() for m in g.members}
+    return {frozenset((name, m)) for name, (_, members) in groups.items() for m in members}
 
 
 def _significance(
@@ -228,9 +203,7 @@ def _cell(row: pd.Series, metric: str, baseline: str | None) -> str:
         value = f"<b>{value}</b>"
     sig = html.escape(str(row[f"{metric} sig"]))
     how = " (queries and seeds resampled)" if row.get("kind") == "seeds" else ""
-    title = html.escape(
-        f"{metric} = {mean:.4f}, 95% CI{how} [{lo:.4f}, {hi:.4f}], n = {row['n']}"
-    )
+    title = html.escape(f"{metric} = {mean:.4f}, 95% CI{how} [{lo:.4f}, {hi:.4f}], n = {row['n']}")
     parts = [value, f"<sup>{sig}</sup>" if sig else ""]
     parts.append(f'<br><small class="ci">[{lo:.3f}, {hi:.3f}]</small>')
     if baseline is not None and row["model"] != baseline:

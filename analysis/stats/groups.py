@@ -15,7 +15,9 @@ and their statistics.
   ``fold_queries`` files, or the queries each fold's run answers); a query in no fold scores 0,
   as a query missing from a run, with the fold ``(none)``.
 
-Every row gains ``seeds`` (the number of seeds: 1 for a run or a fold group). With one fold
+Every row gains ``seeds`` (the number of seeds: 1 for a run or a fold group) and
+``run_group`` (the group a run belongs to, ``""`` for other rows), so the table alone says
+which runs a group holds (:func:`group_members`). With one fold
 group the dataset gets a ``fold`` slice column on every row (the fold is a property of the
 query, so every model can be sliced by it); with several, ``fold (<group>)`` columns.
 
@@ -52,9 +54,11 @@ __all__ = [
     "add_group_rows",
     "fold_column",
     "fold_summary",
+    "group_members",
     "model_matrix",
     "seed_sensitivity",
     "two_level_ci",
+    "with_two_level_cis",
 ]
 
 NO_FOLD = "(none)"
@@ -108,6 +112,7 @@ def _seed_rows(table: pd.DataFrame, group: RunGroup, spread: Sequence[str]) -> p
             out[f"{metric}_seed_sd"] = np.std(stack[:, :, columns.index(metric)], axis=0, ddof=1)
     out["model"] = group.name
     out["seeds"] = len(group.members)
+    out["run_group"] = ""
     return out.reset_index(drop=True)
 
 
@@ -149,6 +154,7 @@ def _fold_rows(table: pd.DataFrame, group: RunGroup) -> tuple[pd.DataFrame, pd.S
     out = pd.concat([*parts, lost]).reindex(frames[0].index)
     out["model"] = group.name
     out["seeds"] = 1
+    out["run_group"] = ""
     return out.reset_index(drop=True), fold
 
 
@@ -170,7 +176,8 @@ def add_group_rows(
     """
     if not groups or table.empty:
         return table
-    base = table.assign(seeds=1)
+    owner = {m: name for name, g in groups.items() for m in g.members}
+    base = table.assign(seeds=1, run_group=table["model"].map(owner).fillna("").astype("str"))
     parts, folds = [base], {}
     n_folds = sum(g.kind == "folds" for g in groups.values())
     for name, group in groups.items():
@@ -188,19 +195,54 @@ def add_group_rows(
     return out
 
 
-def model_matrix(
-    table: pd.DataFrame, model: str, metric: str, groups: Mapping[str, RunGroup]
-) -> tuple[pd.Index, np.ndarray]:
+def group_members(table: pd.DataFrame) -> dict[str, tuple[str, list[str]]]:
+    """The run groups of a per-query table (its ``run_group`` and ``seeds`` columns): group
+    name -> (``"seeds"`` or ``"folds"``, its runs in table order). Empty without groups."""
+    if "run_group" not in table.columns:
+        return {}
+    named = table.loc[table["run_group"].astype("str") != "", ["model", "run_group"]]
+    pairs = named.drop_duplicates()
+    out: dict[str, tuple[str, list[str]]] = {}
+    for name, rows in pairs.groupby("run_group", sort=False):
+        seeds = table.loc[table["model"] == name, "seeds"]
+        kind = "seeds" if len(seeds) and int(seeds.iloc[0]) > 1 else "folds"
+        out[str(name)] = (kind, rows["model"].astype(str).tolist())
+    return out
+
+
+def model_matrix(table: pd.DataFrame, model: str, metric: str) -> tuple[pd.Index, np.ndarray]:
     """A model's values of ``metric`` per query and seed: query ids and an ``(n, s)`` array
-    (one column per seed of a seed group, else one column, the model's own values)."""
-    group = groups.get(model)
-    members = group.members if group is not None and group.kind == "seeds" else (model,)
+    (one column per seed of a seed group, else one column, the model's own values). ``table``
+    is one dataset's per-query table."""
+    kind, members = group_members(table).get(model, ("run", [model]))
     frames = []
-    for member in members:
+    for member in members if kind == "seeds" else [model]:
         rows = table.loc[table["model"] == member]
         frames.append(pd.Series(rows[metric].to_numpy(float), index=rows["query_id"].astype(str)))
     wide = pd.concat(frames, axis=1, join="inner") if len(frames) > 1 else frames[0].to_frame()
     return wide.index, wide.to_numpy(dtype=np.float64)
+
+
+def with_two_level_cis(
+    ci: pd.DataFrame, table: pd.DataFrame, *, n_resamples: int = 10_000, seed: int = 0
+) -> pd.DataFrame:
+    """``ci`` (rows ``[dataset,] model, metric, ..., ci_low, ci_high`` of
+    :func:`analysis.stats.mean_ci`) with the intervals of every seed group replaced by
+    :func:`two_level_ci` (queries and seeds resampled); other rows unchanged."""
+    seeded = [g for g, (kind, _) in group_members(table).items() if kind == "seeds"]
+    if not seeded or ci.empty:
+        return ci
+    out = ci.copy()
+    for (name, metric), at in out.groupby(["model", "metric"], sort=False).groups.items():
+        if name not in seeded:
+            continue
+        rows = table if "dataset" not in out else table.loc[
+            table["dataset"].isin(out.loc[at, "dataset"])]  # fmt: skip
+        _, values = model_matrix(rows, str(name), str(metric))
+        finite = values[np.isfinite(values).all(axis=1)]
+        low, high = two_level_ci(finite, n_resamples=n_resamples, seed=seed)
+        out.loc[at, ["ci_low", "ci_high"]] = low, high
+    return out
 
 
 # --------------------------------------------------------------------------- two-level bootstrap

@@ -35,7 +35,7 @@ MEASURE_HELP = {
     "mrr": "MRR: 1 / rank of the first relevant document in the whole list, 0 if none "
     "(trec_eval recip_rank). The cutoff k does not apply.",
 }
-_NOT_SLICES = {"query_id", "text", "lat", "lon", "model", "gold_poi_ids", "seeds"}
+_NOT_SLICES = {"query_id", "text", "lat", "lon", "model", "gold_poi_ids", "seeds", "run_group"}
 MAX_CATEGORIES = 200
 
 
