@@ -77,6 +77,7 @@ def _content(
         bundle=_bundle.name,
         ties=ties,
         splits=dict.fromkeys(datasets, split) if split else None,
+        costs=report_view.costs(_bundle, datasets),
         numbers=lambda name, rows, m, shown: report_view.dataset_numbers(
             bundle_id, name, (stamps[name], split), m, tuple(shown), model_a, model_b, ties, rows
         ),

@@ -36,6 +36,7 @@ from analysis.io.bundle import (
     load_model_run,
     read_manifest,
 )
+from analysis.io.groups import run_metadata as read_run_metadata
 from analysis.stats import mean_ci
 from analysis.stats.cache import cached_table
 from analysis.stats.perquery import dashboard_metrics, per_query_table
@@ -506,3 +507,19 @@ def fingerprint(bundle: Bundle, datasets: list[str], ties: str, split: str | Non
         ups = _upload_key(name)
         out.append((name, stamp(*_spec_files(spec)), ups, split if spec.splits else None))
     return (ties, tuple(out))
+
+
+@st.cache_resource(max_entries=64, show_spinner=False)
+def _run_metadata(spec: DatasetSpec, key: tuple) -> dict[str, dict[str, float]]:
+    del key
+    return read_run_metadata(spec.runs, spec.run_metadata, spec.groups)
+
+
+def run_metadata(bundle: Bundle, name: str) -> dict[str, dict[str, float]]:
+    """Every run's and group's numbers of dataset ``name`` (``latency_ms``, ``cost``, ...:
+    :func:`analysis.io.groups.run_metadata`: the manifest's ``run_metadata`` over ir_metadata
+    read beside the runs). Raises InputError for an ir_metadata block that is not YAML."""
+    spec = bundle.datasets[name]
+    beside = [p.parent / f"{p.name}{s}" for p in spec.runs.values() for s in (".yaml", ".yml")]
+    beside += [p.parent / f"{m}{s}" for m, p in spec.runs.items() for s in (".yaml", ".yml")]
+    return _run_metadata(spec, stamp(*spec.runs.values(), *beside))

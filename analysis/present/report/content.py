@@ -13,6 +13,7 @@ from analysis.core.metrics import parse_metric
 from analysis.io.bundle import Dataset
 from analysis.present.analyses_report import INTRO as ANALYSES_INTRO
 from analysis.present.analyses_report import ReportPart, analyses_parts
+from analysis.present.pareto import cost_keys, pareto_figure, pareto_points
 from analysis.present.report.annotations import annotations_section
 from analysis.present.report.examples import pick_examples
 from analysis.present.report.figures import compare_figure, leaderboard_figure, slice_figure
@@ -37,6 +38,7 @@ from analysis.present.report.tables import (
     worst_slices_table,
 )
 from analysis.stats import holm
+from analysis.stats.groups import group_members
 from analysis.stats.paired import holm_bounds
 
 __all__ = ["build_content"]
@@ -69,6 +71,7 @@ def build_content(
     splits: Mapping[str, str] | None = None,
     analyses: AnalysesOf | None = None,
     annotations: Mapping[str, Sequence[Block]] | None = None,
+    costs: Mapping[str, Mapping[str, Mapping[str, float]]] | None = None,
 ) -> ReportContent:
     """Compute every section of the report from a per-query table.
 
@@ -98,6 +101,10 @@ def build_content(
         annotations: dataset -> the blocks of the "Annotations" section
             (:func:`analysis.present.report.annotations.annotation_blocks`); the section is
             left out when there are none.
+        costs: dataset -> model -> its numbers (``latency_ms``, ... :func:`analysis.io.groups.
+            run_metadata`); the "Quality against cost" section shows the report metric
+            against the first key two models have (:func:`analysis.present.pareto.cost_keys`),
+            and is left out when no dataset has one.
     """
     warnings = warnings or {}
     present = set(table["dataset"].astype(str)) if not table.empty else set()
@@ -140,9 +147,10 @@ def build_content(
 
     sections = [
         _leaderboard_section(board, pvalues, shown, datasets, chosen, models),
+        *_costs_section(per, datasets, costs or {}, table),
         _slices_section(per, datasets, model_a, models),
         _compare_section(comp, deltas, model_a, model_b),
-        _queries_section(per, datasets, model_a, model_b, dataset, ranked, top_queries),
+        _queries_section(per, datasets, (model_a, model_b), dataset, ranked, top_queries, table),
         _causes_section(causes, warnings, datasets),
     ]
     found: dict[str, tuple[ReportPart, ...]] = {}
@@ -160,7 +168,9 @@ def build_content(
         sections.append(written)
     views = {
         (b.query.dataset, b.query.query_id): b.query
-        for b in sections[3].blocks
+        for section in sections
+        if section.key == "worst-queries"
+        for b in section.blocks
         if b.kind == "query" and b.query is not None
     }
     examples = pick_examples(per, datasets, model_a, model_b, views, dataset, ranked)
@@ -215,6 +225,39 @@ def _leaderboard_section(board, pvalues, shown, datasets, chosen, models) -> Sec
             ),
         ),
     )
+
+
+def _costs_section(per, datasets, costs, table) -> list[Section]:
+    """ "Quality against cost": per dataset with numbers, the report metric against the first
+    cost key (:mod:`analysis.present.pareto`), with the points as a table."""
+    blocks: list[Block] = []
+    for i, name in enumerate(datasets):
+        keys = cost_keys(costs.get(name, {}))
+        if not keys:
+            continue
+        metric, key = per[name].metric, keys[0]
+        board = per[name].board.loc[per[name].board["metric"] == metric]
+        wide = pd.DataFrame({"model": board["model"], metric: board["mean"],
+                             f"{metric} ci_low": board["ci_low"],
+                             f"{metric} ci_high": board["ci_high"]})  # fmt: skip
+        groups = group_members(table.loc[table["dataset"] == name])
+        members = {m: g for g, (kind, runs) in groups.items() if kind == "seeds" for m in runs}
+        points = pareto_points(wide, costs[name], metric, key, members=members)
+        front = ", ".join(points.loc[points["front"], "model"])
+        blocks += [
+            Block(f"costs-{i}-{slug(name)}", "figure", f"{metric} against {key} on {name}",
+                  figure=pareto_figure(points, metric, key), dataset=name,
+                  caption=f"Mean and 95% CI against {key} (lower is better); dashed: the "
+                  f"Pareto front ({front}); a seed group's runs small and faded."),
+            Block(f"costs-table-{i}-{slug(name)}", "table", f"Points of {name}",
+                  table=points.rename(columns={"cost": key, "value": metric}), dataset=name),
+        ]  # fmt: skip
+    if not blocks:
+        return []
+    intro = ("Each model's mean of the report metric (95% CI) against a number of its run from "
+             "the bundle's run_metadata or ir_metadata beside the runs: the trade-off a paper "
+             "reports, and the models no other model beats on both.")  # fmt: skip
+    return [Section("costs", "Quality against cost", intro, tuple(blocks))]
 
 
 def _slices_section(per, datasets, model_a, models) -> Section:
@@ -307,7 +350,8 @@ def _compare_section(comp, deltas, model_a, model_b) -> Section:
     )
 
 
-def _queries_section(per, datasets, model_a, model_b, dataset, ranked, top_queries) -> Section:
+def _queries_section(per, datasets, models, dataset, ranked, top_queries, table) -> Section:
+    model_a, model_b = models
     blocks: list[Block] = []
     for i, name in enumerate(datasets):
         rows = per[name].worst_queries
@@ -331,7 +375,9 @@ def _queries_section(per, datasets, model_a, model_b, dataset, ranked, top_queri
         )
         if dataset is None or ranked is None:
             continue
-        for j, view in enumerate(query_views(name, head, dataset(name), ranked, model_a, b)):
+        rows = table.loc[table["dataset"] == name]
+        views = query_views(name, head, dataset(name), ranked, model_a, b, rows)
+        for j, view in enumerate(views):
             blocks.append(
                 Block(
                     f"query-{i}-{j}-{slug(name)}",
@@ -339,7 +385,8 @@ def _queries_section(per, datasets, model_a, model_b, dataset, ranked, top_queri
                     f"{name}: query {view.query_id}",
                     query=view,
                     caption="Gold documents, then the top "
-                    f"{RANK_DEPTH} of each model (gold = relevant in the qrels).",
+                    f"{RANK_DEPTH} of each model (gold = relevant in the qrels)"
+                    + ("; what changed from A to B, written from the numbers." if b else "."),
                     dataset=name,
                 )
             )
