@@ -7,7 +7,8 @@ sentences, the per-fold table, and the note on a group's ranking.
   means do, and how many queries change winner with the seed pair;
 * :func:`fold_table`: :func:`analysis.stats.groups.fold_summary` as one row per model and fold
   with a ``mean [low, high]`` text column per metric;
-* :func:`group_label`: ``dense (3 seeds, per-query means)`` for a seed group.
+* :func:`group_label`: ``dense (3 seeds, per-query means)`` for a seed group;
+* :func:`grid_figure`: every model per query, the metric as colour (a click picks a query).
 """
 
 from __future__ import annotations
@@ -19,10 +20,16 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from analysis.present.escape import plotly_text
-from analysis.present.palette import DIVERGING_SCALE, FONT_FAMILY
+from analysis.present.palette import DIVERGING_SCALE, FONT_FAMILY, SEQUENTIAL_SCALE
 from analysis.stats.groups import SeedSensitivity
 
-__all__ = ["fold_table", "group_label", "sensitivity_figure", "sensitivity_sentences"]
+__all__ = [
+    "fold_table",
+    "grid_figure",
+    "group_label",
+    "sensitivity_figure",
+    "sensitivity_sentences",
+]
 
 
 def group_label(model: str, groups: Mapping[str, tuple[str, Sequence[str]]]) -> str:
@@ -98,3 +105,38 @@ def fold_table(summary: pd.DataFrame, metrics: Sequence[str]) -> pd.DataFrame:
     ).reset_index()
     wide.columns.name = None
     return wide[["model", "fold", "n", *[m for m in metrics if m in wide.columns]]]
+
+
+def grid_figure(grid: pd.DataFrame, models: Sequence[str], metric: str) -> go.Figure:
+    """Every model per query (:func:`analysis.stats.allmodels.model_grid`): one square per
+    query (row, most disagreeing at the top) and model (column), coloured by the metric on the
+    sequential scale from 0 to 1; a click selects a (query, model) cell (``customdata``:
+    query id and model). Drawn as a WebGL scatter of square markers, which Streamlit can select
+    (a heatmap cannot be clicked there)."""
+    n = len(grid)
+    ids = grid["query_id"].astype(str).to_numpy()
+    xs, ys, zs, custom, hover = [], [], [], [], []
+    for column in models:
+        values = grid[column].to_numpy(dtype=np.float64)
+        xs += [plotly_text(column)] * n
+        ys += list(range(n))
+        zs += values.tolist()
+        custom += [[q, column] for q in ids]
+        hover += [f"query {plotly_text(q)}<br>{plotly_text(column)}: {v:.3f}"
+                  for q, v in zip(ids, values, strict=True)]  # fmt: skip
+    size = max(3, min(16, int(560 / max(n, 1))))
+    fig = go.Figure(go.Scattergl(
+        x=xs, y=ys, mode="markers", customdata=custom, hovertext=hover, hoverinfo="text",
+        marker={"symbol": "square", "size": size, "color": zs, "cmin": 0.0, "cmax": 1.0,
+                "colorscale": SEQUENTIAL_SCALE,
+                "colorbar": {"title": {"text": plotly_text(metric)}}},
+    ))  # fmt: skip
+    fig.update_layout(
+        height=min(900, 160 + size * n), font={"family": FONT_FAMILY},
+        margin={"l": 60, "r": 20, "t": 20, "b": 80}, clickmode="event+select", dragmode=False,
+        xaxis={"type": "category", "side": "top", "categoryorder": "array",
+               "categoryarray": [plotly_text(m) for m in models]},
+        yaxis={"autorange": "reversed", "title": {"text": "queries, most disagreement first"},
+               "showticklabels": False, "zeroline": False},
+    )  # fmt: skip
+    return fig
