@@ -86,6 +86,13 @@ def add_adhoc_args(cmd: argparse.ArgumentParser) -> None:
     cmd.add_argument("--split", help="evaluate only these query ids (one per line)")
     cmd.add_argument("--name", help="the bundle's and the dataset's name (default: adhoc)")
     cmd.add_argument("--metrics", help="the dataset's headline metrics, comma-separated")
+    cmd.add_argument(
+        "--group",
+        action="append",
+        default=[],
+        metavar="NAME=RUN,RUN,...",
+        help="runs of one model trained with several seeds (model names of --run); repeat it",
+    )
 
 
 def adhoc_inputs(args: argparse.Namespace) -> AdhocInputs:
@@ -102,6 +109,14 @@ def adhoc_inputs(args: argparse.Namespace) -> AdhocInputs:
         if model in runs:
             raise InputError("--run", None, f"model {model!r} is given twice")
         runs[model] = path
+    groups: dict[str, list[str]] = {}
+    for text in getattr(args, "group", None) or []:
+        name, sep, rest = text.partition("=")
+        if not sep or not name.strip():
+            raise InputError("--group", None, f"{text!r}: expected NAME=RUN,RUN,...")
+        if name in groups:
+            raise InputError("--group", None, f"group {name!r} is given twice")
+        groups[name] = [m.strip() for m in rest.split(",") if m.strip()]
     return AdhocInputs(
         runs=runs,
         qrels=args.qrels,
@@ -110,4 +125,5 @@ def adhoc_inputs(args: argparse.Namespace) -> AdhocInputs:
         name=args.name,
         metrics=args.metrics,
         split=args.split,
+        groups=groups,
     )

@@ -11,6 +11,11 @@ A bundle here is the documented bundle format (``bundle.toml`` + Parquet, see
     <name>/split/<split>.index   when a split is given (the dataset's default split)
     <name>/runs/<model>.parquet  query_id, doc_id, score (+ rank for runs that have only ranks)
 
+Run groups (``groups``: ``{"dense": ["dense-s1", "dense-s2"]}`` for seeds, ``{"ltr": {"f1":
+"ltr-f1", "f2": "ltr-f2"}}`` for folds, whose queries are those each fold's run answers) and
+numbers per run or group (``metadata``: ``{"bm25": {"latency_ms": 4.2}}``) go into the
+manifest as ``groups`` and ``run_metadata`` (:mod:`analysis.io.groups`).
+
 Runs and qrels are read by :mod:`analysis.io.objects` (paths, DataFrames, dicts, ranx,
 PyTerrier and ir_datasets objects) and written as they were given: duplicates and queries
 missing from a run stay, so the app's data checks report them as they would for the files.
@@ -45,6 +50,7 @@ from typing import TYPE_CHECKING
 from analysis.core.errors import InputError
 from analysis.core.names import parse_metrics
 from analysis.io.bundle import DEFAULT_METRICS
+from analysis.io.groups import parse_groups, parse_run_metadata
 from analysis.io.importers._write import (
     ImportedDataset,
     ImportResult,
@@ -80,6 +86,9 @@ class AdhocInputs:
         split: the query ids to evaluate: a split file (one id per line, e.g. STaRK's
             ``split/test.index``; the split is named after the file) or an iterable of ids
             (named ``split``).
+        groups: run groups of one model, ``{name: [run, ...]}`` (seeds) or ``{name: {fold:
+            run}}`` (folds); runs named as in ``runs``.
+        metadata: numbers per run or group, ``{model: {"latency_ms": 4.2, ...}}``.
     """
 
     runs: Mapping[str, object]
@@ -89,6 +98,8 @@ class AdhocInputs:
     name: str | None = None
     metrics: Sequence[str] | str | None = None
     split: str | Path | Iterable[object] | None = None
+    groups: Mapping[str, object] | None = None
+    metadata: Mapping[str, Mapping[str, float]] | None = None
 
     def paths(self) -> list[Path]:
         """The input files among the inputs (an output must lie outside them)."""
@@ -157,6 +168,29 @@ def _split(split: object) -> tuple[str, list[str]] | None:
     return "split", ids
 
 
+def _groups(inputs: AdhocInputs, models: list[str]) -> tuple[dict, dict]:
+    """The run groups and run metadata of the inputs, checked as a manifest's are."""
+
+    def fail(message: str) -> InputError:
+        return InputError("groups", None, message)
+
+    def no_files(what: str, path: str) -> Path:
+        raise fail(f"{what}: fold query files are for manifests")
+
+    raw: dict[str, dict] = {}
+    for name, value in (inputs.groups or {}).items():
+        if isinstance(value, Mapping):
+            raw[str(name)] = {"folds": {str(k): str(v) for k, v in value.items()}}
+        elif isinstance(value, Iterable) and not isinstance(value, str):
+            raw[str(name)] = {"seeds": [str(m) for m in value]}
+        else:
+            raise fail(f"group {name!r}: give a list of runs (seeds) or {{fold: run}} (folds)")
+    groups = parse_groups(raw, models, fail, no_files)
+    meta = {str(m): dict(v) for m, v in (inputs.metadata or {}).items()}
+    metadata_fail = lambda message: InputError("metadata", None, message)  # noqa: E731
+    return groups, parse_run_metadata(meta, [*models, *groups], metadata_fail)
+
+
 def _family(queries: pd.DataFrame, entities: pd.DataFrame | None) -> str:
     both = {"lat", "lon"}
     spatial = (
@@ -187,6 +221,7 @@ def adhoc_dataset(inputs: AdhocInputs) -> ImportedDataset:
     except ValueError as exc:
         raise InputError("--metrics", None, str(exc)) from None
     split = _split(inputs.split)
+    groups, run_metadata = _groups(inputs, list(runs))
     return ImportedDataset(
         name=name,
         family=family,
@@ -198,6 +233,8 @@ def adhoc_dataset(inputs: AdhocInputs) -> ImportedDataset:
         splits=dict([split]) if split else {},
         default_split=split[0] if split else None,
         crs="EPSG:4326" if family == "spatial" else None,
+        groups=groups,
+        run_metadata=run_metadata,
     )
 
 
@@ -228,16 +265,20 @@ def save_bundle(
     name: str | None = None,
     metrics: Sequence[str] | str | None = None,
     split: str | Path | Iterable[object] | None = None,
+    *,
+    groups: Mapping[str, object] | None = None,
+    metadata: Mapping[str, Mapping[str, float]] | None = None,
 ) -> Path:
-    """Write runs and qrels (and optional queries, entities, split) as a bundle folder ``out``
-    that the app opens and others can be given; the arguments are those of
-    :class:`AdhocInputs`. Returns ``out``.
+    """Write runs and qrels (and optional queries, entities, split, run groups and run
+    metadata) as a bundle folder ``out`` that the app opens and others can be given; the
+    arguments are those of :class:`AdhocInputs`. Returns ``out``.
 
     Raises:
         InputError: see :func:`write_adhoc_bundle`.
     """
     inputs = AdhocInputs(runs=runs, qrels=qrels, queries=queries, entities=entities,
-                         name=name, metrics=metrics, split=split)  # fmt: skip
+                         name=name, metrics=metrics, split=split, groups=groups,
+                         metadata=metadata)  # fmt: skip
     return write_adhoc_bundle(inputs, out).out
 
 

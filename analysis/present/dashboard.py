@@ -316,6 +316,9 @@ def dashboard(
     split: str | Path | Iterable[object] | None = None,
     port: int | None = None,
     open_browser: bool = False,
+    *,
+    groups: Mapping[str, object] | None = None,
+    metadata: Mapping[str, Mapping[str, float]] | None = None,
 ) -> Dashboard:
     """Open the dashboard on runs and qrels held in a notebook; see the module docstring.
 
@@ -336,6 +339,11 @@ def dashboard(
         split: evaluate only these query ids: a split file or an iterable of ids.
         port: the port on 127.0.0.1 (default: a free one).
         open_browser: also open the URL in this machine's browser.
+        groups: runs of one model: ``{"dense": ["dense-s1", "dense-s2", "dense-s3"]}``
+            (seeds: compared by their per-query means) or ``{"ltr": {"f1": "ltr-f1", ...}}``
+            (folds, each run over its fold's queries); names of ``runs``.
+        metadata: numbers per run or group for the quality-against-cost chart,
+            ``{"bm25": {"latency_ms": 4.2, "index_mb": 310}}``.
 
     Returns:
         A :class:`Dashboard` (``.url``, ``.bundle``, ``.stop()``, ``.show()``).
@@ -353,6 +361,8 @@ def dashboard(
         name=name,
         metrics=metrics,
         split=split,
+        groups=groups,
+        metadata=metadata,
     )
     folder = keyed_adhoc_bundle(inputs, adhoc_home())
     return serve_bundle(folder, port=port, open_browser=open_browser)

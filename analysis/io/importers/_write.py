@@ -38,6 +38,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from analysis.core.errors import InputError
+from analysis.io.groups import RunGroup
 
 _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -63,6 +64,8 @@ class ImportedDataset:
     default_split: str | None = None
     crs: str | None = None
     description: str = ""
+    groups: dict[str, RunGroup] = field(default_factory=dict)
+    run_metadata: dict[str, dict[str, float]] = field(default_factory=dict)
 
 
 @dataclass
@@ -192,7 +195,27 @@ def _manifest(name: str, description: str, datasets: Sequence[ImportedDataset]) 
         else:
             lines.append("runs = {}")
         lines.append("metrics = [" + ", ".join(_toml_str(m) for m in ds.metrics) + "]")
+        lines += _group_lines(ds)
     return "\n".join(lines) + "\n"
+
+
+def _group_lines(ds: ImportedDataset) -> list[str]:
+    """The dataset's ``groups`` and ``run_metadata`` tables (:mod:`analysis.io.groups`)."""
+    lines: list[str] = []
+    for name, group in ds.groups.items():
+        lines += ["", f"[datasets.{_toml_key(ds.name)}.groups.{_toml_key(name)}]"]
+        if group.kind == "seeds":
+            lines.append("seeds = [" + ", ".join(_toml_str(m) for m in group.members) + "]")
+        else:
+            pairs = zip(group.folds, group.members, strict=True)
+            items = ", ".join(f"{_toml_key(f)} = {_toml_str(m)}" for f, m in pairs)
+            lines.append(f"folds = {{ {items} }}")
+    if ds.run_metadata:
+        lines += ["", f"[datasets.{_toml_key(ds.name)}.run_metadata]"]
+        for model, numbers in ds.run_metadata.items():
+            items = ", ".join(f"{_toml_key(k)} = {float(v)!r}" for k, v in numbers.items())
+            lines.append(f"{_toml_key(model)} = {{ {items} }}")
+    return lines
 
 
 def write_bundle(
