@@ -3,8 +3,8 @@ queries the models disagree on most at the top; filters "all fail", "one solves"
 "all solve"; a click on a cell opens the query on the Queries page with that model as A.
 
 For 3 to 12 models (2 work too); a dataset with more models shows 12 at a time, chosen in the
-Models box. At most 2,000 queries are drawn, the ones the models disagree on most; the counts
-cover every query.
+Models box. At most 2,000 queries are drawn (12,000 cells: 1,000 queries for 12 models), the
+ones the models disagree on most; the counts cover every query.
 
 Page-local URL parameters: ``models`` (comma list), ``solved`` (threshold), ``show`` (filter).
 """
@@ -15,7 +15,7 @@ import pandas as pd
 import streamlit as st
 
 from analysis.stats import failures
-from analysis.stats.allmodels import MAX_MODELS, MAX_QUERIES, OUTCOMES, bounded, outcome_counts
+from analysis.stats.allmodels import MAX_MODELS, OUTCOMES, bounded, outcome_counts, query_limit
 from ui import analyses as an
 from ui import compare as cmp
 from ui import data, models_view, widgets
@@ -66,8 +66,9 @@ counts = outcome_counts(grid)
 for col, outcome in zip(st.columns(len(OUTCOMES)), OUTCOMES, strict=True):
     col.metric(outcome, f"{counts[outcome]:,}", help=models_view.HELP[outcome])
 shown = grid if show == ALL else grid.loc[grid["outcome"] == show]
-drawn, cut = bounded(shown, MAX_QUERIES)
-note = (f"Showing the {MAX_QUERIES:,} queries the models disagree on most, of {len(shown):,}; "
+limit = query_limit(len(chosen))
+drawn, cut = bounded(shown, limit)
+note = (f"Showing the {limit:,} queries the models disagree on most, of {len(shown):,}; "
         "the counts above cover every query. " if cut else "")  # fmt: skip
 left_out = grid.attrs.get("n_left_out", 0)
 if left_out:

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from analysis.present.groups import grid_figure
-from analysis.stats.allmodels import OUTCOMES, bounded, model_grid, outcome_counts
+from analysis.stats.allmodels import OUTCOMES, bounded, model_grid, outcome_counts, query_limit
 
 
 def _table(values: dict[str, list[float]]) -> pd.DataFrame:
@@ -62,6 +62,8 @@ def test_bounded_keeps_the_most_disagreeing_queries() -> None:
     assert cut
     assert drawn["query_id"].tolist() == ["q1", "q4"]
     assert bounded(grid, 10)[1] is False
+    assert query_limit(3) == 2_000
+    assert query_limit(12) == 1_000
 
 
 def test_errors() -> None:
@@ -77,13 +79,16 @@ def test_errors() -> None:
 
 def test_grid_figure_cells_carry_query_and_model() -> None:
     grid = model_grid(_table(VALUES), "hit@1", ["a", "b", "c"])
-    figure = json.loads(grid_figure(grid, ["a", "b", "c"], "hit@1").to_json())
-    trace = figure["data"][0]
-    assert len(trace["customdata"]) == 15  # 5 queries x 3 models
-    cells = {tuple(c): v for c, v in zip(trace["customdata"], trace["marker"]["color"],
-                                         strict=True)}  # fmt: skip
+    figure = grid_figure(grid, ["a", "b", "c"], "hit@1")
+    assert len(figure.data) == 3  # one trace (column) per model
+    cells = {}
+    for trace in figure.data:
+        assert list(trace.y) == list(range(5))  # one row per query, in the grid's order
+        cells |= {tuple(c): v for c, v in zip(trace.customdata, trace.marker.color, strict=True)}
+    assert len(cells) == 15  # 5 queries x 3 models
     assert cells[("q1", "a")] == 1.0
     assert cells[("q1", "b")] == 0.0
-    assert (trace["marker"]["cmin"], trace["marker"]["cmax"]) == (0.0, 1.0)
+    assert list(figure.data[1].base) == [1.0] * 5  # column b spans [1, 2]
+    assert (figure.layout.coloraxis.cmin, figure.layout.coloraxis.cmax) == (0.0, 1.0)
     escaped = grid_figure(grid.rename(columns={"a": "<b>a</b>"}), ["<b>a</b>", "b", "c"], "hit@1")
-    assert "<b>" not in json.dumps(escaped.to_dict()["layout"]["xaxis"]["categoryarray"])
+    assert "<b>" not in json.dumps(escaped.to_dict()["layout"]["xaxis"]["ticktext"])

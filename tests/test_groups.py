@@ -278,14 +278,14 @@ def test_compare_group_errors_are_one_line(tmp_path: Path) -> None:
 
 
 def test_seed_sensitivity_counts_sign_flips() -> None:
-    a = np.array([[1.0, 0.0], [1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])  # seed means 0.75, 0.25
-    b = np.array([[0.5], [0.5], [0.5], [0.5]])
+    a = np.array([[1.0, 0.0], [1.0, 0.0], [0.0, 0.0], [1.0, 1.0]])  # seed means 0.75, 0.25
+    b = np.array([[0.4], [0.4], [0.4], [0.4]])
     result = seed_sensitivity(a, b)
-    np.testing.assert_allclose(result.deltas, [[0.25], [-0.25]])
-    assert result.delta == pytest.approx(0.0)
-    assert (result.n_pairs, result.n_flips) == (2, 2)  # both pairs have another sign than 0
-    assert result.query_unstable.tolist() == [True, True, True, False]
-    assert result.n_unstable == 3
+    np.testing.assert_allclose(result.deltas, [[0.35], [-0.15]])
+    assert result.delta == pytest.approx(0.1)
+    assert (result.n_pairs, result.n_flips) == (2, 1)  # seed 2 of A loses to B
+    assert result.query_unstable.tolist() == [True, True, False, False]
+    assert result.n_unstable == 2
     with pytest.raises(ValueError, match="equal n"):
         seed_sensitivity(a, b[:2])
 

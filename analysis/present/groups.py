@@ -108,35 +108,35 @@ def fold_table(summary: pd.DataFrame, metrics: Sequence[str]) -> pd.DataFrame:
 
 
 def grid_figure(grid: pd.DataFrame, models: Sequence[str], metric: str) -> go.Figure:
-    """Every model per query (:func:`analysis.stats.allmodels.model_grid`): one square per
-    query (row, most disagreeing at the top) and model (column), coloured by the metric on the
-    sequential scale from 0 to 1; a click selects a (query, model) cell (``customdata``:
-    query id and model). Drawn as a WebGL scatter of square markers, which Streamlit can select
-    (a heatmap cannot be clicked there)."""
+    """Every model per query (:func:`analysis.stats.allmodels.model_grid`): one cell per query
+    (row, most disagreeing at the top) and model (column), coloured by the metric on the
+    sequential scale from 0 to 1; a click selects a (query, model) cell (``customdata``: query
+    id and model). Cells are horizontal bars, one trace per model (a bar from ``i`` to
+    ``i + 1`` in row ``q``), so they tile like a heatmap and can be clicked and selected (a
+    heatmap cannot be selected in Streamlit)."""
     n = len(grid)
-    ids = grid["query_id"].astype(str).to_numpy()
-    xs, ys, zs, custom, hover = [], [], [], [], []
-    for column in models:
+    ids = grid["query_id"].astype(str).tolist()
+    fig = go.Figure()
+    for i, column in enumerate(models):
         values = grid[column].to_numpy(dtype=np.float64)
-        xs += [plotly_text(column)] * n
-        ys += list(range(n))
-        zs += values.tolist()
-        custom += [[q, column] for q in ids]
-        hover += [f"query {plotly_text(q)}<br>{plotly_text(column)}: {v:.3f}"
-                  for q, v in zip(ids, values, strict=True)]  # fmt: skip
-    size = max(3, min(16, int(560 / max(n, 1))))
-    fig = go.Figure(go.Scattergl(
-        x=xs, y=ys, mode="markers", customdata=custom, hovertext=hover, hoverinfo="text",
-        marker={"symbol": "square", "size": size, "color": zs, "cmin": 0.0, "cmax": 1.0,
-                "colorscale": SEQUENTIAL_SCALE,
-                "colorbar": {"title": {"text": plotly_text(metric)}}},
-    ))  # fmt: skip
+        name = plotly_text(column)
+        pairs = zip(ids, values, strict=True)
+        hover = [f"query {plotly_text(q)}<br>{name}: {v:.3f}" for q, v in pairs]
+        fig.add_trace(go.Bar(
+            x=np.ones(n), y=np.arange(n), base=np.full(n, float(i)), orientation="h", width=1.0,
+            name=name, customdata=[[q, column] for q in ids], hovertext=hover, hoverinfo="text",
+            marker={"color": values, "coloraxis": "coloraxis", "line": {"width": 0}},
+        ))  # fmt: skip
     fig.update_layout(
-        height=min(900, 160 + size * n), font={"family": FONT_FAMILY},
-        margin={"l": 60, "r": 20, "t": 20, "b": 80}, clickmode="event+select", dragmode=False,
-        xaxis={"type": "category", "side": "top", "categoryorder": "array",
-               "categoryarray": [plotly_text(m) for m in models]},
+        height=int(min(900, max(260, 120 + 4 * n))), font={"family": FONT_FAMILY},
+        showlegend=False, bargap=0, barmode="overlay", clickmode="event+select",
+        dragmode=False, margin={"l": 60, "r": 20, "t": 30, "b": 20},
+        coloraxis={"colorscale": SEQUENTIAL_SCALE, "cmin": 0.0, "cmax": 1.0,
+                   "colorbar": {"title": {"text": plotly_text(metric)}}},
+        xaxis={"side": "top", "range": [0, len(models)], "showgrid": False, "zeroline": False,
+               "tickvals": [i + 0.5 for i in range(len(models))],
+               "ticktext": [plotly_text(m) for m in models]},
         yaxis={"autorange": "reversed", "title": {"text": "queries, most disagreement first"},
-               "showticklabels": False, "zeroline": False},
+               "showticklabels": False, "showgrid": False, "zeroline": False},
     )  # fmt: skip
     return fig

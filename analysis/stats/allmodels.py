@@ -14,7 +14,8 @@ A model *solves* a query when its value of the metric is at least ``threshold`` 
 Queries are ordered by disagreement (largest first), then by mean value (lowest first), then
 by query id. :func:`bounded` keeps a chart's payload bounded: beyond ``limit`` queries only the
 ``limit`` the models disagree on most are drawn (the counts of :func:`outcome_counts` still
-cover every query).
+cover every query); :func:`query_limit` is 2,000 queries, fewer when the cells would pass
+12,000 (1,000 queries for 12 models).
 """
 
 from __future__ import annotations
@@ -24,11 +25,22 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-__all__ = ["MAX_MODELS", "MAX_QUERIES", "OUTCOMES", "bounded", "model_grid", "outcome_counts"]
+__all__ = [
+    "MAX_CELLS",
+    "MAX_MODELS",
+    "MAX_QUERIES",
+    "OUTCOMES",
+    "bounded",
+    "model_grid",
+    "outcome_counts",
+    "query_limit",
+]
 
 OUTCOMES = ("all fail", "one solves", "split", "all solve")
-#: Queries drawn at most (the most disagreeing ones beyond it).
+#: Queries drawn at most (the most disagreeing ones beyond it); see :func:`query_limit`.
 MAX_QUERIES = 2_000
+#: Cells (queries x models) drawn at most.
+MAX_CELLS = 12_000
 #: Models shown at most (columns of the chart).
 MAX_MODELS = 12
 
@@ -80,6 +92,12 @@ def outcome_counts(grid: pd.DataFrame) -> dict[str, int]:
     """Queries per outcome, every outcome of :data:`OUTCOMES` listed (0 when none)."""
     found = grid["outcome"].value_counts()
     return {o: int(found.get(o, 0)) for o in OUTCOMES}
+
+
+def query_limit(n_models: int) -> int:
+    """Queries drawn for ``n_models`` columns: :data:`MAX_QUERIES`, fewer when that many rows
+    would pass :data:`MAX_CELLS` cells (1,000 queries for 12 models)."""
+    return max(1, min(MAX_QUERIES, MAX_CELLS // max(n_models, 1)))
 
 
 def bounded(grid: pd.DataFrame, limit: int = MAX_QUERIES) -> tuple[pd.DataFrame, bool]:
