@@ -115,6 +115,10 @@ def pareto_figure(
     for row in points.to_dict("records"):
         fig.add_trace(_point(row, metric, key, colours.get(row["model"], "#0072B2")))
     direction = "lower is better" if lower_is_better else "higher is better"
+    if len(points):
+        low, high = float(points["cost"].min()), float(points["cost"].max())
+        pad = 0.12 * (high - low) or 0.5 * abs(high) or 1.0  # room for the names
+        fig.update_xaxes(range=[low - pad, high + pad])
     fig.update_layout(
         height=height, font={"family": FONT_FAMILY}, showlegend=False,
         margin={"l": 60, "r": 20, "t": 30, "b": 50},
