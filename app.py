@@ -122,5 +122,8 @@ else:
         hide_index=True,
         width="stretch",
         key="checks",
-        column_config={"message": st.column_config.TextColumn("message", width="large")},
+        column_config={
+            **{c: st.column_config.Column(c, width="small") for c in ("severity", "count")},
+            "message": st.column_config.TextColumn("message", width=1200),
+        },
     )

@@ -21,8 +21,8 @@ import streamlit as st
 from analysis.present import compare, overlap
 from analysis.present.groups import group_label
 from analysis.stats.groups import group_members
+from ui import cards, data, widgets
 from ui import compare as cmp
-from ui import data, widgets
 from ui.state import sidebar
 from ui.urlstate import local_param, url_widget, write_param
 
@@ -56,8 +56,9 @@ groups = group_members(table)
 label_a, label_b = (group_label(m, groups) for m in models)
 st.text(f"A: {label_a}    B: {label_b}    metric: {sel.metric}    dataset: "
         f"{sel.dataset}{split}    ties: {sel.ties}")  # fmt: skip
-st.caption(widgets.metric_help(sel.measure) + " Delta is A − B: positive means A is better. "
+st.caption(cards.sentence(sel.metric) + " Delta is A − B: positive means A is better. "
            "Every statistic is over this dataset's queries only.")  # fmt: skip
+cards.about(sel.metric, key="compare_about_metric")
 if paired.empty:
     st.info("No query is scored by both models on this dataset.")
     st.stop()

@@ -32,6 +32,7 @@ SECTIONS = [
     "causes",
     "analyses",
 ]
+SECTIONS += ["metrics"]
 
 
 class _Page(HTMLParser):

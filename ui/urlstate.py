@@ -16,22 +16,14 @@ from collections.abc import Callable
 
 import streamlit as st
 
+from ui import _compat
+
 WRITTEN = "_local_url_written"
 PAGE = "_local_url_page"
 
 
-def _page() -> str:
-    try:
-        from streamlit.runtime.scriptrunner import get_script_run_ctx
-
-        ctx = get_script_run_ctx()
-        return str(ctx.page_script_hash) if ctx is not None else ""
-    except ImportError:  # pragma: no cover - streamlit internals moved
-        return ""
-
-
 def _written() -> dict[str, str | None]:
-    page = _page()
+    page = _compat.page_script_hash()
     if st.session_state.get(PAGE) != page:
         st.session_state[PAGE] = page
         st.session_state[WRITTEN] = {}
@@ -44,15 +36,22 @@ def local_param(name: str) -> str | None:
 
 
 def url_widget(
-    key: str, name: str, parse: Callable[[str | None], object], default: object
+    key: str,
+    name: str,
+    parse: Callable[[str | None], object],
+    default: object,
+    valid: Callable[[object], bool] | None = None,
 ) -> object:
     """Seed widget ``key`` from URL parameter ``name`` (see the module docstring); ``parse``
-    returns ``None`` for an invalid value. Returns the seeded value."""
+    returns ``None`` for an invalid value. A kept value that ``valid`` rejects (the widget's
+    options changed) falls back to ``default`` too. Returns the seeded value."""
     raw = local_param(name)
     written = _written()
     if key not in st.session_state or raw != written.get(name):
         value = parse(raw) if raw is not None else None
         st.session_state[key] = default if value is None else value
+    elif valid is not None and not valid(st.session_state[key]):
+        st.session_state[key] = default  # the options changed under the widget
     return st.session_state[key]
 
 

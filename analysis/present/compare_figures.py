@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from analysis.present._compat import figure_unvalidated
 from analysis.present.palette import LOSS_COLOUR, SELECTED_COLOUR, TIE_COLOUR, WIN_COLOUR
 
 #: A metric with at most this many distinct values (over A and B) is "discrete": the scatter
@@ -219,17 +220,14 @@ def highlight_query(figure: Mapping, selected: tuple[str, str] | None) -> go.Fig
     ``selected`` added as a last trace (an unknown query or None adds nothing).
 
     The dict is not modified. It was validated when the figure was built, so the figure is made
-    without validating again (Plotly's ``_validate=False``): that skips the deep copy and checks
-    that cost ~0.3 s for 10k points, so a cached dict can be highlighted on every rerun."""
+    without validating again (:func:`analysis.present._compat.figure_unvalidated`), so a cached
+    dict can be highlighted on every rerun."""
     out = dict(figure)
     if selected is not None:
         trace = _selected_trace(figure.get("data", []), selected)
         if trace is not None:
             out["data"] = [*figure["data"], trace.to_plotly_json()]
-    try:
-        return go.Figure(out, _validate=False)
-    except TypeError:  # a Plotly without the private switch: validate
-        return go.Figure(out)
+    return figure_unvalidated(out)
 
 
 def histogram_bins(

@@ -18,6 +18,7 @@ import pandas as pd
 from analysis.core.errors import InputError
 from analysis.io import detect_format, load_entities, load_qrels, load_queries, load_run
 from analysis.io.bundle import DEFAULT_METRICS
+from analysis.io.importers import registry
 from analysis.io.importers._write import ImportedDataset, ImportResult, run_frame, write_bundle
 from analysis.io.stark import read_split_index
 
@@ -35,7 +36,6 @@ ROLES_BY_FORMAT = {
     "split_index": ("split",),
     "geobloom": ("qrels",),
 }
-IMPORTERS = ("stark", "geobloom", "geoglue", "list")
 GOLD_COLUMNS = ("gold_poi_ids", "gold_doc_ids", "gold_ids", "gold", "answer_ids")
 
 
@@ -185,24 +185,10 @@ def scan_folder(folder: str | Path) -> list[FileReport]:
 
 
 def suggest_importer(folder: str | Path) -> str | None:
-    """The importer whose layout ``folder`` has: ``stark`` (a ``stark_qa*.csv``), ``geobloom``
-    (``poi.txt`` with query ``.txt`` files), ``list`` (``poi.csv`` with ``coor``), ``geoglue``
-    (a ``*poi*`` JSON/CSV with query files), or None."""
-    root = Path(folder)
-    names = {p.name for p in root.iterdir() if p.is_file()}
-    sub = root / "stark_qa"
-    if any(n.startswith("stark_qa") and n.endswith(".csv") for n in names) or sub.is_dir():
-        return "stark"
-    if "poi.txt" in names and names & {"train.txt", "dev.txt", "test.txt"}:
-        return "geobloom"
-    if "poi.csv" in names and _spatial_hint(root / "poi.csv") == "list":
-        return "list"
-    pois = [
-        n for n in names if "poi" in n.lower() and n.lower().endswith((".json", ".jsonl", ".csv"))
-    ]
-    if pois and len(names) > 1:
-        return "geoglue"
-    return None
+    """The name of the importer whose layout ``folder`` matches best, or None
+    (:func:`analysis.io.importers.registry.suggest`: every registered importer's ``detect``)."""
+    found = registry.suggest(folder)
+    return found.name if found is not None else None
 
 
 def _model_names(runs: Sequence[Path]) -> dict[str, Path]:

@@ -17,6 +17,7 @@ from analysis.present.pareto import cost_keys, pareto_figure, pareto_points
 from analysis.present.report.annotations import annotations_section
 from analysis.present.report.examples import pick_examples
 from analysis.present.report.figures import compare_figure, leaderboard_figure, slice_figure
+from analysis.present.report.metric_cards import metrics_section
 from analysis.present.report.model import (
     N_RESAMPLES,
     RANK_DEPTH,
@@ -166,6 +167,9 @@ def build_content(
     written = annotations_section(annotations or {}, datasets)
     if written is not None:
         sections.append(written)
+    cards = metrics_section(m for name in datasets for m in shown[name])
+    if cards is not None:
+        sections.append(cards)
     views = {
         (b.query.dataset, b.query.query_id): b.query
         for section in sections
