@@ -254,12 +254,11 @@ def test_compare_tests_seed_means_against_scipy(tmp_path: Path) -> None:
         wilcoxon = sps.wilcoxon(a - b, zero_method="wilcox").pvalue
         assert row["p_wilcoxon"] == pytest.approx(wilcoxon, rel=1e-12)
     assert len(rows) == 2  # the seeds are compared as one model, not one by one
+    spec = read_manifest(root).datasets["web"]
+    seeds = [load_model_run(spec, m) for m in ("s1", "s2", "s3")]
     library = analysis.compare(
-        {m: load_model_run(read_manifest(root).datasets["web"], m) for m in ("bm25", "s1", "s2",
-                                                                            "s3")},
-        load_dataset(read_manifest(root).datasets["web"]).qrels, ["mrr"],
-        groups={"dense": ["s1", "s2", "s3"]},
-    )  # fmt: skip
+        {"bm25": load_model_run(spec, "bm25"), "dense": seeds}, load_dataset(spec).qrels, ["mrr"]
+    )
     assert library["p_t"].iloc[0] == pytest.approx(rows["mrr"]["p_t"], rel=1e-12)
     assert list(library[["seeds_a", "seeds_b"]].iloc[0]) == [1, 3]
 

@@ -54,7 +54,8 @@ def cost_section(sel: Selection, name: str, split: str | None, metrics: list[str
     members = {m: g for g, (kind, runs) in group_members(table).items() if kind == "seeds"
                for m in runs}  # fmt: skip
     fp = data.fingerprint(sel.bundle, [name], sel.ties, split)
-    made = _figure((fp, tuple(sorted(meta))), sel.metric, cost, lower, board, meta, members)
+    numbers = tuple(sorted((m, tuple(sorted(v.items()))) for m, v in meta.items()))
+    made = _figure((fp, numbers), sel.metric, cost, lower, board, meta, members)
     st.plotly_chart(widgets.plotly_figure(made["figure"]), key="pareto")
     missing = [m for m in board["model"] if m not in set(made["points"]["model"])]
     note = f" No {cost} for: {', '.join(missing)}." if missing else ""

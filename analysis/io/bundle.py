@@ -333,14 +333,7 @@ def _dataset(
     threshold = body.get("relevance_threshold", 1)
     if not isinstance(threshold, int) or threshold < 1:
         raise fail("relevance_threshold must be an integer >= 1")
-
-    def fold_file(what: str, value: str) -> Path:
-        if not (root / value).resolve().is_file():
-            raise fail(f"{what}: {value!r} is not a file")
-        return confine(what, root / value)
-
-    groups = parse_groups(body.get("groups"), list(runs), fail, fold_file)
-    run_metadata = parse_run_metadata(body.get("run_metadata"), [*runs, *groups], fail)
+    groups, run_metadata = _groups(body, list(runs), root, fail, confine)
     return DatasetSpec(
         name=name,
         family=family,
@@ -361,6 +354,25 @@ def _dataset(
         groups=groups,
         run_metadata=run_metadata,
     )
+
+
+def _groups(
+    body: dict,
+    runs: list[str],
+    root: Path,
+    fail: Callable[[str], InputError],
+    confine: Callable[[str, Path], Path],
+) -> tuple[dict[str, RunGroup], dict[str, dict[str, float]]]:
+    """The dataset's ``groups`` and ``run_metadata`` (:mod:`analysis.io.groups`); fold query
+    files must exist and be confined like every other file."""
+
+    def fold_file(what: str, value: str) -> Path:
+        if not (root / value).resolve().is_file():
+            raise fail(f"{what}: {value!r} is not a file")
+        return confine(what, root / value)
+
+    groups = parse_groups(body.get("groups"), runs, fail, fold_file)
+    return groups, parse_run_metadata(body.get("run_metadata"), [*runs, *groups], fail)
 
 
 def _runs(

@@ -137,9 +137,8 @@ def leaderboard(
     out = pd.DataFrame({"model": order, "letter": [letters[m] for m in order]})
     counts = rows.groupby("model")["query_id"].nunique()
     out["n"] = [int(counts.get(m, 0)) for m in order]
-    groups = group_members(rows if "run_group" not in table else table)
-    out["kind"] = [groups[m][0] if m in groups else "run" for m in order]
-    out["runs"] = [len(groups[m][1]) if m in groups else 1 for m in order]
+    groups = group_members(table)
+    out["kind"], out["runs"] = _group_columns(groups, order)
     if rows.empty or not metrics:
         return out
     ci = mean_ci(rows, list(metrics), by=["model"], n_resamples=n_resamples, seed=seed)
@@ -160,6 +159,12 @@ def leaderboard(
         out[f"{metric} improved"] = improved
         out[f"{metric} degraded"] = degraded
     return out
+
+
+def _group_columns(groups: Mapping[str, tuple[str, list[str]]], order: list[str]) -> tuple:
+    """Each model's kind (``run``, ``seeds``, ``folds``) and its number of runs."""
+    kinds = [groups[m][0] if m in groups else "run" for m in order]
+    return kinds, [len(groups[m][1]) if m in groups else 1 for m in order]
 
 
 def _own(groups: Mapping[str, tuple[str, list[str]]]) -> set[frozenset[str]]:

@@ -87,7 +87,7 @@ def compare_per_query(
 
 
 def compare(
-    runs: Mapping[str, pd.DataFrame],
+    runs: Mapping[str, pd.DataFrame | Sequence[pd.DataFrame]],
     qrels: pd.DataFrame,
     metrics: str | Iterable[str] = ("hit@1", "recall@20", "mrr", "ndcg@10"),
     *,
@@ -96,28 +96,32 @@ def compare(
     relevance_threshold: int = 1,
     n_resamples: int = 10_000,
     seed: int | None = 0,
-    groups: Mapping[str, Sequence[str]] | None = None,
 ) -> pd.DataFrame:
-    """Evaluate every run on ``qrels`` and compare every pair (module docstring). ``groups``
-    names seed groups, ``{name: [run, run, ...]}`` (runs of ``runs``): each group is compared
-    by its per-query seed means, in place of its runs.
+    """Evaluate every run on ``qrels`` and compare every pair (module docstring). A value of
+    ``runs`` that is a list of runs is one model trained with several seeds (a seed group): it
+    is compared by its per-query seed means, and ``seeds_a``/``seeds_b`` count its runs.
 
     >>> table = analysis.compare({"bm25": run_a, "dense": run_b}, qrels, ["mrr"])  # doctest: +SKIP
+    >>> analysis.compare({"bm25": run, "dense": [seed1, seed2, seed3]}, qrels)  # doctest: +SKIP
 
     Raises:
-        ValueError: a group member that is not a run, a group of fewer than two runs or named
-            like a run.
+        ValueError: a seed group of fewer than two runs.
     """
     from analysis.core.metrics import evaluate_run, parse_metrics
 
     wanted = [m.label for m in parse_metrics(metrics)]
-    values = {}
-    for name, run in runs.items():
-        result = evaluate_run(
-            run, qrels, wanted, ties=ties, relevance_threshold=relevance_threshold, split=split
-        )
-        values[name] = {m: result.per_query[m].to_numpy(dtype=float) for m in wanted}
-    values, sizes = seed_means(values, groups or {})
+    values: dict[str, dict[str, np.ndarray]] = {}
+    groups: dict[str, list[str]] = {}
+    for name, given in runs.items():
+        many = isinstance(given, list | tuple)
+        members = {f"{name}#{i + 1}": r for i, r in enumerate(given)} if many else {name: given}
+        if many:
+            groups[name] = list(members)
+        for member, run in members.items():
+            result = evaluate_run(run, qrels, wanted, ties=ties,
+                                  relevance_threshold=relevance_threshold, split=split)  # fmt: skip
+            values[member] = {m: result.per_query[m].to_numpy(dtype=float) for m in wanted}
+    values, sizes = seed_means(values, groups)
     return compare_per_query(values, wanted, n_resamples=n_resamples, seed=seed, seeds=sizes)
 
 
