@@ -309,3 +309,33 @@ def test_leaderboard_group_row_has_the_two_level_ci_and_no_test_against_its_seed
         assert letters["dense"] not in board.set_index("model").loc[seed, "mrr sig"]
     html = leaderboard_html(board, ["mrr"])
     assert '<small class="group" data-kind="seeds">3 seeds, mean</small>' in html
+
+
+# --------------------------------------------------------------------------- ad-hoc bundles
+
+
+def test_adhoc_bundles_carry_groups_and_metadata(tmp_path: Path) -> None:
+    from analysis.io.adhoc import save_bundle
+
+    root = make_group_bundle(tmp_path / "src", "")
+    runs = {m: root / "web" / "runs" / f"{m}.run" for m in ("bm25", "s1", "s2", "f1", "f2")}
+    out = save_bundle(
+        runs, root / "web" / "qrels.txt", tmp_path / "adhoc",
+        groups={"dense": ["s1", "s2"], "cv": {"even": "f1", "odd": "f2"}},
+        metadata={"bm25": {"latency_ms": 2}, "dense": {"cost": 0.5}},
+    )  # fmt: skip
+    spec = read_manifest(out).datasets["adhoc"]
+    assert spec.groups["dense"].members == ("s1", "s2")
+    assert (spec.groups["cv"].folds, spec.groups["cv"].members) == (("even", "odd"), ("f1", "f2"))
+    assert spec.run_metadata == {"bm25": {"latency_ms": 2.0}, "dense": {"cost": 0.5}}
+    done = run_cli(
+        "bundle", "--run", f"a={runs['s1']}", "--run", f"b={runs['s2']}", "--qrels",
+        root / "web" / "qrels.txt", "--group", "ab=a,b", "--out", tmp_path / "cli",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert read_manifest(tmp_path / "cli").datasets["adhoc"].groups["ab"].members == ("a", "b")
+    bad = run_cli("bundle", "--run", f"a={runs['s1']}", "--qrels", root / "web" / "qrels.txt",
+                  "--group", "ab=a,zz", "--out", tmp_path / "bad")  # fmt: skip
+    assert bad.returncode == 2
+    assert "'zz' not a run of the dataset" in bad.stderr
+    assert not (tmp_path / "bad").exists()
