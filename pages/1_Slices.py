@@ -149,7 +149,8 @@ def _charts(
         help=f"{metric_help} Bars: mean over the queries of the slice (queries missing from a "
         "run count as 0); error bars: seeded 95% percentile bootstrap CI; n in the hover.",
     )
-    st.caption(f"Metric {metric} on {sel.dataset}" + (f" ({sel.split})" if sel.split else "") + ".")
+    where = f"{sel.dataset} ({sel.split})" if sel.split else str(sel.dataset)
+    st.caption(widgets.escape_markdown(f"Metric {metric} on {where}."))
     cards.about(metric, key="slices_about_metric")
     if not selected:
         st.info("Select at least one model to draw the slice charts.")

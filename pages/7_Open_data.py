@@ -39,13 +39,16 @@ if folder_id is None:
     st.stop()
 folder = choices[folder_id]
 # the widgets below are keyed by folder: choosing another folder starts afresh
-files = open_data.scan(folder)
+files, total, more = open_data.scan(folder)
 if files.empty:
     st.info("This folder holds no data file.")
     st.stop()
 
 st.subheader("Files")
 st.caption("Detected format, the roles a file can play, its rows, and its first problem.")
+note = open_data.shown_note(files, total, more)
+if note:
+    st.warning(note)
 st.dataframe(files, hide_index=True, width="stretch", key="od_files")
 
 name = open_data.safe_name(
@@ -69,7 +72,13 @@ def _done(result: importers.ImportResult) -> None:
         st.warning(widgets.escape_markdown(note))
 
 
-importer = registry.suggest(folder)
+outside = open_data.refused_links(folder)  # an importer would follow them: none is offered
+if outside:
+    st.error(widgets.escape_markdown(
+        f"{len(outside)} link(s) in this folder lead outside the data roots (first: "
+        f"{outside[0].relative_to(folder)}); they are not read, and no importer is offered."
+    ))  # fmt: skip
+importer = None if outside else registry.suggest(folder)
 if importer is not None:
     st.subheader(f"Import as {importer.name}")
     st.caption(f"The folder has this benchmark's layout ({importer.help}); the importer reads "
@@ -141,7 +150,7 @@ if st.button("Write bundle", key=f"od_write:{folder_id}", disabled=not qrels):
     try:
         with st.spinner("Writing the bundle…"):
             _done(
-                importers.build_bundle(
+                open_data.build_bundle(
                     out,
                     name,
                     qrels=[folder / f for f in qrels],

@@ -25,6 +25,7 @@ from analysis.core.metrics import TIE_POLICIES, parse_metrics
 from analysis.core.plugins import env_plugins, load_plugins
 from analysis.io.bundle import Bundle, DatasetSpec
 from ui import _compat, cards, data
+from ui.urlstate import bounded
 
 ROOT = Path(__file__).resolve().parents[1]
 WRITTEN = "_url_written"
@@ -132,7 +133,7 @@ def _adopt(
     """The current value of shared ``name``: a URL value we did not write wins, then the copy,
     then ``default``."""
     copy = f"_sel_{name}"
-    raw = st.query_params.get(URL_KEYS[name])
+    raw = bounded(URL_KEYS[name])
     written = st.session_state.get(WRITTEN, {})
     if raw is not None and raw != written.get(URL_KEYS[name]):
         try:

@@ -8,6 +8,11 @@ page did not write (a deep link, browser Back/Forward); invalid or absent values
 default. After drawing the widget, the page calls :func:`write_param` with the value to keep
 (``None`` removes the parameter, e.g. for a default), which writes the URL and remembers what
 was written. The memory is per page: switching pages starts afresh.
+
+Every URL value is bounded: a value longer than :data:`MAX_PARAM_CHARS` characters is ignored
+(the page says so once and uses the default), so a crafted link cannot make a page parse
+megabytes; the parsers themselves run in linear time (e.g.
+:func:`analysis.stats.failures.parse_values`).
 """
 
 from __future__ import annotations
@@ -20,6 +25,9 @@ from ui import _compat
 
 WRITTEN = "_local_url_written"
 PAGE = "_local_url_page"
+#: The longest URL value a page reads (characters); 60 selected slice values of 100 characters
+#: each take about 6,000.
+MAX_PARAM_CHARS = 16_384
 
 
 def _written() -> dict[str, str | None]:
@@ -30,9 +38,22 @@ def _written() -> dict[str, str | None]:
     return st.session_state.setdefault(WRITTEN, {})
 
 
+def bounded(name: str) -> str | None:
+    """URL parameter ``name``; ``None`` when absent or longer than :data:`MAX_PARAM_CHARS`
+    (then a warning names it, once per run)."""
+    raw = st.query_params.get(name)
+    if raw is None or len(raw) <= MAX_PARAM_CHARS:
+        return raw
+    st.warning(
+        f"The link's {name!r} parameter is {len(raw):,} characters long, more than the "
+        f"{MAX_PARAM_CHARS:,} a page reads: it was ignored."
+    )
+    return None
+
+
 def local_param(name: str) -> str | None:
-    """The page-local URL parameter ``name`` (``None`` when absent)."""
-    return st.query_params.get(name)
+    """The page-local URL parameter ``name`` (``None`` when absent or too long)."""
+    return bounded(name)
 
 
 def url_widget(

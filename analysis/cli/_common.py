@@ -17,6 +17,7 @@ from analysis.core.measures import known
 from analysis.core.metrics import DEFAULT_METRICS, TIE_POLICIES
 from analysis.core.ranking import from_numpy
 from analysis.io.atomic import atomic_write
+from analysis.io.csvsafe import neutralize_arrow
 
 if TYPE_CHECKING:
     from analysis.io.adhoc import AdhocInputs
@@ -73,9 +74,12 @@ def print_warnings(warnings: Sequence[DataWarning]) -> None:
 def write_table(query_ids: pa.Array, columns: dict[str, np.ndarray], out: Path) -> None:
     """Write ``query_id`` + columns as CSV (Arrow's writer: shortest round-trip floats) or
     Parquet, by the file extension, atomically (a temporary file beside ``out``, renamed at the
-    end: a killed run never leaves a partial table, concurrent runs leave one whole table)."""
-    table = pa.table({"query_id": query_ids, **{k: from_numpy(v) for k, v in columns.items()}})
+    end: a killed run never leaves a partial table, concurrent runs leave one whole table).
+    CSV ids that a spreadsheet would run as a formula get a ``'`` in front
+    (:mod:`analysis.io.csvsafe`); Parquet keeps them as they are."""
     parquet = out.suffix.lower() == ".parquet"
+    ids = query_ids if parquet else neutralize_arrow(query_ids)
+    table = pa.table({"query_id": ids, **{k: from_numpy(v) for k, v in columns.items()}})
 
     def write(tmp: Path) -> None:
         if parquet:
