@@ -339,3 +339,100 @@ def test_adhoc_bundles_carry_groups_and_metadata(tmp_path: Path) -> None:
     assert bad.returncode == 2
     assert "'zz' not a run of the dataset" in bad.stderr
     assert not (tmp_path / "bad").exists()
+
+
+# --------------------------------------------------------------------------- against pytrec_eval
+
+PYTREC_KEYS = {"mrr": "recip_rank", "ndcg@10": "ndcg_cut_10", "hit@1": "success_1"}
+
+
+def _pytrec_values(run: pd.DataFrame, qrels: pd.DataFrame, queries: list[str]) -> dict:
+    """pytrec_eval's per-query values of :data:`PYTREC_KEYS` in ``queries`` order (a query
+    the run does not answer scores 0)."""
+    import pytrec_eval
+
+    from tests.helpers import pytrec_dicts
+
+    run_d, qrels_d = pytrec_dicts(run, qrels)
+    got = pytrec_eval.RelevanceEvaluator(qrels_d, {"recip_rank", "ndcg_cut.10", "success.1"})
+    values = got.evaluate(run_d)
+    return {m: np.array([values.get(q, {}).get(k, 0.0) for q in queries])
+            for m, k in PYTREC_KEYS.items()}  # fmt: skip
+
+
+def _write_trec(run: pd.DataFrame, path: Path) -> Path:
+    rows = zip(run["query_id"], run["doc_id"], run["score"], strict=True)
+    path.write_text("".join(f"{q} Q0 {d} 0 {s!r} x\n" for q, d, s in rows))
+    return path
+
+
+def test_seed_means_and_per_query_rows_equal_pytrec_eval(tmp_path: Path) -> None:
+    """compare --group: every query's value of the group (``--per-query``) is the mean of
+    pytrec_eval's values of its seeds; the means and the paired tests are scipy's on them."""
+    from tests.helpers import random_collection
+
+    base, qrels = random_collection(41, "graded", n_queries=80)
+    seeds = [random_collection(42 + i, "graded", n_queries=80)[0] for i in range(3)]
+    qrels_path = tmp_path / "qrels.txt"
+    qrels_path.write_text("".join(f"{q} 0 {d} {r}\n" for q, d, r in qrels.itertuples(index=False)))
+    runs = ["--run", f"base={_write_trec(base, tmp_path / 'base.run')}"]
+    for i, run in enumerate(seeds):
+        runs += ["--run", f"s{i}={_write_trec(run, tmp_path / f's{i}.run')}"]
+    out, per = tmp_path / "cmp.json", tmp_path / "per.csv"
+    done = run_cli(
+        "compare", "--qrels", qrels_path, *runs, "--group", "dense=s0,s1,s2",
+        "--metrics", ",".join(PYTREC_KEYS), "--out", out, "--per-query", per,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    queries = list(dict.fromkeys(qrels["query_id"].astype(str)))
+    a = _pytrec_values(base, qrels, queries)
+    per_seed = [_pytrec_values(run, qrels, queries) for run in seeds]
+    rows = {r["metric"]: r for r in json.loads(out.read_text())}
+    written = pd.read_csv(per, dtype={"query_id": str}).set_index(["metric", "query_id"])
+    for metric in PYTREC_KEYS:
+        b = np.mean([v[metric] for v in per_seed], axis=0)
+        mine = written.loc[metric].loc[queries]
+        np.testing.assert_allclose(mine["value_a"], a[metric], rtol=0, atol=1e-12)
+        np.testing.assert_allclose(mine["value_b"], b, rtol=0, atol=1e-12)
+        row = rows[metric]
+        assert (row["n"], row["seeds_a"], row["seeds_b"]) == (len(queries), 1, 3)
+        assert row["mean_b"] == pytest.approx(b.mean(), rel=1e-12)
+        assert row["p_t"] == pytest.approx(sps.ttest_rel(a[metric], b).pvalue, rel=1e-12)
+        wilcoxon = sps.wilcoxon(a[metric] - b, zero_method="wilcox").pvalue
+        assert row["p_wilcoxon"] == pytest.approx(wilcoxon, rel=1e-12)
+
+
+def test_fold_and_seed_rows_equal_pytrec_eval() -> None:
+    """The per-query table's group rows: a fold group's value of a query is pytrec_eval's
+    value of the run of the query's fold (0 outside every fold), a seed group's the mean of
+    its seeds' values."""
+    from analysis.io.groups import RunGroup
+    from tests.helpers import random_collection
+
+    run_a, qrels = random_collection(51, "unique", n_queries=60)
+    run_b, _ = random_collection(52, "unique", n_queries=60)
+    queries = list(dict.fromkeys(qrels["query_id"].astype(str)))
+    even = {f"q{i}" for i in range(0, 60, 2)}
+    odd = {f"q{i}" for i in range(1, 60, 2)}
+    fold_a = run_a.loc[run_a["query_id"].astype(str).isin(even)]
+    fold_b = run_b.loc[run_b["query_id"].astype(str).isin(odd)]
+    runs = {"a": run_a, "b": run_b, "fa": fold_a, "fb": fold_b}
+    groups = {
+        "cv": RunGroup("cv", "folds", ("fa", "fb"), ("even", "odd")),
+        "dense": RunGroup("dense", "seeds", ("a", "b")),
+    }
+    frame = pd.DataFrame({"query_id": queries, "text": "t"})
+    table, _ = per_query_table(frame, qrels, runs, dataset="d", metrics=list(PYTREC_KEYS),
+                               groups=groups)  # fmt: skip
+    by_model = {m: rows.set_index("query_id").loc[queries] for m, rows in table.groupby("model")}
+    ref = {name: _pytrec_values(run, qrels, queries) for name, run in runs.items()}
+    for metric in PYTREC_KEYS:
+        expected = [ref["fa"][metric][i] if q in even else ref["fb"][metric][i] if q in odd
+                    else 0.0 for i, q in enumerate(queries)]  # fmt: skip
+        np.testing.assert_allclose(by_model["cv"][metric], expected, rtol=0, atol=1e-12)
+        seeds = (ref["a"][metric] + ref["b"][metric]) / 2
+        np.testing.assert_allclose(by_model["dense"][metric], seeds, rtol=0, atol=1e-12)
+    folds = by_model["cv"]["fold"]
+    assert set(folds[[q for q in queries if q.startswith("m")]]) == {"(none)"}
+    assert (folds[sorted(even & set(queries))] == "even").all()
+    assert (folds[sorted(odd & set(queries))] == "odd").all()
