@@ -5,6 +5,7 @@ seed means against scipy, seed sensitivity, and the leaderboard's group rows."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -360,6 +361,12 @@ def _pytrec_values(run: pd.DataFrame, qrels: pd.DataFrame, queries: list[str]) -
             for m, k in PYTREC_KEYS.items()}  # fmt: skip
 
 
+def _noisy(run: pd.DataFrame, seed: int) -> pd.DataFrame:
+    """Another model over the same candidates: the run's scores plus noise."""
+    noise = np.random.default_rng(seed).normal(0.0, 4.0, len(run))
+    return run.assign(score=run["score"].to_numpy() + noise)
+
+
 def _write_trec(run: pd.DataFrame, path: Path) -> Path:
     rows = zip(run["query_id"], run["doc_id"], run["score"], strict=True)
     path.write_text("".join(f"{q} Q0 {d} 0 {s!r} x\n" for q, d, s in rows))
@@ -372,7 +379,7 @@ def test_seed_means_and_per_query_rows_equal_pytrec_eval(tmp_path: Path) -> None
     from tests.helpers import random_collection
 
     base, qrels = random_collection(41, "graded", n_queries=80)
-    seeds = [random_collection(42 + i, "graded", n_queries=80)[0] for i in range(3)]
+    seeds = [_noisy(base, 42 + i) for i in range(3)]
     qrels_path = tmp_path / "qrels.txt"
     qrels_path.write_text("".join(f"{q} 0 {d} {r}\n" for q, d, r in qrels.itertuples(index=False)))
     runs = ["--run", f"base={_write_trec(base, tmp_path / 'base.run')}"]
@@ -410,7 +417,7 @@ def test_fold_and_seed_rows_equal_pytrec_eval() -> None:
     from tests.helpers import random_collection
 
     run_a, qrels = random_collection(51, "unique", n_queries=60)
-    run_b, _ = random_collection(52, "unique", n_queries=60)
+    run_b = _noisy(run_a, 52)
     queries = list(dict.fromkeys(qrels["query_id"].astype(str)))
     even = {f"q{i}" for i in range(0, 60, 2)}
     odd = {f"q{i}" for i in range(1, 60, 2)}
@@ -436,3 +443,54 @@ def test_fold_and_seed_rows_equal_pytrec_eval() -> None:
     assert set(folds[[q for q in queries if q.startswith("m")]]) == {"(none)"}
     assert (folds[sorted(even & set(queries))] == "even").all()
     assert (folds[sorted(odd & set(queries))] == "odd").all()
+
+
+def test_compare_pools_a_fold_group_and_tests_it_on_every_query(tmp_path: Path) -> None:
+    """compare --folds: the fold runs are one model, each query scored by its fold's run
+    (pytrec_eval's value of that run), tested against the other run on every query (scipy);
+    the library call gives the same rows; runs of two folds answering a query are refused."""
+    from tests.helpers import random_collection
+
+    base, qrels = random_collection(61, "graded", n_queries=70)
+    model = _noisy(base, 62)
+    ids = model["query_id"].astype(str)
+    even = ids.isin({f"q{i}" for i in range(0, 70, 2)})
+    parts = {"f1": model.loc[even], "f2": model.loc[~even]}  # f2 also answers the x* queries
+    qrels_path = tmp_path / "qrels.txt"
+    qrels_path.write_text("".join(f"{q} 0 {d} {r}\n" for q, d, r in qrels.itertuples(index=False)))
+    runs = ["--run", f"bm25={_write_trec(base, tmp_path / 'bm25.run')}"]
+    for fold, run in parts.items():
+        runs += ["--run", f"{fold}={_write_trec(run, tmp_path / f'{fold}.run')}"]
+    out, per = tmp_path / "cmp.json", tmp_path / "per.csv"
+    done = run_cli(
+        "compare", "--qrels", qrels_path, *runs, "--folds", "ltr=f1,f2",
+        "--metrics", ",".join(PYTREC_KEYS), "--out", out, "--per-query", per,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    queries = list(dict.fromkeys(qrels["query_id"].astype(str)))
+    a, b = _pytrec_values(base, qrels, queries), _pytrec_values(model, qrels, queries)
+    rows = json.loads(out.read_text())
+    assert [(r["a"], r["b"], r["seeds_b"]) for r in rows] == [("bm25", "ltr", 1)] * 3
+    written = pd.read_csv(per, dtype={"query_id": str}).set_index(["metric", "query_id"])
+    for row in rows:
+        metric = row["metric"]
+        np.testing.assert_allclose(written.loc[metric].loc[queries, "value_b"], b[metric],
+                                   rtol=0, atol=1e-12)  # fmt: skip
+        assert row["n"] == len(queries)
+        assert row["mean_b"] == pytest.approx(b[metric].mean(), rel=1e-12)
+        assert row["p_t"] == pytest.approx(sps.ttest_rel(a[metric], b[metric]).pvalue, rel=1e-12)
+    library = analysis.compare({"bm25": base, "ltr": parts}, qrels, list(PYTREC_KEYS))
+    np.testing.assert_allclose(library["p_t"], [r["p_t"] for r in rows], rtol=1e-12)
+    # a query answered by two folds' runs, a run in two groups
+    _write_trec(model, tmp_path / "f2.run")
+    bad = run_cli("compare", "--qrels", qrels_path, *runs, "--folds", "ltr=f1,f2")
+    assert bad.returncode == 2
+    assert re.search(r"f2\.run: fold group 'ltr': query 'q\d+' is also answered by .*f1\.run",
+                     bad.stderr)  # fmt: skip
+    assert bad.stderr.count("\n") == 1
+    with pytest.raises(ValueError, match="answered by the runs of folds 'f1' and 'f2'"):
+        analysis.compare({"bm25": base, "ltr": {"f1": parts["f1"], "f2": model}}, qrels)
+    both = run_cli("compare", "--qrels", qrels_path, *runs, "--group", "g=bm25,f1",
+                   "--folds", "ltr=f1,f2")  # fmt: skip
+    assert both.returncode == 2
+    assert "run 'f1' is already in group 'g'" in both.stderr

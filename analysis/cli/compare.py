@@ -1,15 +1,20 @@
 """``compare``: paired statistics of two or more runs on the same qrels.
 
 ``python -m analysis compare --qrels Q --run [NAME=]A --run [NAME=]B [--run C ...] [--group
-NAME=RUN,RUN,...] [--metrics ...] [--split FILE] [--ties ...] [--out FILE] [--per-query FILE]``:
+NAME=RUN,RUN,...] [--folds NAME=RUN,RUN,...] [--metrics ...] [--split FILE] [--ties ...] [--out
+FILE] [--per-query FILE]``:
 one row per pair of runs and metric (columns of :mod:`analysis.stats.runs`), written as CSV,
 Markdown, LaTeX or JSON by the extension of ``--out`` (atomically); a Markdown table goes to
 stdout. Run names are given (``NAME=PATH``) or the file stems (made unique). A ``--group`` is
 one model trained with several seeds: its runs are compared as one entry, by their per-query
-seed means (``seeds_a``/``seeds_b`` say how many seeds), not one by one. ``--per-query FILE``
+seed means (``seeds_a``/``seeds_b`` say how many seeds), not one by one. A ``--folds`` group is
+one cross-validated model, a run per fold over that fold's queries: its runs are pooled into one
+(each query scored by the run of its fold; runs of two folds answering one query is an error)
+and compared on every query, its fold runs not on their own. ``--per-query FILE``
 writes ``query_id, metric, a, b, value_a, value_b, delta, summary`` for every pair, metric and
 query, ``summary`` being the written diff of the two rankings
-(:mod:`analysis.present.diffsummary`; a group's rankings are its first seed's). With three or
+(:mod:`analysis.present.diffsummary`; a seed group's rankings are its first seed's, a fold
+group's those of each query's fold). With three or
 more runs, Markdown and LaTeX also carry a ranx-style table: each run gets
 a letter, and each mean lists the letters of the runs it beats significantly (Holm-adjusted
 randomization p < 0.05). Randomization p-values at their floor print as ``< 1/(B+1)``.
@@ -51,6 +56,14 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         metavar="NAME=RUN,RUN,...",
         help="runs of one model trained with several seeds (run names), compared by their "
         "per-query seed means; repeat it for more groups",
+    )
+    cmd.add_argument(
+        "--folds",
+        action="append",
+        default=[],
+        metavar="NAME=RUN,RUN,...",
+        help="runs of one cross-validated model, one per fold over the fold's queries (run "
+        "names), pooled into one run and compared on every query; repeat it for more models",
     )
     cmd.add_argument("--metrics", default=",".join(DEFAULT_METRICS), help="comma-separated metrics")
     cmd.add_argument("--split", help="evaluate only the query ids of this file (one per line)")
@@ -106,25 +119,49 @@ def _runs(given: list[str]) -> dict[str, str]:
     return out
 
 
-def _groups(given: list[str], runs: dict[str, str]) -> dict[str, list[str]]:
-    """``--group NAME=RUN,RUN,...`` values -> ``{name: [run, ...]}``.
+def _groups(
+    given: list[str], runs: dict[str, str], option: str = "--group", taken: dict | None = None
+) -> dict[str, list[str]]:
+    """``--group``/``--folds`` ``NAME=RUN,RUN,...`` values -> ``{name: [run, ...]}``;
+    ``taken``: the groups already parsed (a name or a run is in one group at most).
 
     Raises:
-        InputError: not NAME=RUN,RUN, fewer than two runs, an unknown run, a name taken.
+        InputError: not NAME=RUN,RUN, fewer than two runs, an unknown run, a name taken, a run
+            already in a group.
     """
     out: dict[str, list[str]] = {}
+    owner = {m: g for g, ms in (taken or {}).items() for m in ms}
     for text in given:
         name, sep, rest = text.partition("=")
         members = [m.strip() for m in rest.split(",") if m.strip()]
         if not sep or not name.strip() or len(set(members)) < 2:
-            raise InputError("--group", None, f"{text!r}: expected NAME=RUN,RUN,... (2+ runs)")
+            raise InputError(option, None, f"{text!r}: expected NAME=RUN,RUN,... (2+ runs)")
         unknown = [m for m in members if m not in runs]
         if unknown:
             known = ", ".join(runs)
-            raise InputError("--group", None, f"{text!r}: no run named {unknown[0]!r} ({known})")
-        if name in runs or name in out:
-            raise InputError("--group", None, f"{text!r}: the name {name!r} is already taken")
+            raise InputError(option, None, f"{text!r}: no run named {unknown[0]!r} ({known})")
+        if name in runs or name in out or name in (taken or {}):
+            raise InputError(option, None, f"{text!r}: the name {name!r} is already taken")
+        twice = [m for m in members if m in owner]
+        if twice:
+            raise InputError(option, None, f"{text!r}: run {twice[0]!r} is already in group "
+                                           f"{owner[twice[0]]!r}")  # fmt: skip
         out[name] = list(dict.fromkeys(members))
+        owner.update(dict.fromkeys(out[name], name))
+    return out
+
+
+def _sources(runs: dict[str, str], folds: dict[str, list[str]]) -> dict[str, list[str]]:
+    """What is evaluated: each run not in a fold group (its path), and each fold group (its
+    runs' paths, pooled), at the place of its first run."""
+    owner = {m: g for g, ms in folds.items() for m in ms}
+    out: dict[str, list[str]] = {}
+    for name, path in runs.items():
+        group = owner.get(name)
+        if group is None:
+            out[name] = [path]
+        elif group not in out:
+            out[group] = [runs[m] for m in folds[group]]
     return out
 
 
@@ -156,6 +193,8 @@ def run(args: argparse.Namespace) -> int:
     if len(runs) < 2:
         raise InputError("--run", None, "compare needs at least two runs (--run A --run B)")
     groups = _groups(args.group, runs)
+    folds = _groups(args.folds, runs, "--folds", groups)
+    sources = _sources(runs, folds)
     try:
         metrics = [m.label for m in parse_metrics(args.metrics)]
     except ValueError as exc:
@@ -165,7 +204,7 @@ def run(args: argparse.Namespace) -> int:
     _check_out(args, runs)
     split = read_split_ids(args.split) if args.split else None
     qrels = _load_qrels_columns(args.qrels)
-    ids, values, notes = _evaluate(args, runs, metrics, split, qrels)
+    ids, values, notes = _evaluate(args, sources, metrics, split, qrels)
     entries, seeds = seed_means({r: {m: v[m] for m in metrics} for r, v in values.items()}, groups)
     if len(entries) < 2:
         raise InputError("--group", None, "the groups leave fewer than two models to compare")
@@ -185,23 +224,22 @@ def run(args: argparse.Namespace) -> int:
         from analysis.cli._output import write_frame
 
         bounds = _seed_bounds(values, groups, metrics)
-        frame = per_query_rows(args, runs, groups, (ids, entries, bounds), metrics)
+        frame = per_query_rows(args, sources, groups, (ids, entries, bounds), metrics)
         write_frame(frame, Path(args.per_query))
     return 0
 
 
-def _evaluate(args, runs, metrics, split, qrels) -> tuple[list[str], dict, list[str]]:
-    """Every run's per-query values (and tie bounds with ``--per-query``), the query ids and
-    the data-check notes."""
-    from analysis.cli.evaluate import _load_run_columns
+def _evaluate(args, sources, metrics, split, qrels) -> tuple[list[str], dict, list[str]]:
+    """Every source's per-query values (a run's, or a fold group's pooled runs'; and tie
+    bounds with ``--per-query``), the query ids and the data-check notes."""
     from analysis.core.metrics import evaluate_arrays
 
     values: dict[str, dict[str, object]] = {}
     notes: list[str] = []
     ids: list[str] = []
-    for name, path in runs.items():
+    for name, paths in sources.items():
         qids, columns, warnings, _ = evaluate_arrays(
-            *_load_run_columns(path, args.ties), qrels, metrics, ties=args.ties,
+            *_pooled_columns(name, paths, args.ties), qrels, metrics, ties=args.ties,
             relevance_threshold=args.relevance_threshold, split=split,
             diagnostics=bool(args.per_query),
         )  # fmt: skip
@@ -209,6 +247,41 @@ def _evaluate(args, runs, metrics, split, qrels) -> tuple[list[str], dict, list[
         values[name] = dict(columns)
         notes += [f"{name}: {w}" for w in warnings]
     return ids, values, notes
+
+
+def _pooled_columns(name: str, paths: list[str], ties: str) -> tuple:
+    """A run's columns, or a fold group's runs' columns end to end (the runs answer disjoint
+    queries).
+
+    Raises:
+        InputError: two fold runs that answer the same query.
+    """
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from analysis.cli.evaluate import _load_run_columns
+
+    parts = [_load_run_columns(path, ties) for path in paths]
+    if len(parts) == 1:
+        return parts[0]
+    owner: dict[str, str] = {}
+    for path, (queries, _, _) in zip(paths, parts, strict=True):
+        for query in pc.unique(queries).to_pylist():
+            if owner.setdefault(str(query), path) != path:
+                raise InputError(path, None, f"fold group {name!r}: query {query!r} is also "
+                                             f"answered by {owner[str(query)]}")  # fmt: skip
+
+    def chunks(column: int) -> pa.ChunkedArray:
+        out = []
+        for part in parts:
+            ids = part[column]
+            for chunk in ids.chunks if isinstance(ids, pa.ChunkedArray) else [ids]:
+                plain = chunk.dictionary_decode() if pa.types.is_dictionary(chunk.type) else chunk
+                out.append(plain.cast(pa.large_string()))
+        return pa.chunked_array(out, type=pa.large_string())
+
+    return chunks(0), chunks(1), np.concatenate([part[2] for part in parts])
 
 
 def _seed_bounds(values: dict, groups: dict, metrics: list[str]) -> dict[str, dict]:
@@ -224,15 +297,16 @@ def _seed_bounds(values: dict, groups: dict, metrics: list[str]) -> dict[str, di
 
 def per_query_rows(
     args: argparse.Namespace,
-    runs: dict[str, str],
+    sources: dict[str, list[str]],
     groups: dict[str, list[str]],
     evaluated: tuple[list[str], dict, dict],
     metrics: list[str],
 ) -> pd.DataFrame:
     """``query_id, metric, a, b, value_a, value_b, delta, summary`` for every pair of compared
-    entries (a group's values are its seed means; its rankings, in the written diff, those of
-    its first seed) and metric; the written diff of :mod:`analysis.present.diffsummary` with
-    the metric's cutoff as k (10 for metrics without one)."""
+    entries (a seed group's values are its seed means; its rankings, in the written diff,
+    those of its first seed; a fold group's rankings its fold runs') and metric; the written
+    diff of :mod:`analysis.present.diffsummary` with the metric's cutoff as k (10 for metrics
+    without one). ``sources``: the run files of each evaluated name."""
     import itertools
 
     import pandas as pd
@@ -243,7 +317,12 @@ def per_query_rows(
 
     ids, entries, bounds = evaluated
     shown = {g: ms[0] for g, ms in groups.items()}
-    ranked = {e: rank_run(load_run(runs[shown.get(e, e)]), args.ties) for e in entries}
+    ranked = {}
+    for entry in entries:
+        paths = sources[shown.get(entry, entry)]
+        frames = [load_run(p) for p in paths]
+        run = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
+        ranked[entry] = rank_run(run, args.ties)
     qrels = load_qrels(args.qrels)
     frames = []
     for a, b in itertools.combinations(entries, 2):

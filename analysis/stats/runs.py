@@ -15,6 +15,9 @@ p_randomization, d_z, p_holm`` (+ ``p_floor``, ``p_holm_bound``, ``randomization
 * A *seed group* (one model trained with several seeds, ``groups`` of :func:`compare`) is
   compared by its per-query seed means: ``mean_a``, the CI, ``p_t``, ... are computed on them,
   and ``seeds_a``/``seeds_b`` say how many seeds each side has (1 for a single run).
+* A *fold group* (one cross-validated model, one run per fold) is compared as one run, each
+  query scored by the run of its fold (:func:`pool_folds`): the paired tests then run over
+  every query of every fold, not fold by fold.
 * ``p_holm``: Holm's adjustment of ``p_randomization`` across every row of the call (pairs x
   metrics). ``p_floor`` / ``p_holm_bound`` flag values that are only upper bounds (the
   randomization floor ``1/(B+1)``).
@@ -87,7 +90,7 @@ def compare_per_query(
 
 
 def compare(
-    runs: Mapping[str, pd.DataFrame | Sequence[pd.DataFrame]],
+    runs: Mapping[str, pd.DataFrame | Sequence[pd.DataFrame] | Mapping[str, pd.DataFrame]],
     qrels: pd.DataFrame,
     metrics: str | Iterable[str] = ("hit@1", "recall@20", "mrr", "ndcg@10"),
     *,
@@ -99,13 +102,17 @@ def compare(
 ) -> pd.DataFrame:
     """Evaluate every run on ``qrels`` and compare every pair (module docstring). A value of
     ``runs`` that is a list of runs is one model trained with several seeds (a seed group): it
-    is compared by its per-query seed means, and ``seeds_a``/``seeds_b`` count its runs.
+    is compared by its per-query seed means, and ``seeds_a``/``seeds_b`` count its runs. A
+    value that is a mapping ``{fold: run}`` is one cross-validated model (a fold group): each
+    query is scored by the run of its fold, the run that answers it (:func:`pool_folds`), and
+    the model is compared on every query as one run.
 
     >>> table = analysis.compare({"bm25": run_a, "dense": run_b}, qrels, ["mrr"])  # doctest: +SKIP
     >>> analysis.compare({"bm25": run, "dense": [seed1, seed2, seed3]}, qrels)  # doctest: +SKIP
+    >>> analysis.compare({"bm25": run, "ltr": {"f1": run1, "f2": run2}}, qrels)  # doctest: +SKIP
 
     Raises:
-        ValueError: a seed group of fewer than two runs.
+        ValueError: a seed group of fewer than two runs, fold runs that answer the same query.
     """
     from analysis.core.metrics import evaluate_run, parse_metrics
 
@@ -113,6 +120,8 @@ def compare(
     values: dict[str, dict[str, np.ndarray]] = {}
     groups: dict[str, list[str]] = {}
     for name, given in runs.items():
+        if isinstance(given, Mapping):
+            given = pool_folds(given, name)
         many = isinstance(given, list | tuple)
         members = {f"{name}#{i + 1}": r for i, r in enumerate(given)} if many else {name: given}
         if many:
@@ -123,6 +132,26 @@ def compare(
             values[member] = {m: result.per_query[m].to_numpy(dtype=float) for m in wanted}
     values, sizes = seed_means(values, groups)
     return compare_per_query(values, wanted, n_resamples=n_resamples, seed=seed, seeds=sizes)
+
+
+def pool_folds(folds: Mapping[str, pd.DataFrame], name: str = "fold group") -> pd.DataFrame:
+    """The runs of a fold group (``{fold: run}``, each run over the queries of its fold) as
+    one run: their rows, concatenated. A query answered by no fold's run scores 0, as a query
+    missing from a run.
+
+    Raises:
+        ValueError: fewer than two folds, or a query answered by the runs of two folds (each
+            query belongs to one fold).
+    """
+    if len(folds) < 2:
+        raise ValueError(f"{name}: a fold group needs two or more folds")
+    owner: dict[str, str] = {}
+    for fold, run in folds.items():
+        for query in pd.unique(run["query_id"].astype("str")):
+            if owner.setdefault(query, str(fold)) != str(fold):
+                raise ValueError(f"{name}: query {query!r} is answered by the runs of folds "
+                                 f"{owner[query]!r} and {str(fold)!r}")  # fmt: skip
+    return pd.concat(list(folds.values()), ignore_index=True)
 
 
 def seed_means(
