@@ -494,3 +494,42 @@ def test_compare_pools_a_fold_group_and_tests_it_on_every_query(tmp_path: Path) 
                    "--folds", "ltr=f1,f2")  # fmt: skip
     assert both.returncode == 2
     assert "run 'f1' is already in group 'g'" in both.stderr
+
+
+# --------------------------------------------------------------------------- folds in the report
+
+
+def test_metrics_per_fold_equal_the_means_of_each_folds_queries(tmp_path: Path) -> None:
+    """fold_summary and the report's "Metrics per fold": each model's mean on each fold's
+    queries and pooled, computed here from the per-query table by hand."""
+    from analysis.present.report.build import bundle_content
+    from analysis.present.report.document import render_html
+    from analysis.stats.groups import fold_summary
+
+    root = make_group_bundle(tmp_path, FOLDS)
+    table, spec = _table(root)
+    summary = fold_summary(table, "fold", ["hit@1", "mrr"], spec.models, n_resamples=500)
+    got = summary.set_index(["model", "fold", "metric"])
+    for model in spec.models:
+        rows = table.loc[table["model"] == model]
+        for metric in ("hit@1", "mrr"):
+            for fold in ("even", "odd"):
+                mine = rows.loc[rows["fold"] == fold, metric]
+                assert got.loc[(model, fold, metric), "mean"] == pytest.approx(mine.mean())
+                assert got.loc[(model, fold, metric), "n"] == len(mine) == N_QUERIES // 2
+            pooled = got.loc[(model, "pooled", metric)]
+            assert (pooled["mean"], pooled["n"]) == (pytest.approx(rows[metric].mean()), N_QUERIES)
+            assert pooled["ci_low"] <= pooled["mean"] <= pooled["ci_high"]
+    # the fold group scores each fold with its own run: f1 is strong, f2 weak
+    assert got.loc[("cv", "even", "hit@1"), "mean"] > got.loc[("cv", "odd", "hit@1"), "mean"]
+    content = bundle_content(root)
+    (section,) = [s for s in content.sections if s.key == "folds"]
+    (block,) = section.blocks
+    shown = block.table.set_index(["model", "fold"])
+    assert list(shown.columns) == ["n", "hit@1", "mrr"]
+    assert shown.loc[("cv", "pooled"), "n"] == N_QUERIES
+    cell = shown.loc[("cv", "even"), "hit@1"]
+    assert cell.startswith(f"{got.loc[('cv', 'even', 'hit@1'), 'mean']:.3f} [")
+    assert "Metrics per fold on web (fold)" in render_html(content)
+    without = bundle_content(make_group_bundle(tmp_path / "seeds", SEEDS))
+    assert "folds" not in [s.key for s in without.sections]

@@ -13,6 +13,7 @@ from analysis.core.metrics import parse_metric
 from analysis.io.bundle import Dataset
 from analysis.present.analyses_report import INTRO as ANALYSES_INTRO
 from analysis.present.analyses_report import ReportPart, analyses_parts
+from analysis.present.groups import fold_table
 from analysis.present.pareto import cost_keys, pareto_figure, pareto_points
 from analysis.present.report.annotations import annotations_section
 from analysis.present.report.examples import pick_examples
@@ -39,7 +40,7 @@ from analysis.present.report.tables import (
     worst_slices_table,
 )
 from analysis.stats import holm
-from analysis.stats.groups import group_members
+from analysis.stats.groups import fold_summary, group_members
 from analysis.stats.paired import holm_bounds
 
 __all__ = ["build_content"]
@@ -105,7 +106,8 @@ def build_content(
         costs: dataset -> model -> its numbers (``latency_ms``, ... :func:`analysis.io.groups.
             run_metadata`); the "Quality against cost" section shows the report metric
             against the first key two models have (:func:`analysis.present.pareto.cost_keys`),
-            and is left out when no dataset has one.
+            and is left out when no dataset has one. A dataset with a fold group (a ``fold``
+            column in ``table``) gets its "Metrics per fold" table.
     """
     warnings = warnings or {}
     present = set(table["dataset"].astype(str)) if not table.empty else set()
@@ -148,6 +150,7 @@ def build_content(
 
     sections = [
         _leaderboard_section(board, pvalues, shown, datasets, chosen, models),
+        *_folds_section(table, datasets, shown, (n_resamples, seed)),
         *_costs_section(per, datasets, costs or {}, table),
         _slices_section(per, datasets, model_a, models),
         _compare_section(comp, deltas, model_a, model_b),
@@ -229,6 +232,35 @@ def _leaderboard_section(board, pvalues, shown, datasets, chosen, models) -> Sec
             ),
         ),
     )
+
+
+def _folds_section(table, datasets, shown, resampling: tuple[int, int]) -> list[Section]:
+    """ "Metrics per fold": per dataset with a fold group (a ``fold`` slice column), every
+    model's shown metrics on each fold's queries and pooled
+    (:func:`analysis.stats.groups.fold_summary`); left out without fold groups."""
+    n_resamples, seed = resampling
+    blocks: list[Block] = []
+    for i, name in enumerate(datasets):
+        rows = table.loc[table["dataset"] == name]
+        columns = [c for c in rows.columns if c == "fold" or str(c).startswith("fold (")]
+        columns = [c for c in columns if rows[c].notna().any()]
+        models = list(dict.fromkeys(rows["model"].astype(str)))
+        metrics = [m for m in shown[name] if m in rows.columns]
+        for j, column in enumerate(columns):
+            summary = fold_summary(rows, column, metrics, models, n_resamples=n_resamples,
+                                   seed=seed)  # fmt: skip
+            blocks.append(Block(
+                f"folds-{i}-{j}-{slug(name)}", "table", f"Metrics per fold on {name} ({column})",
+                table=fold_table(summary, metrics), dataset=name,
+                caption="Mean and 95% bootstrap CI on each fold's queries, then pooled.",
+            ))  # fmt: skip
+    if not blocks:
+        return []
+    intro = ("Cross-validation: each metric on the queries of each fold and on all of them "
+             "pooled, for every model. A fold group's value of a query is that of the run of "
+             "the query's fold; a model's spread over the folds shows how much its mean depends "
+             "on the split.")  # fmt: skip
+    return [Section("folds", "Metrics per fold", intro, tuple(blocks))]
 
 
 def _costs_section(per, datasets, costs, table) -> list[Section]:
