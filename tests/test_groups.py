@@ -277,6 +277,18 @@ def test_compare_group_errors_are_one_line(tmp_path: Path) -> None:
         assert done.stderr.count("\n") == 1
 
 
+def test_compare_rows_count_the_seed_pairs_that_flip_the_sign() -> None:
+    from analysis.stats.runs import compare_per_query
+
+    a = np.array([[1.0, 0.0], [1.0, 0.0], [0.0, 0.0], [1.0, 1.0]])  # seed means 0.75, 0.25
+    b = np.full(4, 0.4)
+    table = compare_per_query({"A": {"m": a.mean(axis=1)}, "B": {"m": b}}, ["m"],
+                              seeds={"A": 2}, per_seed={"A": {"m": a}})  # fmt: skip
+    assert table[["seeds_a", "seed_pairs", "seed_flips"]].iloc[0].tolist() == [2, 2, 1]
+    single = compare_per_query({"A": {"m": a[:, 0]}, "B": {"m": b}}, ["m"])
+    assert single[["seed_pairs", "seed_flips"]].iloc[0].tolist() == [1, 0]
+
+
 def test_seed_sensitivity_counts_sign_flips() -> None:
     a = np.array([[1.0, 0.0], [1.0, 0.0], [0.0, 0.0], [1.0, 1.0]])  # seed means 0.75, 0.25
     b = np.array([[0.4], [0.4], [0.4], [0.4]])
@@ -407,6 +419,12 @@ def test_seed_means_and_per_query_rows_equal_pytrec_eval(tmp_path: Path) -> None
         assert row["p_t"] == pytest.approx(sps.ttest_rel(a[metric], b).pvalue, rel=1e-12)
         wilcoxon = sps.wilcoxon(a[metric] - b, zero_method="wilcox").pvalue
         assert row["p_wilcoxon"] == pytest.approx(wilcoxon, rel=1e-12)
+        # seed pairs: bm25 against each seed; a flip is a seed whose sign differs
+        pairs = [np.mean(a[metric] - v[metric]) for v in per_seed]
+        flips = sum(np.sign(d) != np.sign(row["delta"]) for d in pairs)
+        assert (row["seed_pairs"], row["seed_flips"]) == (3, flips)
+        said = f"{flips} of 3" if flips else "none of the"
+        assert f"{metric}, base - dense: {said} seed pairs give the difference" in done.stdout
 
 
 def test_fold_and_seed_rows_equal_pytrec_eval() -> None:

@@ -187,7 +187,7 @@ def run(args: argparse.Namespace) -> int:
     from analysis.cli.evaluate import _load_qrels_columns
     from analysis.core.metrics import parse_metrics
     from analysis.io.stark import read_split_ids
-    from analysis.stats.runs import compare_per_query, seed_means
+    from analysis.stats.runs import compare_per_query, seed_matrices, seed_means
 
     runs = _runs(args.run)
     if len(runs) < 2:
@@ -205,15 +205,15 @@ def run(args: argparse.Namespace) -> int:
     split = read_split_ids(args.split) if args.split else None
     qrels = _load_qrels_columns(args.qrels)
     ids, values, notes = _evaluate(args, sources, metrics, split, qrels)
-    entries, seeds = seed_means({r: {m: v[m] for m in metrics} for r, v in values.items()}, groups)
+    plain = {r: {m: v[m] for m in metrics} for r, v in values.items()}
+    entries, seeds = seed_means(plain, groups)
     if len(entries) < 2:
         raise InputError("--group", None, "the groups leave fewer than two models to compare")
-    table = compare_per_query(
-        entries, metrics, n_resamples=args.resamples, seed=args.seed, seeds=seeds
-    )
+    table = compare_per_query(entries, metrics, n_resamples=args.resamples, seed=args.seed,
+                              seeds=seeds, per_seed=seed_matrices(plain, groups))  # fmt: skip
     names = list(entries)
     print(to_markdown(table, names, metrics))
-    for note in notes:
+    for note in [*notes, *seed_notes(table)]:
         print(note)
     if args.out:
         from analysis.cli._output import atomic_write_text
@@ -227,6 +227,18 @@ def run(args: argparse.Namespace) -> int:
         frame = per_query_rows(args, sources, groups, (ids, entries, bounds), metrics)
         write_frame(frame, Path(args.per_query))
     return 0
+
+
+def seed_notes(table: pd.DataFrame) -> list[str]:
+    """A line per row with a seed group: how many seed pairs (a seed of A, a seed of B) give
+    ``mean(a - b)`` another sign than the seed means do."""
+    out = []
+    for r in table.loc[table["seed_pairs"] > 1].to_dict("records"):
+        flips, pairs = int(r["seed_flips"]), int(r["seed_pairs"])
+        said = f"{flips} of {pairs}" if flips else "none of the"
+        out.append(f"{r['metric']}, {r['a']} - {r['b']}: {said} seed pairs give the difference "
+                   "another sign than the seed means do.")  # fmt: skip
+    return out
 
 
 def _evaluate(args, sources, metrics, split, qrels) -> tuple[list[str], dict, list[str]]:

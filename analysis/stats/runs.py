@@ -15,6 +15,10 @@ p_randomization, d_z, p_holm`` (+ ``p_floor``, ``p_holm_bound``, ``randomization
 * A *seed group* (one model trained with several seeds, ``groups`` of :func:`compare`) is
   compared by its per-query seed means: ``mean_a``, the CI, ``p_t``, ... are computed on them,
   and ``seeds_a``/``seeds_b`` say how many seeds each side has (1 for a single run).
+  ``seed_pairs`` (``seeds_a * seeds_b``) and ``seed_flips`` say how many pairs of one seed of
+  A and one of B there are and how many of them give ``mean(a - b)`` another sign than
+  ``delta`` (:func:`analysis.stats.groups.seed_sensitivity`): a gain that some seed pairs
+  reverse rests on the seeds drawn.
 * A *fold group* (one cross-validated model, one run per fold) is compared as one run, each
   query scored by the run of its fold (:func:`pool_folds`): the paired tests then run over
   every query of every fold, not fold by fold.
@@ -42,7 +46,9 @@ COLUMNS: tuple[str, ...] = (
     "metric", "a", "b", "seeds_a", "seeds_b", "n", "mean_a", "mean_b", "delta", "ci_low",
     "ci_high", "wins", "ties", "losses", "p_t", "p_wilcoxon", "p_randomization", "d_z", "p_holm",
 )  # fmt: skip
-EXTRA_COLUMNS: tuple[str, ...] = ("p_floor", "p_holm_bound", "randomization_exact")
+EXTRA_COLUMNS: tuple[str, ...] = (
+    "p_floor", "p_holm_bound", "randomization_exact", "seed_pairs", "seed_flips",
+)  # fmt: skip
 
 
 def compare_per_query(
@@ -53,10 +59,12 @@ def compare_per_query(
     seed: int | None = 0,
     confidence: float = 0.95,
     seeds: Mapping[str, int] | None = None,
+    per_seed: Mapping[str, Mapping[str, np.ndarray]] | None = None,
 ) -> pd.DataFrame:
     """The comparison table from aligned per-query values: ``values[run][metric]`` is one array
     per run and metric, query ``i`` at position ``i`` for every run (for a seed group, its
-    per-query seed means; ``seeds[run]`` its number of seeds, 1 when not given).
+    per-query seed means; ``seeds[run]`` its number of seeds, 1 when not given;
+    ``per_seed[run][metric]`` its ``(queries, seeds)`` values, for ``seed_flips``).
 
     Raises:
         ValueError: fewer than two runs, arrays of different lengths, NaN values.
@@ -81,12 +89,41 @@ def compare_per_query(
                     "p_randomization": r.p_randomization, "d_z": r.effect_size,
                     "p_floor": r.randomization_floor,
                     "randomization_exact": r.randomization_exact,
+                    **_seed_flips(values, per_seed or {}, (a, b), metric),
                 }
             )  # fmt: skip
     out = pd.DataFrame.from_records(rows)
     out["p_holm"] = holm(out["p_randomization"])
     out["p_holm_bound"] = holm_bounds(out["p_randomization"], out["p_floor"])
     return out[[*COLUMNS, *EXTRA_COLUMNS]]
+
+
+def _seed_flips(
+    values: Mapping[str, Mapping[str, np.ndarray]],
+    per_seed: Mapping[str, Mapping[str, np.ndarray]],
+    pair: tuple[str, str],
+    metric: str,
+) -> dict[str, int]:
+    """``seed_pairs`` and ``seed_flips`` of one row (1 and 0 for two single runs)."""
+    if not any(metric in per_seed.get(name, {}) for name in pair):
+        return {"seed_pairs": 1, "seed_flips": 0}
+    from analysis.stats.groups import seed_sensitivity
+
+    a, b = (per_seed.get(n, {}).get(metric, np.asarray(values[n][metric])[:, None]) for n in pair)
+    result = seed_sensitivity(a, b)
+    return {"seed_pairs": result.n_pairs, "seed_flips": result.n_flips}
+
+
+def seed_matrices(
+    values: Mapping[str, Mapping[str, np.ndarray]], groups: Mapping[str, Sequence[str]]
+) -> dict[str, dict[str, np.ndarray]]:
+    """Each seed group's ``(queries, seeds)`` values per metric (its runs' columns)."""
+    out: dict[str, dict[str, np.ndarray]] = {}
+    for name, members in groups.items():
+        runs = list(dict.fromkeys(members))
+        metrics = values[runs[0]]
+        out[name] = {m: np.column_stack([values[r][m] for r in runs]) for m in metrics}
+    return out
 
 
 def compare(
@@ -130,8 +167,10 @@ def compare(
             result = evaluate_run(run, qrels, wanted, ties=ties,
                                   relevance_threshold=relevance_threshold, split=split)  # fmt: skip
             values[member] = {m: result.per_query[m].to_numpy(dtype=float) for m in wanted}
+    per_seed = seed_matrices(values, groups)
     values, sizes = seed_means(values, groups)
-    return compare_per_query(values, wanted, n_resamples=n_resamples, seed=seed, seeds=sizes)
+    return compare_per_query(values, wanted, n_resamples=n_resamples, seed=seed, seeds=sizes,
+                             per_seed=per_seed)  # fmt: skip
 
 
 def pool_folds(folds: Mapping[str, pd.DataFrame], name: str = "fold group") -> pd.DataFrame:
