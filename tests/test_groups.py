@@ -25,7 +25,7 @@ from analysis.stats.groups import (
     seed_sensitivity,
     two_level_ci,
 )
-from analysis.stats.perquery import per_query_table
+from analysis.stats.perquery import per_query_table, slice_columns
 from tests.helpers import run_cli
 
 N_QUERIES = 40
@@ -143,6 +143,7 @@ def test_fold_group_takes_each_query_from_its_folds_run(tmp_path: Path) -> None:
     assert (cv.loc[[f"q{i}" for i in range(0, N_QUERIES, 2)], "fold"] == "even").all()
     # the fold is a slice of every model's rows
     assert set(table.loc[table["model"] == "bm25", "fold"]) == {"even", "odd"}
+    assert "fold" in slice_columns(table)
     assert group_members(table)["cv"] == ("folds", ["f1", "f2"])
 
 

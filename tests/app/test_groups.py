@@ -129,3 +129,8 @@ def test_fold_groups_show_metrics_per_fold(roots: Path):
     cv = folds.loc[folds["model"] == "cv"]
     assert cv["fold"].tolist() == ["even", "odd", "pooled"]
     assert cv["n"].tolist() == [20, 20, 40]
+    report = open_page("5_Report.py", bundle="cv", metric="hit@1", section="folds")
+    no_exception(report)
+    assert report.radio(key="report_section").value == "folds"
+    shown = _frame(report, ["model", "fold", "n"])
+    assert shown.loc[shown["model"] == "cv", "fold"].tolist() == ["even", "odd", "pooled"]
