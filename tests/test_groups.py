@@ -343,11 +343,14 @@ def test_adhoc_bundles_carry_groups_and_metadata(tmp_path: Path) -> None:
     assert (spec.groups["cv"].folds, spec.groups["cv"].members) == (("even", "odd"), ("f1", "f2"))
     assert spec.run_metadata == {"bm25": {"latency_ms": 2.0}, "dense": {"cost": 0.5}}
     done = run_cli(
-        "bundle", "--run", f"a={runs['s1']}", "--run", f"b={runs['s2']}", "--qrels",
-        root / "web" / "qrels.txt", "--group", "ab=a,b", "--out", tmp_path / "cli",
+        "bundle", "--run", f"a={runs['s1']}", "--run", f"b={runs['s2']}", "--run",
+        f"f1={runs['f1']}", "--run", f"f2={runs['f2']}", "--qrels", root / "web" / "qrels.txt",
+        "--group", "ab=a,b", "--folds", "cv=f1,f2", "--out", tmp_path / "cli",
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    assert read_manifest(tmp_path / "cli").datasets["adhoc"].groups["ab"].members == ("a", "b")
+    written = read_manifest(tmp_path / "cli").datasets["adhoc"]
+    assert written.groups["ab"].members == ("a", "b")
+    assert (written.groups["cv"].kind, written.groups["cv"].folds) == ("folds", ("f1", "f2"))
     bad = run_cli("bundle", "--run", f"a={runs['s1']}", "--qrels", root / "web" / "qrels.txt",
                   "--group", "ab=a,zz", "--out", tmp_path / "bad")  # fmt: skip
     assert bad.returncode == 2

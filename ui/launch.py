@@ -48,6 +48,7 @@ SHARE = Path("share") / "retrieval-dashboard"
 #: the launcher's own options (an ad-hoc bundle); every other argument goes to streamlit run
 ADHOC_OPTIONS = (
     "--run", "--qrels", "--queries", "--entities", "--split", "--name", "--metrics", "--group",
+    "--folds",
 )  # fmt: skip
 APP_EXTRA = "pip install 'retrieval-error-dashboard[app]'"
 
