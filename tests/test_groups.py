@@ -168,6 +168,30 @@ def test_overlapping_fold_runs_are_an_error(tmp_path: Path) -> None:
         _table(root)
 
 
+def test_evaluate_bundle_writes_the_group_rows(tmp_path: Path) -> None:
+    """evaluate --bundle: the groups' rows (seed means, each query's fold run) beside the runs',
+    the fold column and the seed spread, as in the app's table."""
+    root = make_group_bundle(tmp_path / "b", SEEDS + FOLDS)
+    out = tmp_path / "pq.csv"
+    done = run_cli("evaluate", "--bundle", root, "--dataset", "web", "--out", out)
+    assert done.returncode == 0, done.stderr
+    written = pd.read_csv(out, dtype={"query_id": str, "fold": str})
+    assert list(written.columns) == ["model", "query_id", "hit@1", "mrr", "fold", "hit@1_seed_sd",
+                                     "mrr_seed_sd"]  # fmt: skip
+    table, _ = _table(root)
+    for model in ("dense", "cv", "bm25"):
+        mine = written.loc[written["model"] == model].set_index("query_id")
+        theirs = table.loc[table["model"] == model].set_index("query_id")
+        np.testing.assert_allclose(mine["mrr"], theirs.loc[mine.index, "mrr"], rtol=0, atol=1e-15)
+        assert (mine["fold"] == theirs.loc[mine.index, "fold"]).all()
+    seeds = written.loc[written["model"].isin(["s1", "s2", "s3"])]
+    sd = seeds.pivot_table(index="query_id", columns="model", values="mrr").std(axis=1, ddof=1)
+    dense = written.loc[written["model"] == "dense"].set_index("query_id")["mrr_seed_sd"]
+    np.testing.assert_allclose(dense.loc[sd.index], sd)
+    mean = written.loc[written["model"] == "dense", "mrr"].mean()
+    assert re.search(rf"^dense\s+\S+\s+{mean:.4f}$", done.stdout, flags=re.M)
+
+
 # --------------------------------------------------------------------------- two-level bootstrap
 
 
