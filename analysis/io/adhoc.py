@@ -45,7 +45,7 @@ import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict, Unpack
 
 from analysis.core.errors import InputError
 from analysis.core.names import parse_metrics
@@ -105,6 +105,19 @@ class AdhocInputs:
         """The input files among the inputs (an output must lie outside them)."""
         given = [*self.runs.values(), self.qrels, self.queries, self.entities, self.split]
         return [Path(x) for x in given if isinstance(x, str | Path)]
+
+
+class AdhocOptions(TypedDict, total=False):
+    """The optional fields of :class:`AdhocInputs`, as keyword arguments of
+    :func:`save_bundle` and :func:`analysis.dashboard` (each documented there)."""
+
+    queries: object | None
+    entities: object | None
+    name: str | None
+    metrics: Sequence[str] | str | None
+    split: str | Path | Iterable[object] | None
+    groups: Mapping[str, object] | None
+    metadata: Mapping[str, Mapping[str, float]] | None
 
 
 def run_argument(text: str) -> tuple[str, str]:
@@ -257,29 +270,18 @@ def write_adhoc_bundle(inputs: AdhocInputs, out: str | Path) -> ImportResult:
 
 
 def save_bundle(
-    runs: Mapping[str, object],
-    qrels: object,
-    out: str | Path,
-    queries: object | None = None,
-    entities: object | None = None,
-    name: str | None = None,
-    metrics: Sequence[str] | str | None = None,
-    split: str | Path | Iterable[object] | None = None,
-    *,
-    groups: Mapping[str, object] | None = None,
-    metadata: Mapping[str, Mapping[str, float]] | None = None,
+    runs: Mapping[str, object], qrels: object, out: str | Path, **options: Unpack[AdhocOptions]
 ) -> Path:
-    """Write runs and qrels (and optional queries, entities, split, run groups and run
-    metadata) as a bundle folder ``out`` that the app opens and others can be given; the
-    arguments are those of :class:`AdhocInputs`. Returns ``out``.
+    """Write runs and qrels (and, as keywords, ``queries``, ``entities``, ``name``,
+    ``metrics``, ``split``, run ``groups`` and run ``metadata``: the fields of
+    :class:`AdhocInputs`) as a bundle folder ``out`` that the app opens and others can be
+    given. Returns ``out``.
 
     Raises:
         InputError: see :func:`write_adhoc_bundle`.
+        TypeError: a keyword that is not a field of :class:`AdhocInputs`.
     """
-    inputs = AdhocInputs(runs=runs, qrels=qrels, queries=queries, entities=entities,
-                         name=name, metrics=metrics, split=split, groups=groups,
-                         metadata=metadata)  # fmt: skip
-    return write_adhoc_bundle(inputs, out).out
+    return write_adhoc_bundle(AdhocInputs(runs=runs, qrels=qrels, **options), out).out
 
 
 def bundle_digest(folder: Path) -> str:

@@ -39,13 +39,13 @@ import time
 import urllib.parse
 import urllib.request
 import webbrowser
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Unpack
 
 from analysis.core.errors import MissingDependency
-from analysis.io.adhoc import AdhocInputs, keyed_adhoc_bundle
+from analysis.io.adhoc import AdhocInputs, AdhocOptions, keyed_adhoc_bundle
 
 APP_EXTRA = "pip install 'retrieval-error-dashboard[app]'"
 ROOTS_ENV = "RETRIEVAL_DASHBOARD_DATA_ROOTS"
@@ -309,18 +309,14 @@ def serve_bundle(
 def dashboard(
     runs: Mapping[str, object],
     qrels: object,
-    queries: object | None = None,
-    entities: object | None = None,
-    name: str | None = None,
-    metrics: Sequence[str] | str | None = None,
-    split: str | Path | Iterable[object] | None = None,
+    *,
     port: int | None = None,
     open_browser: bool = False,
-    *,
-    groups: Mapping[str, object] | None = None,
-    metadata: Mapping[str, Mapping[str, float]] | None = None,
+    **options: Unpack[AdhocOptions],
 ) -> Dashboard:
     """Open the dashboard on runs and qrels held in a notebook; see the module docstring.
+    Every argument after ``qrels`` is a keyword (``options``: the fields of
+    :class:`analysis.io.adhoc.AdhocInputs`).
 
     Args:
         runs: model name -> run: a path (TREC, ranx JSON/``.lz4``, CSV/Parquet/JSONL, STaRK
@@ -351,19 +347,10 @@ def dashboard(
     Raises:
         MissingDependency: Streamlit is not installed (one line naming the extra).
         InputError: a run, qrels or other input that cannot be read (one line naming it).
+        TypeError: a keyword that is not one of the above.
     """
     require_app()
-    inputs = AdhocInputs(
-        runs=runs,
-        qrels=qrels,
-        queries=queries,
-        entities=entities,
-        name=name,
-        metrics=metrics,
-        split=split,
-        groups=groups,
-        metadata=metadata,
-    )
+    inputs = AdhocInputs(runs=runs, qrels=qrels, **options)
     folder = keyed_adhoc_bundle(inputs, adhoc_home())
     return serve_bundle(folder, port=port, open_browser=open_browser)
 
