@@ -251,7 +251,8 @@ def test_scatter_figure_points_map_back_to_queries():
     assert any(got[k][0] != a for k, a in zip(got, paired["a"], strict=False))
     # hover labels escape data text and keep the exact values
     hover = fig.data[0].hovertext[0]
-    assert "&lt;b>0&lt;/b> &amp; more" in hover and "<b>" not in hover
+    assert "&lt;b>0&lt;/b> &amp; more" in hover
+    assert "<b>" not in hover
     assert "<b>0" not in hover
     assert f"A: {paired.loc[0, 'a']:.4g}" in hover
     assert "m&lt;1>" in fig.layout.xaxis.title.text
@@ -268,6 +269,20 @@ def test_scatter_figure_continuous_is_not_jittered_and_uses_webgl_when_large():
     np.testing.assert_array_equal(trace.x, rows["a"].to_numpy())
     np.testing.assert_array_equal(trace.y, rows["b"].to_numpy())
     assert "query" not in trace.hovertext[0]  # large figure: ids and values only
+
+
+def test_scatter_figure_draws_a_seeded_sample_of_a_large_table():
+    paired = _paired(50)
+    fig = compare.scatter_figure(paired, ("a", "b"), "mrr", max_points=20)
+    ids = [q for trace in fig.data for _, q in trace.customdata]
+    assert len(ids) == 20
+    assert set(ids) <= set(paired["query_id"])
+    assert "20 of 50 queries" in fig.layout.title.text
+    again = compare.scatter_figure(paired, ("a", "b"), "mrr", max_points=20)
+    assert [q for trace in again.data for _, q in trace.customdata] == ids
+    whole = compare.scatter_figure(paired, ("a", "b"), "mrr")
+    assert sum(len(trace.customdata) for trace in whole.data) == 50
+    assert whole.layout.title.text is None
 
 
 def test_scatter_figure_marks_selected_query():

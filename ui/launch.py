@@ -20,7 +20,8 @@ dense=dense.parquet --qrels qrels.txt [--queries q.tsv] [--entities docs.parquet
 [--name NAME] [--metrics hit@1,mrr]`` writes the files as a bundle (:mod:`analysis.io.adhoc`;
 in ``<cache>/bundles/<name>-<content hash>``, reused for the same content) and serves the app
 with that bundle folder as its only data root. The other arguments still go to ``streamlit
-run``. Without Streamlit installed the launcher prints one line naming
+run``. The measures of ``RETRIEVAL_DASHBOARD_PLUGINS`` are loaded first, so that ``--metrics``
+may name them as the app does. Without Streamlit installed the launcher prints one line naming
 ``pip install 'retrieval-error-dashboard[app]'`` (exit code 2).
 
 Streamlit runs with the app's folder as its working directory so its ``.streamlit/config.toml``
@@ -123,32 +124,33 @@ def serving(
     env: Mapping[str, str] | None = None,
     timeout: float = 90.0,
     preload: bool = True,
+    log: Path | None = None,
 ) -> Iterator[str]:
     """Run ``app`` on 127.0.0.1:``port`` (:data:`QUIET`, the app's folder as working directory,
     ``env`` added to this process's environment; ``preload``: see :func:`command`) for the
     duration of the ``with`` block, for browser tests and benchmarks; yields the base URL once
-    ``/_stcore/health`` answers. The server's output goes to a temporary file; it is stopped
-    (terminate, then kill after 10 s) on exit.
+    ``/_stcore/health`` answers. The server's output goes to ``log`` (default: a temporary
+    file); it is stopped (terminate, then kill after 10 s) on exit.
 
     Raises:
         RuntimeError: the server did not answer within ``timeout`` seconds (the message ends
             with the last 2,000 characters of its output).
     """
     url = f"http://127.0.0.1:{port}"
-    with tempfile.TemporaryFile() as log:
+    with log.open("w+b") if log is not None else tempfile.TemporaryFile() as out:
         proc = subprocess.Popen(
             command(app, ["--server.port", str(port), *QUIET], preload),
             cwd=app.parent,
             env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})},
-            stdout=log,
+            stdout=out,
             stderr=subprocess.STDOUT,
         )
         try:
             deadline = time.monotonic() + timeout
             while not healthy(url):
                 if proc.poll() is not None or time.monotonic() > deadline:
-                    log.seek(0)
-                    output = log.read().decode(errors="replace")[-2000:]
+                    out.seek(0)
+                    output = out.read().decode(errors="replace")[-2000:]
                     raise RuntimeError(f"streamlit did not start for {app}: {output}")
                 time.sleep(0.1)
             yield url
@@ -182,9 +184,11 @@ def adhoc(argv: Sequence[str], env: Mapping[str, str]) -> tuple[list[str], dict[
     if not any(a.split("=", 1)[0] in ADHOC_OPTIONS for a in head):
         return args, dict(env)
     from analysis.cli._common import _Parser, add_adhoc_args, adhoc_inputs
+    from analysis.core.plugins import env_plugins, load_plugins
     from analysis.io.adhoc import keyed_adhoc_bundle
     from analysis.present.dashboard import adhoc_home
 
+    load_plugins(env_plugins(env))  # --metrics may name the app's plugin measures
     parser = _Parser(prog="retrieval-dashboard", allow_abbrev=False)
     add_adhoc_args(parser)
     options, rest = parser.parse_known_args(head)

@@ -40,13 +40,16 @@ def qrels_trec_text(qrels: pd.DataFrame) -> str:
     """Qrels as TREC qrels text: ``query_id 0 doc_id relevance`` per line.
 
     Raises:
-        ValueError: an id is empty or holds whitespace (TREC qrels cannot carry it).
+        ValueError: an id is empty or holds whitespace or a NUL character (TREC qrels cannot
+            carry it: trec_eval splits fields on whitespace and ends a text at NUL).
     """
     for column in ("query_id", "doc_id"):
         ids = qrels[column].astype("str")
-        bad = ids.str.contains(r"\s", regex=True) | (ids == "")
+        bad = ids.str.contains(r"[\s\x00]", regex=True) | (ids == "")
         if bad.any():
-            raise ValueError(f"{column} {ids[bad].iloc[0]!r} is empty or holds whitespace")
+            raise ValueError(
+                f"{column} {ids[bad].iloc[0]!r} is empty or holds whitespace or a NUL character"
+            )
     lines = [
         f"{q} 0 {d} {int(r)}\n"
         for q, d, r in qrels[["query_id", "doc_id", "relevance"]].itertuples(index=False)
