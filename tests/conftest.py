@@ -48,3 +48,14 @@ def _private_table_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: 
     """Each test gets an empty per-query table cache (analysis.stats.cache), so a table cached
     by one test never answers another and nothing is written to the user's cache folder."""
     monkeypatch.setenv("RETRIEVAL_DASHBOARD_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+
+
+@pytest.fixture(scope="session")
+def dask_cluster(tmp_path_factory: pytest.TempPathFactory):
+    """A local Dask cluster started as a user starts one (``dask scheduler`` and two
+    ``dask worker --nthreads 1`` on 127.0.0.1, ports chosen by the system; see
+    :mod:`tests.cluster`), for the whole session; yields the scheduler's address."""
+    from tests.cluster import local_cluster
+
+    with local_cluster(tmp_path_factory.mktemp("dask"), workers=2) as address:
+        yield address

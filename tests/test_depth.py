@@ -13,10 +13,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from analysis.core import engines
 from analysis.core.metrics import evaluate_arrays, evaluate_run, qrels_arrays, run_arrays
-from analysis.core.outofcore import evaluate_file
 from analysis.io.stark import read_stark_eval, read_stark_qa
-from analysis.stats.distributed import evaluate_dask
 from analysis.stats.perquery import per_query_table
 from tests.helpers import run_cli
 
@@ -133,8 +132,8 @@ def test_out_of_core_engines_give_the_cores_depth_warnings(tmp_path: Path) -> No
     pq.write_table(pa.Table.from_pandas(run, preserve_index=False), path)
     metrics = ["hit@10", "recall@50", "mrr", "map", "ndcg@100", "rprec"]
     core = evaluate_arrays(*run_arrays(run), qrels_arrays(qrels), metrics)[2]
-    duck = evaluate_file(path, qrels_arrays(qrels), metrics)[2]
-    dask = evaluate_dask(path, qrels_arrays(qrels), metrics)[2]
+    duck = engines.evaluate(path, qrels_arrays(qrels), metrics, "duckdb")[2]
+    dask = engines.evaluate(path, qrels_arrays(qrels), metrics, "dask")[2]
     expected = [(w.code, w.count, w.message, w.examples) for w in core]
     assert [(w.code, w.count, w.message, w.examples) for w in duck] == expected
     assert [(w.code, w.count, w.message, w.examples) for w in dask] == expected

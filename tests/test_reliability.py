@@ -301,14 +301,14 @@ _ENDLESS_QUERY = """
 import signal, sys
 signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a terminal, even when the tests
                                                           # run where SIGINT is ignored
-from analysis.core import outofcore
+from analysis.core.engines import duckdb as outofcore
 outofcore._PLAN = "SELECT sum(range % 7) FROM range(10000000000000) -- {scan}{overflow}{flt_max}"
-connect = outofcore._connect
+connect = outofcore.connect
 def connected(*args):
     con = connect(*args)
     print("started", flush=True)
     return con
-outofcore._connect = connected
+outofcore.connect = connected
 from analysis.cli import main
 sys.exit(main(sys.argv[1:]))
 """

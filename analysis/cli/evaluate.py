@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import sys
 from pathlib import Path
 
@@ -14,16 +13,20 @@ import pyarrow.compute as pc
 from analysis.cli._audits import run_file_audits
 from analysis.cli._common import add_eval_args, print_warnings, write_table
 from analysis.cli._output import write_frame
+from analysis.core.engines import CHOICES, Options, choose
+from analysis.core.engines import evaluate as evaluate_run_file
+from analysis.core.engines.memory import evaluate_columns
+from analysis.core.engines.memory import read as read_run
 from analysis.core.errors import InputError
 from analysis.core.metrics import (
     COMPAT,
     DEFAULT_METRICS,
     QrelsArrays,
-    evaluate_arrays,
     parse_metrics,
     qrels_arrays,
     run_arrays,
 )
+from analysis.core.progress import Progress, reporting
 from analysis.core.ranking import as_string_array, to_numpy
 from analysis.io import detect_format, load_qrels, load_run
 from analysis.io.atomic import refuse_overwrite
@@ -59,11 +62,17 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     ev.add_argument("--candidates", help="the candidate doc ids, one per line (for --compat stark)")
     ev.add_argument(
         "--engine",
-        choices=("auto", "memory", "duckdb", "dask"),
+        choices=CHOICES,
         default="auto",
-        help="memory: the in-memory core; duckdb: out of core (Parquet/TREC runs larger than "
-        "memory); dask: partitioned Parquet on Dask (local, or the cluster at "
-        "$DASK_SCHEDULER_ADDRESS); auto: duckdb for runs over 20M Parquet rows or 1 GiB of text",
+        help="memory: the in-memory core (every option); duckdb: embedded, out of core "
+        "(Parquet, TREC text or CSV larger than memory); dask: Parquet passes as tasks of a Dask "
+        "cluster (--scheduler) or of local threads; auto: duckdb for full-candidate Parquet runs "
+        "of 2M rows and more, runs over 20M Parquet rows or 1 GiB of text, else memory",
+    )
+    ev.add_argument(
+        "--scheduler",
+        help="the Dask scheduler of --engine dask, e.g. tcp://host:8786 (default: "
+        "$DASK_SCHEDULER_ADDRESS, else this machine's threads)",
     )
 
     va = sub.add_parser("validate", help="data checks of a run against qrels, or of a bundle")
@@ -98,51 +107,27 @@ def _cmd_evaluate(args: argparse.Namespace, *, write: bool) -> int:
         metrics = parse_metrics(args.metrics)
     except ValueError as exc:
         raise InputError("--metrics", None, str(exc)) from None
-    if args.relevance_threshold < 1:
-        raise InputError("--relevance-threshold", None, "must be at least 1")
     out = Path(args.out) if write and args.out else None
     if out is not None:
         given = [args.run, args.qrels]
         given += [f for f in (getattr(args, "split", None), getattr(args, "candidates", None)) if f]
         refuse_overwrite(out, given)
-    split = read_split_ids(args.split) if getattr(args, "split", None) else None
-    compat = getattr(args, "compat", "trec_eval")
-    candidates = None
-    if compat == "stark":
-        if not getattr(args, "candidates", None):
-            raise InputError("--compat stark", None, "needs --candidates FILE (one id per line)")
-        candidates = read_split_ids(args.candidates)
-    if write and _out_of_core(args):
-        if split is not None or compat != "trec_eval":
-            flag = "--split" if split is not None else f"--compat {compat}"
-            raise InputError(f"--engine {args.engine}", None, f"does not implement {flag}")
-        if args.engine == "dask":
-            from analysis.stats.distributed import evaluate_dask as engine
+    options = _options(args, write)
+    engine = getattr(args, "engine", "memory") if write else "memory"
+    qrels = _load_qrels_columns(args.qrels)
+    scores = None
+    with reporting(Progress(args.command)):
+        if engine == "auto":
+            engine = choose(args.run, options)
+        if engine == "memory":  # the run's columns are read here: the audits read its ids too
+            queries, docs, scores = read_run(args.run, options)
+            found = evaluate_columns(queries, docs, scores, qrels, metrics, options)
+            audits = run_file_audits(args, queries, summaries=not write)
         else:
-            from analysis.core.outofcore import evaluate_file as engine
-        query_ids, columns, warnings, _ = engine(
-            args.run,
-            _load_qrels_columns(args.qrels),
-            metrics,
-            relevance_threshold=args.relevance_threshold,
-        )
-    else:
-        queries, docs, scores = _load_run_columns(args.run, args.ties)
-        qrels = _load_qrels_columns(args.qrels)
-        query_ids, columns, warnings, _ = evaluate_arrays(
-            queries,
-            docs,
-            scores,
-            qrels,
-            metrics,
-            ties=args.ties,
-            relevance_threshold=args.relevance_threshold,
-            diagnostics=not write or bool(getattr(args, "diagnostics", False)),
-            split=split,
-            compat=compat,
-            candidates=candidates,
-        )
-        warnings = [*warnings, *run_file_audits(args, queries, summaries=not write)]
+            found = evaluate_run_file(args.run, qrels, metrics, engine, options)
+            audits = []
+    query_ids, columns, warnings, _ = found
+    warnings = [*warnings, *audits]
     n = len(query_ids)
     if write:
         width = max(len(m.label) for m in metrics)
@@ -159,6 +144,29 @@ def _cmd_evaluate(args: argparse.Namespace, *, write: bool) -> int:
     if not write and not warnings:
         print("no problems found")
     return 0
+
+
+def _options(args: argparse.Namespace, write: bool) -> Options:
+    """The engine options of ``evaluate`` / ``validate`` (split and candidate files read)."""
+    if args.relevance_threshold < 1:
+        raise InputError("--relevance-threshold", None, "must be at least 1")
+    split = read_split_ids(args.split) if getattr(args, "split", None) else None
+    compat = getattr(args, "compat", "trec_eval")
+    candidates = None
+    if compat == "stark":
+        if not getattr(args, "candidates", None):
+            raise InputError("--compat stark", None, "needs --candidates FILE (one id per line)")
+        candidates = read_split_ids(args.candidates)
+    return Options(
+        relevance_threshold=args.relevance_threshold,
+        ties=args.ties,
+        diagnostics=not write or bool(getattr(args, "diagnostics", False)),
+        split=split,
+        compat=compat,
+        candidates=candidates,
+        scheduler=getattr(args, "scheduler", None),
+        read_run=lambda path: _load_run_columns(path, args.ties),
+    )
 
 
 def _cmd_evaluate_bundle(args: argparse.Namespace) -> int:
@@ -221,26 +229,6 @@ def _cmd_evaluate_bundle(args: argparse.Namespace) -> int:
             print(f"{model}: {w}")
     write_frame(table[keep], out)
     return 0
-
-
-def _out_of_core(args: argparse.Namespace) -> bool:
-    """An out-of-core engine (DuckDB or Dask) when asked for, or DuckDB (``auto``, when it is
-    installed) for a large run evaluated without diagnostics under the trec_eval tie policy
-    (what they implement)."""
-    from analysis.core.outofcore import prefers_out_of_core
-
-    engine = getattr(args, "engine", "memory")
-    if engine in ("duckdb", "dask"):
-        if args.ties != "trec_eval" or args.diagnostics:
-            flag = "--diagnostics" if args.diagnostics else f"--ties {args.ties}"
-            raise InputError(f"--engine {engine}", None, f"does not implement {flag}")
-        return True
-    plain = args.ties == "trec_eval" and not args.diagnostics
-    plain = plain and not getattr(args, "split", None)
-    plain = plain and getattr(args, "compat", "trec_eval") == "trec_eval"
-    # without DuckDB (the [scale] extra) ``auto`` stays in memory
-    plain = plain and importlib.util.find_spec("duckdb") is not None
-    return engine == "auto" and plain and prefers_out_of_core(args.run)
 
 
 def _cmd_validate_bundle(args: argparse.Namespace) -> int:

@@ -32,14 +32,23 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from analysis.core.progress import Progress, reporting
     from analysis.io.atomic import refuse_overwrite
     from analysis.io.bundle import bundle_files, read_manifest
-    from analysis.present.report import write_report
 
     # never over bundle.toml or any file the bundle reads (the report is written atomically)
     inputs = bundle_files(read_manifest(args.bundle))
     refuse_overwrite(args.out, inputs, what="a file of the bundle")
     datasets = [d for d in args.datasets.split(",") if d] if args.datasets else None
+    with reporting(Progress("report")):
+        _write(args, datasets)
+    print(f"{'slides' if args.deck else 'report'} written to {args.out}")
+    return 0
+
+
+def _write(args: argparse.Namespace, datasets: list[str] | None) -> None:
+    from analysis.present.report import write_report
+
     write_report(
         Path(args.bundle),
         Path(args.out),
@@ -51,5 +60,3 @@ def run(args: argparse.Namespace) -> int:
         deck=args.deck,
         split=args.split,
     )
-    print(f"{'slides' if args.deck else 'report'} written to {args.out}")
-    return 0

@@ -43,6 +43,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from analysis.core import progress
 from analysis.core.errors import InputError
 from analysis.io.groups import RunGroup
 
@@ -274,6 +275,8 @@ def write_bundle(
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
     shared = {t: _shared_paths(datasets, t) for t in ("entities", "edges")}
+    shown = progress.current()
+    shown.plan(sum(len(ds.runs) for ds in datasets), "run files written")
     try:
         for ds in datasets:
             folder = tmp / ds.name
@@ -289,6 +292,7 @@ def write_bundle(
                 path.write_text("".join(f"{q}\n" for q in ids), encoding="utf-8")
             for model, run in ds.runs.items():
                 write_parquet(run, folder / "runs" / f"{model_file(model)}.parquet")
+                shown.advance(1, len(run))
             for model, summary in ds.summaries.items():
                 path = folder / "runs" / f"{model_file(model)}.metrics.json"
                 path.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")

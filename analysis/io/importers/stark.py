@@ -55,6 +55,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from analysis.core import progress
 from analysis.core.errors import InputError
 from analysis.io import detect_format, load_run
 from analysis.io._text import head_text, iter_lines
@@ -306,13 +307,18 @@ class _Import:
     def runs(self) -> dict[str, dict[str, pd.DataFrame]]:
         """Every run under ``runs/``, per query set and model."""
         out: dict[str, dict[str, pd.DataFrame]] = {kind: {} for kind in self.domains}
-        for path, (kind, model) in _model_names(self.src, _run_files(self.src)).items():
+        found = _model_names(self.src, _run_files(self.src))
+        shown = progress.current()
+        shown.plan(len(found), "run files read")
+        for path, (kind, model) in found.items():
+            shown.advance(0)  # the line shows while a long file is read
             if kind not in self.domains:
                 self.notes.append(f"{path}: skipped (no {kind} QA file for it)")
                 continue
             run = self.read_run(path, kind, model)
             if run is not None:
                 out[kind][model] = run_frame(run)
+            shown.advance(1, 0 if run is None else len(run))
         return out
 
     def read_splits(self) -> None:

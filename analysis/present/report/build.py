@@ -9,6 +9,7 @@ from typing import Any
 
 import pandas as pd
 
+from analysis.core import progress
 from analysis.core.errors import DataWarning, InputError
 from analysis.core.metrics import TIE_POLICIES, rank_run
 from analysis.io.atomic import atomic_write_text
@@ -40,6 +41,8 @@ def _load(
     warnings: dict[tuple[str, str], list[DataWarning]] = {}
     loaded: dict[str, Dataset] = {}
     runs_by: dict[tuple[str, str], pd.DataFrame] = {}
+    shown = progress.current()
+    shown.plan(len(names) + 1, "steps (each dataset evaluated, then the report)")
     for name in names:
         spec = bundle.datasets[name]
         ds = load_dataset(spec, split)
@@ -66,6 +69,7 @@ def _load(
             warnings[(name, model)] = list(items)
         for model, run in runs.items():
             runs_by[(name, model)] = run
+        shown.advance(1, sum(len(run) for run in runs.values()))
     table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
     return bundle, table, warnings, loaded, runs_by
 
@@ -182,3 +186,4 @@ def write_report(bundle_dir: Path, out: Path, *, deck: bool = False, **options: 
     content = bundle_content(Path(bundle_dir), **options)
     text = render_deck(content) if deck else render_html(content)
     atomic_write_text(out, text)  # a temporary file beside ``out``, renamed when complete
+    progress.current().advance()

@@ -1,4 +1,4 @@
-"""Tests for analysis.core.outofcore: the DuckDB engine gives the in-memory core's per-query
+"""Tests for analysis.core.engines.duckdb: the DuckDB engine gives the in-memory core's per-query
 output byte for byte (same CSV), and pytrec_eval's values, on random runs with ties, duplicate
 documents, variable-length and non-ASCII ids, from Parquet, TREC text and CSV tables."""
 
@@ -13,10 +13,13 @@ import pyarrow.parquet as pq
 import pytest
 
 from analysis.cli._common import write_table
-from analysis.core import outofcore
+from analysis.core import engines
+from analysis.core.engines import Options, passes
+from analysis.core.engines import duckdb as outofcore
+from analysis.core.engines.reduce import prepare_gold
+from analysis.core.engines.source import run_source
 from analysis.core.errors import InputError
-from analysis.core.metrics import evaluate_arrays, qrels_arrays, run_arrays
-from analysis.core.outofcore import evaluate_file, run_source
+from analysis.core.metrics import DEFAULT_METRICS, evaluate_arrays, qrels_arrays, run_arrays
 from tests.helpers import ALL_METRICS, assert_matches_pytrec, random_collection, run_cli
 
 UNICODE = np.array(["é", "z", "€", "😀", "Z", "a b", "ab", "a", "doc-ü", "東京"])
@@ -42,6 +45,13 @@ def _collection(seed: int, regime: str, long_ids: bool = False) -> tuple[pd.Data
 def _parquet(run: pd.DataFrame, path: Path) -> Path:
     pq.write_table(pa.Table.from_pandas(run, preserve_index=False), path, row_group_size=997)
     return path
+
+
+def evaluate_file(
+    run: Path, qrels: tuple, metrics: list[str] | tuple = DEFAULT_METRICS, **options: object
+) -> tuple:
+    """The DuckDB engine through the engines' interface."""
+    return engines.evaluate(run, qrels, metrics, "duckdb", Options(**options))  # type: ignore[arg-type]
 
 
 def _csv_bytes(result: tuple, path: Path) -> bytes:
@@ -172,12 +182,16 @@ def test_a_run_with_ranks_and_no_scores(tmp_path: Path) -> None:
     assert ours["mrr"].tolist() == [0.5]
 
 
-def test_spilling_under_a_tiny_memory_limit_changes_nothing(tmp_path: Path) -> None:
+def test_spilling_under_a_tiny_memory_limit_changes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     run, qrels = _collection(10, "ties")
     path = _parquet(run, tmp_path / "run.parquet")
     spill = tmp_path / "spill"
-    small = evaluate_file(path, qrels_arrays(qrels), memory_limit="32MB", temp_directory=spill,
-                          threads=2)  # fmt: skip
+    spill.mkdir()
+    monkeypatch.setenv(outofcore.TEMP_ENV, str(spill))
+    small = evaluate_file(path, qrels_arrays(qrels), memory_limit="32MB", threads=2)
+    monkeypatch.delenv(outofcore.TEMP_ENV)
     default = evaluate_file(path, qrels_arrays(qrels))
     assert _csv_bytes(small, tmp_path / "a.csv") == _csv_bytes(default, tmp_path / "b.csv")
 
@@ -236,31 +250,16 @@ def test_cli_engines_write_the_same_file(tmp_path: Path) -> None:
     assert "does not implement --ties stable" in proc.stderr
 
 
-def test_auto_engine_switches_above_the_size_threshold(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    run, _ = _collection(12, "unique")
-    path = _parquet(run, tmp_path / "run.parquet")
-    assert not outofcore.prefers_out_of_core(path)
-    monkeypatch.setattr(outofcore, "AUTO_ROWS", len(run) - 1)
-    assert outofcore.prefers_out_of_core(path)
-    text = tmp_path / "run.trec"
-    text.write_text("q Q0 a 1 1.0 t\n")
-    assert not outofcore.prefers_out_of_core(text)
-    monkeypatch.setattr(outofcore, "AUTO_TEXT_BYTES", 4)
-    assert outofcore.prefers_out_of_core(text)
-
-
-def _big_run(path: Path, n_queries: int, docs: int, seed: int) -> pd.DataFrame:
-    """``n_queries x docs`` lines in Parquet, written in chunks of queries; scores with many
-    ties (3 decimals), doc ids of 1-7 digits; returns about 4 gold docs per query as qrels."""
+def _big_run(path: Path, n_queries: int, docs: int, seed: int, step: int) -> pd.DataFrame:
+    """``n_queries x docs`` lines in Parquet, written in row groups of ``step`` queries; scores
+    with many ties (3 decimals), doc ids of 1-7 digits; returns about 4 gold docs per query as
+    qrels."""
     rng = np.random.default_rng(seed)
     names = pa.array(rng.permutation(10_000_000)[: docs * 20].astype(str))
     schema = pa.schema(
         [("query_id", pa.string()), ("doc_id", pa.string()), ("score", pa.float64())]
     )
     gold_q, gold_d = [], []
-    step = 20_000
     with pq.ParquetWriter(path, schema) as writer:
         for lo in range(0, n_queries, step):
             m = min(step, n_queries - lo)
@@ -277,16 +276,23 @@ def _big_run(path: Path, n_queries: int, docs: int, seed: int) -> pd.DataFrame:
                          "relevance": 1})  # fmt: skip
 
 
-def test_ten_million_lines_are_byte_identical_between_the_engines(tmp_path: Path) -> None:
-    """10M run lines (100k queries x 100 docs, many ties): the engines' CSVs are equal bytes."""
+def test_half_a_million_lines_in_passes_are_byte_identical_between_the_engines(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """500k run lines (5,000 queries x 100 docs, many ties) in row groups of 50k lines whose
+    ``query_id`` ranges overlap as text (q1000 < q999), so the plan scans the column and reads
+    passes of 100k lines: the engines' CSVs are equal bytes (the 10M-1B sizes are in bench/)."""
     path = tmp_path / "big.parquet"
-    qrels = _big_run(path, 100_000, 100, seed=13)
-    assert pq.ParquetFile(path).metadata.num_rows == 10_000_000
+    qrels = _big_run(path, 5_000, 100, seed=13, step=500)
+    assert pq.ParquetFile(path).metadata.num_rows == 500_000
     table = pq.read_table(path)
     core = evaluate_arrays(
         table["query_id"], table["doc_id"], table["score"].to_numpy(), qrels_arrays(qrels)
     )
     del table
+    monkeypatch.setattr(passes, "MAX_ROWS", 100_000)
+    job = outofcore.make_job(path, Options(), 1)
+    assert len(passes.plan_run(job.layout, 10**9, passes.MAX_ROWS)) == 5
     ours = evaluate_file(path, qrels_arrays(qrels), memory_limit="1GB")
     assert _csv_bytes(ours, tmp_path / "a.csv") == _csv_bytes(core, tmp_path / "b.csv")
     assert _codes(ours[2]) == _codes(core[2])
@@ -314,17 +320,17 @@ def test_passes_of_whole_queries_change_nothing(
         for i, rows in enumerate(groups):
             _parquet(run.iloc[rows], path / f"part-{i}.parquet")
     planned: list[list] = []
-    plan = outofcore._passes
+    plan = passes.plan_run
 
-    def spy(con: object, source: object) -> tuple:
-        files, parts = plan(con, source)  # type: ignore[arg-type]
+    def spy(*args: object, **kwargs: object) -> list:
+        parts = plan(*args, **kwargs)  # type: ignore[arg-type]
         planned.append(parts)
-        return files, parts
+        return parts
 
-    monkeypatch.setattr(outofcore, "_passes", spy)
+    monkeypatch.setattr(passes, "plan_run", spy)
     budget = len(run) // 4  # a pass holds a quarter of the run, or one whole-query file
-    monkeypatch.setattr(outofcore.passes, "BYTES_PER_ROW", 32 * 10**6 // budget + 1)
-    monkeypatch.setattr(outofcore.passes, "MAX_ROWS", budget)
+    monkeypatch.setattr(passes, "BYTES_PER_ROW", 32 * 10**6 // budget + 1)
+    monkeypatch.setattr(passes, "MAX_ROWS", budget)
     got = evaluate_file(path, qrels_arrays(qrels), memory_limit="32MB")
     n_passes = len(planned[0])
     assert n_passes > 3
@@ -347,7 +353,7 @@ def test_pass_planning_reads_files_with_a_filename_column_and_names_a_broken_fil
     folder.mkdir()
     for i, rows in enumerate(np.array_split(np.arange(len(run)), 3)):
         _parquet(run.iloc[rows].assign(filename="x"), folder / f"part-{i}.parquet")
-    monkeypatch.setattr(outofcore.passes, "MAX_ROWS", len(run) // 3)
+    monkeypatch.setattr(passes, "MAX_ROWS", len(run) // 3)
     got = evaluate_file(folder, qrels_arrays(qrels))
     assert _csv_bytes(got, tmp_path / "a.csv") == _csv_bytes(single, tmp_path / "b.csv")
     (folder / "part-9.parquet").write_bytes(b"PAR1 not really")
@@ -361,12 +367,8 @@ def _largest_intermediate(path: Path, qrels: pd.DataFrame) -> int:
 
     import duckdb
 
-    _, _, gold = outofcore.prepare_gold(qrels_arrays(qrels), ALL_METRICS, 1)
-    sql = outofcore._PLAN.format(
-        scan=outofcore._scan(run_source(path)),
-        overflow=outofcore._FLT_OVERFLOW,
-        flt_max=outofcore._FLT_MAX,
-    )
+    _, _, gold = prepare_gold(qrels_arrays(qrels), ALL_METRICS, 1)
+    sql = outofcore.plan_sql(outofcore.make_job(path, Options(), 2))
     profile = path.with_suffix(".profile.json")
     con = duckdb.connect(config={"threads": 2})
     try:
