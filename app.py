@@ -1,9 +1,11 @@
 """Home: the selected dataset's leaderboard (models x headline metrics, CIs, significance
-letters, improved/degraded against a baseline), every other dataset's on demand, data checks
+letters, improved/degraded against a baseline; run groups as rows of their own), metrics per
+fold of fold groups, quality against cost, every other dataset's on demand, data checks
 grouped by dataset and severity, and run upload.
 
 Page-local URL parameters: ``baseline`` (a model of the dataset), ``all=1`` (show every
-dataset's leaderboard), ``all_page`` (which page of them).
+dataset's leaderboard), ``all_page`` (which page of them), ``cost`` (the number of the
+quality-against-cost chart).
 
 "Every dataset" is computed lazily: the other datasets' leaderboards come in pages of
 :data:`ALL_PER_PAGE` (10), and only the page shown is loaded and evaluated, so a bundle of
@@ -17,6 +19,7 @@ import streamlit as st
 from analysis.core.errors import InputError
 from analysis.present.leaderboard import check_table, leaderboard_html
 from ui import data, jobs, paging, widgets
+from ui import groups as groups_ui
 from ui.state import headline_metrics, sidebar
 from ui.urlstate import url_widget, write_param
 
@@ -83,7 +86,10 @@ st.caption(
     "Mean over every query of the dataset's qrels (queries missing from a run count as 0); "
     "small: the seeded 95% bootstrap CI (hover a cell for n). Bold: best of the column. "
     "Letters: the models this one beats significantly (paired t-test, Holm-corrected over "
-    "the model pairs of the metric, p < 0.05)." + split_note
+    "the model pairs of the metric, p < 0.05). A run group (one model's seeds or folds) is a "
+    "row of its own above its runs: a seed group's mean is that of its per-query seed means, "
+    "its CI resamples queries and seeds, its tests pair the seed means (not against its own "
+    "runs)." + split_note
 )
 baseline = st.selectbox(
     "Baseline",
@@ -96,6 +102,12 @@ write_param("baseline", None if baseline == NONE else str(baseline))
 base = None if baseline == NONE else str(baseline)
 with jobs.section():
     board(name, sel.split, "main", base)
+with jobs.section():
+    try:
+        groups_ui.fold_section(sel, name, sel.split, headline_metrics(spec))
+        groups_ui.cost_section(sel, name, sel.split, headline_metrics(spec))
+    except (InputError, OSError):  # the leaderboard above shows the loading error
+        pass
 
 show_all = st.toggle(
     "Leaderboards of every dataset of the bundle",

@@ -45,6 +45,10 @@ class Dataset:
     fusion: dict[str, float] = field(default_factory=dict)
     metrics: tuple[str, ...] = STARK_METRICS
     runs: dict[str, pd.DataFrame] = field(default_factory=dict)
+    #: run groups of the manifest: group name -> its seeds' model names
+    seed_groups: dict[str, list[str]] = field(default_factory=dict)
+    #: the manifest's run_metadata: model -> {key: number}
+    run_metadata: dict[str, dict[str, float]] = field(default_factory=dict)
 
 
 # ----------------------------------------------------------------------------------------------

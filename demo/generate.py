@@ -33,6 +33,11 @@ of brands, people, institutions, drugs and genes are invented.
 Runs (top 100, every query): ``bm25`` and ``char-ngram-tfidf`` on every dataset;
 ``bm25-kb-propagation`` (:class:`analysis.baselines.RelationAwareRetriever`) on STaRK and
 ``bm25-distance-fusion`` (:class:`analysis.baselines.SpatialFusion`) on the spatial sets.
+``stark-prime`` also has a seeded model group, ``dense`` = ``dense-s1``, ``dense-s2``,
+``dense-s3`` (:mod:`demo.dense`: one random-projection retriever with three seeds). Every run
+has ``run_metadata``: ``latency_ms`` (illustrative constants, :data:`demo.dense.LATENCY_MS`)
+and, where the index is a matrix, ``index_mb`` (its size in MiB, computed from the fitted
+model).
 
 This module orchestrates; the datasets come from :mod:`demo.amazon`, :mod:`demo.mag` and
 :mod:`demo.prime` (one knowledge-base builder, :mod:`demo.kb`, and one STaRK dataset builder,
@@ -50,6 +55,7 @@ from pathlib import Path
 import numpy as np
 
 from analysis.baselines import BM25, CharNgramTfidf, RelationAwareRetriever, SpatialFusion
+from demo import dense
 from demo.amazon import amazon
 from demo.common import DATASETS, SPATIAL_METRICS, STARK_METRICS, TOP_K, Dataset, Rng
 from demo.mag import mag
@@ -71,10 +77,11 @@ def _run_models(ds: Dataset) -> None:
     if ds.candidate_types is not None:
         ents = ents[ents["type"].isin(list(ds.candidate_types))]
     doc_ids, doc_texts = ents["doc_id"].tolist(), ents["text"].tolist()
-    ds.runs["bm25"] = BM25().fit(doc_ids, doc_texts).search(texts, TOP_K, qids)
-    ds.runs["char-ngram-tfidf"] = (
-        CharNgramTfidf().fit(doc_ids, doc_texts).search(texts, TOP_K, qids)
-    )
+    bm25 = BM25().fit(doc_ids, doc_texts)
+    ds.runs["bm25"] = bm25.search(texts, TOP_K, qids)
+    tfidf = CharNgramTfidf().fit(doc_ids, doc_texts)
+    ds.runs["char-ngram-tfidf"] = tfidf.search(texts, TOP_K, qids)
+    sizes = {"bm25": _sparse_mb(bm25._weights_t), "char-ngram-tfidf": _sparse_mb(tfidf._docs_t)}
     if ds.family == "stark":
         assert ds.edges is not None
         rel = RelationAwareRetriever(relation_triggers=ds.relation_triggers)
@@ -85,6 +92,21 @@ def _run_models(ds: Dataset) -> None:
             doc_ids, doc_texts, ents["lat"].to_numpy(), ents["lon"].to_numpy()
         )
         ds.runs[fus.name] = fus.search(texts, q["lat"].to_numpy(), q["lon"].to_numpy(), TOP_K, qids)
+    if ds.name == dense.DATASET:
+        for seed in dense.SEEDS:
+            model = dense.SeededDense(seed).fit(doc_ids, doc_texts)
+            ds.runs[dense.member(seed)] = model.search(texts, TOP_K, qids)
+            sizes[dense.member(seed)] = model.index_mb
+        ds.seed_groups[dense.GROUP] = [dense.member(s) for s in dense.SEEDS]
+    for run in ds.runs:
+        ds.run_metadata[run] = {"latency_ms": dense.LATENCY_MS[run]}
+        if run in sizes:
+            ds.run_metadata[run]["index_mb"] = sizes[run]
+
+
+def _sparse_mb(matrix: object) -> float:
+    """Size of a sparse index in MiB: 8 bytes per weight and 4 per column index."""
+    return round(int(matrix.nnz) * 12 / 2**20, 4)  # type: ignore[attr-defined]
 
 
 def build_datasets(seed: int = 0) -> list[Dataset]:

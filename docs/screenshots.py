@@ -28,6 +28,7 @@ SHOTS = {
     "report": ("report", 1100),
     "analyses": ("analyses-taxonomy-click", 1200),
     "open-data": ("audits-open-data-flickr-import", 1300),
+    "every-model": ("every-model-demo", 1100),
 }
 
 

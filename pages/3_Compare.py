@@ -1,10 +1,11 @@
 """Compare: model A against model B on one dataset, query by query.
 
-Summary (means with CIs, win/tie/loss, three paired tests, effect size), the per-query scatter
+Summary (means with CIs, win/tie/loss, three paired tests, effect size), the seed sensitivity
+when A or B is a seed group (its values are per-query seed means), the per-query scatter
 and the delta histogram, how every gold document's rank moved from A to B, the queries where the
 two rankings differ most (Jaccard@k, no qrels needed), the biggest wins and losses, the selected
-query with both rankings, and per-slice deltas with Holm-corrected p-values. One dataset at a
-time: no test pools queries of different datasets.
+query with the written diff and both rankings, and per-slice deltas with Holm-corrected
+p-values. One dataset at a time: no test pools queries of different datasets.
 
 Page-local URL parameters: ``q``/``qd`` (the selected query and its dataset), ``bin`` (a bar of
 the delta histogram), ``slice`` (slice column of the per-slice table, or ``all``).
@@ -12,10 +13,14 @@ the delta histogram), ``slice`` (slice column of the per-slice table, or ``all``
 
 from __future__ import annotations
 
+import html
+
 import pandas as pd
 import streamlit as st
 
 from analysis.present import compare, overlap, paper_figures
+from analysis.present.groups import group_label
+from analysis.stats.groups import group_members
 from ui import cards, data, jobs, paper, widgets
 from ui import compare as cmp
 from ui.state import sidebar
@@ -58,7 +63,9 @@ except ValueError as exc:
 paired: pd.DataFrame = base["paired"]
 bins: pd.DataFrame = base["bins"]
 split = f", split {sel.split}" if sel.split else ""
-st.text(f"A: {sel.model_a}    B: {sel.model_b}    metric: {sel.metric}    dataset: "
+groups = group_members(table)
+label_a, label_b = (group_label(m, groups) for m in models)
+st.text(f"A: {label_a}    B: {label_b}    metric: {sel.metric}    dataset: "
         f"{sel.dataset}{split}    ties: {sel.ties}")  # fmt: skip
 st.caption(cards.sentence(sel.metric) + " Delta is A − B: positive means A is better. "
            "Every statistic is over this dataset's queries only.")  # fmt: skip
@@ -137,6 +144,17 @@ cols[2].metric("p (Wilcoxon)", compare.format_p(comp.p_wilcoxon), help=cmp.HELP[
 cols[3].metric("p (randomization)", compare.format_p(comp.p_randomization),
                help=cmp.HELP["p_randomization"])  # fmt: skip
 
+# ---- seed sensitivity (when A or B is a seed group)
+seeded = cmp.sensitivity(fp, models, sel.metric, table)
+if seeded:
+    st.subheader("Seed sensitivity")
+    st.caption("A seed group's values above are its per-query seed means (the tests pair them "
+               "query by query). Here every seed of A meets every seed of B: the mean "
+               "difference of each pair.")  # fmt: skip
+    left, right = st.columns([3, 2])
+    left.plotly_chart(widgets.plotly_figure(seeded["figure"]), key="seed_pairs")
+    right.html("<ul>" + "".join(f"<li>{html.escape(t)}</li>" for t in seeded["text"]) + "</ul>")
+
 # ---- charts
 left, right = st.columns([3, 2])
 with left:
@@ -198,7 +216,7 @@ st.subheader("Query")
 if selected is None:
     st.caption("Click a point in the scatter or select a row of a table to show a query here.")
 else:
-    cmp.draw_query(sel, fp, paired, selected, models, ranks["changes"])
+    cmp.draw_query(sel, fp, paired, selected, models, ranks["changes"], table)
 
 st.subheader("Per-slice deltas")
 options = [*base["slices"], ALL_SLICES]

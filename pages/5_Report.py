@@ -78,6 +78,7 @@ def _content(
         ties=ties,
         splits=dict.fromkeys(datasets, split) if split else None,
         model_names=data.models_of(_bundle, list(_bundle.datasets)),
+        costs=report_view.costs(_bundle, datasets),
         numbers=lambda name, rows, m, shown: report_view.dataset_numbers(
             bundle_id, name, (stamps[name], split), m, tuple(shown), model_a, model_b, ties, rows
         ),

@@ -22,7 +22,16 @@ from analysis.stats.perquery import per_query_table
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "data" / "demo"
-SECTIONS = ["summary", "leaderboard", "slices", "compare", "worst-queries", "causes", "analyses"]
+SECTIONS = [
+    "summary",
+    "leaderboard",
+    "costs",
+    "slices",
+    "compare",
+    "worst-queries",
+    "causes",
+    "analyses",
+]
 SECTIONS += ["metrics"]
 
 

@@ -3,15 +3,23 @@ fingerprint, click events of charts and tables, and the help texts."""
 
 from __future__ import annotations
 
+import html
+
+import numpy as np
 import pandas as pd
 import streamlit as st
 
 from analysis.present import compare, overlap, paper_figures
+from analysis.present import groups as groups_view
+from analysis.present.diffsummary import Outcome, diff_sentences
 from analysis.present.notices import no_text_note
 from analysis.present.rankings import gold_table, ranking_table, side_by_side
 from analysis.present.slicing import default_slice_column, slice_labels
 from analysis.stats import compare_slices, disagree
+from analysis.stats.coverage import suspected_missing_answers
+from analysis.stats.groups import group_members, model_matrix, seed_sensitivity
 from analysis.stats.perquery import slice_columns
+from analysis.stats.rankdiff import poi_places, rank_diff
 from ui import data, paper, widgets
 from ui.state import Selection
 from ui.urlstate import write_param
@@ -192,9 +200,11 @@ def draw_query(
     selected: tuple[str, str],
     models: tuple[str, str],
     changes: pd.DataFrame,
+    table: pd.DataFrame,
 ) -> None:
-    """The selected query: text, both values, first-gold ranks, its Δrank chart, the gold
-    documents with both ranks and the two top-20 lists (gold rows highlighted)."""
+    """The selected query: text, both values, first-gold ranks, the written diff of the two
+    rankings, its Δrank chart, the gold documents with both ranks and the two top-20 lists
+    (gold rows highlighted)."""
     from analysis.core.errors import InputError
 
     ds_name, qid = selected
@@ -213,10 +223,12 @@ def draw_query(
     st.button("Close query", on_click=close_query, key="close_query")
     try:
         tables = query_tables(sel, key, ds_name, models, qid)
+        sentences = written_diff(sel, key, selected, models, table)
     except (InputError, OSError) as exc:
         st.error("The dataset of this query could not be loaded:")
         st.text(str(exc))
         return
+    draw_written_diff(sentences, models, group_members(table))
     left, right = st.columns([1, 2])
     with left:
         mine = changes.loc[changes["query_id"] == qid]
@@ -241,3 +253,94 @@ def draw_query(
             if tables[side].empty:
                 st.info("The model returned no document for this query.")
             st.dataframe(tables[side], hide_index=True, width="stretch", key=f"ranking_{side}")
+
+
+#: Style of the written diff (:func:`draw_written_diff`).
+DIFF_CSS = """<style>
+ul.written-diff {margin: 0.2rem 0 0.8rem 1.1rem; padding: 0; line-height: 1.5}
+ul.written-diff li {margin-bottom: 0.2rem; overflow-wrap: anywhere}
+</style>"""
+
+
+def draw_written_diff(
+    sentences: list[tuple[str, str]], models: tuple[str, str], groups: dict
+) -> None:
+    """The written diff as an HTML list (every sentence HTML-escaped), with a note when a
+    model is a seed group (its rankings are its first seed's)."""
+    st.markdown("**What changed from A to B** (written from the numbers)")
+    items = "".join(
+        f'<li data-kind="{html.escape(kind)}">{html.escape(text)}</li>' for kind, text in sentences
+    )
+    st.html(f'{DIFF_CSS}<ul class="written-diff">{items}</ul>')
+    for label, model in zip(("A", "B"), models, strict=True):
+        kind, members = groups.get(model, ("run", []))
+        if kind == "seeds":
+            st.caption(widgets.escape_markdown(
+                f"{label} = {model} is a seed group: its value is the mean of its "
+                f"{len(members)} seeds; the rankings shown are its first seed's ({members[0]})."
+            ))  # fmt: skip
+
+
+@st.cache_resource(max_entries=16, show_spinner="Comparing every pair of seeds…")
+def sensitivity(key: tuple, models: tuple[str, str], metric: str, _table: pd.DataFrame) -> dict:
+    """The seed sensitivity of A against B (when one of them is a seed group): the figure's
+    dict and the sentences; ``{}`` when neither is a seed group."""
+    groups = group_members(_table)
+    if not any(groups.get(m, ("run",))[0] == "seeds" for m in models):
+        return {}
+    ids_a, a = model_matrix(_table, models[0], metric)
+    ids_b, b = model_matrix(_table, models[1], metric)
+    common = ids_a.intersection(ids_b)
+    a, b = a[ids_a.get_indexer(common)], b[ids_b.get_indexer(common)]
+    keep = np.isfinite(a).all(axis=1) & np.isfinite(b).all(axis=1)
+    result = seed_sensitivity(a[keep], b[keep])
+    figure = groups_view.sensitivity_figure(result, models, groups, metric)
+    return {"figure": compare.lists_for_json(figure.to_dict()),
+            "text": groups_view.sensitivity_sentences(result, metric)}  # fmt: skip
+
+
+@st.cache_resource(max_entries=4, show_spinner=False)
+def _places(key: tuple, _entities: pd.DataFrame) -> dict:
+    """POI stacks and twins of a spatial dataset (:func:`analysis.stats.rankdiff.poi_places`)."""
+    return poi_places(_entities)
+
+
+def written_diff(
+    sel: Selection, key: tuple, selected: tuple[str, str], models: tuple[str, str],
+    table: pd.DataFrame,
+) -> list[tuple[str, str]]:  # fmt: skip
+    """The written diff of the selected query (:mod:`analysis.present.diffsummary`): A's and
+    B's rankings, the qrels, the suspected missing answers of both top k, the POI stacks and
+    twins of a spatial dataset, and the metric's tie bounds from the per-query table."""
+    assert sel.bundle is not None
+    name, qid = selected
+    ds = data.dataset(sel.bundle, name)
+    spec = sel.bundle.datasets[name]
+    runs = []
+    for model in models:
+        ranked = data.ranked_run(sel.bundle, name, model, sel.ties)
+        runs.append(ranked.loc[ranked["query_id"] == qid])
+    qrels = ds.qrels.loc[ds.qrels["query_id"].astype(str) == qid]
+    suspects = suspected_missing_answers(
+        pd.concat(runs), qrels, ds.entities, ds.edges, k=sel.k,
+        relevance_threshold=spec.relevance_threshold,
+    )  # fmt: skip
+    located = ds.entities is not None and {"lat", "lon"} <= set(ds.entities.columns)
+    places = _places(key, ds.entities) if located else None
+    diff = rank_diff(*runs, qrels, k=sel.k, threshold=spec.relevance_threshold, ties=sel.ties,
+                     suspects=set(suspects["doc_id"].astype(str)), places=places)  # fmt: skip
+    rows = table.loc[(table["dataset"] == name) & (table["query_id"].astype(str) == qid)]
+    (value_a, bounds_a), (value_b, bounds_b) = (
+        _value_and_bounds(rows, m, sel.metric) for m in models
+    )
+    return diff_sentences(diff, Outcome(sel.metric, value_a, value_b, bounds_a, bounds_b))
+
+
+def _value_and_bounds(
+    rows: pd.DataFrame, model: str, metric: str
+) -> tuple[float, tuple[float, float] | None]:
+    row = rows.loc[rows["model"] == model].iloc[0]
+    bounds = None
+    if f"{metric}_min" in rows.columns and pd.notna(row[f"{metric}_min"]):
+        bounds = (float(row[f"{metric}_min"]), float(row[f"{metric}_max"]))
+    return float(row[metric]), bounds

@@ -33,8 +33,10 @@ from analysis.io.bundle import (
     DatasetSpec,
     is_confined,
     load_dataset,
+    load_model_run,
     read_manifest,
 )
+from analysis.io.groups import run_metadata as read_run_metadata
 from analysis.stats import mean_ci
 from analysis.stats.cache import cached_table
 from analysis.stats.perquery import dashboard_metrics, per_query_table
@@ -123,8 +125,18 @@ def _spec_files(spec: DatasetSpec) -> tuple[Path | None, ...]:
         spec.metapaths,
         *spec.splits.values(),
         *spec.runs.values(),
+        *(f for group in spec.groups.values() for f in group.fold_files),
         *summary_files(spec),  # published summaries beside the runs: audited with them
     )
+
+
+def model_files(spec: DatasetSpec, model: str) -> tuple[Path, ...]:
+    """The run files of ``model``: its run, or its members' runs for a group (and the fold
+    query files of a fold group)."""
+    group = spec.groups.get(model)
+    if group is None:
+        return (spec.runs[model],) if model in spec.runs else ()
+    return (*(spec.runs[m] for m in group.members), *group.fold_files)
 
 
 ALL = "all"
@@ -187,7 +199,7 @@ def models_of(bundle: Bundle, datasets: list[str]) -> list[str]:
         spec = bundle.datasets.get(name)
         if spec is None:
             continue
-        for model in [*spec.runs, *uploads(name)]:
+        for model in [*spec.models, *uploads(name)]:
             if model not in out:
                 out.append(model)
     return out
@@ -321,6 +333,7 @@ def _compute_per_query(
             relevance_threshold=spec.relevance_threshold,
             headline=spec.metrics,
             entities=ds.entities,
+            groups=spec.groups,
         )
         for model, items in run_audits(spec, runs, ties=ties, dataset=ds).items():
             found[model] = [*found.get(model, []), *items]
@@ -413,18 +426,19 @@ def summary(
 @st.cache_resource(max_entries=64, show_spinner=False)
 def _ranked(spec: DatasetSpec, model: str, ties: str, key: tuple, upload: tuple) -> pd.DataFrame:
     del key
-    run = _read_upload(upload[0], upload[1]) if upload else load_run(spec.runs[model])
+    run = _read_upload(upload[0], upload[1]) if upload else load_model_run(spec, model)
     return rank_run(run, ties)  # type: ignore[arg-type]
 
 
 def ranked_run(bundle: Bundle, name: str, model: str, ties: str) -> pd.DataFrame:
-    """The run of ``model`` on dataset ``name`` as evaluated: ``query_id, doc_id, score, rank``."""
+    """The run of ``model`` on dataset ``name`` as evaluated: ``query_id, doc_id, score, rank``
+    (for a run group, the ranking shown for it: :func:`analysis.io.groups.group_run`)."""
     return _ranked(*_ranked_args(bundle, name, model, ties))
 
 
 def _ranked_args(bundle: Bundle, name: str, model: str, ties: str) -> tuple:
     spec = bundle.datasets[name]
-    return spec, model, ties, stamp(spec.runs.get(model)), uploads(name).get(model, ())
+    return spec, model, ties, stamp(*model_files(spec, model)), uploads(name).get(model, ())
 
 
 def prefetch_ranked(bundle: Bundle, name: str, model: str, ties: str) -> None:
@@ -432,7 +446,7 @@ def prefetch_ranked(bundle: Bundle, name: str, model: str, ties: str) -> None:
     :func:`ranked_run` reads, so the first query opened on a page does not wait for the whole
     run to be read and ranked (~0.7 s for 1M lines). Streamlit computes a cached value once: a
     call that finds it being computed waits for it, one that finds it cached returns it."""
-    if model not in bundle.datasets[name].runs and model not in uploads(name):
+    if model not in bundle.datasets[name].models and model not in uploads(name):
         return
     args = _ranked_args(bundle, name, model, ties)
 
@@ -501,3 +515,19 @@ def fingerprint(bundle: Bundle, datasets: list[str], ties: str, split: str | Non
         ups = _upload_key(name)
         out.append((name, stamp(*_spec_files(spec)), ups, split if spec.splits else None))
     return (ties, tuple(out))
+
+
+@st.cache_resource(max_entries=64, show_spinner=False)
+def _run_metadata(spec: DatasetSpec, key: tuple) -> dict[str, dict[str, float]]:
+    del key
+    return read_run_metadata(spec.runs, spec.run_metadata, spec.groups)
+
+
+def run_metadata(bundle: Bundle, name: str) -> dict[str, dict[str, float]]:
+    """Every run's and group's numbers of dataset ``name`` (``latency_ms``, ``cost``, ...:
+    :func:`analysis.io.groups.run_metadata`: the manifest's ``run_metadata`` over ir_metadata
+    read beside the runs). Raises InputError for an ir_metadata block that is not YAML."""
+    spec = bundle.datasets[name]
+    beside = [p.parent / f"{p.name}{s}" for p in spec.runs.values() for s in (".yaml", ".yml")]
+    beside += [p.parent / f"{m}{s}" for m, p in spec.runs.items() for s in (".yaml", ".yml")]
+    return _run_metadata(spec, stamp(*spec.runs.values(), *beside))

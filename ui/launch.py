@@ -47,7 +47,10 @@ from ui.serve import healthy
 ROOTS_ENV = "RETRIEVAL_DASHBOARD_DATA_ROOTS"
 SHARE = Path("share") / "retrieval-dashboard"
 #: the launcher's own options (an ad-hoc bundle); every other argument goes to streamlit run
-ADHOC_OPTIONS = ("--run", "--qrels", "--queries", "--entities", "--split", "--name", "--metrics")
+ADHOC_OPTIONS = (
+    "--run", "--qrels", "--queries", "--entities", "--split", "--name", "--metrics", "--group",
+    "--folds",
+)  # fmt: skip
 APP_EXTRA = "pip install 'retrieval-error-dashboard[app]'"
 
 

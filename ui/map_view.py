@@ -80,7 +80,7 @@ def run_key(bundle: Bundle, name: str, model: str, ties: str) -> str:
     spec = bundle.datasets[name]
     upload = data.uploads(name).get(model)
     up = (upload[0], len(upload[1])) if upload else None
-    return _digest(name, model, ties, data.stamp(spec.runs.get(model)), up)
+    return _digest(name, model, ties, data.stamp(*data.model_files(spec, model)), up)
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)

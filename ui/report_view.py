@@ -20,6 +20,7 @@ import re
 import pandas as pd
 import streamlit as st
 
+from analysis.core.errors import InputError
 from analysis.io.bundle import Bundle
 from analysis.present import export, paper_figures, report
 from ui import data, paper
@@ -130,6 +131,9 @@ def draw_block(
         view = block.query
         st.text(view.text or "(no query text)")
         st.dataframe(view.facts, hide_index=True, width="stretch", key=f"df_{block.key}_facts")
+        if view.diff:
+            st.caption("What changed from A to B (written from the numbers)")
+            st.markdown("\n".join(f"- {_md(t)}" for t in view.diff))
         left, right = st.columns([2, 3])
         with left:
             st.caption("Gold documents")
@@ -143,6 +147,18 @@ def draw_block(
 
 
 # --------------------------------------------------------------------------- cached numbers
+
+
+def costs(bundle: Bundle, datasets: tuple[str, ...]) -> dict[str, dict[str, dict[str, float]]]:
+    """Each dataset's run metadata (:func:`ui.data.run_metadata`); a dataset whose ir_metadata
+    cannot be read has none (the home page says why)."""
+    out = {}
+    for name in datasets:
+        try:
+            out[name] = data.run_metadata(bundle, name)
+        except InputError:
+            out[name] = {}
+    return out
 
 
 def fingerprint(bundle: Bundle, datasets: tuple[str, ...]) -> tuple:

@@ -110,6 +110,21 @@ def add_adhoc_args(cmd: argparse.ArgumentParser) -> None:
     cmd.add_argument("--split", help="evaluate only these query ids (one per line)")
     cmd.add_argument("--name", help="the bundle's and the dataset's name (default: adhoc)")
     cmd.add_argument("--metrics", help="the dataset's headline metrics, comma-separated")
+    cmd.add_argument(
+        "--group",
+        action="append",
+        default=[],
+        metavar="NAME=RUN,RUN,...",
+        help="runs of one model trained with several seeds (model names of --run); repeat it",
+    )
+    cmd.add_argument(
+        "--folds",
+        action="append",
+        default=[],
+        metavar="NAME=RUN,RUN,...",
+        help="runs of one cross-validated model, one per fold over the fold's queries (model "
+        "names of --run, which name the folds); repeat it",
+    )
 
 
 def adhoc_inputs(args: argparse.Namespace) -> AdhocInputs:
@@ -126,6 +141,17 @@ def adhoc_inputs(args: argparse.Namespace) -> AdhocInputs:
         if model in runs:
             raise InputError("--run", None, f"model {model!r} is given twice")
         runs[model] = path
+    groups: dict[str, object] = {}
+    given = [("--group", t) for t in getattr(args, "group", None) or []]
+    given += [("--folds", t) for t in getattr(args, "folds", None) or []]
+    for option, text in given:
+        name, sep, rest = text.partition("=")
+        if not sep or not name.strip():
+            raise InputError(option, None, f"{text!r}: expected NAME=RUN,RUN,...")
+        if name in groups:
+            raise InputError(option, None, f"group {name!r} is given twice")
+        members = [m.strip() for m in rest.split(",") if m.strip()]
+        groups[name] = members if option == "--group" else {m: m for m in members}
     return AdhocInputs(
         runs=runs,
         qrels=args.qrels,
@@ -134,4 +160,5 @@ def adhoc_inputs(args: argparse.Namespace) -> AdhocInputs:
         name=args.name,
         metrics=args.metrics,
         split=args.split,
+        groups=groups,
     )

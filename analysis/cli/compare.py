@@ -1,10 +1,21 @@
 """``compare``: paired statistics of two or more runs on the same qrels.
 
-``python -m analysis compare --qrels Q --run A --run B [--run C ...] [--metrics ...] [--split FILE]
-[--ties ...] [--out FILE]``: one row per pair of runs and metric (columns of
-:mod:`analysis.stats.runs`), written as CSV, Markdown, LaTeX or JSON by the extension of
-``--out`` (atomically); a Markdown table goes to stdout. Run names are the file stems (made
-unique). With three or more runs, Markdown and LaTeX also carry a ranx-style table: each run gets
+``python -m analysis compare --qrels Q --run [NAME=]A --run [NAME=]B [--run C ...] [--group
+NAME=RUN,RUN,...] [--folds NAME=RUN,RUN,...] [--metrics ...] [--split FILE] [--ties ...] [--out
+FILE] [--per-query FILE]``:
+one row per pair of runs and metric (columns of :mod:`analysis.stats.runs`), written as CSV,
+Markdown, LaTeX or JSON by the extension of ``--out`` (atomically); a Markdown table goes to
+stdout. Run names are given (``NAME=PATH``) or the file stems (made unique). A ``--group`` is
+one model trained with several seeds: its runs are compared as one entry, by their per-query
+seed means (``seeds_a``/``seeds_b`` say how many seeds), not one by one. A ``--folds`` group is
+one cross-validated model, a run per fold over that fold's queries: its runs are pooled into one
+(each query scored by the run of its fold; runs of two folds answering one query is an error)
+and compared on every query, its fold runs not on their own. ``--per-query FILE``
+writes ``query_id, metric, a, b, value_a, value_b, delta, summary`` for every pair, metric and
+query, ``summary`` being the written diff of the two rankings
+(:mod:`analysis.present.diffsummary`; a seed group's rankings are its first seed's, a fold
+group's those of each query's fold). With three or
+more runs, Markdown and LaTeX also carry a ranx-style table: each run gets
 a letter, and each mean lists the letters of the runs it beats significantly (Holm-adjusted
 randomization p < 0.05). Randomization p-values at their floor print as ``< 1/(B+1)``.
 """
@@ -31,7 +42,29 @@ ALPHA = 0.05
 def add_parsers(sub: argparse._SubParsersAction) -> None:
     cmd = sub.add_parser("compare", help="paired statistics of two or more runs on the same qrels")
     cmd.add_argument("--qrels", required=True, help="qrels (TREC qrels, STaRK QA CSV, table)")
-    cmd.add_argument("--run", action="append", required=True, help="a run file (give 2 or more)")
+    cmd.add_argument(
+        "--run",
+        action="append",
+        required=True,
+        metavar="[NAME=]PATH",
+        help="a run file, optionally named (give 2 or more; default name: the file name)",
+    )
+    cmd.add_argument(
+        "--group",
+        action="append",
+        default=[],
+        metavar="NAME=RUN,RUN,...",
+        help="runs of one model trained with several seeds (run names), compared by their "
+        "per-query seed means; repeat it for more groups",
+    )
+    cmd.add_argument(
+        "--folds",
+        action="append",
+        default=[],
+        metavar="NAME=RUN,RUN,...",
+        help="runs of one cross-validated model, one per fold over the fold's queries (run "
+        "names), pooled into one run and compared on every query; repeat it for more models",
+    )
     cmd.add_argument("--metrics", default=",".join(DEFAULT_METRICS), help="comma-separated metrics")
     cmd.add_argument("--split", help="evaluate only the query ids of this file (one per line)")
     cmd.add_argument("--ties", choices=TIE_POLICIES, default="trec_eval", help="tie policy")
@@ -41,6 +74,12 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     cmd.add_argument("--resamples", type=int, default=10_000, help="bootstrap/randomization B")
     cmd.add_argument("--seed", type=int, default=0, help="seed of the resampling")
     cmd.add_argument("--out", help="output file: .csv, .md, .tex or .json")
+    cmd.add_argument(
+        "--per-query",
+        metavar="FILE",
+        help="also write one row per query, pair and metric with a written diff of the two "
+        "rankings (.csv or .parquet)",
+    )
 
 
 def _names(paths: list[str]) -> list[str]:
@@ -54,49 +93,278 @@ def _names(paths: list[str]) -> list[str]:
     return out
 
 
-def run(args: argparse.Namespace) -> int:
-    from analysis.cli.evaluate import _load_qrels_columns, _load_run_columns
-    from analysis.core.metrics import evaluate_arrays, parse_metrics
-    from analysis.io.stark import read_split_ids
-    from analysis.stats.runs import compare_per_query
+def _runs(given: list[str]) -> dict[str, str]:
+    """``--run`` values -> ``{name: path}``: ``NAME=PATH`` keeps its name (an existing file
+    whose name holds ``=`` is a path), a bare path gets :func:`_names`' name.
 
-    if len(args.run) < 2:
+    Raises:
+        InputError: an empty name or path, a name given twice.
+    """
+    named: list[tuple[str | None, str]] = []
+    for text in given:
+        name, sep, path = text.partition("=")
+        if sep and not Path(text).is_file():
+            if not name.strip() or not path.strip():
+                raise InputError("--run", None, f"{text!r}: expected PATH or NAME=PATH")
+            named.append((name, path))
+        else:
+            named.append((None, text))
+    bare = iter(_names([p for n, p in named if n is None]))
+    out: dict[str, str] = {}
+    for name, path in named:
+        key = name if name is not None else next(bare)
+        if key in out:
+            raise InputError("--run", None, f"run name {key!r} is given twice")
+        out[key] = path
+    return out
+
+
+def _groups(
+    given: list[str], runs: dict[str, str], option: str = "--group", taken: dict | None = None
+) -> dict[str, list[str]]:
+    """``--group``/``--folds`` ``NAME=RUN,RUN,...`` values -> ``{name: [run, ...]}``;
+    ``taken``: the groups already parsed (a name or a run is in one group at most).
+
+    Raises:
+        InputError: not NAME=RUN,RUN, fewer than two runs, an unknown run, a name taken, a run
+            already in a group.
+    """
+    out: dict[str, list[str]] = {}
+    owner = {m: g for g, ms in (taken or {}).items() for m in ms}
+    for text in given:
+        name, sep, rest = text.partition("=")
+        members = [m.strip() for m in rest.split(",") if m.strip()]
+        if not sep or not name.strip() or len(set(members)) < 2:
+            raise InputError(option, None, f"{text!r}: expected NAME=RUN,RUN,... (2+ runs)")
+        unknown = [m for m in members if m not in runs]
+        if unknown:
+            known = ", ".join(runs)
+            raise InputError(option, None, f"{text!r}: no run named {unknown[0]!r} ({known})")
+        if name in runs or name in out or name in (taken or {}):
+            raise InputError(option, None, f"{text!r}: the name {name!r} is already taken")
+        twice = [m for m in members if m in owner]
+        if twice:
+            raise InputError(option, None, f"{text!r}: run {twice[0]!r} is already in group "
+                                           f"{owner[twice[0]]!r}")  # fmt: skip
+        out[name] = list(dict.fromkeys(members))
+        owner.update(dict.fromkeys(out[name], name))
+    return out
+
+
+def _sources(runs: dict[str, str], folds: dict[str, list[str]]) -> dict[str, list[str]]:
+    """What is evaluated: each run not in a fold group (its path), and each fold group (its
+    runs' paths, pooled), at the place of its first run."""
+    owner = {m: g for g, ms in folds.items() for m in ms}
+    out: dict[str, list[str]] = {}
+    for name, path in runs.items():
+        group = owner.get(name)
+        if group is None:
+            out[name] = [path]
+        elif group not in out:
+            out[group] = [runs[m] for m in folds[group]]
+    return out
+
+
+def _check_out(args: argparse.Namespace, runs: dict[str, str]) -> None:
+    from analysis.io.atomic import refuse_overwrite
+
+    inputs = [*runs.values(), args.qrels, *([args.split] if args.split else [])]
+    out = Path(args.out) if args.out else None
+    if out is not None:
+        refuse_overwrite(out, inputs)
+        if out.suffix.lower() not in FORMATS:
+            raise InputError(out, None, f"unknown output format (use {', '.join(FORMATS)})")
+    if args.per_query:
+        per = Path(args.per_query)
+        refuse_overwrite(per, inputs)
+        if per.suffix.lower() not in (".csv", ".parquet"):
+            raise InputError(per, None, "unknown output format (use .csv or .parquet)")
+        if out is not None and per.resolve() == out.resolve():
+            raise InputError(per, None, "--per-query and --out name the same file")
+
+
+def run(args: argparse.Namespace) -> int:
+    from analysis.cli.evaluate import _load_qrels_columns
+    from analysis.core.metrics import parse_metrics
+    from analysis.io.stark import read_split_ids
+    from analysis.stats.runs import compare_per_query, seed_matrices, seed_means
+
+    runs = _runs(args.run)
+    if len(runs) < 2:
         raise InputError("--run", None, "compare needs at least two runs (--run A --run B)")
+    groups = _groups(args.group, runs)
+    folds = _groups(args.folds, runs, "--folds", groups)
+    sources = _sources(runs, folds)
     try:
         metrics = [m.label for m in parse_metrics(args.metrics)]
     except ValueError as exc:
         raise InputError("--metrics", None, str(exc)) from None
     if args.resamples < 1:
         raise InputError("--resamples", None, "must be at least 1")
-    out = Path(args.out) if args.out else None
-    if out is not None:
-        from analysis.io.atomic import refuse_overwrite
-
-        refuse_overwrite(out, [*args.run, args.qrels, *([args.split] if args.split else [])])
-        if out.suffix.lower() not in FORMATS:
-            raise InputError(out, None, f"unknown output format (use {', '.join(FORMATS)})")
+    _check_out(args, runs)
     split = read_split_ids(args.split) if args.split else None
     qrels = _load_qrels_columns(args.qrels)
-    names = _names(args.run)
-    values = {}
-    notes: list[str] = []
-    for name, path in zip(names, args.run, strict=True):
-        _, columns, warnings, _ = evaluate_arrays(
-            *_load_run_columns(path, args.ties), qrels, metrics, ties=args.ties,
-            relevance_threshold=args.relevance_threshold, split=split,
-        )  # fmt: skip
-        values[name] = {m: columns[m] for m in metrics}
-        notes += [f"{name}: {w}" for w in warnings]
-    table = compare_per_query(values, metrics, n_resamples=args.resamples, seed=args.seed)
+    ids, values, notes = _evaluate(args, sources, metrics, split, qrels)
+    plain = {r: {m: v[m] for m in metrics} for r, v in values.items()}
+    entries, seeds = seed_means(plain, groups)
+    if len(entries) < 2:
+        raise InputError("--group", None, "the groups leave fewer than two models to compare")
+    table = compare_per_query(entries, metrics, n_resamples=args.resamples, seed=args.seed,
+                              seeds=seeds, per_seed=seed_matrices(plain, groups))  # fmt: skip
+    names = list(entries)
     print(to_markdown(table, names, metrics))
-    for note in notes:
+    for note in [*notes, *seed_notes(table)]:
         print(note)
-    if out is not None:
+    if args.out:
         from analysis.cli._output import atomic_write_text
 
-        text = render(table, names, metrics, out.suffix.lower())
-        atomic_write_text(out, text)
+        text = render(table, names, metrics, Path(args.out).suffix.lower())
+        atomic_write_text(Path(args.out), text)
+    if args.per_query:
+        from analysis.cli._output import write_frame
+
+        bounds = _seed_bounds(values, groups, metrics)
+        frame = per_query_rows(args, sources, groups, (ids, entries, bounds), metrics)
+        write_frame(frame, Path(args.per_query))
     return 0
+
+
+def seed_notes(table: pd.DataFrame) -> list[str]:
+    """A line per row with a seed group: how many seed pairs (a seed of A, a seed of B) give
+    ``mean(a - b)`` another sign than the seed means do."""
+    out = []
+    for r in table.loc[table["seed_pairs"] > 1].to_dict("records"):
+        flips, pairs = int(r["seed_flips"]), int(r["seed_pairs"])
+        said = f"{flips} of {pairs}" if flips else "none of the"
+        out.append(f"{r['metric']}, {r['a']} - {r['b']}: {said} seed pairs give the difference "
+                   "another sign than the seed means do.")  # fmt: skip
+    return out
+
+
+def _evaluate(args, sources, metrics, split, qrels) -> tuple[list[str], dict, list[str]]:
+    """Every source's per-query values (a run's, or a fold group's pooled runs'; and tie
+    bounds with ``--per-query``), the query ids and the data-check notes."""
+    from analysis.core.metrics import evaluate_arrays
+
+    values: dict[str, dict[str, object]] = {}
+    notes: list[str] = []
+    ids: list[str] = []
+    for name, paths in sources.items():
+        qids, columns, warnings, _ = evaluate_arrays(
+            *_pooled_columns(name, paths, args.ties), qrels, metrics, ties=args.ties,
+            relevance_threshold=args.relevance_threshold, split=split,
+            diagnostics=bool(args.per_query),
+        )  # fmt: skip
+        ids = [str(q) for q in qids.to_pylist()]
+        values[name] = dict(columns)
+        notes += [f"{name}: {w}" for w in warnings]
+    return ids, values, notes
+
+
+def _pooled_columns(name: str, paths: list[str], ties: str) -> tuple:
+    """A run's columns, or a fold group's runs' columns end to end (the runs answer disjoint
+    queries).
+
+    Raises:
+        InputError: two fold runs that answer the same query.
+    """
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from analysis.cli.evaluate import _load_run_columns
+
+    parts = [_load_run_columns(path, ties) for path in paths]
+    if len(parts) == 1:
+        return parts[0]
+    owner: dict[str, str] = {}
+    for path, (queries, _, _) in zip(paths, parts, strict=True):
+        for query in pc.unique(queries).to_pylist():
+            if owner.setdefault(str(query), path) != path:
+                raise InputError(path, None, f"fold group {name!r}: query {query!r} is also "
+                                             f"answered by {owner[str(query)]}")  # fmt: skip
+
+    def chunks(column: int) -> pa.ChunkedArray:
+        out = []
+        for part in parts:
+            ids = part[column]
+            for chunk in ids.chunks if isinstance(ids, pa.ChunkedArray) else [ids]:
+                plain = chunk.dictionary_decode() if pa.types.is_dictionary(chunk.type) else chunk
+                out.append(plain.cast(pa.large_string()))
+        return pa.chunked_array(out, type=pa.large_string())
+
+    return chunks(0), chunks(1), np.concatenate([part[2] for part in parts])
+
+
+def _seed_bounds(values: dict, groups: dict, metrics: list[str]) -> dict[str, dict]:
+    """Tie bounds ``<metric>_min/_max`` of every compared entry (a group's: its seeds' mean)."""
+    from analysis.stats.runs import seed_means
+
+    wanted = [f"{m}_{end}" for m in metrics for end in ("min", "max")]
+    known = {r: {c: v[c] for c in wanted if c in v} for r, v in values.items()}
+    if not all(len(v) == len(wanted) for v in known.values()):
+        return {}
+    return seed_means(known, groups)[0]
+
+
+def per_query_rows(
+    args: argparse.Namespace,
+    sources: dict[str, list[str]],
+    groups: dict[str, list[str]],
+    evaluated: tuple[list[str], dict, dict],
+    metrics: list[str],
+) -> pd.DataFrame:
+    """``query_id, metric, a, b, value_a, value_b, delta, summary`` for every pair of compared
+    entries (a seed group's values are its seed means; its rankings, in the written diff,
+    those of its first seed; a fold group's rankings its fold runs') and metric; the written
+    diff of :mod:`analysis.present.diffsummary` with the metric's cutoff as k (10 for metrics
+    without one). ``sources``: the run files of each evaluated name."""
+    import itertools
+
+    import pandas as pd
+
+    from analysis.core.metrics import parse_metric, rank_run
+    from analysis.io import load_qrels, load_run
+    from analysis.present.diffsummary import query_diffs, query_summaries
+
+    ids, entries, bounds = evaluated
+    shown = {g: ms[0] for g, ms in groups.items()}
+    ranked = {}
+    for entry in entries:
+        paths = sources[shown.get(entry, entry)]
+        frames = [load_run(p) for p in paths]
+        run = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
+        ranked[entry] = rank_run(run, args.ties)
+    qrels = load_qrels(args.qrels)
+    frames = []
+    for a, b in itertools.combinations(entries, 2):
+        diffs: dict[int, dict] = {}
+        for metric in metrics:
+            k = parse_metric(metric).k or 10
+            if k not in diffs:
+                diffs[k] = query_diffs((ranked[a], ranked[b]), qrels, ids, k=k, ties=args.ties,
+                                       threshold=args.relevance_threshold)  # fmt: skip
+            rows = _pair_rows(ids, metric, (a, b), entries, bounds)
+            rows["summary"] = query_summaries(diffs[k], rows, metric).to_numpy()
+            frames.append(rows[["query_id", "metric", "a", "b", "value_a", "value_b", "delta",
+                                "summary"]])  # fmt: skip
+    return pd.concat(frames, ignore_index=True)
+
+
+def _pair_rows(
+    ids: list[str], metric: str, pair: tuple[str, str], entries: dict, bounds: dict
+) -> pd.DataFrame:
+    """One pair's values of ``metric`` per query, with the tie bounds the diff reads."""
+    import pandas as pd
+
+    a, b = pair
+    rows = pd.DataFrame({"query_id": ids, "metric": metric, "a": a, "b": b})
+    rows["value_a"], rows["value_b"] = entries[a][metric], entries[b][metric]
+    rows["delta"] = rows["value_a"] - rows["value_b"]
+    for side, name in (("a", a), ("b", b)):
+        for end in ("min", "max"):
+            rows[f"{side}_{end}"] = bounds.get(name, {}).get(f"{metric}_{end}", float("nan"))
+    return rows
 
 
 def _p(value: float, bound: bool) -> str:
@@ -116,7 +384,8 @@ def _display_rows(table: pd.DataFrame) -> list[list[str]]:
     for r in table.to_dict("records"):
         rows.append(
             [
-                r["metric"], r["a"], r["b"], str(r["n"]), _num(r["mean_a"]), _num(r["mean_b"]),
+                r["metric"], r["a"], r["b"], str(r["seeds_a"]), str(r["seeds_b"]), str(r["n"]),
+                _num(r["mean_a"]), _num(r["mean_b"]),
                 _num(r["delta"]), _num(r["ci_low"]), _num(r["ci_high"]), str(r["wins"]),
                 str(r["ties"]), str(r["losses"]), _p(r["p_t"], False),
                 _p(r["p_wilcoxon"], False), _p(r["p_randomization"], r["p_floor"]),

@@ -173,7 +173,10 @@ def _cmd_evaluate_bundle(args: argparse.Namespace) -> int:
     """``evaluate --bundle DIR --dataset NAME [--split NAME]``: every model of one dataset, one
     row per (model, query): ``model, query_id, <metrics>`` (+ diagnostics and, for datasets with
     coordinates, the geo columns with ``--diagnostics``). The same per-query table as the app's
-    (:func:`analysis.stats.perquery.per_query_table`), so the means agree."""
+    (:func:`analysis.stats.perquery.per_query_table`), so the means agree: a run group of the
+    manifest has rows of its own (a seed group's values are its per-query seed means, with
+    ``<metric>_seed_sd``, the seeds' standard deviation; a fold group's the run of each query's
+    fold), and a fold group adds the ``fold`` column."""
     from analysis.io.audits import run_audits
     from analysis.io.bundle import bundle_files, load_dataset, load_model_run, read_manifest
     from analysis.stats.perquery import per_query_table
@@ -204,15 +207,18 @@ def _cmd_evaluate_bundle(args: argparse.Namespace) -> int:
         relevance_threshold=spec.relevance_threshold,
         headline=spec.metrics,
         entities=ds.entities if spec.family == "spatial" else None,
+        groups=spec.groups,
     )
     labels = [m.label for m in metrics]
     keep = ["model", "query_id", *labels]
+    keep += [c for c in table.columns if c == "fold" or str(c).startswith("fold (")]
+    keep += [f"{m}_seed_sd" for m in labels if f"{m}_seed_sd" in table.columns]
     if args.diagnostics:
         skip = set(ds.queries.columns) | {"dataset", "n_gold_bucket", "query_length"}
         keep += [c for c in table.columns if c not in keep and c not in skip]
     split = ds.split or "all"
     print(f"dataset {spec.name}, split {split}: {table['query_id'].nunique()} queries")
-    width = max(len(x) for x in ["model", *runs])
+    width = max(len(x) for x in ["model", *runs, *spec.groups])
     print(f"{'model':<{width}}  " + "  ".join(f"{m:>10}" for m in labels))
     for model, group in table.groupby("model", sort=False):
         print(f"{model:<{width}}  " + "  ".join(f"{group[m].mean():10.4f}" for m in labels))

@@ -11,6 +11,11 @@ A bundle here is the documented bundle format (``bundle.toml`` + Parquet, see
     <name>/split/<split>.index   when a split is given (the dataset's default split)
     <name>/runs/<model>.parquet  query_id, doc_id, score (+ rank for runs that have only ranks)
 
+Run groups (``groups``: ``{"dense": ["dense-s1", "dense-s2"]}`` for seeds, ``{"ltr": {"f1":
+"ltr-f1", "f2": "ltr-f2"}}`` for folds, whose queries are those each fold's run answers) and
+numbers per run or group (``metadata``: ``{"bm25": {"latency_ms": 4.2}}``) go into the
+manifest as ``groups`` and ``run_metadata`` (:mod:`analysis.io.groups`).
+
 Runs and qrels are read by :mod:`analysis.io.objects` (paths, DataFrames, dicts, ranx,
 PyTerrier and ir_datasets objects) and written with every row they were given: duplicates and
 queries missing from a run stay, so the app's data checks report them as they would for the
@@ -54,12 +59,13 @@ import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict, Unpack
 
 from analysis.core.errors import InputError
 from analysis.core.names import parse_metrics
 from analysis.io.bundle import DEFAULT_METRICS
 from analysis.io.dicts import shown
+from analysis.io.groups import parse_groups, parse_run_metadata
 from analysis.io.importers._write import (
     ImportedDataset,
     ImportResult,
@@ -100,6 +106,9 @@ class AdhocInputs:
         split: the query ids to evaluate: a split file (one id per line, e.g. STaRK's
             ``split/test.index``; the split is named after the file) or an iterable of ids
             (named ``split``).
+        groups: run groups of one model, ``{name: [run, ...]}`` (seeds) or ``{name: {fold:
+            run}}`` (folds); runs named as in ``runs``.
+        metadata: numbers per run or group, ``{model: {"latency_ms": 4.2, ...}}``.
     """
 
     runs: Mapping[str, object]
@@ -109,12 +118,27 @@ class AdhocInputs:
     name: str | None = None
     metrics: Sequence[str] | str | None = None
     split: str | Path | Iterable[object] | None = None
+    groups: Mapping[str, object] | None = None
+    metadata: Mapping[str, Mapping[str, float]] | None = None
 
     def paths(self) -> list[Path]:
         """The input files among the inputs (an output must lie outside them)."""
         runs = list(self.runs.values()) if isinstance(self.runs, Mapping) else []
         given = [*runs, self.qrels, self.queries, self.entities, self.split]
         return [Path(x) for x in given if isinstance(x, str | Path)]
+
+
+class AdhocOptions(TypedDict, total=False):
+    """The optional fields of :class:`AdhocInputs`, as keyword arguments of
+    :func:`save_bundle` and :func:`analysis.dashboard` (each documented there)."""
+
+    queries: object | None
+    entities: object | None
+    name: str | None
+    metrics: Sequence[str] | str | None
+    split: str | Path | Iterable[object] | None
+    groups: Mapping[str, object] | None
+    metadata: Mapping[str, Mapping[str, float]] | None
 
 
 def run_argument(text: str) -> tuple[str, str]:
@@ -227,6 +251,29 @@ def _split(split: object) -> tuple[str, list[str]] | None:
     return "split", ids
 
 
+def _groups(inputs: AdhocInputs, models: list[str]) -> tuple[dict, dict]:
+    """The run groups and run metadata of the inputs, checked as a manifest's are."""
+
+    def fail(message: str) -> InputError:
+        return InputError("groups", None, message)
+
+    def no_files(what: str, path: str) -> Path:
+        raise fail(f"{what}: fold query files are for manifests")
+
+    raw: dict[str, dict] = {}
+    for name, value in (inputs.groups or {}).items():
+        if isinstance(value, Mapping):
+            raw[str(name)] = {"folds": {str(k): str(v) for k, v in value.items()}}
+        elif isinstance(value, Iterable) and not isinstance(value, str):
+            raw[str(name)] = {"seeds": [str(m) for m in value]}
+        else:
+            raise fail(f"group {name!r}: give a list of runs (seeds) or {{fold: run}} (folds)")
+    groups = parse_groups(raw, models, fail, no_files)
+    meta = {str(m): dict(v) for m, v in (inputs.metadata or {}).items()}
+    metadata_fail = lambda message: InputError("metadata", None, message)  # noqa: E731
+    return groups, parse_run_metadata(meta, [*models, *groups], metadata_fail)
+
+
 def _family(queries: pd.DataFrame, entities: pd.DataFrame | None) -> str:
     """``spatial`` when entities and queries have ``lat, lon`` (checked: WGS84 degrees or
     missing), else ``generic``."""
@@ -304,6 +351,7 @@ def adhoc_dataset(inputs: AdhocInputs) -> ImportedDataset:
         raise InputError(
             "split", None, f"none of the split's {len(split[1]):,} query ids is in the qrels"
         )
+    groups, run_metadata = _groups(inputs, list(runs))
     return ImportedDataset(
         name=name,
         family=family,
@@ -315,6 +363,8 @@ def adhoc_dataset(inputs: AdhocInputs) -> ImportedDataset:
         splits=dict([split]) if split else {},
         default_split=split[0] if split else None,
         crs="EPSG:4326" if family == "spatial" else None,
+        groups=groups,
+        run_metadata=run_metadata,
     )
 
 
@@ -337,25 +387,18 @@ def write_adhoc_bundle(inputs: AdhocInputs, out: str | Path) -> ImportResult:
 
 
 def save_bundle(
-    runs: Mapping[str, object],
-    qrels: object,
-    out: str | Path,
-    queries: object | None = None,
-    entities: object | None = None,
-    name: str | None = None,
-    metrics: Sequence[str] | str | None = None,
-    split: str | Path | Iterable[object] | None = None,
+    runs: Mapping[str, object], qrels: object, out: str | Path, **options: Unpack[AdhocOptions]
 ) -> Path:
-    """Write runs and qrels (and optional queries, entities, split) as a bundle folder ``out``
-    that the app opens and others can be given; the arguments are those of
-    :class:`AdhocInputs`. Returns ``out``.
+    """Write runs and qrels (and, as keywords, ``queries``, ``entities``, ``name``,
+    ``metrics``, ``split``, run ``groups`` and run ``metadata``: the fields of
+    :class:`AdhocInputs`) as a bundle folder ``out`` that the app opens and others can be
+    given. Returns ``out``.
 
     Raises:
         InputError: see :func:`write_adhoc_bundle`.
+        TypeError: a keyword that is not a field of :class:`AdhocInputs`.
     """
-    inputs = AdhocInputs(runs=runs, qrels=qrels, queries=queries, entities=entities,
-                         name=name, metrics=metrics, split=split)  # fmt: skip
-    return write_adhoc_bundle(inputs, out).out
+    return write_adhoc_bundle(AdhocInputs(runs=runs, qrels=qrels, **options), out).out
 
 
 def bundle_digest(folder: Path) -> str:

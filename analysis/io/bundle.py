@@ -22,6 +22,14 @@ Manifest (paths relative to the bundle folder; every key but the dataset table i
     crs = "EPSG:4326"                        # spatial: CRS of projected coordinates
     relevance_threshold = 1
 
+    [datasets.stark-amazon.groups.dense]     # runs of one model: seeds = [...] or folds = {...}
+    seeds = ["dense-s1", "dense-s2", "dense-s3"]
+
+    [datasets.stark-amazon.run_metadata]     # numbers per run or group (quality against cost)
+    bm25 = { latency_ms = 4.2, index_mb = 310 }
+
+Groups, run metadata and ir_metadata files beside runs: :mod:`analysis.io.groups`.
+
 A STaRK QA CSV (``id,query,answer_ids``) can serve as both ``queries`` and ``qrels``. Errors
 name the manifest and, for TOML syntax errors, the line.
 
@@ -49,6 +57,7 @@ from analysis.core.names import parse_metrics
 from analysis.io import load_entities, load_qrels, load_queries, load_run, stark, tables
 from analysis.io._text import parse_toml, read_text
 from analysis.io.confine import is_confined
+from analysis.io.groups import RunGroup, group_run, parse_groups, parse_run_metadata
 
 MANIFEST = "bundle.toml"
 ROOTS_ENV = "RETRIEVAL_DASHBOARD_DATA_ROOTS"
@@ -77,6 +86,8 @@ _KEYS = {
     "crs",
     "relevance_threshold",
     "description",
+    "groups",
+    "run_metadata",
 }
 
 
@@ -100,6 +111,27 @@ class DatasetSpec:
     crs: str | None = None
     relevance_threshold: int = 1
     description: str = ""
+    groups: dict[str, RunGroup] = field(default_factory=dict)
+    """Run groups (seeds or folds of one model): group name -> :class:`RunGroup`."""
+    run_metadata: dict[str, dict[str, float]] = field(default_factory=dict)
+    """The manifest's numbers per run or group (``latency_ms``, ``cost``, ...)."""
+
+    @property
+    def models(self) -> list[str]:
+        """The runs in manifest order, each group just before its first member."""
+        return ordered_models(list(self.runs), self.groups)
+
+
+def ordered_models(runs: Sequence[str], groups: dict[str, RunGroup]) -> list[str]:
+    """``runs`` with each group's name inserted just before its first member."""
+    before: dict[str, list[str]] = {}
+    for name, group in groups.items():
+        first = min(group.members, key=lambda m: runs.index(m) if m in runs else len(runs))
+        before.setdefault(first, []).append(name)
+    out: list[str] = []
+    for run in runs:
+        out += [*before.get(run, []), run]
+    return out + [g for g in groups if g not in out]
 
 
 @dataclass(frozen=True)
@@ -138,7 +170,8 @@ class Dataset:
 
     @property
     def models(self) -> list[str]:
-        return list(self.spec.runs)
+        """The runs and groups (:attr:`DatasetSpec.models`)."""
+        return self.spec.models
 
 
 def configured_roots() -> list[Path]:
@@ -156,6 +189,7 @@ def bundle_files(bundle: Bundle) -> list[Path]:
         out += [p for p in (*named, spec.metapaths, *spec.splits.values()) if p is not None]
         out += list(spec.runs.values())
         out += sorted({p.parent for p in spec.runs.values()})
+        out += [p for g in spec.groups.values() for p in g.fold_files]
     return out
 
 
@@ -297,6 +331,7 @@ def _dataset(
     threshold = body.get("relevance_threshold", 1)
     if not isinstance(threshold, int) or threshold < 1:
         raise fail("relevance_threshold must be an integer >= 1")
+    groups, run_metadata = _groups(body, list(runs), root, fail, confine)
     return DatasetSpec(
         name=name,
         family=family,
@@ -314,7 +349,28 @@ def _dataset(
         crs=body.get("crs"),
         relevance_threshold=threshold,
         description=str(body.get("description", "")),
+        groups=groups,
+        run_metadata=run_metadata,
     )
+
+
+def _groups(
+    body: dict,
+    runs: list[str],
+    root: Path,
+    fail: Callable[[str], InputError],
+    confine: Callable[[str, Path], Path],
+) -> tuple[dict[str, RunGroup], dict[str, dict[str, float]]]:
+    """The dataset's ``groups`` and ``run_metadata`` (:mod:`analysis.io.groups`); fold query
+    files must exist and be confined like every other file."""
+
+    def fold_file(what: str, value: str) -> Path:
+        if not (root / value).resolve().is_file():
+            raise fail(f"{what}: {value!r} is not a file")
+        return confine(what, root / value)
+
+    groups = parse_groups(body.get("groups"), runs, fail, fold_file)
+    return groups, parse_run_metadata(body.get("run_metadata"), [*runs, *groups], fail)
 
 
 def _runs(
@@ -413,7 +469,11 @@ def load_dataset(spec: DatasetSpec, split: str | None = None) -> Dataset:
 
 
 def load_model_run(spec: DatasetSpec, model: str) -> pd.DataFrame:
-    """The run of ``model`` in ``spec`` (any supported run format)."""
+    """The run of ``model`` in ``spec`` (any supported run format); for a group, the ranking
+    the pages show for it (:func:`analysis.io.groups.group_run`: a seed group's first seed, a
+    fold group's fold runs together)."""
+    if model in spec.groups:
+        return group_run(spec.groups[model], lambda m: load_model_run(spec, m))
     if model not in spec.runs:
         raise InputError(spec.name, None, f"no run for model {model!r}")
     return load_run(spec.runs[model])

@@ -45,13 +45,13 @@ import time
 import urllib.parse
 import urllib.request
 import webbrowser
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Unpack
 
 from analysis.core.errors import InputError, MissingDependency
-from analysis.io.adhoc import AdhocInputs, keyed_adhoc_bundle
+from analysis.io.adhoc import AdhocInputs, AdhocOptions, keyed_adhoc_bundle
 
 APP_EXTRA = "pip install 'retrieval-error-dashboard[app]'"
 ROOTS_ENV = "RETRIEVAL_DASHBOARD_DATA_ROOTS"
@@ -367,15 +367,14 @@ def serve_bundle(
 def dashboard(
     runs: Mapping[str, object],
     qrels: object,
-    queries: object | None = None,
-    entities: object | None = None,
-    name: str | None = None,
-    metrics: Sequence[str] | str | None = None,
-    split: str | Path | Iterable[object] | None = None,
+    *,
     port: int | None = None,
     open_browser: bool = False,
+    **options: Unpack[AdhocOptions],
 ) -> Dashboard:
     """Open the dashboard on runs and qrels held in a notebook; see the module docstring.
+    Every argument after ``qrels`` is a keyword (``options``: the fields of
+    :class:`analysis.io.adhoc.AdhocInputs`).
 
     Args:
         runs: model name -> run: a path (TREC, ranx JSON/``.lz4``, CSV/Parquet/JSONL, STaRK
@@ -394,6 +393,11 @@ def dashboard(
         split: evaluate only these query ids: a split file or an iterable of ids.
         port: the port on 127.0.0.1 (None or 0: a free one).
         open_browser: also open the URL in this machine's browser.
+        groups: runs of one model: ``{"dense": ["dense-s1", "dense-s2", "dense-s3"]}``
+            (seeds: compared by their per-query means) or ``{"ltr": {"f1": "ltr-f1", ...}}``
+            (folds, each run over its fold's queries); names of ``runs``.
+        metadata: numbers per run or group for the quality-against-cost chart,
+            ``{"bm25": {"latency_ms": 4.2, "index_mb": 310}}``.
 
     Returns:
         A :class:`Dashboard` (``.url``, ``.bundle``, ``.stop()``, ``.show()``).
@@ -402,19 +406,12 @@ def dashboard(
         MissingDependency: Streamlit is not installed (one line naming the extra).
         InputError: a run, qrels or other input that cannot be read, a port that is not one,
             a metric of a measure defined in the notebook (one line naming it).
+        TypeError: a keyword that is not one of the above.
     """
     require_app()
     _check_port(port)
-    _check_metrics(metrics)
-    inputs = AdhocInputs(
-        runs=runs,
-        qrels=qrels,
-        queries=queries,
-        entities=entities,
-        name=name,
-        metrics=metrics,
-        split=split,
-    )
+    _check_metrics(options.get("metrics"))
+    inputs = AdhocInputs(runs=runs, qrels=qrels, **options)
     folder = keyed_adhoc_bundle(inputs, adhoc_home())
     return serve_bundle(folder, port=port, open_browser=open_browser)
 

@@ -13,6 +13,13 @@ headline metric with
   model's value is higher / lower than the baseline's); the baseline's own counts are 0;
 * ``best``: the highest mean of the column (every tied best is marked).
 
+Run groups (:mod:`analysis.io.groups`) are rows of their own, beside their members (which stay
+rows): a seed group's mean is the mean of its per-query seed means, its CI the two-level
+bootstrap over queries and seeds (:func:`analysis.stats.groups.two_level_ci`), and its tests
+and counts use the per-query seed means; the row says how many seeds. A group is not tested
+against its own runs (those pairs are not in the Holm family). A fold group's row is
+the model's cross-validated run (each query scored by its fold's run) with the ordinary CI.
+
 Paired tests use the queries both models have a value for (in the per-query table every qrels
 query has a row for every model, missing ones scored 0). t-test edge cases: all differences
 zero gives p = 1; a constant non-zero difference gives p = 0; fewer than two queries gives no
@@ -40,6 +47,7 @@ import pandas as pd
 from analysis.core.errors import DataWarning
 from analysis.core.measures import card
 from analysis.stats import holm, mean_ci
+from analysis.stats.groups import group_members, with_two_level_cis
 
 __all__ = [
     "CHECK_COLUMNS",
@@ -102,7 +110,8 @@ def leaderboard(
     """The leaderboard of ONE dataset's per-query table (see the module docstring).
 
     Returns:
-        One row per model (``models`` order, default table order): ``model, letter, n`` and per
+        One row per model (``models`` order, default table order): ``model, letter, n, kind``
+        (``run``, ``seeds`` or ``folds``), ``runs`` (seeds or folds of a group, else 1) and per
         metric ``m``: ``m`` (mean), ``m ci_low``, ``m ci_high``, ``m sig`` (letters of the models
         it beats significantly, alphabetical), ``m best`` (bool), ``m improved`` and
         ``m degraded`` (queries above / below the baseline; NaN without a baseline).
@@ -128,11 +137,14 @@ def leaderboard(
     out = pd.DataFrame({"model": order, "letter": [letters[m] for m in order]})
     counts = rows.groupby("model")["query_id"].nunique()
     out["n"] = [int(counts.get(m, 0)) for m in order]
+    groups = group_members(table)
+    out["kind"], out["runs"] = _group_columns(groups, order)
     if rows.empty or not metrics:
         return out
     ci = mean_ci(rows, list(metrics), by=["model"], n_resamples=n_resamples, seed=seed)
     if "metric" not in ci.columns:
         ci = ci.assign(metric=metrics[0])
+    ci = with_two_level_cis(ci, table, n_resamples=n_resamples, seed=seed)
     for metric in metrics:
         part = ci.loc[ci["metric"] == metric].set_index("model")
         mean = part["mean"].reindex(order).to_numpy(dtype=float)
@@ -142,19 +154,36 @@ def leaderboard(
         top = np.nanmax(mean) if np.isfinite(mean).any() else np.nan
         out[f"{metric} best"] = np.isclose(mean, top, rtol=0, atol=1e-12)
         wide = _wide(rows, metric, order)
-        out[f"{metric} sig"] = _significance(wide, order, letters, alpha)
+        out[f"{metric} sig"] = _significance(wide, order, letters, alpha, _own(groups))
         improved, degraded = _against(wide, order, baseline)
         out[f"{metric} improved"] = improved
         out[f"{metric} degraded"] = degraded
     return out
 
 
+def _group_columns(groups: Mapping[str, tuple[str, list[str]]], order: list[str]) -> tuple:
+    """Each model's kind (``run``, ``seeds``, ``folds``) and its number of runs."""
+    kinds = [groups[m][0] if m in groups else "run" for m in order]
+    return kinds, [len(groups[m][1]) if m in groups else 1 for m in order]
+
+
+def _own(groups: Mapping[str, tuple[str, list[str]]]) -> set[frozenset[str]]:
+    """The (group, member) pairs: a group is not tested against its own runs."""
+    return {frozenset((name, m)) for name, (_, members) in groups.items() for m in members}
+
+
 def _significance(
-    wide: pd.DataFrame, order: list[str], letters: Mapping[str, str], alpha: float
+    wide: pd.DataFrame,
+    order: list[str],
+    letters: Mapping[str, str],
+    alpha: float,
+    skip: set[frozenset[str]] = frozenset(),  # type: ignore[assignment]
 ) -> list[str]:
     pairs, pvalues = [], []
     for i, a in enumerate(order):
         for b in order[i + 1 :]:
+            if frozenset((a, b)) in skip:
+                continue
             both = wide[[a, b]].dropna()
             pairs.append((a, b, both[a].mean() - both[b].mean()))
             pvalues.append(paired_t_pvalue(both[a].to_numpy(), both[b].to_numpy()))
@@ -189,7 +218,8 @@ def _cell(row: pd.Series, metric: str, baseline: str | None) -> str:
     if row[f"{metric} best"]:
         value = f"<b>{value}</b>"
     sig = html.escape(str(row[f"{metric} sig"]))
-    title = html.escape(f"{metric} = {mean:.4f}, 95% CI [{lo:.4f}, {hi:.4f}], n = {row['n']}")
+    how = " (queries and seeds resampled)" if row.get("kind") == "seeds" else ""
+    title = html.escape(f"{metric} = {mean:.4f}, 95% CI{how} [{lo:.4f}, {hi:.4f}], n = {row['n']}")
     parts = [value, f"<sup>{sig}</sup>" if sig else ""]
     parts.append(f'<br><small class="ci">[{lo:.3f}, {hi:.3f}]</small>')
     if baseline is not None and row["model"] != baseline:
@@ -218,7 +248,8 @@ def leaderboard_html(
     superscripts, the CI small under the mean (and in the cell's hover title), ``+i / −d``
     against the baseline, the metric's card as each metric header's hover text. Every text from
     data (model and dataset names) is HTML-escaped; the table carries ``data-dataset`` and each
-    row ``data-model``."""
+    row ``data-model``; a run group's name has ``n seeds, mean`` or ``n folds`` under it
+    (``<small data-kind="seeds">``)."""
     head = "".join(f"<th{_card_title(m)}>{html.escape(m)}</th>" for m in metrics)
     lines = [
         f'<table class="leaderboard" data-dataset="{html.escape(dataset)}"><thead><tr><th></th>'
@@ -227,6 +258,7 @@ def leaderboard_html(
     for _, row in board.iterrows():
         name = html.escape(str(row["model"]))
         mark = " (baseline)" if baseline is not None and row["model"] == baseline else ""
+        mark += _group_mark(row)
         cells = "".join(_cell(row, m, baseline) for m in metrics if m in board.columns)
         lines.append(
             f'<tr data-model="{name}"><td>{html.escape(str(row["letter"]))}</td>'
@@ -234,6 +266,16 @@ def leaderboard_html(
         )
     lines.append("</tbody></table>")
     return "".join(lines)
+
+
+def _group_mark(row: pd.Series) -> str:
+    """``n seeds`` (mean of the seeds) or ``n folds`` under a group's name."""
+    kind, runs = row.get("kind", "run"), int(row.get("runs", 1))
+    if kind == "seeds":
+        return f'<br><small class="group" data-kind="seeds">{runs} seeds, mean</small>'
+    if kind == "folds":
+        return f'<br><small class="group" data-kind="folds">{runs} folds</small>'
+    return ""
 
 
 def check_table(warnings: Mapping[tuple[str, str], Sequence[DataWarning]]) -> pd.DataFrame:

@@ -22,11 +22,12 @@ from analysis.core.measures import REGISTRY, dashboard_measures
 from analysis.core.metrics import TiePolicy, evaluate_run, parse_metrics
 from analysis.core.ranked import RankedRun, evaluate_run_ranked
 from analysis.geo import GeoIndex, geo_index, model_geo_columns, ranked_geo_columns
+from analysis.io.groups import RunGroup
 from analysis.stats import bucket_numeric, n_gold_bucket
 
 #: The cutoffs at which the per-query table holds every dashboard measure that takes one.
 CUTOFFS: tuple[int, ...] = (1, 5, 10, 20, 50, 100)
-_NOT_SLICES = {"query_id", "text", "lat", "lon", "model", "gold_poi_ids"}
+_NOT_SLICES = {"query_id", "text", "lat", "lon", "model", "gold_poi_ids", "seeds", "run_group"}
 MAX_CATEGORIES = 200
 
 
@@ -66,8 +67,14 @@ def per_query_table(
     relevance_threshold: int = 1,
     headline: Sequence[str] = (),
     entities: pd.DataFrame | None = None,
+    groups: Mapping[str, RunGroup] | None = None,
 ) -> tuple[pd.DataFrame, dict[str, list[DataWarning]]]:
     """Evaluate every run of one dataset and join the query slices.
+
+    ``groups`` (run groups of the dataset: seeds or folds of one model) add one row per group
+    and query, a ``seeds`` column and fold slice columns
+    (:func:`analysis.stats.groups.add_group_rows`; the per-query seed spread
+    ``<metric>_seed_sd`` for the ``headline`` metrics).
 
     ``headline`` names the dataset's own metrics: the "more gold than k" warning is kept only
     for the recall cutoffs among them and the saved-depth warnings only for them (the table has
@@ -114,6 +121,11 @@ def per_query_table(
     if "query_type" in table.columns:
         table["query_type"] = table["query_type"].fillna("unknown").astype("str")
     table["n_gold_bucket"] = n_gold_bucket(table["n_gold"]).astype("str")
+    if groups:
+        from analysis.stats.groups import add_group_rows
+
+        spread = [m.name for m in parse_metrics(list(headline))] if headline else []
+        table = add_group_rows(table, groups, spread=spread)
     return table, warnings
 
 

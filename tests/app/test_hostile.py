@@ -32,6 +32,7 @@ PAGES = [
     ("5_Report.py", {"present": "1", "slide": "3"}),
     ("6_Analyses.py", {}),
     ("7_Open_data.py", {}),
+    ("8_Every_model.py", {}),
 ]  # fmt: skip
 
 

@@ -45,6 +45,7 @@ import pyarrow.parquet as pq
 
 from analysis.core import progress
 from analysis.core.errors import InputError
+from analysis.io.groups import RunGroup
 
 _SAFE = re.compile(r"[^\w.-]+")
 #: The longest model file stem, in UTF-8 bytes (file systems allow 255 for a whole name).
@@ -74,6 +75,8 @@ class ImportedDataset:
     crs: str | None = None
     description: str = ""
     summaries: dict[str, dict] = field(default_factory=dict)
+    groups: dict[str, RunGroup] = field(default_factory=dict)
+    run_metadata: dict[str, dict[str, float]] = field(default_factory=dict)
 
 
 @dataclass
@@ -236,7 +239,27 @@ def _manifest(name: str, description: str, datasets: Sequence[ImportedDataset]) 
         else:
             lines.append("runs = {}")
         lines.append("metrics = [" + ", ".join(_toml_str(m) for m in ds.metrics) + "]")
+        lines += _group_lines(ds)
     return "\n".join(lines) + "\n"
+
+
+def _group_lines(ds: ImportedDataset) -> list[str]:
+    """The dataset's ``groups`` and ``run_metadata`` tables (:mod:`analysis.io.groups`)."""
+    lines: list[str] = []
+    for name, group in ds.groups.items():
+        lines += ["", f"[datasets.{_toml_key(ds.name)}.groups.{_toml_key(name)}]"]
+        if group.kind == "seeds":
+            lines.append("seeds = [" + ", ".join(_toml_str(m) for m in group.members) + "]")
+        else:
+            pairs = zip(group.folds, group.members, strict=True)
+            items = ", ".join(f"{_toml_key(f)} = {_toml_str(m)}" for f, m in pairs)
+            lines.append(f"folds = {{ {items} }}")
+    if ds.run_metadata:
+        lines += ["", f"[datasets.{_toml_key(ds.name)}.run_metadata]"]
+        for model, numbers in ds.run_metadata.items():
+            items = ", ".join(f"{_toml_key(k)} = {float(v)!r}" for k, v in numbers.items())
+            lines.append(f"{_toml_key(model)} = {{ {items} }}")
+    return lines
 
 
 def write_bundle(

@@ -15,6 +15,7 @@ from analysis.core.metrics import TIE_POLICIES, rank_run
 from analysis.io.atomic import atomic_write_text
 from analysis.io.audits import run_audits
 from analysis.io.bundle import Dataset, load_dataset, load_model_run, read_manifest
+from analysis.io.groups import run_metadata
 from analysis.present.report.annotations import annotation_blocks, open_store
 from analysis.present.report.content import build_content
 from analysis.present.report.document import render_html
@@ -46,6 +47,8 @@ def _load(
         spec = bundle.datasets[name]
         ds = load_dataset(spec, split)
         runs = {model: load_model_run(spec, model) for model in spec.runs}
+        for group in spec.groups:  # the ranking shown for a group (its first seed, its folds)
+            runs_by[(name, group)] = load_model_run(spec, group)
         table, found = per_query_table(
             ds.queries,
             ds.qrels,
@@ -56,6 +59,7 @@ def _load(
             relevance_threshold=spec.relevance_threshold,
             headline=spec.metrics,
             entities=ds.entities,
+            groups=spec.groups,
         )  # type: ignore[arg-type]
         frames.append(table)
         loaded[name] = ds
@@ -153,7 +157,13 @@ def bundle_content(
         ties=ties,
         splits={n: loaded[n].split or "all" for n in names},
         model_names=bundle.models,  # type: ignore[attr-defined]
+        costs={n: _costs(loaded[n].spec) for n in names},
     )
+
+
+def _costs(spec) -> dict[str, dict[str, float]]:
+    """The run metadata of a dataset (:func:`analysis.io.groups.run_metadata`)."""
+    return run_metadata(spec.runs, spec.run_metadata, spec.groups)
 
 
 def build_report(bundle_dir: Path, **options: object) -> str:

@@ -12,7 +12,9 @@ from analysis.core.errors import DataWarning
 from analysis.io.bundle import Dataset
 from analysis.present.analyses_report import INTRO as ANALYSES_INTRO
 from analysis.present.analyses_report import ReportPart, analyses_parts, depth_of
+from analysis.present.groups import fold_table
 from analysis.present.palette import model_colours
+from analysis.present.pareto import cost_keys, pareto_figure, pareto_points
 from analysis.present.report.annotations import annotations_section
 from analysis.present.report.examples import pick_examples
 from analysis.present.report.figures import (
@@ -50,6 +52,7 @@ from analysis.present.report.tables import (
     worst_slices_table,
 )
 from analysis.stats import holm
+from analysis.stats.groups import fold_summary, group_members
 from analysis.stats.paired import holm_bounds
 
 __all__ = ["build_content"]
@@ -83,6 +86,7 @@ def build_content(
     analyses: AnalysesOf | None = None,
     annotations: Mapping[str, Sequence[Block]] | None = None,
     model_names: Sequence[str] = (),
+    costs: Mapping[str, Mapping[str, Mapping[str, float]]] | None = None,
 ) -> ReportContent:
     """Compute every section of the report from a per-query table.
 
@@ -115,6 +119,11 @@ def build_content(
         model_names: every model name of the bundle: each model gets the colour of its name
             among them (:func:`~analysis.present.palette.model_colours`), the same in every
             report, page and export of the bundle.
+        costs: dataset -> model -> its numbers (``latency_ms``, ... :func:`analysis.io.groups.
+            run_metadata`); the "Quality against cost" section shows the report metric
+            against the first key two models have (:func:`analysis.present.pareto.cost_keys`),
+            and is left out when no dataset has one. A dataset with a fold group (a ``fold``
+            column in ``table``) gets its "Metrics per fold" table.
     """
     warnings = warnings or {}
     present = set(table["dataset"].astype(str)) if not table.empty else set()
@@ -158,9 +167,11 @@ def build_content(
 
     sections = [
         _leaderboard_section(board, pvalues, shown, datasets, chosen, colours),
+        *_folds_section(table, datasets, shown, (n_resamples, seed)),
+        *_costs_section(per, datasets, costs or {}, table),
         _slices_section(per, datasets, model_a, colours),
         _compare_section(comp, deltas, model_a, model_b),
-        _queries_section(per, datasets, model_a, model_b, dataset, ranked, top_queries),
+        _queries_section(per, datasets, (model_a, model_b), dataset, ranked, top_queries, table),
         _causes_section(causes, warnings, datasets),
     ]
     found: dict[str, tuple[ReportPart, ...]] = {}
@@ -181,7 +192,9 @@ def build_content(
         sections.append(cards)
     views = {
         (b.query.dataset, b.query.query_id): b.query
-        for b in sections[3].blocks
+        for section in sections
+        if section.key == "worst-queries"
+        for b in section.blocks
         if b.kind == "query" and b.query is not None
     }
     examples = pick_examples(per, datasets, model_a, model_b, views, dataset, ranked)
@@ -237,6 +250,68 @@ def _leaderboard_section(board, pvalues, shown, datasets, chosen, colours) -> Se
             ),
         ),
     )
+
+
+def _folds_section(table, datasets, shown, resampling: tuple[int, int]) -> list[Section]:
+    """ "Metrics per fold": per dataset with a fold group (a ``fold`` slice column), every
+    model's shown metrics on each fold's queries and pooled
+    (:func:`analysis.stats.groups.fold_summary`); left out without fold groups."""
+    n_resamples, seed = resampling
+    blocks: list[Block] = []
+    for i, name in enumerate(datasets):
+        rows = table.loc[table["dataset"] == name]
+        columns = [c for c in rows.columns if c == "fold" or str(c).startswith("fold (")]
+        columns = [c for c in columns if rows[c].notna().any()]
+        models = list(dict.fromkeys(rows["model"].astype(str)))
+        metrics = [m for m in shown[name] if m in rows.columns]
+        for j, column in enumerate(columns):
+            summary = fold_summary(rows, column, metrics, models, n_resamples=n_resamples,
+                                   seed=seed)  # fmt: skip
+            blocks.append(Block(
+                f"folds-{i}-{j}-{slug(name)}", "table", f"Metrics per fold on {name} ({column})",
+                table=fold_table(summary, metrics), dataset=name,
+                caption="Mean and 95% bootstrap CI on each fold's queries, then pooled.",
+            ))  # fmt: skip
+    if not blocks:
+        return []
+    intro = ("Cross-validation: each metric on the queries of each fold and on all of them "
+             "pooled, for every model. A fold group's value of a query is that of the run of "
+             "the query's fold; a model's spread over the folds shows how much its mean depends "
+             "on the split.")  # fmt: skip
+    return [Section("folds", "Metrics per fold", intro, tuple(blocks))]
+
+
+def _costs_section(per, datasets, costs, table) -> list[Section]:
+    """ "Quality against cost": per dataset with numbers, the report metric against the first
+    cost key (:mod:`analysis.present.pareto`), with the points as a table."""
+    blocks: list[Block] = []
+    for i, name in enumerate(datasets):
+        keys = cost_keys(costs.get(name, {}))
+        if not keys:
+            continue
+        metric, key = per[name].metric, keys[0]
+        board = per[name].board.loc[per[name].board["metric"] == metric]
+        wide = pd.DataFrame({"model": board["model"], metric: board["mean"],
+                             f"{metric} ci_low": board["ci_low"],
+                             f"{metric} ci_high": board["ci_high"]})  # fmt: skip
+        groups = group_members(table.loc[table["dataset"] == name])
+        members = {m: g for g, (kind, runs) in groups.items() if kind == "seeds" for m in runs}
+        points = pareto_points(wide, costs[name], metric, key, members=members)
+        front = ", ".join(points.loc[points["front"], "model"])
+        blocks += [
+            Block(f"costs-{i}-{slug(name)}", "figure", f"{metric} against {key} on {name}",
+                  figure=pareto_figure(points, metric, key), dataset=name,
+                  caption=f"Mean and 95% CI against {key} (lower is better); dashed: the "
+                  f"Pareto front ({front}); a seed group's runs small and faded."),
+            Block(f"costs-table-{i}-{slug(name)}", "table", f"Points of {name}",
+                  table=points.rename(columns={"cost": key, "value": metric}), dataset=name),
+        ]  # fmt: skip
+    if not blocks:
+        return []
+    intro = ("Each model's mean of the report metric (95% CI) against a number of its run from "
+             "the bundle's run_metadata or ir_metadata beside the runs: the trade-off a paper "
+             "reports, and the models no other model beats on both.")  # fmt: skip
+    return [Section("costs", "Quality against cost", intro, tuple(blocks))]
 
 
 def _slices_section(per, datasets, model_a, colours) -> Section:
@@ -332,7 +407,8 @@ def _compare_section(comp, deltas, model_a, model_b) -> Section:
     )
 
 
-def _queries_section(per, datasets, model_a, model_b, dataset, ranked, top_queries) -> Section:
+def _queries_section(per, datasets, models, dataset, ranked, top_queries, table) -> Section:
+    model_a, model_b = models
     blocks: list[Block] = []
     for i, name in enumerate(datasets):
         rows = per[name].worst_queries
@@ -356,7 +432,9 @@ def _queries_section(per, datasets, model_a, model_b, dataset, ranked, top_queri
         )
         if dataset is None or ranked is None:
             continue
-        for j, view in enumerate(query_views(name, head, dataset(name), ranked, model_a, b)):
+        rows = table.loc[table["dataset"] == name]
+        views = query_views(name, head, dataset(name), ranked, model_a, b, rows)
+        for j, view in enumerate(views):
             blocks.append(
                 Block(
                     f"query-{i}-{j}-{slug(name)}",
@@ -364,7 +442,8 @@ def _queries_section(per, datasets, model_a, model_b, dataset, ranked, top_queri
                     f"{name}: query {view.query_id}",
                     query=view,
                     caption="Gold documents, then the top "
-                    f"{RANK_DEPTH} of each model (gold = relevant in the qrels).",
+                    f"{RANK_DEPTH} of each model (gold = relevant in the qrels)"
+                    + ("; what changed from A to B, written from the numbers." if b else "."),
                     dataset=name,
                 )
             )

@@ -40,9 +40,14 @@ def _text_html(block: Block) -> str:
 
 
 def _query_html(view: QueryView, key: str) -> str:
+    diff = ""
+    if view.diff:
+        items = "".join(f"<li>{html.escape(t)}</li>" for t in view.diff)
+        diff = f'<h4>What changed from A to B</h4><ul class="written-diff">{items}</ul>'
     return (
         f'<p class="query-text">{html.escape(view.text)}</p>'
         + to_html(view.facts, table_id=f"table-{key}-facts")
+        + diff
         + "<h4>Gold</h4>"
         + to_html(view.gold, table_id=f"table-{key}-gold")
         + "<h4>Rankings</h4>"

@@ -45,6 +45,8 @@ class QueryView:
     facts: pd.DataFrame
     gold: pd.DataFrame
     rankings: pd.DataFrame
+    #: the written diff of A's and B's rankings (plain sentences; empty without B)
+    diff: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

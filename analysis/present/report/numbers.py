@@ -41,6 +41,7 @@ from analysis.present.report.model import (
 from analysis.present.report.queries import worst_queries
 from analysis.present.slicing import order_slice_values, slice_labels
 from analysis.stats import compare_slices, holm, mean_ci, slice_finder
+from analysis.stats.groups import with_two_level_cis
 from analysis.stats.paired import holm_bounds, signflip_pvalues
 
 __all__ = [
@@ -193,11 +194,14 @@ def model_numbers(
 
 
 def _leaderboard(sub: pd.DataFrame, shown: Sequence[str], n_resamples: int, seed: int):
-    """:func:`analysis.stats.mean_ci` of every model and leaderboard metric, in ``shown`` order."""
+    """:func:`analysis.stats.mean_ci` of every model and leaderboard metric, in ``shown`` order
+    (a seed group's interval resamples queries and seeds:
+    :func:`analysis.stats.groups.with_two_level_cis`)."""
     shown = list(shown)
     board = mean_ci(
         sub, shown, by=["dataset", "model"], n_resamples=n_resamples, seed=seed, nan_policy="omit"
     )
+    board = with_two_level_cis(board, sub, n_resamples=n_resamples, seed=seed)
     order = {m: i for i, m in enumerate(shown)}
     board = board.sort_values("metric", key=lambda s: s.map(order), kind="stable")
     return board.reset_index(drop=True)

@@ -1,4 +1,5 @@
-"""The worst queries of model A and the gold documents and rankings of a few of them."""
+"""The worst queries of model A and the gold documents, rankings and written diff of a few of
+them."""
 
 from __future__ import annotations
 
@@ -7,9 +8,12 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
+from analysis.core.metrics import parse_metric
 from analysis.io.bundle import Dataset
+from analysis.present.diffsummary import Outcome, diff_sentences
 from analysis.present.rankings import gold_table, ranking_table, side_by_side
 from analysis.present.report.model import QUERY_TEXT_CHARS, RANK_DEPTH, QueryView
+from analysis.stats.rankdiff import rank_diff
 
 __all__ = ["query_views", "worst_queries"]
 
@@ -68,10 +72,13 @@ def query_views(
     ranked: Callable[[str, str], pd.DataFrame],
     model_a: str,
     model_b: str | None,
+    table: pd.DataFrame | None = None,
 ) -> list[QueryView]:
     """Gold and both rankings (top :data:`RANK_DEPTH`) of each query of ``rows`` (worst-queries
-    rows of one dataset). The run, qrels and entities are cut to these queries and documents
-    first, so the cost does not grow with the collection."""
+    rows of one dataset), and with B the written diff of the two rankings
+    (:mod:`analysis.present.diffsummary`; the metric's tie bounds from ``table``, the dataset's
+    per-query rows, when given). The run, qrels and entities are cut to these queries and
+    documents first, so the cost does not grow with the collection."""
     ids = rows["query_id"].astype(str).tolist()
     threshold = dataset.spec.relevance_threshold
     qrels = dataset.qrels.loc[dataset.qrels["query_id"].isin(ids)]
@@ -105,5 +112,40 @@ def query_views(
             rankings = rankings[[c for c in rankings.columns if not c.startswith("\x00")]]
         facts = pd.DataFrame([{k: v for k, v in row.items() if k != "text"}])
         gold = gold.drop(columns=["lat", "lon"], errors="ignore")
-        views.append(QueryView(name, qid, texts.get(qid, ""), facts, gold, rankings))
+        diff = _diff(row, runs, qrels, (model_a, model_b), threshold, table) if model_b else ()
+        views.append(QueryView(name, qid, texts.get(qid, ""), facts, gold, rankings, diff))
     return views
+
+
+def _diff(
+    row: dict,
+    runs: dict[str, pd.DataFrame],
+    qrels: pd.DataFrame,
+    models: tuple[str, str | None],
+    threshold: int,
+    table: pd.DataFrame | None,
+) -> tuple[str, ...]:
+    """The written diff of one worst query (the report metric's cutoff as k, 10 without)."""
+    metric = next(c[: -len(" A")] for c in row if str(c).endswith(" A"))
+    values = (row.get(f"{metric} A"), row.get(f"{metric} B"))
+    if any(v is None or pd.isna(v) for v in values) or models[1] not in runs:
+        return ()
+    qid = str(row["query_id"])
+    parts = [runs[m].loc[runs[m]["query_id"].astype(str) == qid] for m in models]
+    judged = qrels.loc[qrels["query_id"].astype(str) == qid]
+    k = parse_metric(metric).k or 10
+    diff = rank_diff(parts[0], parts[1], judged, k=k, threshold=threshold)
+    bounds = [_bounds(table, m, qid, metric) for m in models]
+    outcome = Outcome(metric, float(values[0]), float(values[1]), bounds[0], bounds[1])
+    return tuple(text for _, text in diff_sentences(diff, outcome))
+
+
+def _bounds(
+    table: pd.DataFrame | None, model: str | None, qid: str, metric: str
+) -> tuple[float, float] | None:
+    if table is None or f"{metric}_min" not in table.columns:
+        return None
+    rows = table.loc[(table["model"] == model) & (table["query_id"].astype(str) == qid)]
+    if rows.empty or pd.isna(rows[f"{metric}_min"].iloc[0]):
+        return None
+    return float(rows[f"{metric}_min"].iloc[0]), float(rows[f"{metric}_max"].iloc[0])
