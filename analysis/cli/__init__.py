@@ -38,7 +38,9 @@ depends on it.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
+import errno
 import importlib
 import os
 import signal
@@ -129,22 +131,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     SIGTERM). A stopped command prints one line, leaves no partial ``--out`` (files are written
     beside and renamed when whole) and no spill folder of the out-of-core engine: both signals
     become an exception in the main thread, so that every cleanup runs (the out-of-core engine
-    then interrupts its DuckDB query)."""
-    from analysis.core.errors import InputError
-
+    then interrupts its DuckDB query). Standard output that cannot be written (``> /dev/full``,
+    a full disk) is an error too (exit code 2), not a success."""
     _tune_malloc()
     args = build_parser().parse_args(argv)
     by_name = {name: module for module in _modules() for name in module.NAMES}
     replaced = _catch_stops()
     try:
-        return by_name[args.command].run(args)
-    except InputError as exc:
-        sys.stderr.write(f"error: {exc}\n")
-        return 2
-    except OSError as exc:  # a file that vanished or cannot be opened between checks and reads
-        where = f"{exc.filename}: " if exc.filename else ""
-        sys.stderr.write(f"error: {where}{exc.strerror or exc}\n")
-        return 2
+        code = _run(by_name[args.command], args)
+        return code if code != 0 else _flush_stdout()
     except BaseException:
         if not _STOPPED:
             raise
@@ -155,3 +150,48 @@ def main(argv: Sequence[str] | None = None) -> int:
         for signum, handler in replaced.items():
             signal.signal(signum, handler)
         _STOPPED.clear()
+
+
+def _run(module: object, args: object) -> int:
+    """``module.run(args)`` with bad input and unwritable files as one line (exit code 2)."""
+    from analysis.core.errors import InputError
+    from analysis.core.paths import describe
+
+    try:
+        return module.run(args)  # type: ignore[attr-defined]
+    except InputError as exc:
+        sys.stderr.write(f"error: {exc}\n")
+        return 2
+    except OSError as exc:  # a file that vanished or cannot be opened between checks and reads
+        if exc.filename:
+            sys.stderr.write(f"error: {exc.filename}: {describe(exc)}\n")
+        elif exc.errno in _WRITE_ERRORS:  # print() to a full disk or a closed pipe
+            _silence_stdout()
+            sys.stderr.write(f"error: stdout: cannot write: {describe(exc)}\n")
+        else:
+            sys.stderr.write(f"error: {describe(exc)}\n")
+        return 2
+
+
+_WRITE_ERRORS = {errno.ENOSPC, errno.EPIPE, errno.EIO, errno.EFBIG, errno.EDQUOT}
+
+
+def _silence_stdout() -> None:
+    """Point standard output at the null device once it failed, so that the text still in its
+    buffer is dropped instead of failing again when the interpreter exits."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+
+
+def _flush_stdout() -> int:
+    """0 when everything printed reached standard output, else 2 with one line on stderr."""
+    try:
+        sys.stdout.flush()
+    except OSError as exc:
+        from analysis.core.paths import describe
+
+        _silence_stdout()
+        sys.stderr.write(f"error: stdout: cannot write: {describe(exc)}\n")
+        return 2
+    return 0
