@@ -9,7 +9,9 @@ Commands:
     report     one self-contained offline HTML report of a bundle
     demo       regenerate the demo bundle
     disagree   per-query rank overlap of two runs without qrels (Jaccard@k, RBO, tau_AP)
-    notes      export annotations (CSV) and a dataset's amended qrels (TREC) of a bundle
+    notes      export annotations (CSV) and a dataset's amended qrels (TREC) of a bundle;
+               ``notes import`` loads tags, notes and judgements from a CSV
+    coverage   judged@k of every model of a bundle dataset (the Analyses page's coverage)
 
 Bad input exits with code 2 and one line ``error: <file>:<line>: <what is wrong>`` on stderr.
 
@@ -76,6 +78,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "analysis.cli.demo",
     "analysis.cli.disagree",
     "analysis.cli.notes",
+    "analysis.cli.coverage",
 )
 
 

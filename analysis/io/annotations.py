@@ -51,6 +51,7 @@ from typing import TypeVar
 
 import pandas as pd
 
+from analysis.core import paths
 from analysis.core.errors import InputError
 from analysis.io.annotations_schema import SCHEMA_VERSION, TooNew, migrate
 
@@ -128,13 +129,15 @@ def database_path(bundle_root: str | Path, folder: str | Path | None = None) -> 
     """The annotation database of the bundle in ``bundle_root`` (module docstring).
 
     Raises:
-        InputError: the notes folder lies inside the bundle (the input data).
+        InputError: the notes folder lies inside the bundle (the input data); the message says
+            to set :data:`NOTES_ENV` only when ``folder`` is not given (it came from there).
     """
-    root = Path(bundle_root).resolve()
-    target = (Path(folder).expanduser() if folder is not None else notes_dir()).resolve()
+    root = paths.resolve(bundle_root)
+    target = paths.resolve(folder if folder is not None else notes_dir())
     if target == root or target.is_relative_to(root):
+        fix = "choose a notes folder outside it" if folder is not None else f"set {NOTES_ENV}"
         raise InputError(
-            target, None, f"the notes folder is inside the bundle {root}; set {NOTES_ENV}"
+            target, None, f"the notes folder is inside the bundle {root} (input data); {fix}"
         )
     digest = hashlib.sha256(str(root).encode("utf-8")).hexdigest()[:16]
     name = re.sub(r"[^A-Za-z0-9._-]+", "_", root.name).strip("._") or "bundle"
