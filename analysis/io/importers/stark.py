@@ -37,6 +37,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from analysis.core import paths
 from analysis.core.errors import InputError
 from analysis.io import detect_format, load_run
 from analysis.io.importers import stark_checks as checks
@@ -252,7 +253,7 @@ def import_stark(
         InputError: no QA file, ``out`` inside the input, any unreadable file (one line naming
             it), a stale eval.py file with conflicting rows.
     """
-    src = Path(root).expanduser().resolve()
+    src = paths.resolve(root)
     if not src.is_dir():
         raise InputError(root, None, "the STaRK folder does not exist")
     inputs = [src] + ([Path(skb)] if skb is not None else [])
