@@ -247,6 +247,9 @@ def _slices_section(per, datasets, model_a, models) -> Section:
                 group="dataset",
             )
         )
+    if not blocks:  # a tiny dataset: every query has the same slice values
+        none = "No slice column takes two values on these queries: there is nothing to compare."
+        blocks.append(Block("slices-none", "text", "No slices", text=(none,)))
     return Section(
         "slices",
         "Slices",
