@@ -22,6 +22,7 @@ The public API a notebook calls is re-exported here (imported on first use, so t
     per_query = analysis.evaluate(run, qrels, ["hit@1", "recall@20", "mrr"])
     bundle = analysis.load_bundle("data/demo")          # bundle.toml → Bundle
     dataset = analysis.load_dataset(bundle.datasets["stark-mag"])
+    app = analysis.dashboard({"bm25": run, "dense": "dense.trec"}, qrels)   # app.url, app.stop()
 
 =====================  ===================================================================
 ``evaluate``           per-query metrics of a run (:func:`analysis.core.metrics.evaluate`)
@@ -39,6 +40,16 @@ The public API a notebook calls is re-exported here (imported on first use, so t
 ``paired_comparison``  paired statistics of two per-query arrays (:mod:`analysis.stats`)
 ``compare``            paired statistics of two or more runs on qrels (:mod:`analysis.stats.runs`)
 ``per_query_table``    the dashboard's per-query table (:mod:`analysis.stats.perquery`)
+``dashboard``          the app on runs and qrels held in Python, in the background
+                       (:func:`analysis.present.dashboard.dashboard`)
+``save_bundle``        runs and qrels as a bundle folder to keep or share
+                       (:func:`analysis.io.adhoc.save_bundle`)
+``as_run``             a run from a path, DataFrame, dict, ranx ``Run``, PyTerrier frame,
+                       records (:func:`analysis.io.objects.as_run`)
+``as_qrels``           qrels from the same kinds of objects, ir_datasets' ``qrels_iter()``
+                       too (:func:`analysis.io.objects.as_qrels`)
+``to_ranx``            a ranx ``Run``/``Qrels`` (needs ranx) (:func:`analysis.io.objects.to_ranx`)
+``from_ranx``          a ranx ``Run``/``Qrels`` as a table (:func:`analysis.io.objects.from_ranx`)
 =====================  ===================================================================
 
 Exports for papers and meetings are one import further:
@@ -66,6 +77,12 @@ _PUBLIC: dict[str, tuple[str, str]] = {
     "paired_comparison": ("analysis.stats", "paired_comparison"),
     "compare": ("analysis.stats.runs", "compare"),
     "per_query_table": ("analysis.stats.perquery", "per_query_table"),
+    "dashboard": ("analysis.present.dashboard", "dashboard"),
+    "save_bundle": ("analysis.io.adhoc", "save_bundle"),
+    "as_run": ("analysis.io.objects", "as_run"),
+    "as_qrels": ("analysis.io.objects", "as_qrels"),
+    "to_ranx": ("analysis.io.objects", "to_ranx"),
+    "from_ranx": ("analysis.io.objects", "from_ranx"),
 }
 
 __all__ = sorted(_PUBLIC)

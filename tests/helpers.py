@@ -37,6 +37,29 @@ def run_cli(*args: str | Path, timeout: float = 300) -> subprocess.CompletedProc
     )
 
 
+def build_wheel(folder: Path) -> Path:
+    """A wheel of the project built in ``folder`` from a copy of its sources (so no ``build/``
+    or ``*.egg-info`` lands in the checkout), with this interpreter's setuptools."""
+    import shutil
+
+    src = folder / "src"
+    src.mkdir(parents=True)
+    for name in ("pyproject.toml", "README.md", "requirements.txt", "app.py"):
+        shutil.copy2(ROOT / name, src / name)
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    for name in ("analysis", "demo", "ui", "pages", ".streamlit"):
+        shutil.copytree(ROOT / name, src / name, ignore=ignore)
+    out = folder / "wheel"
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
+         "-w", str(out), str(src)],
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    (wheel,) = out.glob("*.whl")
+    return wheel
+
+
 # our metric name -> pytrec_eval result key
 PYTREC_NAMES: dict[str, str] = {
     "hit@1": "success_1",

@@ -9,6 +9,8 @@ import time
 import tomllib
 from pathlib import Path
 
+import pytest
+
 from ui import launch
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -88,3 +90,144 @@ def test_the_server_computes_its_main_page_before_anyone_visits(tmp_path) -> Non
         while len(list(tmp_path.glob("perquery-*.parquet"))) < 2 and time.monotonic() < deadline:
             time.sleep(0.1)
     assert len(list(tmp_path.glob("perquery-*.parquet"))) >= 2  # per-query table, leaderboard
+
+
+#: the library's own dependencies and theirs, pinned in the fresh environment to the versions
+#: this interpreter has (the versions the rest of the suite tests)
+CORE = ("numpy", "pandas", "pyarrow", "scipy", "python-dateutil", "six")
+WHEELS_ENV = "RETRIEVAL_DASHBOARD_TEST_WHEELS"
+APP_LINE = "pip install 'retrieval-error-dashboard[app]'"
+
+
+def _wheel_cache() -> Path:
+    """Where the dependencies' wheels are kept between runs (``$RETRIEVAL_DASHBOARD_TEST_WHEELS``,
+    else ``~/.cache/retrieval-dashboard-test-wheels``): the first run downloads them, later
+    runs install without the network."""
+    folder = Path(
+        os.environ.get(WHEELS_ENV) or Path.home() / ".cache" / "retrieval-dashboard-test-wheels"
+    )
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def _pip(python: Path, *args: str | Path) -> subprocess.CompletedProcess[str]:
+    """This interpreter's pip acting on the environment of ``python`` (which has no pip of its
+    own: a venv without pip is made in a second, and no bytecode is compiled)."""
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(python),
+            "--disable-pip-version-check",
+            *map(str, args),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+
+
+def _fresh_environment(folder: Path) -> Path:
+    """A venv (no system site packages) with the project's wheel and its dependencies only;
+    returns its ``bin`` folder."""
+    from importlib.metadata import version
+
+    from tests.helpers import build_wheel
+
+    wheel = build_wheel(folder)
+    venv = folder / "venv"
+    subprocess.run(
+        [sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=300
+    )
+    python = venv / "bin" / "python"
+    pins = folder / "pins.txt"
+    pins.write_text("".join(f"{name}=={version(name)}\n" for name in CORE))
+    cache = _wheel_cache()
+    install = (
+        "install",
+        "-q",
+        "--no-compile",
+        "--no-index",
+        "--find-links",
+        cache,
+        "-c",
+        pins,
+        wheel,
+    )
+    done = _pip(python, *install)
+    if done.returncode != 0:  # a wheel is not in the cache yet: fetch them (only then)
+        fetched = _pip(python, "download", "-q", "--only-binary", ":all:", "-d", cache, "-r", pins)
+        assert fetched.returncode == 0, fetched.stderr[-2000:]
+        done = _pip(python, *install)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return venv / "bin"
+
+
+@pytest.fixture(scope="module")
+def fresh(tmp_path_factory) -> Path:
+    """The ``bin`` folder of a fresh environment holding the library alone."""
+    return _fresh_environment(tmp_path_factory.mktemp("fresh"))
+
+
+def _run(cwd: Path, *args: str | Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(a) for a in args], cwd=cwd, capture_output=True, text=True, timeout=300, check=False
+    )
+
+
+DEMO = ROOT / "data" / "demo" / "stark-mag"
+GIVEN = ("--run", DEMO / "runs" / "bm25.parquet", "--qrels", DEMO / "qrels.parquet")
+
+
+def test_the_library_alone_installs_with_its_four_dependencies(fresh) -> None:
+    listed = _pip(fresh / "python", "list", "--format=freeze").stdout
+    names = {line.split("==")[0].lower().replace("_", "-") for line in listed.split()}
+    assert names - {"tzdata"} == {*CORE, "retrieval-error-dashboard"}
+    meta = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert [d.split(">=")[0] for d in meta["dependencies"]] == [
+        "numpy",
+        "pandas",
+        "pyarrow",
+        "scipy",
+    ]
+    assert set(meta["optional-dependencies"]) == {"app", "geo", "scale", "export", "all"}
+
+
+def test_evaluate_and_bundle_work_without_the_extras(fresh, tmp_path) -> None:
+    done = _run(
+        tmp_path, fresh / "retrieval-analysis", "evaluate", *GIVEN, "--out", tmp_path / "pq.csv"
+    )
+    assert done.returncode == 0, done.stderr
+    here = _run(ROOT, sys.executable, "-m", "analysis", "evaluate", *GIVEN)
+    assert done.stdout == here.stdout  # the same means as in this environment
+    assert "hit@1        0.4048  420" in done.stdout
+    made = _run(tmp_path, fresh / "retrieval-analysis", "bundle", *GIVEN, "--out", tmp_path / "b")
+    assert made.returncode == 0, made.stderr
+    assert (tmp_path / "b" / "bundle.toml").is_file()
+
+
+def test_a_missing_extra_is_one_line_naming_it(fresh, tmp_path) -> None:
+    def cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
+        return _run(tmp_path, fresh / "retrieval-analysis", *args)
+
+    app = _run(tmp_path, fresh / "retrieval-dashboard")
+    assert app.returncode == 2
+    assert app.stderr == f"error: the app needs Streamlit, which is not installed: {APP_LINE}\n"
+    report = cli("report", "--bundle", ROOT / "data" / "demo", "--out", tmp_path / "r.html")
+    assert report.returncode == 2
+    assert report.stderr == f"error: plotly is not installed: {APP_LINE}\n"
+    duck = cli("evaluate", *GIVEN, "--engine", "duckdb", "--out", tmp_path / "d.csv")
+    assert duck.returncode == 2
+    assert duck.stderr == f"error: duckdb is not installed: {APP_LINE.replace('app', 'scale')}\n"
+    code = (
+        "import analysis\n"
+        "try:\n"
+        "    analysis.dashboard({'m': {'q': {'d': 1.0}}}, {'q': {'d': 1}})\n"
+        "except ImportError as e:\n"
+        "    print(e)\n"
+    )
+    shown = _run(tmp_path, fresh / "python", "-c", code)
+    assert shown.stdout == f"the dashboard needs Streamlit: {APP_LINE}\n"

@@ -4,9 +4,6 @@ wheel built from the project (so a non-editable ``pip install .`` draws district
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
-import sys
 import zipfile
 from importlib import resources
 from pathlib import Path
@@ -14,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from analysis.geo.mapdata import context
+from tests.helpers import build_wheel
 
 ROOT = Path(__file__).resolve().parents[1]
 RESOURCE = "china-districts.geojson"
@@ -32,21 +30,7 @@ def test_context_layer_is_a_package_resource() -> None:
 
 def test_wheel_ships_the_context_layer(tmp_path: Path) -> None:
     pytest.importorskip("setuptools")
-    src = tmp_path / "src"
-    src.mkdir()
-    for name in ("pyproject.toml", "README.md", "requirements.txt", "app.py"):
-        shutil.copy2(ROOT / name, src / name)
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
-    for name in ("analysis", "demo", "ui", "pages", ".streamlit"):
-        shutil.copytree(ROOT / name, src / name, ignore=ignore)
-    out = tmp_path / "wheel"
-    done = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-         "-w", str(out), str(src)],
-        capture_output=True, text=True, timeout=300, check=False,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr[-2000:]
-    (wheel,) = out.glob("*.whl")
+    wheel = build_wheel(tmp_path)
     names = set(zipfile.ZipFile(wheel).namelist())
     assert f"analysis/geo/mapdata/{RESOURCE}" in names
     assert "analysis/geo/mapdata/china-districts.LICENSE.txt" in names

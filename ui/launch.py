@@ -13,15 +13,25 @@ them
    the data root is then ``./data`` of the folder the command is started in.
 
 The server listens on 127.0.0.1 only (``--server.address 127.0.0.1``); any further arguments are
-passed to ``streamlit run`` (e.g. ``--server.port 8600``). Streamlit runs with the app's folder as
-its working directory so its ``.streamlit/config.toml`` applies; relative paths in
-``RETRIEVAL_DASHBOARD_DATA_ROOTS`` are made absolute first.
+passed to ``streamlit run`` (e.g. ``--server.port 8600``).
+
+Ad hoc, with no bundle to write first: ``retrieval-dashboard --run bm25=bm25.trec --run
+dense=dense.parquet --qrels qrels.txt [--queries q.tsv] [--entities docs.parquet] [--split FILE]
+[--name NAME] [--metrics hit@1,mrr]`` writes the files as a bundle (:mod:`analysis.io.adhoc`;
+in ``<cache>/bundles/<name>-<content hash>``, reused for the same content) and serves the app
+with that bundle folder as its only data root. The other arguments still go to ``streamlit
+run``. Without Streamlit installed the launcher prints one line naming
+``pip install 'retrieval-error-dashboard[app]'`` (exit code 2).
+
+Streamlit runs with the app's folder as its working directory so its ``.streamlit/config.toml``
+applies; relative paths in ``RETRIEVAL_DASHBOARD_DATA_ROOTS`` are made absolute first.
 """
 
 from __future__ import annotations
 
 import contextlib
 import ctypes
+import importlib.util
 import os
 import signal
 import socket
@@ -37,6 +47,9 @@ from ui.serve import healthy
 
 ROOTS_ENV = "RETRIEVAL_DASHBOARD_DATA_ROOTS"
 SHARE = Path("share") / "retrieval-dashboard"
+#: the launcher's own options (an ad-hoc bundle); every other argument goes to streamlit run
+ADHOC_OPTIONS = ("--run", "--qrels", "--queries", "--entities", "--split", "--name", "--metrics")
+APP_EXTRA = "pip install 'retrieval-error-dashboard[app]'"
 
 
 def find_app() -> Path:
@@ -193,16 +206,67 @@ def run_forwarding(cmd: Sequence[str], *, cwd: Path, env: Mapping[str, str]) -> 
     return 128 - code if code < 0 else code
 
 
+def missing_app() -> str | None:
+    """One line naming the extra to install when Streamlit is missing, else None."""
+    if importlib.util.find_spec("streamlit") is None:
+        return f"the app needs Streamlit, which is not installed: {APP_EXTRA}"
+    return None
+
+
+def adhoc(argv: Sequence[str], env: Mapping[str, str]) -> tuple[list[str], dict[str, str]]:
+    """Handle the ad-hoc options (:data:`ADHOC_OPTIONS`, before any ``--``): write their bundle
+    (or find it written) and make its folder the only data root. Returns the arguments left
+    for ``streamlit run`` and the server's environment; without ad-hoc options, both as given.
+
+    Raises:
+        InputError: a file that cannot be read, a bad option value (one line naming it).
+    """
+    args = list(argv)
+    cut = args.index("--") if "--" in args else len(args)
+    head, tail = args[:cut], args[cut:]
+    if not any(a.split("=", 1)[0] in ADHOC_OPTIONS for a in head):
+        return args, dict(env)
+    from analysis.cli._common import _Parser, add_adhoc_args, adhoc_inputs
+    from analysis.io.adhoc import keyed_adhoc_bundle
+    from analysis.present.dashboard import adhoc_home
+
+    parser = _Parser(prog="retrieval-dashboard", allow_abbrev=False)
+    add_adhoc_args(parser)
+    options, rest = parser.parse_known_args(head)
+    folder = keyed_adhoc_bundle(adhoc_inputs(options), adhoc_home())
+    print(f"bundle: {folder}", flush=True)
+    return [*rest, *tail], {**env, ROOTS_ENV: str(folder)}
+
+
+def prepare(argv: Sequence[str], app: Path, cwd: Path) -> tuple[list[str], dict[str, str]] | None:
+    """``streamlit run``'s arguments and the server's environment (see :func:`adhoc`), or None
+    after printing the one-line error of a missing Streamlit or of bad ad-hoc input."""
+    from analysis.core.errors import InputError
+
+    problem = missing_app()
+    if problem is None:
+        try:
+            return adhoc(argv, environment(app, cwd))
+        except InputError as exc:
+            problem = str(exc)
+    sys.stderr.write(f"error: {problem}\n")
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the app; returns streamlit's exit code (2 when the app cannot be found)."""
+    """Run the app; returns streamlit's exit code (2 when the app cannot be found, Streamlit is
+    not installed or an ad-hoc input is bad)."""
     extra = list(sys.argv[1:] if argv is None else argv)
     try:
         app = find_app()
     except FileNotFoundError as exc:
         sys.stderr.write(f"error: {exc}\n")
         return 2
-    cwd = Path.cwd()
-    return run_forwarding(command(app, extra), cwd=app.parent, env=environment(app, cwd))
+    prepared = prepare(extra, app, Path.cwd())
+    if prepared is None:
+        return 2
+    extra, env = prepared
+    return run_forwarding(command(app, extra), cwd=app.parent, env=env)
 
 
 if __name__ == "__main__":

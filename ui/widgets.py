@@ -131,7 +131,8 @@ def upload_expander(sel: Selection) -> None:
         index = names.index(sel.dataset) if sel.dataset in names else 0
         target = st.selectbox("Dataset of the run", names, index=index, key="upload_dataset")
         uploaded = st.file_uploader(
-            "Run file (TREC run, STaRK eval_results CSV, or a query_id/doc_id/score table)",
+            "Run file (TREC run, ranx JSON, STaRK eval_results CSV, or a query_id/doc_id/score "
+            "table; PyTerrier's qid/docno/score too)",
             key="upload_file",
         )
         if uploaded is None or not target:

@@ -5,6 +5,7 @@ Commands:
     validate   data checks of a run against qrels, or of a whole bundle (--bundle)
     compare    paired statistics of two or more runs (CSV/Markdown/LaTeX/JSON)
     import     real benchmark layouts (STaRK, GeoBloom, GeoGLUE, LIST) -> a bundle
+    bundle     runs + qrels (any format) -> a bundle folder
     geo        duplicate-coordinate and twin report of a POI file, as JSON
     report     one self-contained offline HTML report of a bundle
     demo       regenerate the demo bundle
@@ -74,6 +75,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "analysis.cli.compare",
     "analysis.cli.geo",
     "analysis.cli.importer",
+    "analysis.cli.bundle",
     "analysis.cli.report",
     "analysis.cli.demo",
     "analysis.cli.disagree",
@@ -157,13 +159,19 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _run(module: object, args: object) -> int:
     """``module.run(args)`` with bad input and unwritable files as one line (exit code 2)."""
-    from analysis.core.errors import InputError
+    from analysis.core.errors import InputError, missing_extra
     from analysis.core.paths import describe
 
     try:
         return module.run(args)  # type: ignore[attr-defined]
     except InputError as exc:
         sys.stderr.write(f"error: {exc}\n")
+        return 2
+    except ImportError as exc:  # an optional package the command needs (one line naming it)
+        message = missing_extra(exc)
+        if message is None:
+            raise
+        sys.stderr.write(f"error: {message}\n")
         return 2
     except OSError as exc:  # a file that vanished or cannot be opened between checks and reads
         if exc.filename:

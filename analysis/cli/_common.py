@@ -6,6 +6,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
@@ -15,6 +16,9 @@ from analysis.core.errors import DataWarning, InputError
 from analysis.core.metrics import DEFAULT_METRICS, TIE_POLICIES
 from analysis.core.ranking import from_numpy
 from analysis.io.atomic import atomic_write
+
+if TYPE_CHECKING:
+    from analysis.io.adhoc import AdhocInputs
 
 
 class _Parser(argparse.ArgumentParser):
@@ -65,3 +69,45 @@ def write_table(query_ids: pa.Array, columns: dict[str, np.ndarray], out: Path) 
         atomic_write(out, write)
     except pa.ArrowException as exc:
         raise InputError(out, None, f"cannot write: {exc}") from None
+
+
+def add_adhoc_args(cmd: argparse.ArgumentParser) -> None:
+    """The options of an ad-hoc bundle (``bundle``, and the app launcher's ``--run``)."""
+    cmd.add_argument(
+        "--run",
+        action="append",
+        required=True,
+        metavar="NAME=PATH",
+        help="a model's run (any run format; NAME defaults to the file name); repeat it",
+    )
+    cmd.add_argument("--qrels", required=True, help="qrels (any qrels format)")
+    cmd.add_argument("--queries", help="queries (a table query_id, text, ...; STaRK QA CSV)")
+    cmd.add_argument("--entities", help="documents (a table doc_id, name, text, ...)")
+    cmd.add_argument("--split", help="evaluate only these query ids (one per line)")
+    cmd.add_argument("--name", help="the bundle's and the dataset's name (default: adhoc)")
+    cmd.add_argument("--metrics", help="the dataset's headline metrics, comma-separated")
+
+
+def adhoc_inputs(args: argparse.Namespace) -> AdhocInputs:
+    """The :class:`~analysis.io.adhoc.AdhocInputs` of :func:`add_adhoc_args`' options.
+
+    Raises:
+        InputError: a ``--run`` without a path, or one model name given twice.
+    """
+    from analysis.io.adhoc import AdhocInputs, run_argument
+
+    runs: dict[str, str] = {}
+    for text in args.run:
+        model, path = run_argument(text)
+        if model in runs:
+            raise InputError("--run", None, f"model {model!r} is given twice")
+        runs[model] = path
+    return AdhocInputs(
+        runs=runs,
+        qrels=args.qrels,
+        queries=args.queries,
+        entities=args.entities,
+        name=args.name,
+        metrics=args.metrics,
+        split=args.split,
+    )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import sys
 from pathlib import Path
 
@@ -207,8 +208,9 @@ def _cmd_evaluate_bundle(args: argparse.Namespace) -> int:
 
 
 def _out_of_core(args: argparse.Namespace) -> bool:
-    """An out-of-core engine (DuckDB or Dask) when asked for, or DuckDB (``auto``) for a large
-    run evaluated without diagnostics under the trec_eval tie policy (what they implement)."""
+    """An out-of-core engine (DuckDB or Dask) when asked for, or DuckDB (``auto``, when it is
+    installed) for a large run evaluated without diagnostics under the trec_eval tie policy
+    (what they implement)."""
     from analysis.core.outofcore import prefers_out_of_core
 
     engine = getattr(args, "engine", "memory")
@@ -220,6 +222,8 @@ def _out_of_core(args: argparse.Namespace) -> bool:
     plain = args.ties == "trec_eval" and not args.diagnostics
     plain = plain and not getattr(args, "split", None)
     plain = plain and getattr(args, "compat", "trec_eval") == "trec_eval"
+    # without DuckDB (the [scale] extra) ``auto`` stays in memory
+    plain = plain and importlib.util.find_spec("duckdb") is not None
     return engine == "auto" and plain and prefers_out_of_core(args.run)
 
 

@@ -35,6 +35,37 @@ class InputError(ValueError):
         return f"{where}: {self.message}"
 
 
+class MissingDependency(ImportError):
+    """An optional package a function needs is not installed; the message is one line naming
+    what to install (e.g. ``pip install 'retrieval-error-dashboard[app]'``)."""
+
+
+#: Optional packages and the extra of ``retrieval-error-dashboard`` that installs each.
+EXTRAS: dict[str, str] = {
+    "streamlit": "app",
+    "plotly": "app",
+    "pydeck": "app",
+    "pyproj": "geo",
+    "duckdb": "scale",
+    "dask": "scale",
+    "distributed": "scale",
+    "kaleido": "export",
+}
+
+
+def missing_extra(exc: ImportError) -> str | None:
+    """One line naming what to install for ``exc``: its own message for a
+    :class:`MissingDependency`, the extra for a missing optional package (:data:`EXTRAS`), or
+    None for any other import error (a bug, not a missing extra)."""
+    if isinstance(exc, MissingDependency):
+        return str(exc)
+    package = (exc.name or "").split(".")[0]
+    extra = EXTRAS.get(package) if isinstance(exc, ModuleNotFoundError) else None
+    if extra is None:
+        return None
+    return f"{package} is not installed: pip install 'retrieval-error-dashboard[{extra}]'"
+
+
 @dataclass(frozen=True)
 class DataWarning:
     """A data-check finding that does not stop evaluation.

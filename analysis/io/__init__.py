@@ -10,8 +10,17 @@ format             recognised by                                 gives
 ``stark_eval``     CSV header with ``query_id, pred_rank``         run (ranks, no scores)
 ``split_index``    ``*.index``: one id per line                    query ids of one split
 ``geobloom``       ``text<TAB>X<TAB>Y[<TAB>gold]`` with decimal X, Y   qrels (gold POI rows)
+``ranx_json``      a JSON object of objects ``{"q1": {"d1": 1.2}}``  run or qrels (ranx's JSON)
+``ranx_lz4``       LZ4 frame magic bytes (ranx's ``.lz4``)          run or qrels
 ``table``          CSV/TSV/Parquet/JSONL with the column names     run, qrels, queries or entities
 =================  ===========================================  ==================================
+
+Tables may use PyTerrier's and ranx's names: ``qid``, ``q_id`` and ``docno`` are the ids (see
+:mod:`analysis.io.tables`); a qrels table without ``relevance`` takes PyTerrier's ``label`` (or
+the integer ``score`` of ranx's Parquet qrels, ``q_id, doc_id, score``), else every row is a
+relevant pair (relevance 1); a queries table without ``text`` takes PyTerrier's ``query``.
+ranx JSON and ``.lz4``: :mod:`analysis.io.dicts`. In-memory objects (DataFrames, dicts, ranx
+``Run``/``Qrels``, ir_datasets and PyTerrier frames): :mod:`analysis.io.objects`.
 
 ``.gz`` works for the text formats. The returned tables use the project's vocabulary:
 runs ``query_id, doc_id, score`` (+ ``rank`` when the file gives ranks only), qrels
@@ -34,14 +43,26 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from analysis.core.errors import InputError
-from analysis.io import trec
-from analysis.io._text import check_file, first_data_line, head_text
+from analysis.io import dicts, trec
+from analysis.io._text import check_file, first_data_line, head_text, source_path
 
 if TYPE_CHECKING:  # the table readers (and pandas) are imported where used: the command line
     import pandas as pd  # reads TREC files without them
 
 
-FORMATS = ("trec_run", "trec_qrels", "stark_qa", "stark_eval", "split_index", "table", "geobloom")
+FORMATS = (
+    "trec_run",
+    "trec_qrels",
+    "stark_qa",
+    "stark_eval",
+    "split_index",
+    "table",
+    "geobloom",
+    "ranx_json",
+    "ranx_lz4",
+)
+#: the id columns a table may have, the project's and other tools' names (:mod:`.tables`)
+_ID_COLUMNS = ("query_id", "doc_id", "qid", "q_id", "docno")
 
 
 def _looks_like_geobloom(line: str) -> bool:
@@ -61,12 +82,19 @@ def _looks_like_geobloom(line: str) -> bool:
 def detect_format(path: str | Path) -> str:
     """Guess the format of a file from its name and first data line (see the module table)."""
     p = check_file(path)
+    magic = _magic(p)
+    if magic == dicts.LZ4_MAGIC:
+        return "ranx_lz4"
     name = p.name.lower().removesuffix(".gz")
-    if name.endswith((".parquet", ".jsonl", ".ndjson", ".json")):
+    if name.endswith(".parquet") or magic == b"PAR1":
         return "table"
     if name.endswith(".index"):
         return "split_index"
     head = head_text(p)
+    if dicts.looks_like_ranx_json(head):
+        return "ranx_json"
+    if name.endswith((".jsonl", ".ndjson", ".json")):
+        return "table"
     found = first_data_line(head)
     if found is None:
         raise InputError(p, None, "the file holds no data")
@@ -78,7 +106,7 @@ def detect_format(path: str | Path) -> str:
             return "stark_qa"
         if "pred_rank" in columns or ({"idx", "query_id"} <= columns and "doc_id" not in columns):
             return "stark_eval"
-    if "query_id" in columns or "doc_id" in columns:  # also a one-column table
+    if columns & set(_ID_COLUMNS):  # also a one-column table
         return "table"
     if _looks_like_geobloom(line):
         return "geobloom"
@@ -97,6 +125,12 @@ def detect_format(path: str | Path) -> str:
         "unrecognised format (expected a TREC run/qrels, a STaRK CSV or a table "
         "with query_id/doc_id columns)",
     )
+
+
+def _magic(path: Path) -> bytes:
+    """The first four bytes of the file as stored (before any decompression)."""
+    with source_path(path).open("rb") as f:
+        return f.read(4)
 
 
 def _check_ids(frame: pd.DataFrame, path: Path) -> None:
@@ -181,10 +215,35 @@ def _qrels_table(p: Path) -> pd.DataFrame:
     if missing:
         raise InputError(p, 1, "a qrels table needs the columns query_id, doc_id, relevance")
     _check_ids(frame, p)
+    frame = relevance_alias(frame)
     if "relevance" not in frame.columns:  # a list of gold pairs (e.g. LIST's qrels.csv)
         frame["relevance"] = 1
     frame["relevance"] = _relevance_column(frame["relevance"], p)
     return frame[["query_id", "doc_id", "relevance"]]
+
+
+def relevance_alias(frame: pd.DataFrame) -> pd.DataFrame:
+    """A qrels table without ``relevance`` takes PyTerrier's ``label``, else an integer
+    ``score`` column (ranx's Parquet qrels ``q_id, doc_id, score``)."""
+    import pandas as pd
+
+    if "relevance" in frame.columns:
+        return frame
+    if "label" in frame.columns:
+        return frame.rename(columns={"label": "relevance"})
+    if "score" in frame.columns and pd.api.types.is_integer_dtype(frame["score"]):
+        return frame.rename(columns={"score": "relevance"})
+    return frame
+
+
+def queries_columns(frame: pd.DataFrame) -> pd.DataFrame:
+    """A queries table with ``text`` (PyTerrier's ``query`` column when it has no ``text``,
+    else empty)."""
+    if "text" not in frame.columns:
+        frame = frame.rename(columns={"query": "text"}) if "query" in frame.columns else frame
+        if "text" not in frame.columns:
+            frame["text"] = ""
+    return frame
 
 
 def _queries_table(p: Path) -> pd.DataFrame:
@@ -193,9 +252,7 @@ def _queries_table(p: Path) -> pd.DataFrame:
     frame = tables.read_table(p)
     if "query_id" not in frame.columns:
         raise InputError(p, 1, "a queries table needs a query_id column")
-    if "text" not in frame.columns:
-        frame["text"] = ""
-    return frame
+    return queries_columns(frame)
 
 
 def _geobloom_qrels(p: Path) -> pd.DataFrame:
@@ -220,12 +277,16 @@ def _readers(kind: str) -> dict[str, Callable[[Path], pd.DataFrame]]:
             "trec_run": trec.read_trec_run,
             "stark_eval": lambda p: stark.read_stark_eval(p)[0],
             "table": lambda p: _check_run_table(tables.read_table(p), p),
+            "ranx_json": lambda p: dicts.read_ranx_json(p, "run"),
+            "ranx_lz4": lambda p: dicts.read_ranx_lz4(p, "run"),
         },
         "qrels file": {
             "trec_qrels": trec.read_trec_qrels,
             "stark_qa": lambda p: stark.read_stark_qa(p)[1],
             "geobloom": _geobloom_qrels,
             "table": _qrels_table,
+            "ranx_json": lambda p: dicts.read_ranx_json(p, "qrels"),
+            "ranx_lz4": lambda p: dicts.read_ranx_lz4(p, "qrels"),
         },
         "queries file": {
             "stark_qa": lambda p: stark.read_stark_qa(p)[0],
@@ -284,4 +345,6 @@ __all__ = [
     "load_qrels",
     "load_queries",
     "load_run",
+    "queries_columns",
+    "relevance_alias",
 ]

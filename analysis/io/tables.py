@@ -3,6 +3,10 @@
 Id columns (``query_id``, ``doc_id``, and any column ending in ``_id``) are read as strings, so
 ``"007"`` stays ``"007"``. Other columns keep their types. A CSV error names its line.
 
+Other tools' names for the ids are read as the project's: PyTerrier's ``qid`` and ``docno``
+and ranx's ``q_id`` become ``query_id`` and ``doc_id`` (when the table has no column of that
+name already; PyTerrier's integer ``docid`` is left as it is). They are ids too: strings.
+
 Typed checks (Parquet by the schema, JSON per record with its line): ``query_id``/``doc_id``
 must be strings or integers (a ``list<string>`` id would otherwise be stringified and match
 nothing); ``score``, ``rank`` and ``relevance`` must be numbers (a JSON string in C number syntax
@@ -35,13 +39,37 @@ from analysis.io._text import (
 from analysis.io.trec import INT64_MAX, INT64_MIN, c_float
 
 VOCABULARY_IDS = ("query_id", "doc_id")
+#: other tools' names of the id columns: PyTerrier (``qid``, ``docno``), ranx (``q_id``)
+ID_ALIASES = {"qid": "query_id", "q_id": "query_id", "docno": "doc_id"}
 NUMERIC_COLUMNS = ("score", "rank", "relevance")
 _LINE_RE = re.compile(r"line (\d+)")
 _QUOTE_RE = re.compile(r"EOF inside string starting at row (\d+)")
 
 
 def _is_id(column: str) -> bool:
-    return column in ("query_id", "doc_id", "id") or column.endswith("_id")
+    return column in ("query_id", "doc_id", "id", *ID_ALIASES) or column.endswith("_id")
+
+
+def id_strings(column: pd.Series) -> pd.Series:
+    """An id column as strings, a missing value kept missing (pandas before 3.0 turns it into
+    the text ``"nan"`` or ``"None"``, which would pass for an id)."""
+    return column.astype("str").mask(column.isna())
+
+
+def _vocabulary_name(column: str) -> str:
+    return ID_ALIASES.get(column, column)
+
+
+def with_vocabulary(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with PyTerrier's and ranx's id columns renamed to ``query_id``/``doc_id`` (see
+    the module docstring). A table that already has the project's name keeps both columns; of
+    two aliases of one id (``qid`` and ``q_id``) the first column is renamed."""
+    rename: dict[str, str] = {}
+    for column in frame.columns:
+        target = ID_ALIASES.get(str(column))
+        if target is not None and target not in frame.columns and target not in rename.values():
+            rename[column] = target
+    return frame.rename(columns=rename) if rename else frame
 
 
 def read_table(path: str | Path) -> pd.DataFrame:
@@ -53,10 +81,10 @@ def read_table(path: str | Path) -> pd.DataFrame:
     p = check_file(path)
     name = p.name.lower().removesuffix(".gz")
     if name.endswith(".parquet") or _magic(p) == b"PAR1":
-        return _read_parquet(p)
+        return with_vocabulary(_read_parquet(p))
     if name.endswith((".jsonl", ".ndjson", ".json")):
-        return _read_jsonl(p)
-    return _read_csv(p, sep="\t" if name.endswith(".tsv") else None)
+        return with_vocabulary(_read_jsonl(p))
+    return with_vocabulary(_read_csv(p, sep="\t" if name.endswith(".tsv") else None))
 
 
 def _magic(path: Path) -> bytes:
@@ -80,7 +108,7 @@ def _check_parquet_types(schema: pa.Schema, path: Path) -> None:
         kind = field.type
         if pa.types.is_dictionary(kind):
             kind = kind.value_type
-        if field.name in VOCABULARY_IDS:
+        if _vocabulary_name(field.name) in VOCABULARY_IDS:
             ok = pa.types.is_string(kind) or pa.types.is_large_string(kind)
             ok = ok or pa.types.is_integer(kind)
             if not ok:
@@ -109,7 +137,7 @@ def _read_parquet(path: Path) -> pd.DataFrame:
     frame = table.to_pandas()
     for column in frame.columns:
         if _is_id(str(column)):
-            frame[column] = frame[column].astype("str")
+            frame[column] = id_strings(frame[column])
     return frame
 
 
@@ -126,7 +154,7 @@ def _check_record(record: dict, path: Path, number: int | None) -> None:
     """Typed checks of one JSON record: ids are strings or integers, score/rank/relevance
     numbers (or a string in C number syntax, as in a CSV cell), relevance within int64. Empty
     values (null) are left to the loaders, which name them as empty."""
-    for key in VOCABULARY_IDS:
+    for key in (*VOCABULARY_IDS, *ID_ALIASES):
         value = record.get(key)
         if not _empty(value) and (isinstance(value, bool) or not isinstance(value, str | int)):
             raise InputError(
@@ -176,7 +204,7 @@ def _read_jsonl(path: Path) -> pd.DataFrame:
     frame = pd.DataFrame(rows)
     for column in frame.columns:
         if _is_id(str(column)):
-            frame[column] = frame[column].astype("str")
+            frame[column] = id_strings(frame[column])
     return frame
 
 
@@ -206,7 +234,7 @@ def _read_csv(path: Path, sep: str | None) -> pd.DataFrame:
     frame.columns = [str(c).strip() for c in frame.columns]
     for column in frame.columns:
         if _is_id(column):
-            frame[column] = frame[column].astype("str")
+            frame[column] = id_strings(frame[column])
     return frame
 
 

@@ -84,3 +84,14 @@ def test_suggest_importer(tmp_path) -> None:
     plain.mkdir()
     (plain / "run.trec").write_text("1 Q0 5 1 1.0 t\n")
     assert suggest_importer(plain) is None
+
+
+def test_scan_tells_ranx_runs_from_ranx_qrels(tmp_path) -> None:
+    (tmp_path / "bm25.json").write_text(json.dumps({"1": {"5": 12.5, "6": 3.0}}, indent=2))
+    (tmp_path / "qrels.json").write_text(json.dumps({"1": {"5": 1}, "2": {"6": 2}}, indent=2))
+    (tmp_path / "pt.csv").write_text("qid,docno,score,rank\n007,5,1.5,0\n")
+    reports = {r.rel: r for r in scan_folder(tmp_path)}
+    assert (reports["bm25.json"].format, reports["bm25.json"].roles) == ("ranx_json", ("run",))
+    assert reports["qrels.json"].roles == ("qrels", "run")
+    assert reports["qrels.json"].rows == 2
+    assert (reports["pt.csv"].format, reports["pt.csv"].roles) == ("table", ("run",))

@@ -144,8 +144,16 @@ def inspect_file(path: Path, rel: str) -> FileReport:
     return _read(path, rel, fmt, None)
 
 
+def _ranx_roles(path: Path) -> tuple[str, ...]:
+    """A ranx file holding integers only is qrels first (ranx's Qrels), else a run."""
+    values = load_run(path)["score"].to_numpy()
+    return ("qrels", "run") if len(values) and (values == values.round()).all() else ("run",)
+
+
 def _read(path: Path, rel: str, fmt: str, roles: tuple[str, ...] | None) -> FileReport:
     try:
+        if roles is None and fmt.startswith("ranx_"):
+            roles = _ranx_roles(path)
         if roles is None:
             roles = ROLES_BY_FORMAT.get(fmt) or (_table_roles(path) if fmt == "table" else ())
         if not roles:

@@ -22,7 +22,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
-from pyproj import CRS
 
 from analysis.geo import haversine_m, to_wgs84
 
@@ -42,6 +41,8 @@ class ZoneSplit:
 
 
 def _utm(crs: str) -> tuple[int, bool] | None:
+    from pyproj import CRS  # here: importing the importers needs no pyproj (the geo extra)
+
     try:
         zone = CRS.from_user_input(crs).utm_zone
     except Exception:  # pyproj raises several types; the loaders already validated the CRS

@@ -9,18 +9,21 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, TypeAlias
 
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
-from pyproj import CRS
 
 from analysis.core.errors import InputError
 from analysis.geo import to_wgs84
 from analysis.io._text import check_file, is_gzip, read_bytes
 
+if TYPE_CHECKING:
+    from pyproj import CRS
+
 PathLike = str | Path
-CrsLike = str | int | CRS
+CrsLike: TypeAlias = "str | int | CRS"  # pyproj is imported where a CRS is read (the geo extra)
 
 POI_ID_COLS = ("doc_id", "poi_id", "id")
 QUERY_ID_COLS = ("query_id", "qid", "id")
@@ -222,6 +225,8 @@ def share_in_area(
 ) -> float:
     """Share of points inside the CRS's area of use (widened by 1 degree); 1.0 when the CRS
     declares none."""
+    from pyproj import CRS
+
     try:
         area = CRS.from_user_input(crs).area_of_use
     except Exception:  # pyproj raises several types for odd input; the caller reports the CRS

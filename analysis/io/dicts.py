@@ -1,0 +1,281 @@
+"""Runs and qrels as nested mappings ``{query_id: {doc_id: value}}``: Python dicts, ranx's JSON
+files and ranx's ``.lz4`` files.
+
+=====================  ====================================================================
+source                 shape
+=====================  ====================================================================
+a Python dict          ``{"q1": {"d1": 12.5, "d2": 11.0}}`` (run: scores; qrels: relevance);
+                       a run may also give ranked lists ``{"q1": ["d1", "d2"]}`` (ranks, no
+                       scores, as STaRK's ``pred_rank``)
+ranx JSON              ``Run.save("run.json")`` / ``Qrels.save("qrels.json")``: the same
+                       mapping as one JSON object (``.json.gz`` too); recognised from the
+                       content (an object whose first value is an object), whatever the name
+ranx ``.lz4``          ``Run.save("run.lz4")``: the mapping in CBOR, compressed with LZ4 twice
+                       (ranx writes ``lz4.frame.compress(cbor2.dumps(run))`` through
+                       ``lz4.frame.open``); recognised by the LZ4 frame magic bytes. Reading
+                       it needs the ``lz4`` and ``cbor2`` packages (ranx installs both);
+                       without them it is one error line naming them
+=====================  ====================================================================
+
+Rules (those of every other loader): ids are strings (an integer key of a Python dict becomes
+its decimal text; ``"007"`` stays ``"007"``), an empty id is an error; run scores must be
+finite numbers (``bool``, text, ``NaN``, ``inf`` are errors); relevance must be an integer
+(``1.0`` counts) within int64. An error names the query and the document (and, for a JSON
+file, the line of the query's key when it can be found). Rows keep the mapping's order.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import numbers
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from analysis.core.errors import InputError
+from analysis.io._text import check_file, max_input_bytes, parse_json, read_text, source_path
+from analysis.io.trec import INT64_MAX, INT64_MIN
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+#: ranx JSON (or any JSON object of objects): ``{`` then a string key whose value is an object
+RANX_JSON_HEAD = re.compile(r'\s*\{\s*(?:\}|"(?:[^"\\]|\\.)*"\s*:\s*\{)')
+#: the magic number that starts an LZ4 frame
+LZ4_MAGIC = b"\x04\x22\x4d\x18"
+KINDS = ("run", "qrels")
+_LZ4_PACKAGES = "the lz4 and cbor2 packages (pip install lz4 cbor2; ranx installs both)"
+
+
+def looks_like_ranx_json(head: str) -> bool:
+    """Whether text starts like a JSON object of objects (ranx's run/qrels JSON)."""
+    return RANX_JSON_HEAD.match(head) is not None
+
+
+def is_lz4(path: str | Path) -> bool:
+    """Whether the file starts with the LZ4 frame magic number (ranx's ``.lz4`` files)."""
+    with source_path(path).open("rb") as f:
+        return f.read(4) == LZ4_MAGIC
+
+
+def _id(value: object, what: str, source: str, where: str) -> str:
+    if isinstance(value, bool) or not isinstance(value, str | numbers.Integral):
+        raise InputError(source, None, f"{where}{what} {value!r} is not a string or an integer")
+    text = str(value)
+    if not text.strip():
+        raise InputError(source, None, f"{where}empty {what}")
+    return text
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool | np.bool_)
+
+
+def _bad_value(value: object, kind: str) -> str | None:
+    """Why ``value`` cannot be a run score / a relevance, or None."""
+    label = "score" if kind == "run" else "relevance"
+    if not _is_number(value):
+        return f"{label} {value!r} is not a number"
+    try:
+        number = float(value)  # type: ignore[arg-type]
+    except OverflowError:
+        number = math.inf
+    if kind == "run":
+        return None if math.isfinite(number) else f"score {value!r} is not a finite number"
+    if not math.isfinite(number) or number != math.floor(number):
+        return f"relevance {value!r} is not an integer"
+    whole = int(value) if isinstance(value, numbers.Integral) else int(number)
+    if not INT64_MIN <= whole <= INT64_MAX:
+        return f"relevance {value!r} is outside the 64-bit integer range"
+    return None
+
+
+def _line_of(text: str | None, query: str, doc: str | None) -> int | None:
+    """The line of ``query``'s key (then of ``doc``'s after it) in JSON ``text``, if found."""
+    if text is None:
+        return None
+    at = text.find(json.dumps(query, ensure_ascii=False) + ":")
+    if at < 0:
+        at = text.find(json.dumps(query) + ":")
+    if at < 0:
+        return None
+    if doc is not None:
+        inner = text.find(json.dumps(doc, ensure_ascii=False), at)
+        at = inner if inner >= 0 else at
+    return text.count("\n", 0, at) + 1
+
+
+def _columns(data: Mapping, kind: str, source: str) -> tuple[list, list, list, bool]:
+    """Flatten the mapping: query ids, doc ids, values, and whether the values are ranks (a
+    run of ranked lists). Ids are checked here, values by :func:`_check_values`."""
+    queries: list[str] = []
+    docs: list[object] = []
+    values: list[object] = []
+    ranked: bool | None = None
+    for key, inner in data.items():
+        query = _id(key, "query_id", source, "")
+        is_list = isinstance(inner, list | tuple) and kind == "run"
+        if not is_list and not isinstance(inner, Mapping):
+            what = "a mapping {doc_id: score}" if kind == "run" else "a mapping {doc_id: relevance}"
+            raise InputError(source, None, f"query {query!r}: expected {what}, not {inner!r:.60}")
+        if ranked is not None and ranked != is_list:
+            raise InputError(source, None, f"query {query!r}: mixes ranked lists and scores")
+        ranked = is_list
+        n = len(inner)
+        queries.extend([query] * n)
+        if is_list:
+            docs.extend(inner)
+            values.extend(range(1, n + 1))
+        else:
+            docs.extend(inner.keys())
+            values.extend(inner.values())
+    return queries, docs, values, bool(ranked)
+
+
+def _first_bad(values: Sequence[object], kind: str) -> int | None:
+    """Index of the first value that is not a finite score / an integer relevance, or None."""
+    types = set(map(type, values))
+    if kind == "qrels" and types <= {int}:
+        return next((i for i, v in enumerate(values) if not INT64_MIN <= v <= INT64_MAX), None)  # type: ignore[operator]
+    if kind == "run" and types <= {float, int, np.float64}:
+        try:
+            array = np.fromiter(values, dtype=np.float64, count=len(values))  # type: ignore[arg-type]
+        except OverflowError:  # an integer beyond float64: found by the loop below
+            pass
+        else:
+            bad = np.flatnonzero(~np.isfinite(array))
+            return int(bad[0]) if len(bad) else None
+    return next((i for i, v in enumerate(values) if _bad_value(v, kind) is not None), None)
+
+
+def _doc_ids(queries: Sequence[str], docs: list[object], source: str) -> list[str]:
+    """The doc ids as strings (see :func:`_id`); plain strings are only checked for emptiness."""
+    if set(map(type, docs)) <= {str}:
+        empty = next((i for i, d in enumerate(docs) if not d.strip()), None)  # type: ignore[attr-defined]
+        if empty is not None:
+            raise InputError(source, None, f"query {queries[empty]!r}: empty doc_id")
+        return docs  # type: ignore[return-value]
+    return [_id(d, "doc_id", source, f"query {q!r}: ") for q, d in zip(queries, docs, strict=True)]
+
+
+def frame_from_mapping(
+    data: object, kind: str, source: str | Path, text: str | None = None
+) -> pd.DataFrame:
+    """A run (``query_id, doc_id, score`` [+ ``rank``]) or qrels (``query_id, doc_id,
+    relevance``) from ``{query_id: {doc_id: value}}`` (see the module docstring).
+
+    ``source`` names the input in errors; ``text`` is the JSON the mapping was parsed from (to
+    name the line of a bad value).
+
+    Raises:
+        InputError: not a mapping of mappings, an id that is empty or not a string/integer, a
+            score that is not a finite number, a relevance that is not an integer in int64.
+    """
+    import pandas as pd
+
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {KINDS}, not {kind!r}")
+    where = str(source)
+    if not isinstance(data, Mapping):
+        what = type(data).__name__
+        raise InputError(
+            where, None, f"expected a mapping {{query_id: {{doc_id: value}}}}, not {what}"
+        )
+    queries, raw_docs, values, ranked = _columns(data, kind, where)
+    docs = _doc_ids(queries, raw_docs, where)
+    bad = _first_bad(values, kind)
+    if bad is not None:
+        query, doc = queries[bad], docs[bad]
+        why = _bad_value(values[bad], kind) or "is not a number"
+        line = _line_of(text, query, doc)
+        raise InputError(where, line, f"query {query!r}, doc {doc!r}: {why}")
+    frame = pd.DataFrame({"query_id": pd.array(queries, dtype="str"),
+                          "doc_id": pd.array(docs, dtype="str")})  # fmt: skip
+    if kind == "qrels":
+        frame["relevance"] = np.asarray([int(v) for v in values], dtype=np.int64)  # type: ignore[call-overload]
+    elif ranked:
+        ranks = np.asarray(values, dtype=np.int64)
+        frame["score"] = -ranks.astype(np.float64)
+        frame["rank"] = ranks
+    else:
+        frame["score"] = np.fromiter(values, dtype=np.float64, count=len(values))  # type: ignore[arg-type]
+    return frame
+
+
+def read_ranx_json(path: str | Path, kind: str) -> pd.DataFrame:
+    """A ranx JSON file (``.json``, ``.json.gz``, any name) as a run or qrels frame.
+
+    Raises:
+        InputError: invalid JSON (with its line), nesting deeper than the limit, or a value
+            the module rules refuse (with the line of its query when found).
+    """
+    p = check_file(path)
+    text = read_text(p)
+    data = parse_json(text, p)
+    if isinstance(data, Mapping) and not data:
+        raise InputError(p, None, "the file holds no data (an empty JSON object)")
+    return frame_from_mapping(data, kind, p, text)
+
+
+def _lz4_modules() -> tuple[object, object] | None:
+    try:
+        import cbor2  # type: ignore[import-not-found]
+        import lz4.frame  # type: ignore[import-not-found]
+    except ImportError:
+        return None
+    return lz4.frame, cbor2
+
+
+def _decompress(frame_module: object, data: bytes, path: Path) -> bytes:
+    """One LZ4 frame decompressed under the input size cap."""
+    cap = max_input_bytes()
+    decompressor = frame_module.LZ4FrameDecompressor()  # type: ignore[attr-defined]
+    try:
+        out = decompressor.decompress(data, max_length=cap + 1)
+    except RuntimeError as exc:
+        raise InputError(path, None, f"cannot read the LZ4 data: {exc}") from None
+    if len(out) > cap or not decompressor.eof:
+        why = f"larger than the input size limit of {cap} bytes when decompressed"
+        raise InputError(path, None, why)
+    return out
+
+
+def read_ranx_lz4(path: str | Path, kind: str) -> pd.DataFrame:
+    """A ranx ``.lz4`` file (CBOR in two LZ4 frames) as a run or qrels frame.
+
+    Raises:
+        InputError: the lz4/cbor2 packages are missing (naming them), the data is corrupt or
+            larger than the size cap once decompressed, or a value the module rules refuse.
+    """
+    p = check_file(path)
+    modules = _lz4_modules()
+    if modules is None:
+        raise InputError(p, None, f"a ranx .lz4 file: reading it needs {_LZ4_PACKAGES}")
+    frame_module, cbor2 = modules
+    raw = source_path(p).read_bytes()
+    inner = _decompress(frame_module, raw, p)
+    payload = _decompress(frame_module, inner, p) if inner.startswith(LZ4_MAGIC) else inner
+    try:
+        data = cbor2.loads(payload)  # type: ignore[attr-defined]
+    except RecursionError:
+        raise InputError(p, None, "the CBOR data is nested too deeply") from None
+    except Exception as exc:  # cbor2 raises its own error classes (CBORDecodeError, ValueError)
+        raise InputError(p, None, f"cannot read the CBOR data: {exc}") from None
+    return frame_from_mapping(data, kind, p)
+
+
+def mapping_from_frame(frame: pd.DataFrame, value: str) -> dict[str, dict[str, float | int]]:
+    """``{query_id: {doc_id: value}}`` of a run or qrels frame, in row order; a pair listed twice
+    keeps its largest value (a run's best-ranked occurrence, the qrels' maximum relevance, as
+    the metric core collapses them)."""
+    out: dict[str, dict[str, float | int]] = {}
+    queries: Iterable[str] = frame["query_id"].astype("str").tolist()
+    docs: Iterable[str] = frame["doc_id"].astype("str").tolist()
+    for query, doc, v in zip(queries, docs, frame[value].tolist(), strict=True):
+        inner = out.setdefault(query, {})
+        inner[doc] = max(inner[doc], v) if doc in inner else v
+    return out

@@ -1,0 +1,325 @@
+"""Runs, qrels, queries and entities from what a notebook holds, as the project's tables.
+
+=============================  ===============================================================
+object                         read as
+=============================  ===============================================================
+a path (``str``, ``Path``)     the file, its format detected from the content
+                               (:func:`analysis.io.load_run` and friends)
+a pandas ``DataFrame``         a table in the project's column names, or in PyTerrier's (runs
+                               ``qid, docno, score[, rank]``, qrels ``qid, docno, label``,
+                               topics ``qid, query``), ranx's (``q_id, doc_id, score``) or
+                               ir_datasets' (qrels ``query_id, doc_id, relevance, iteration``)
+a pyarrow or polars table      the same, through its ``to_pandas()``
+a mapping                      run/qrels ``{query_id: {doc_id: value}}`` (a run may give
+                               ranked lists ``{query_id: [doc_id, ...]}``); queries
+                               ``{query_id: text}``; entities ``{doc_id: text}``
+a ranx ``Run`` / ``Qrels``     its ``to_dict()`` (any object with ``to_dict()``; ranx itself
+                               is not imported)
+an iterable of records         named tuples (ir_datasets' ``qrels_iter()``: ``TrecQrel(query_id,
+                               doc_id, relevance, iteration)``; ``scoreddocs_iter()``;
+                               ``queries_iter()``; ``docs_iter()``) or dicts, their field names
+                               as columns; plain 3-tuples as ``query_id, doc_id, score`` (run)
+                               or ``query_id, doc_id, relevance`` (qrels)
+an ir_datasets dataset         its ``qrels_iter()`` (qrels), ``queries_iter()`` (queries),
+                               ``scoreddocs_iter()`` (run), ``docs_iter()`` (entities)
+=============================  ===============================================================
+
+The rules of the file loaders hold: ids are strings (integer ids become their decimal text,
+``"007"`` stays ``"007"``; float, boolean or empty ids are errors), scores are finite numbers,
+relevance an integer within int64. Errors are :class:`~analysis.core.errors.InputError` naming
+the input (``run 'bm25'``) and the row (its index label). A run keeps ``score`` (and ``rank``
+only when it has ranks but no scores: ``score = -rank``, as the loaders do); PyTerrier's
+0-based ``rank`` beside a score is dropped, the ranking comes from the scores.
+
+:func:`to_ranx` and :func:`from_ranx` convert to and from ranx objects; only :func:`to_ranx`
+imports ranx (an optional dependency: without it, one error line says to install it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from analysis.core.errors import InputError, MissingDependency
+from analysis.io import (
+    load_entities,
+    load_qrels,
+    load_queries,
+    load_run,
+    queries_columns,
+    relevance_alias,
+)
+from analysis.io.dicts import frame_from_mapping, mapping_from_frame
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+#: the methods of an ir_datasets dataset that give each kind of table
+_DATASET_ITERATORS = {
+    "run": "scoreddocs_iter",
+    "qrels": "qrels_iter",
+    "queries": "queries_iter",
+    "entities": "docs_iter",
+}
+_PLAIN_TUPLES = {
+    "run": ("query_id", "doc_id", "score"),
+    "qrels": ("query_id", "doc_id", "relevance"),
+}
+
+
+def _records(rows: Iterable[Any], kind: str, source: str) -> pd.DataFrame:
+    """An iterable of named tuples, dicts or plain tuples as a DataFrame."""
+    import pandas as pd
+
+    rows = list(rows)
+    if not rows:
+        raise InputError(source, None, f"no rows (an empty {kind})")
+    first = rows[0]
+    if isinstance(first, Mapping):
+        return pd.DataFrame.from_records(rows)
+    if isinstance(first, tuple) and hasattr(first, "_fields"):
+        return pd.DataFrame.from_records(rows, columns=list(first._fields))
+    plain = _PLAIN_TUPLES.get(kind)
+    if plain and isinstance(first, tuple | list) and len(first) == len(plain):
+        return pd.DataFrame.from_records(rows, columns=list(plain))
+    raise InputError(
+        source, None, f"rows of {type(first).__name__} are not records with field names"
+    )
+
+
+def _frame(obj: object, kind: str, source: str) -> pd.DataFrame | None:
+    """``obj`` as a DataFrame with the project's id names, or None for a mapping (read by the
+    caller) or a ranx object (``to_dict()``)."""
+    import pandas as pd
+
+    from analysis.io.tables import with_vocabulary
+
+    if isinstance(obj, pd.DataFrame):
+        frame = obj
+    elif hasattr(obj, "to_pandas") and not isinstance(obj, Mapping):  # pyarrow, polars
+        frame = obj.to_pandas()  # type: ignore[attr-defined]
+    elif isinstance(obj, Mapping) or (hasattr(obj, "to_dict") and not isinstance(obj, pd.Series)):
+        return None
+    elif hasattr(obj, _DATASET_ITERATORS[kind]):
+        frame = _records(getattr(obj, _DATASET_ITERATORS[kind])(), kind, source)
+    elif isinstance(obj, Iterable) and not isinstance(obj, str | bytes):
+        frame = _records(obj, kind, source)
+    else:
+        raise InputError(source, None, f"cannot read a {type(obj).__name__} as a {kind}")
+    return with_vocabulary(frame.copy())
+
+
+def _at(frame: pd.DataFrame, i: int) -> str:
+    """The ``i``-th row (0-based position) by its index label."""
+    return f"row {_show(frame.index[i])}"
+
+
+def _show(value: object) -> str:
+    return repr(value.item() if isinstance(value, np.generic) else value)
+
+
+def _ids(frame: pd.DataFrame, column: str, source: str) -> np.ndarray:
+    """An id column as strings (by position): strings or integers only, none empty."""
+    import pandas as pd
+
+    if column not in frame.columns:
+        raise InputError(
+            source, None, f"no {column} column (columns: {', '.join(map(str, frame.columns))})"
+        )
+    col = frame[column]
+    if isinstance(col.dtype, pd.CategoricalDtype):
+        col = col.astype(object)
+    kind = col.dtype.kind
+    if kind in "iu":
+        return col.astype("str").to_numpy()
+    if kind not in "OTU" and not pd.api.types.is_string_dtype(col):
+        raise InputError(
+            source, None, f"column {column} has type {col.dtype}; ids must be strings or integers"
+        )
+    values = col.tolist()
+    types = set(map(type, values))
+    if not types <= {str}:
+        for i, v in enumerate(values):
+            if isinstance(v, bool) or not isinstance(v, str | int | np.integer):
+                raise InputError(
+                    source,
+                    None,
+                    f"{_at(frame, i)}: {column} {_show(v)} is not a string or an integer",
+                )
+    text = col.astype("str")
+    empty = (text.str.strip() == "").to_numpy()
+    if empty.any():
+        raise InputError(
+            source, None, f"{_at(frame, int(np.flatnonzero(empty)[0]))}: empty {column}"
+        )
+    return text.to_numpy()
+
+
+def _numbers(frame: pd.DataFrame, column: str, source: str) -> np.ndarray:
+    """A numeric column as float64, every value finite."""
+    import pandas as pd
+
+    col = frame[column]
+    if col.dtype.kind == "b" or not (pd.api.types.is_numeric_dtype(col) or col.dtype.kind == "O"):
+        raise InputError(source, None, f"column {column} has type {col.dtype}; expected numbers")
+    values = pd.to_numeric(col, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+    bad = ~np.isfinite(values)
+    if col.dtype.kind == "O":
+        bad |= np.asarray([isinstance(v, bool | str) for v in col.tolist()])
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raw = _show(col.iloc[i])
+        raise InputError(source, None, f"{_at(frame, i)}: {column} {raw} is not a finite number")
+    return values
+
+
+def _run_table(frame: pd.DataFrame, source: str) -> pd.DataFrame:
+    import pandas as pd
+
+    out = pd.DataFrame(
+        {"query_id": _ids(frame, "query_id", source), "doc_id": _ids(frame, "doc_id", source)}
+    )
+    if "score" in frame.columns:
+        out["score"] = _numbers(frame, "score", source)
+    elif "rank" in frame.columns:
+        ranks = _numbers(frame, "rank", source)
+        out["score"] = -ranks
+        out["rank"] = ranks.astype(np.int64)
+    else:
+        raise InputError(source, None, "a run needs a score (or rank) column")
+    return out
+
+
+def _qrels_table(frame: pd.DataFrame, source: str) -> pd.DataFrame:
+    import pandas as pd
+
+    frame = relevance_alias(frame)
+    out = pd.DataFrame(
+        {"query_id": _ids(frame, "query_id", source), "doc_id": _ids(frame, "doc_id", source)}
+    )
+    if "relevance" not in frame.columns:  # a list of relevant pairs
+        out["relevance"] = np.ones(len(out), dtype=np.int64)
+        return out
+    values = _numbers(frame, "relevance", source)
+    bad = (values != np.round(values)) | (values >= 2.0**63) | (values < -(2.0**63))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raw = _show(frame["relevance"].iloc[i])
+        raise InputError(
+            source,
+            None,
+            f"{_at(frame, i)}: relevance {raw} is not an integer in the 64-bit range",
+        )
+    if frame["relevance"].dtype.kind in "iu":
+        out["relevance"] = frame["relevance"].to_numpy().astype(np.int64)  # exact beyond 2^53
+    else:
+        out["relevance"] = values.astype(np.int64)
+    return out
+
+
+def _run_or_qrels(obj: object, kind: str, source: str) -> pd.DataFrame:
+    if isinstance(obj, str | Path):
+        return load_run(obj) if kind == "run" else load_qrels(obj)
+    frame = _frame(obj, kind, source)
+    if frame is None:
+        data = obj if isinstance(obj, Mapping) else obj.to_dict()  # type: ignore[attr-defined]
+        return frame_from_mapping(data, kind, source)
+    return _run_table(frame, source) if kind == "run" else _qrels_table(frame, source)
+
+
+def as_run(obj: object, source: str = "run") -> pd.DataFrame:
+    """A run ``query_id, doc_id, score`` (+ ``rank`` for ranks without scores) from any object
+    of the module table; ``source`` names it in errors.
+
+    Raises:
+        InputError: an unreadable object or file, a missing column, a bad id or score.
+    """
+    return _run_or_qrels(obj, "run", source)
+
+
+def as_qrels(obj: object, source: str = "qrels") -> pd.DataFrame:
+    """Qrels ``query_id, doc_id, relevance`` (int64) from any object of the module table.
+
+    Raises:
+        InputError: an unreadable object or file, a missing column, a bad id or relevance.
+    """
+    return _run_or_qrels(obj, "qrels", source)
+
+
+def _text_mapping(obj: Mapping, key: str, source: str) -> pd.DataFrame:
+    import pandas as pd
+
+    frame = pd.DataFrame({key: list(obj.keys()), "text": [str(v) for v in obj.values()]})
+    frame[key] = _ids(frame, key, source)
+    return frame
+
+
+def as_queries(obj: object, source: str = "queries") -> pd.DataFrame:
+    """Queries ``query_id, text`` + any other columns (slices): a file, a DataFrame (PyTerrier
+    topics ``qid, query``; ir_datasets queries, whose ``title`` is the text when there is no
+    ``text``), a mapping ``{query_id: text}`` or records."""
+    if isinstance(obj, str | Path):
+        return load_queries(obj)
+    if isinstance(obj, Mapping):
+        return _text_mapping(obj, "query_id", source)
+    frame = _frame(obj, "queries", source)
+    if frame is None:
+        raise InputError(source, None, f"cannot read a {type(obj).__name__} as queries")
+    frame["query_id"] = _ids(frame, "query_id", source)
+    if "text" not in frame.columns and "query" not in frame.columns and "title" in frame.columns:
+        frame = frame.rename(columns={"title": "text"})
+    frame = queries_columns(frame)
+    frame["text"] = frame["text"].fillna("").astype("str")
+    return frame
+
+
+def as_entities(obj: object, source: str = "entities") -> pd.DataFrame:
+    """Entities ``doc_id, name, text`` + any other columns (``type``, ``lat``, ``lon``, ...): a
+    file, a DataFrame (PyTerrier's ``docno``), a mapping ``{doc_id: text}`` or records
+    (ir_datasets' ``docs_iter()``)."""
+    if isinstance(obj, str | Path):
+        return load_entities(obj)
+    if isinstance(obj, Mapping):
+        frame = _text_mapping(obj, "doc_id", source)
+    else:
+        frame = _frame(obj, "entities", source)
+        if frame is None:
+            raise InputError(source, None, f"cannot read a {type(obj).__name__} as entities")
+        frame["doc_id"] = _ids(frame, "doc_id", source)
+    for column in ("name", "text"):
+        if column not in frame.columns:
+            frame[column] = ""
+    return frame
+
+
+def to_ranx(obj: object, kind: str = "run", name: str | None = None) -> Any:
+    """A ranx ``Run`` (``kind="run"``, named ``name``) or ``Qrels`` (``kind="qrels"``) from any
+    object :func:`as_run` / :func:`as_qrels` reads. A pair listed twice keeps its largest value
+    (best score, maximum relevance).
+
+    Raises:
+        MissingDependency: ranx is not installed (one line: ``pip install ranx``).
+        InputError: as :func:`as_run` / :func:`as_qrels`.
+    """
+    if kind not in ("run", "qrels"):
+        raise ValueError(f"kind must be 'run' or 'qrels', not {kind!r}")
+    try:
+        import ranx  # type: ignore[import-not-found]
+    except ImportError:
+        raise MissingDependency("to_ranx needs ranx: pip install ranx") from None
+    if kind == "qrels":
+        return ranx.Qrels.from_dict(mapping_from_frame(as_qrels(obj), "relevance"))
+    return ranx.Run.from_dict(mapping_from_frame(as_run(obj), "score"), name=name)
+
+
+def from_ranx(obj: object) -> pd.DataFrame:
+    """The run (``query_id, doc_id, score``) of a ranx ``Run`` or the qrels (``query_id,
+    doc_id, relevance``) of a ranx ``Qrels`` (told apart by ranx's ``qrels`` attribute); ranx
+    is not imported."""
+    if not hasattr(obj, "to_dict"):
+        raise InputError("ranx", None, f"a {type(obj).__name__} is not a ranx Run or Qrels")
+    kind = "qrels" if hasattr(obj, "qrels") else "run"
+    return frame_from_mapping(obj.to_dict(), kind, f"ranx {type(obj).__name__}")  # type: ignore[attr-defined]

@@ -1,0 +1,93 @@
+"""``analysis.dashboard``'s handle without a browser: a missing Streamlit is one line, the handle's
+HTML is a link, and stopping ends a whole process tree (the browser tests start the app)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import analysis
+from analysis.core.errors import MissingDependency, missing_extra
+from analysis.present import dashboard as dash
+
+
+def test_without_streamlit_one_line_names_the_extra(monkeypatch, tmp_path) -> None:
+    monkeypatch.setitem(sys.modules, "streamlit", None)  # as if not installed
+    with pytest.raises(MissingDependency) as err:
+        analysis.dashboard({"m": {"q": {"d": 1.0}}}, {"q": {"d": 1}})
+    assert str(err.value) == (
+        "the dashboard needs Streamlit: pip install 'retrieval-error-dashboard[app]'"
+    )
+    assert not dash.adhoc_home().exists()  # nothing written before the check
+
+
+def test_missing_optional_packages_name_their_extra() -> None:
+    assert missing_extra(ModuleNotFoundError("x", name="plotly.graph_objects")) == (
+        "plotly is not installed: pip install 'retrieval-error-dashboard[app]'"
+    )
+    assert "[scale]" in str(missing_extra(ModuleNotFoundError("x", name="duckdb")))
+    assert missing_extra(ModuleNotFoundError("x", name="numpy")) is None  # not an extra: a bug
+    assert missing_extra(MissingDependency("to_ranx needs ranx: pip install ranx")) == (
+        "to_ranx needs ranx: pip install ranx"
+    )
+
+
+class _Process:
+    def __init__(self, code: int | None) -> None:
+        self.code = code
+
+    def poll(self) -> int | None:
+        return self.code
+
+
+def test_the_handle_is_a_link_in_jupyter(tmp_path) -> None:
+    handle = dash.Dashboard(
+        url="http://127.0.0.1:8600/?bundle=a%22b",
+        bundle=tmp_path / "a<b>",
+        port=8600,
+        process=_Process(None),  # type: ignore[arg-type]
+        log=(tmp_path / "log").open("wb"),
+    )
+    shown = handle._repr_html_()
+    assert shown.startswith('<a href="http://127.0.0.1:8600/?bundle=a%22b" target="_blank"')
+    assert "<code>a&lt;b&gt;</code>" in shown
+    handle.process = _Process(0)  # type: ignore[assignment]
+    assert shown != handle._repr_html_()
+    assert handle._repr_html_().endswith("(stopped)")
+    handle.log.close()
+
+
+def test_stop_group_ends_every_process_of_the_tree(tmp_path) -> None:
+    """A parent that ignores SIGTERM and a child that ignores it too: both end (SIGKILL after
+    the grace period), as do the ones that obey."""
+    script = tmp_path / "tree.sh"
+    script.write_text(
+        "trap '' TERM\nsh -c \"trap '' TERM; sleep 300\" &\nsleep 300 &\necho started\nwait\n"
+    )
+    process = subprocess.Popen(["sh", str(script)], stdout=subprocess.PIPE, start_new_session=True)
+    assert process.stdout is not None
+    assert process.stdout.readline() == b"started\n"
+    deadline = time.monotonic() + 30
+    while len(dash.group_members(process.pid)) < 4 and time.monotonic() < deadline:
+        time.sleep(0.05)  # sh, sh -c, and two sleeps
+    assert len(dash.group_members(process.pid)) >= 3
+    dash.stop_group(process, timeout=1.0)
+    assert process.poll() is not None
+    assert dash.group_members(process.pid) == []
+    process.stdout.close()
+
+
+def test_a_port_in_use_is_refused(tmp_path) -> None:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        assert dash.port_answers(port)
+        with pytest.raises(OSError, match=f"port {port} on 127.0.0.1 is in use"):
+            dash.serve_bundle(Path(tmp_path), port=port)
