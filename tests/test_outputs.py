@@ -25,7 +25,7 @@ from tests.bad_input.corpus import GOOD, OUTPUT_COMMANDS
 from tests.bad_input.made import ROOT, full_device, limits, make, output_args
 
 #: commands whose output is a folder (a bundle)
-FOLDER_COMMANDS = ("import", "demo")
+FOLDER_COMMANDS = ("import", "bundle", "demo")
 #: commands cheap enough to run to the end (the demo generator runs its retrievers)
 WRITING = tuple(c for c in OUTPUT_COMMANDS if c != "demo")
 

@@ -29,7 +29,8 @@ RECIPES = (
 )  # fmt: skip
 #: commands an ``output`` case writes with, and inputs a ``path`` case replaces
 OUTPUT_COMMANDS = ("evaluate", "evaluate_bundle", "compare", "disagree", "report", "deck",
-                   "notes_csv", "notes_qrels", "coverage", "geo", "import", "demo")  # fmt: skip
+                   "notes_csv", "notes_qrels", "coverage", "geo", "import", "bundle",
+                   "demo")  # fmt: skip
 PATH_INPUTS = ("run", "qrels", "bundle", "pois", "csv", "manifest_qrels")
 GOOD = {
     "run": HERE / "good" / "run.txt",

@@ -122,6 +122,7 @@ def output_args(command: str, target: Path, tmp: Path) -> list[str]:
                      "--notes-dir", notes, *out],
         "geo": ["geo", "--pois", str(OK_POIS), *out],
         "import": ["import", "geoglue", "--root", str(import_folder(tmp)), *out],
+        "bundle": ["bundle", "--run", f"bm25={run}", "--qrels", qrels, *out],
         "demo": ["demo", *out],
     }[command]  # fmt: skip
 
@@ -168,7 +169,7 @@ def case_args(case: Case, tmp: Path) -> tuple[list[str], Path | None]:
     if case.kind == "output":
         suffix = ".json" if case.command == "geo" else ".html" if case.command in (
             "report", "deck") else ".csv"  # fmt: skip
-        name = "bundle-out" if case.command in ("import", "demo") else f"out{suffix}"
+        name = "bundle-out" if case.command in ("import", "bundle", "demo") else f"out{suffix}"
         target = make(case.make or "regular", tmp / "made", name=name)
         return output_args(case.command or "evaluate", target, tmp), target
     if case.kind == "path":
