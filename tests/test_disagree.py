@@ -70,13 +70,19 @@ def test_identical_and_disjoint_lists():
     assert math.isnan(tau[1])  # no shared doc: order cannot be compared
 
 
-def test_rbo_matches_the_term_by_term_sum_on_random_lists():
-    rng = np.random.default_rng(3)
+def _random_lists(seed: int, n: int, longest: int, universe: int) -> tuple[list, list]:
+    """``n`` pairs of lists of 1 to ``longest`` distinct codes below ``universe``."""
+    rng = np.random.default_rng(seed)
     lists_a, lists_b = [], []
-    for _ in range(200):
-        la, lb = rng.integers(1, 11, size=2)
-        lists_a.append(rng.choice(15, size=la, replace=False).tolist())
-        lists_b.append(rng.choice(15, size=lb, replace=False).tolist())
+    for _ in range(n):
+        la, lb = rng.integers(1, longest + 1, size=2)
+        lists_a.append(rng.choice(universe, size=la, replace=False).tolist())
+        lists_b.append(rng.choice(universe, size=lb, replace=False).tolist())
+    return lists_a, lists_b
+
+
+def test_rbo_matches_the_term_by_term_sum_on_random_lists():
+    lists_a, lists_b = _random_lists(3, 200, 10, 15)
     for p in (0.5, 0.9, 0.98):
         got = rbo_ext(_matrix(lists_a, 10), _matrix(lists_b, 10), p)
         want = [_rbo_reference(s, t, p) for s, t in zip(lists_a, lists_b, strict=True)]
@@ -203,12 +209,7 @@ def _random_run(rng: np.random.Generator, n_queries: int, longest: int) -> pd.Da
 
 def test_tau_ap_of_long_random_lists_matches_the_definition():
     """Lists up to 60 documents (several merge levels), partial overlap, ragged lengths."""
-    rng = np.random.default_rng(11)
-    lists_a, lists_b = [], []
-    for _ in range(40):
-        la, lb = rng.integers(1, 61, size=2)
-        lists_a.append(rng.choice(90, size=la, replace=False).tolist())
-        lists_b.append(rng.choice(90, size=lb, replace=False).tolist())
+    lists_a, lists_b = _random_lists(11, 40, 60, 90)
     got = tau_ap(_matrix(lists_a, 60), _matrix(lists_b, 60))
     for value, xa, xb in zip(got, lists_a, lists_b, strict=True):
         if len(set(xa) & set(xb)) < 2:

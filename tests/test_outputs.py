@@ -22,25 +22,12 @@ import pytest
 from analysis.core.errors import InputError
 from analysis.io.atomic import atomic_folder, atomic_write, atomic_write_text, check_target
 from tests.bad_input.corpus import GOOD, OUTPUT_COMMANDS
-from tests.bad_input.made import ROOT, full_device, limits, make, output_args
+from tests.bad_input.made import ROOT, full_device, make, output_args, run_analysis
 
 #: commands whose output is a folder (a bundle)
 FOLDER_COMMANDS = ("import", "bundle", "demo")
 #: commands cheap enough to run to the end (the demo generator runs its retrievers)
 WRITING = tuple(c for c in OUTPUT_COMMANDS if c != "demo")
-
-
-def _run(args: list[str], tmp: Path, recipe: str | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "analysis", *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-        preexec_fn=limits(recipe),
-        env={**os.environ, "RETRIEVAL_DASHBOARD_NOTES_DIR": str(tmp / "notes")},
-    )
 
 
 def _name(command: str) -> str:
@@ -61,7 +48,7 @@ def _one_line(proc: subprocess.CompletedProcess, target: Path, message: str) -> 
 @pytest.mark.parametrize("command", OUTPUT_COMMANDS)
 def test_a_full_device_as_target_is_refused_and_left_alone(command: str, tmp_path: Path) -> None:
     device = full_device(tmp_path)
-    proc = _run(output_args(command, device, tmp_path), tmp_path)
+    proc = run_analysis(output_args(command, device, tmp_path), tmp_path)
     why = "exists and is not a folder" if command in FOLDER_COMMANDS else "is a device"
     _one_line(proc, device, why)
     assert stat.S_ISCHR(device.stat().st_mode)  # still the device, not a file renamed over it
@@ -71,7 +58,7 @@ def test_a_full_device_as_target_is_refused_and_left_alone(command: str, tmp_pat
 @pytest.mark.parametrize("command", OUTPUT_COMMANDS)
 def test_a_read_only_folder_is_one_line_and_stays_empty(command: str, tmp_path: Path) -> None:
     target = make("readonly_folder", tmp_path / "made", name=_name(command))
-    proc = _run(output_args(command, target, tmp_path), tmp_path, "readonly_folder")
+    proc = run_analysis(output_args(command, target, tmp_path), tmp_path, "readonly_folder")
     _one_line(proc, target, "cannot write: permission denied")
     assert list(target.parent.iterdir()) == []
 
@@ -87,7 +74,7 @@ def test_a_full_disk_is_an_error_and_keeps_the_previous_output(
     else:
         target.write_text("old\n")
     before = sorted(p.name for p in target.parent.iterdir())
-    proc = _run(output_args(command, target, tmp_path), tmp_path, "file_size_limit")
+    proc = run_analysis(output_args(command, target, tmp_path), tmp_path, "file_size_limit")
     _one_line(proc, target, "cannot write: the file is too large")
     assert sorted(p.name for p in target.parent.iterdir()) == before  # no temporary left
     kept = target / "bundle.toml" if command in FOLDER_COMMANDS else target
@@ -97,7 +84,7 @@ def test_a_full_disk_is_an_error_and_keeps_the_previous_output(
 @pytest.mark.parametrize("command", WRITING)
 def test_the_same_commands_write_to_a_regular_target(command: str, tmp_path: Path) -> None:
     target = make("regular", tmp_path / "made", name=_name(command))
-    proc = _run(output_args(command, target, tmp_path), tmp_path)
+    proc = run_analysis(output_args(command, target, tmp_path), tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr == ""
     assert (target / "bundle.toml").is_file() if command in FOLDER_COMMANDS else target.is_file()

@@ -228,3 +228,19 @@ def test_a_stopped_computation_is_done_by_the_session_that_waited() -> None:
     assert isinstance(got[0][0], _Stop)
     assert got[1] == ["mine"]
     assert store.get(("key",), lambda: "other") == "mine"
+
+
+def test_an_upload_that_cannot_be_stored_is_one_error_naming_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import errno
+
+    from analysis.core.errors import InputError
+
+    def full(self, content):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(Path, "write_bytes", full)
+    with pytest.raises(InputError) as info:
+        data._read_upload("mine.run", b"q1 Q0 d1 1 1.0 x\n")
+    assert str(info.value) == "mine.run: cannot be stored for reading: no space left on the device"

@@ -191,19 +191,26 @@ def case_args(case: Case, tmp: Path) -> tuple[list[str], Path | None]:
     raise ValueError(f"a {case.kind} case runs no single command")
 
 
-def run_case(
-    case: Case, tmp: Path, timeout: float = 300
-) -> tuple[subprocess.CompletedProcess[str], Path | None]:
-    """Run the case's command as a separate process (under the limits of its recipe)."""
-    args, named = case_args(case, tmp)
-    proc = subprocess.run(
+def run_analysis(
+    args: list[str], tmp: Path, recipe: str | None = None, timeout: float = 300
+) -> subprocess.CompletedProcess[str]:
+    """``python -m analysis ARGS`` as a separate process, under the limits of ``recipe``, with
+    its notes folder in ``tmp``."""
+    return subprocess.run(
         [sys.executable, "-m", "analysis", *args],
         cwd=ROOT,
         capture_output=True,
         text=True,
         timeout=timeout,
         check=False,
-        preexec_fn=limits(case.make),
+        preexec_fn=limits(recipe),
         env={**os.environ, "RETRIEVAL_DASHBOARD_NOTES_DIR": str(tmp / "notes")},
     )
-    return proc, named
+
+
+def run_case(
+    case: Case, tmp: Path, timeout: float = 300
+) -> tuple[subprocess.CompletedProcess[str], Path | None]:
+    """Run the case's command as a separate process (under the limits of its recipe)."""
+    args, named = case_args(case, tmp)
+    return run_analysis(args, tmp, case.make, timeout), named
