@@ -8,7 +8,14 @@ from pathlib import Path
 import pytest
 
 from analysis.io.annotations import AnnotationStore, database_path, default_author
-from tests.e2e.conftest import ROOT, WAIT_MS, assert_no_exception, screenshot, wait_ready
+from tests.e2e.conftest import (
+    ROOT,
+    SERVER_START_S,
+    WAIT_MS,
+    assert_no_exception,
+    screenshot,
+    wait_ready,
+)
 from ui.annotations import _key
 from ui.launch import free_port, serving
 
@@ -19,7 +26,8 @@ QUERY = "/Queries?datasets=stark-mag&a=bm25&q=5&qd=stark-mag"
 
 def _serving(notes: Path):
     """The app on a free port with its notes database in ``notes``."""
-    return serving(ROOT / "app.py", free_port(), env={"RETRIEVAL_DASHBOARD_NOTES_DIR": str(notes)})
+    env = {"RETRIEVAL_DASHBOARD_NOTES_DIR": str(notes)}
+    return serving(ROOT / "app.py", free_port(), env=env, timeout=SERVER_START_S)
 
 
 def _pick_tag(page, box: str, tag: str) -> None:
