@@ -60,7 +60,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from analysis.core import checks, inputs, kernels, passes
+from analysis.core import checks, inputs, kernels, passes, paths
 from analysis.core import metrics as mx
 from analysis.core import ranking as rk
 from analysis.core.errors import DataWarning, InputError
@@ -153,7 +153,7 @@ def run_source(path: str | Path) -> RunSource:
 
 
 def _magic(path: Path) -> bytes:
-    with path.open("rb") as f:
+    with paths.reading(path, "cannot open"), path.open("rb") as f:
         return f.read(4)
 
 

@@ -156,10 +156,15 @@ def source_path(path: str | Path) -> Path:
     return _SPOOLED.get(str(p), p)
 
 
+def magic(path: str | Path, n_bytes: int = 4) -> bytes:
+    """The first bytes of the file as stored (before any decompression)."""
+    with paths.reading(path, "cannot open"), source_path(path).open("rb") as f:
+        return f.read(n_bytes)
+
+
 def is_gzip(path: str | Path) -> bool:
     """True when the file starts with the gzip magic bytes (whatever its name)."""
-    with paths.reading(path, "cannot open"), source_path(path).open("rb") as f:
-        return f.read(2) == b"\x1f\x8b"
+    return magic(path, 2) == b"\x1f\x8b"
 
 
 class _CappedGzip(io.RawIOBase):

@@ -74,9 +74,11 @@ def check_target(out: str | Path, *, folder: bool = False) -> Path:
         return target
     parent = paths.stat(_folder_of(target), missing_ok=True)
     if parent is None:
-        raise InputError(target, None, f"the folder {_folder_of(target)} does not exist")
+        raise InputError(
+            target, None, f"cannot write: the folder {_folder_of(target)} does not exist"
+        )
     if not stat.S_ISDIR(parent.st_mode):
-        raise InputError(target, None, f"{_folder_of(target)} is not a folder")
+        raise InputError(target, None, f"cannot write: {_folder_of(target)} is not a folder")
     return target
 
 

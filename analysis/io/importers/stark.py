@@ -131,7 +131,7 @@ class _Domain:
 
     def _old_ids(self, path: Path) -> None:
         """Keep an ``old_id`` column (a re-keyed Amazon QA file) for the id mapping."""
-        with path.open("rb") as fh:
+        with paths.reading(path, "cannot open"), path.open("rb") as fh:
             header = fh.readline().decode("utf-8-sig", "replace")
         if "old_id" not in [h.strip() for h in header.split(",")]:
             return
