@@ -18,6 +18,10 @@ from analysis.core.ranking import from_numpy
 from analysis.io.atomic import atomic_write
 
 if TYPE_CHECKING:
+    from analysis.io.annotations import AnnotationStore
+    from analysis.io.bundle import Bundle, DatasetSpec
+
+if TYPE_CHECKING:
     from analysis.io.adhoc import AdhocInputs
 
 
@@ -111,3 +115,23 @@ def adhoc_inputs(args: argparse.Namespace) -> AdhocInputs:
         metrics=args.metrics,
         split=args.split,
     )
+
+
+def notes_store(bundle_root: Path, notes_dir: str | None) -> AnnotationStore:
+    """The bundle's annotation store; a ``--notes-dir`` inside the bundle is named as such."""
+    from analysis.io.annotations import AnnotationStore
+
+    try:
+        return AnnotationStore.for_bundle(bundle_root, notes_dir)
+    except InputError as exc:
+        if notes_dir is None:
+            raise
+        raise InputError("--notes-dir", None, str(exc)) from None
+
+
+def bundle_dataset(bundle: Bundle, name: str) -> DatasetSpec:
+    """The dataset ``name`` of the bundle; an unknown name is one line naming the known ones."""
+    if name not in bundle.datasets:
+        known = ", ".join(list(bundle.datasets)[:20])
+        raise InputError("--dataset", None, f"no dataset {name!r} (known: {known})")
+    return bundle.datasets[name]

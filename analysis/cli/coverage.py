@@ -33,8 +33,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from analysis.cli._common import bundle_dataset, notes_store
     from analysis.cli._output import write_frame
-    from analysis.cli.notes import _dataset, _store
     from analysis.core.metrics import rank_run
     from analysis.io.atomic import refuse_overwrite
     from analysis.io.bundle import bundle_files, load_dataset, load_model_run, read_manifest
@@ -43,8 +43,8 @@ def run(args: argparse.Namespace) -> int:
     if args.k < 1:
         raise InputError("--k", None, f"must be at least 1, got {args.k}")
     bundle = read_manifest(args.bundle)
-    spec = _dataset(bundle, args.dataset)
-    store = _store(bundle.root, args.notes_dir)
+    spec = bundle_dataset(bundle, args.dataset)
+    store = notes_store(bundle.root, args.notes_dir)
     out = Path(args.out)
     refuse_overwrite(out, [*bundle_files(bundle), store.path], what="an input file")
     ds = load_dataset(spec, args.split)

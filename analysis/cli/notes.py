@@ -12,14 +12,9 @@ on stderr (exit code 2), and then nothing is written.
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
-from typing import TYPE_CHECKING
 
+from analysis.cli._common import bundle_dataset, notes_store
 from analysis.core.errors import InputError
-
-if TYPE_CHECKING:
-    from analysis.io.annotations import AnnotationStore
-    from analysis.io.bundle import Bundle, DatasetSpec
 
 NAMES = ("notes",)
 
@@ -43,25 +38,6 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     imp.add_argument("--notes-dir", help="the notes folder (default: the configured one)")
 
 
-def _store(bundle_root: Path, notes_dir: str | None) -> AnnotationStore:
-    """The bundle's annotation store; a ``--notes-dir`` inside the bundle is named as such."""
-    from analysis.io.annotations import AnnotationStore
-
-    try:
-        return AnnotationStore.for_bundle(bundle_root, notes_dir)
-    except InputError as exc:
-        if notes_dir is None:
-            raise
-        raise InputError("--notes-dir", None, str(exc)) from None
-
-
-def _dataset(bundle: Bundle, name: str) -> DatasetSpec:
-    if name not in bundle.datasets:
-        known = ", ".join(list(bundle.datasets)[:20])
-        raise InputError("--dataset", None, f"no dataset {name!r} (known: {known})")
-    return bundle.datasets[name]
-
-
 def run(args: argparse.Namespace) -> int:
     if args.action == "import":
         return _import(args)
@@ -76,9 +52,9 @@ def _import(args: argparse.Namespace) -> int:
     from analysis.io.bundle import load_dataset, read_manifest
 
     bundle = read_manifest(args.bundle)
-    ds = load_dataset(_dataset(bundle, args.dataset), "all")
+    ds = load_dataset(bundle_dataset(bundle, args.dataset), "all")
     queries = set(ds.queries["query_id"].astype(str)) | set(ds.qrels["query_id"].astype(str))
-    store = _store(bundle.root, args.notes_dir)
+    store = notes_store(bundle.root, args.notes_dir)
     try:
         counts = import_annotations_csv(
             store, args.csv, args.dataset, author=args.author, queries=queries
@@ -106,9 +82,9 @@ def _export(args: argparse.Namespace) -> int:
         raise InputError("--qrels", None, "needs --dataset (amended qrels are per dataset)")
     bundle = read_manifest(args.bundle)
     if args.dataset is not None:
-        _dataset(bundle, args.dataset)
+        bundle_dataset(bundle, args.dataset)
     inputs = bundle_files(bundle)
-    store = _store(bundle.root, args.notes_dir)
+    store = notes_store(bundle.root, args.notes_dir)
     for out in (args.csv, args.qrels):
         if out:
             refuse_overwrite(out, [*inputs, store.path], what="an input file")
