@@ -3,7 +3,11 @@ letters, improved/degraded against a baseline), every other dataset's on demand,
 grouped by dataset and severity, and run upload.
 
 Page-local URL parameters: ``baseline`` (a model of the dataset), ``all=1`` (show every
-dataset's leaderboard).
+dataset's leaderboard), ``all_page`` (which page of them).
+
+"Every dataset" is computed lazily: the other datasets' leaderboards come in pages of
+:data:`ALL_PER_PAGE` (10), and only the page shown is loaded and evaluated, so a bundle of
+2,000 datasets costs ten leaderboards per page, not 2,000.
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ import streamlit as st
 
 from analysis.core.errors import InputError
 from analysis.present.leaderboard import check_table, leaderboard_html
-from ui import data, widgets
+from ui import data, paging, widgets
 from ui.state import headline_metrics, sidebar
 from ui.urlstate import url_widget, write_param
 
@@ -26,6 +30,7 @@ widgets.upload_expander(sel)
 widgets.require_datasets(sel)
 
 NONE = "(none)"
+ALL_PER_PAGE = 10
 name = str(sel.dataset)
 spec = sel.bundle.datasets[name]
 models = data.models_of(sel.bundle, [name])
@@ -67,7 +72,7 @@ def board(dataset: str, split: str | None, key: str, baseline: str | None) -> No
 
 
 st.subheader(widgets.escape_markdown(f"Leaderboard: {name}"))
-split_note = f" Split: {sel.split}." if sel.split else ""
+split_note = f" Split: {widgets.escape_markdown(sel.split)}." if sel.split else ""
 st.caption(
     "Mean over every query of the dataset's qrels (queries missing from a run count as 0); "
     "small: the seeded 95% bootstrap CI (hover a cell for n). Bold: best of the column. "
@@ -88,14 +93,15 @@ board(name, sel.split, "main", base)
 show_all = st.toggle(
     "Leaderboards of every dataset of the bundle",
     key="home_all",
-    help="One leaderboard per dataset (each on its own queries; nothing is pooled). Computed "
-    "once per dataset, then cached.",
+    help="One leaderboard per dataset (each on its own queries; nothing is pooled), "
+    f"{ALL_PER_PAGE} per page. Computed once per dataset, then cached.",
 )
 write_param("all", "1" if show_all else None)
 if show_all:
-    for other in sel.bundle.datasets:
-        if other == name:
-            continue
+    others = [other for other in sel.bundle.datasets if other != name]
+    for other in paging.page_of(
+        others, ALL_PER_PAGE, key="home_all_page", param="all_page", what="datasets"
+    ):
         st.subheader(widgets.escape_markdown(f"Leaderboard: {other}"))
         board(other, None, other, None)
 
@@ -112,5 +118,8 @@ else:
         hide_index=True,
         width="stretch",
         key="checks",
-        column_config={"message": st.column_config.TextColumn("message", width="large")},
+        column_config={
+            **{c: st.column_config.Column(c, width="small") for c in ("severity", "count")},
+            "message": st.column_config.TextColumn("message", width=1200),
+        },
     )

@@ -40,6 +40,9 @@ The public API a notebook calls is re-exported here (imported on first use, so t
 ``paired_comparison``  paired statistics of two per-query arrays (:mod:`analysis.stats`)
 ``compare``            paired statistics of two or more runs on qrels (:mod:`analysis.stats.runs`)
 ``per_query_table``    the dashboard's per-query table (:mod:`analysis.stats.perquery`)
+``register_measure``   add a per-query measure (:func:`analysis.core.measures.register_measure`)
+``metric_card``        a metric's formula, cutoff, references and semantics
+                       (:func:`analysis.core.measures.card`)
 ``dashboard``          the app on runs and qrels held in Python, in the background
                        (:func:`analysis.present.dashboard.dashboard`)
 ``save_bundle``        runs and qrels as a bundle folder to keep or share
@@ -77,6 +80,8 @@ _PUBLIC: dict[str, tuple[str, str]] = {
     "paired_comparison": ("analysis.stats", "paired_comparison"),
     "compare": ("analysis.stats.runs", "compare"),
     "per_query_table": ("analysis.stats.perquery", "per_query_table"),
+    "register_measure": ("analysis.core.measures", "register_measure"),
+    "metric_card": ("analysis.core.measures", "card"),
     "dashboard": ("analysis.present.dashboard", "dashboard"),
     "save_bundle": ("analysis.io.adhoc", "save_bundle"),
     "as_run": ("analysis.io.objects", "as_run"),

@@ -2,6 +2,6 @@
 
 import sys
 
-from analysis.cli import main
+from analysis.cli import console
 
-sys.exit(main())
+sys.exit(console())

@@ -16,7 +16,7 @@ import streamlit as st
 from analysis.present import slicing
 from analysis.present.compare import lists_for_json
 from analysis.stats.perquery import slice_columns
-from ui import data, widgets
+from ui import cards, data, widgets
 from ui.state import sidebar
 from ui.urlstate import url_widget, write_param
 
@@ -143,13 +143,15 @@ def _charts(
     min_n: int,
 ) -> None:  # fmt: skip
     """The bars and the heatmap of the slice means (and their table)."""
-    metric_help = widgets.metric_help(sel.measure)
+    metric_help = widgets.metric_help(sel.metric)
     st.subheader(
         "Mean per slice",
         help=f"{metric_help} Bars: mean over the queries of the slice (queries missing from a "
         "run count as 0); error bars: seeded 95% percentile bootstrap CI; n in the hover.",
     )
-    st.caption(f"Metric {metric} on {sel.dataset}" + (f" ({sel.split})" if sel.split else "") + ".")
+    where = f"{sel.dataset} ({sel.split})" if sel.split else str(sel.dataset)
+    st.caption(widgets.escape_markdown(f"Metric {metric} on {where}."))
+    cards.about(metric, key="slices_about_metric")
     if not selected:
         st.info("Select at least one model to draw the slice charts.")
         return
@@ -190,7 +192,7 @@ def _worst_table(
         help="Every value of every slice column with at least the minimum slice size, sorted by "
         "gap = slice mean − model A's overall mean (most negative first). 'below': the whole 95% "
         "CI lies under the overall mean (a screening flag, not a test). "
-        + widgets.metric_help(sel.measure),
+        + widgets.metric_help(sel.metric),
     )
     model_a = sel.model_a
     if model_a is None or model_a not in present:

@@ -49,7 +49,7 @@ if sel.model_a is None:
     st.info("The selected dataset has no run: add one on the Home page.")
     st.stop()
 metric = sel.metric
-metric_help = widgets.metric_help(sel.measure)
+metric_help = widgets.metric_help(sel.metric)
 fp = data.fingerprint(sel.bundle, sel.datasets, sel.ties, sel.split)
 rows, row_slices = queries.model_rows(fp, sel.model_a, table)
 if rows.empty or metric not in rows.columns:

@@ -16,8 +16,8 @@ import pandas as pd
 import streamlit as st
 
 from analysis.present import compare, overlap
+from ui import cards, data, widgets
 from ui import compare as cmp
-from ui import data, widgets
 from ui.state import sidebar
 from ui.urlstate import local_param, url_widget, write_param
 
@@ -49,8 +49,9 @@ bins: pd.DataFrame = base["bins"]
 split = f", split {sel.split}" if sel.split else ""
 st.text(f"A: {sel.model_a}    B: {sel.model_b}    metric: {sel.metric}    dataset: "
         f"{sel.dataset}{split}    ties: {sel.ties}")  # fmt: skip
-st.caption(widgets.metric_help(sel.measure) + " Delta is A − B: positive means A is better. "
+st.caption(cards.sentence(sel.metric) + " Delta is A − B: positive means A is better. "
            "Every statistic is over this dataset's queries only.")  # fmt: skip
+cards.about(sel.metric, key="compare_about_metric")
 if paired.empty:
     st.info("No query is scored by both models on this dataset.")
     st.stop()

@@ -22,7 +22,8 @@ from analysis.core.errors import InputError
 from analysis.geo import mapdata as geomap
 from ui import data, widgets
 from ui import map_view as mv
-from ui.state import local_param, sidebar
+from ui.state import sidebar
+from ui.urlstate import local_param
 
 st.set_page_config(page_title="Map", layout="wide")
 sel = sidebar()
@@ -124,7 +125,7 @@ q = st.selectbox(
     on_change=mv.clear_poi,
     format_func=lambda qid: f"{qid} · {labels.get(qid, '')}",
     help=f"Opens on model A's worst failing query by {sel.metric} (value < 1). "
-    + widgets.metric_help(sel.measure),
+    + widgets.metric_help(sel.metric),
 )
 mv.write_param("q", q)
 query: dict[str, Any] = {"query_id": q, "text": "", "lat": None, "lon": None}

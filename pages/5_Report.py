@@ -25,9 +25,9 @@ import streamlit as st
 
 from analysis.io.bundle import Bundle
 from analysis.present import report
-from analysis.stats.perquery import MEASURE_HELP
-from ui import data, deck, report_view, widgets
-from ui.state import local_param, set_local_param, sidebar
+from ui import cards, data, deck, report_view, widgets
+from ui.state import sidebar
+from ui.urlstate import local_param, write_param
 
 st.set_page_config(page_title="Report", layout="wide")
 sel = sidebar()
@@ -85,7 +85,7 @@ def _content(
 
 def _url_callback(key: str, param: str, encode: Callable[[object], str | None]):
     def on_change() -> None:
-        set_local_param(param, encode(st.session_state[key]))
+        write_param(param, encode(st.session_state[key]))
 
     return on_change
 
@@ -132,9 +132,7 @@ if not content.sections:
 if present:
     deck.present(content, on_present)
 
-st.caption(
-    f"Report metric: {sel.metric} (the sidebar's metric). " + widgets.metric_help(sel.measure)
-)
+st.caption(f"Report metric: {sel.metric} (the sidebar's metric). " + cards.sentence(sel.metric))
 stem = report_view.file_stem(sel.bundle.name, report.Block("report", "text", ""), sel.metric)
 dl_report, dl_deck = st.columns(2)
 dl_report.download_button(
@@ -171,9 +169,9 @@ st.radio(
     on_change=_url_callback("report_section", "section", str),
     help=SECTION_HELP,
 )
-set_local_param("section", current)
+write_param("section", current)
 section = sections[current]
-st.header(section.title, anchor=False, help=" ".join(MEASURE_HELP.values()))
+st.header(section.title, anchor=False, help=widgets.metric_help(sel.metric))
 st.caption(section.intro)
 
 per_dataset = [b.dataset for b in section.blocks if b.dataset is not None]
@@ -191,7 +189,7 @@ if choices:
         help="The per-dataset charts and tables of this section show one dataset at a time "
         "(the downloadable report has all of them).",
     )
-    set_local_param("ds", chosen_ds)
+    write_param("ds", chosen_ds)
 
 for block in section.blocks:
     if block.dataset is not None and block.dataset != chosen_ds:

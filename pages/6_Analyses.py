@@ -16,6 +16,7 @@ import streamlit as st
 
 from analysis.core.errors import InputError
 from analysis.io.amended import amended_qrels, qrels_trec_text
+from analysis.present.escape import plotly_texts
 from analysis.stats.coverage import has_explicit_negatives, most_unjudged
 from analysis.stats.perquery import slice_columns
 from analysis.stats.significance import model_letters, significance_letters, significance_matrix
@@ -154,7 +155,7 @@ with tab_comp:
     )
     inter, n_solved = an.solved(key, table, metric, threshold, tuple(models))
     st.caption(f"Queries solved by exactly these models ({n_solved} queries); '(none)' = no model.")
-    fig = go.Figure(go.Bar(x=inter["models"], y=inter["n"]))
+    fig = go.Figure(go.Bar(x=plotly_texts(inter["models"]), y=inter["n"]))
     fig.update_layout(
         height=320, margin={"t": 10, "b": 10}, xaxis_title="solved by exactly", yaxis_title="n"
     )

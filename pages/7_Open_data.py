@@ -1,10 +1,11 @@
 """Open data: turn a folder of benchmark files under the data roots into a bundle.
 
 Choose a folder; every data file is listed with its detected format, the roles it can play and
-its first problem in words. A folder in a known layout (STaRK, GeoBloom, GeoGLUE, LIST) is
-imported in one click; otherwise pick the queries, qrels, entities, runs and splits, check the
-counts, and write the bundle. Bundles are written as Parquet under ``_opened/`` in the first
-writable data root (input files are only read), then opened with one click.
+its first problem in words. A folder in a known layout (an importer of
+:mod:`analysis.io.importers.registry` detects it) is imported in one click; otherwise pick the
+queries, qrels, entities, runs and splits, check the counts, and write the bundle. Bundles are
+written as Parquet under ``_opened/`` in the first writable data root (input files are only
+read), then opened with one click.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import streamlit as st
 
 from analysis.core.errors import InputError
 from analysis.io import importers
-from analysis.io.importers.scan import suggest_importer
+from analysis.io.importers import registry
 from ui import open_data, widgets
 from ui.state import sidebar
 
@@ -38,13 +39,16 @@ if folder_id is None:
     st.stop()
 folder = choices[folder_id]
 # the widgets below are keyed by folder: choosing another folder starts afresh
-files = open_data.scan(folder)
+files, total, more = open_data.scan(folder)
 if files.empty:
     st.info("This folder holds no data file.")
     st.stop()
 
 st.subheader("Files")
 st.caption("Detected format, the roles a file can play, its rows, and its first problem.")
+note = open_data.shown_note(files, total, more)
+if note:
+    st.warning(note)
 st.dataframe(files, hide_index=True, width="stretch", key="od_files")
 
 name = open_data.safe_name(
@@ -68,28 +72,31 @@ def _done(result: importers.ImportResult) -> None:
         st.warning(widgets.escape_markdown(note))
 
 
-kind = suggest_importer(folder)
-if kind is not None:
-    st.subheader(f"Import as {kind}")
-    st.caption("The folder has this benchmark's layout; the importer reads all of it.")
-    crs = None
-    if kind in ("geobloom", "list"):
-        default = "EPSG:2385" if kind == "geobloom" else "EPSG:32650"
-        crs = st.text_input(
-            "CRS of the coordinates (one for the dataset)", default, key=f"od_crs:{folder_id}"
+outside = open_data.refused_links(folder)  # an importer would follow them: none is offered
+if outside:
+    st.error(widgets.escape_markdown(
+        f"{len(outside)} link(s) in this folder lead outside the data roots (first: "
+        f"{outside[0].relative_to(folder)}); they are not read, and no importer is offered."
+    ))  # fmt: skip
+importer = None if outside else registry.suggest(folder)
+if importer is not None:
+    st.subheader(f"Import as {importer.name}")
+    st.caption(f"The folder has this benchmark's layout ({importer.help}); the importer reads "
+               "all of it.")  # fmt: skip
+    choices: dict[str, object] = {"name": name}
+    if importer.crs == "required":
+        choices["crs"] = st.text_input(
+            "CRS of the coordinates (one for the dataset)",
+            importer.crs_default or "",
+            key=f"od_crs:{folder_id}",
+            help=importer.crs_help,
         )
-    baselines = kind != "stark" and st.checkbox(
-        "Add baseline runs", key=f"od_baselines:{folder_id}"
-    )
-    if st.button(f"Import as {kind}", key=f"od_import:{folder_id}"):
-        kwargs: dict[str, object] = {"name": name}
-        if kind != "stark":
-            kwargs["baselines"] = baselines
-        if crs:
-            kwargs["crs"] = crs
+    if importer.baselines:
+        choices["baselines"] = st.checkbox("Add baseline runs", key=f"od_baselines:{folder_id}")
+    if st.button(f"Import as {importer.name}", key=f"od_import:{folder_id}"):
         try:
             with st.spinner("Importing…"):
-                _done(getattr(importers, f"import_{kind}")(folder, out, **kwargs))
+                _done(importer.run(folder, out, **importer.options(choices)))
         except InputError as exc:
             st.error(widgets.escape_markdown(str(exc)))
 
@@ -143,7 +150,7 @@ if st.button("Write bundle", key=f"od_write:{folder_id}", disabled=not qrels):
     try:
         with st.spinner("Writing the bundle…"):
             _done(
-                importers.build_bundle(
+                open_data.build_bundle(
                     out,
                     name,
                     qrels=[folder / f for f in qrels],

@@ -247,3 +247,47 @@ def assert_matches_pytrec(
         )
         if missing:
             assert (ours.loc[missing, metric] == 0).all(), metric
+
+
+#: A plugin module: two user measures (``found``: relevant documents in the top k over |R|, which
+#: is recall@k at relevance threshold 1; ``dcg_sum``: Σ gain / log2(rank + 1), no cutoff) and
+#: ``SHAPES``, the shapes of the arrays the measures were given.
+PLUGIN = """\
+import numpy as np
+
+import analysis
+
+SHAPES = []
+
+
+def found(ranked_rel, n_rel, k):
+    SHAPES.append(("found", ranked_rel.shape, k))
+    return (ranked_rel > 0).sum(axis=1) / np.maximum(n_rel, 1)
+
+
+def dcg_sum(ranked_rel, n_rel, k):
+    SHAPES.append(("dcg_sum", ranked_rel.shape, k))
+    ranks = np.arange(1, ranked_rel.shape[1] + 1)
+    return (ranked_rel / np.log2(ranks + 1)).sum(axis=1)
+
+
+analysis.register_measure("found", found, help="relevant documents in the top k / |R|")
+analysis.register_measure("dcg_sum", dcg_sum, cutoff=False, help="Σ gain_i / log2(i + 1)")
+"""
+
+
+def write_plugin(folder: Path, text: str = PLUGIN, name: str = "labmeasures.py") -> Path:
+    """Write a plugin module into ``folder``; returns its path."""
+    path = folder / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def drop_plugin(path: Path, *measures: str) -> None:
+    """Undo a test's plugin: unregister its measures and forget the module."""
+    from analysis.core.measures import unregister_measure
+    from analysis.core.plugins import forget
+
+    for name in measures:
+        unregister_measure(name)
+    forget(str(path))

@@ -453,3 +453,37 @@ def test_notes_command_exports_annotations_and_amended_qrels(tmp_path):
         assert bad.stderr.count("\n") == 1, bad.stderr
     assert not (tmp_path / "x.qrels").exists()
     assert not (tmp_path / "x.csv").exists()
+
+
+def test_note_versions_refuse_a_save_over_an_unseen_note(store):
+    from analysis.io.annotations import NoteConflict
+
+    assert store.note_state("d", "q1").version == 0  # no database yet
+    v1 = store.set_note("d", "q1", "first", author="ann", expected_version=0)
+    state = store.note_state("d", "q1")
+    assert (state.note, state.author, state.version) == ("first", "ann", v1)
+    with pytest.raises(NoteConflict) as caught:  # bob was shown no note
+        store.set_note("d", "q1", "bob's", author="bob", expected_version=0)
+    assert caught.value.current.note == "first"
+    assert caught.value.current.author == "ann"
+    assert store.note("d", "q1") == "first"
+    v2 = store.set_note("d", "q1", "bob's", author="bob", expected_version=v1)
+    assert v2 > v1
+    with pytest.raises(NoteConflict):  # deleting over an unseen version is refused too
+        store.set_note("d", "q1", "", author="ann", expected_version=v1)
+    assert store.set_note("d", "q1", "", author="ann", expected_version=v2) > v2
+    assert store.note_state("d", "q1").note == ""
+    assert store.set_note("d", "q1", "last", author="cy") > 0  # no version: unconditional
+    values = store.history("d", "q1")["value"].tolist()
+    assert values == ["first", "bob's", None, "last"]  # every version is kept
+
+
+def test_text_with_nul_is_refused(store):
+    for write in (
+        lambda: store.add_tag("d", "q1", "a\0b"),
+        lambda: store.set_note("d", "q1", "a\0b"),
+        lambda: store.add_tag("d", "q1", "ok", author="a\0b"),
+    ):
+        with pytest.raises(ValueError, match="NUL"):
+            write()
+    assert store.tags().empty

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.cli import _glibc
+from analysis.cli._heap import glibc
 from analysis.core.metrics import evaluate
 from analysis.io import load_qrels, load_run
 from tests.helpers import run_cli
@@ -35,6 +35,7 @@ q1 0 z 2
 7 0 x 1
 """
 STARK_QA = 'id,query,answer_ids\n0,"first\nquery","[5, 7]"\n1,second,[9]\n2,third,[1]\n'
+ROOT = Path(__file__).resolve().parents[1]
 STARK_EVAL = 'idx,query_id,pred_rank,hit@1\n0,0,"[7, 3, 5]",1.0\n1,1,"[1, 2, 9]",0.0\n'
 
 
@@ -236,24 +237,64 @@ def test_validate_bad_input(files: dict[str, Path]) -> None:
 
 
 _SETTINGS = ("ARROW_DEFAULT_MEMORY_POOL", "NUMPY_MADVISE_HUGEPAGE", "MALLOC_MMAP_MAX_")
+_SHOW = (
+    "import atexit, os\n"
+    "def _show():\n"
+    "    import pyarrow as pa\n"
+    "    print(pa.default_memory_pool().backend_name, os.environ.get('NUMPY_MADVISE_HUGEPAGE'))\n"
+    "atexit.register(_show)\n"
+)
+#: Each way the command line starts its own process: ``python -m analysis`` and the console
+#: script's entry point (``analysis.cli:console``).
+_STARTS = {
+    "python -m analysis": "import runpy\nrunpy.run_module('analysis', run_name='__main__')\n",
+    "console script": "import sys\nfrom analysis.cli import console\nsys.exit(console())\n",
+}
 
 
-def _allocation(code: str, **extra: str) -> list[str]:
-    """What ``code`` prints in a fresh interpreter whose environment has none of the allocation
-    settings (plus ``extra``)."""
+def _allocation(code: str, *args: str, **extra: str) -> list[str]:
+    """What ``code`` prints in a fresh interpreter (arguments ``args``) whose environment has
+    none of the allocation settings (plus ``extra``)."""
     env = {k: v for k, v in os.environ.items() if k not in _SETTINGS} | extra
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    cmd = [sys.executable, "-c", code, *args]
+    out = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=ROOT)
     assert out.returncode == 0, out.stderr
-    return out.stdout.split()
+    return out.stdout.split()[-2:]
 
 
-@pytest.mark.skipif(not _glibc(), reason="the allocation settings apply to glibc only")
-def test_the_command_line_shares_one_heap_unless_malloc_is_configured() -> None:
-    """Under glibc the command line has Arrow allocate from the C library and numpy ask for no
-    huge pages (set before either loads); a ``MALLOC_MMAP_MAX_`` of the user's leaves both."""
-    show = "import os, pyarrow as pa; print(pa.default_memory_pool().backend_name, "
-    show += "os.environ.get('NUMPY_MADVISE_HUGEPAGE'))"
-    assert _allocation("import analysis.cli; " + show) == ["system", "0"]
-    own = _allocation(show)  # pyarrow's own choice (mimalloc in the wheels)
+@pytest.mark.skipif(not glibc(), reason="the allocation settings apply to glibc only")
+@pytest.mark.parametrize("start", list(_STARTS))
+def test_the_command_line_shares_one_heap_unless_malloc_is_configured(
+    start: str, files: dict[str, Path]
+) -> None:
+    """Started as its own process, the command line has Arrow allocate from the C library and
+    numpy ask for no huge pages (set before either loads); a ``MALLOC_MMAP_MAX_`` of the user's
+    leaves both."""
+    args = ("evaluate", "--run", str(files["run"]), "--qrels", str(files["qrels"]))
+    assert _allocation(_SHOW + _STARTS[start], *args) == ["system", "0"]
+    own = _allocation(_SHOW)  # pyarrow's own choice (mimalloc in the wheels)
     assert own[0] != "system"
-    assert _allocation("import analysis.cli; " + show, MALLOC_MMAP_MAX_="65536") == own
+    assert _allocation(_SHOW + _STARTS[start], *args, MALLOC_MMAP_MAX_="65536") == own
+
+
+def test_importing_or_calling_the_command_line_leaves_the_process_as_it_is(
+    files: dict[str, Path],
+) -> None:
+    """``import analysis.cli`` and ``main()`` inside another program change neither the
+    environment nor the allocator: only the process entry points tune them."""
+    code = (
+        "import os, sys\n"
+        "before = dict(os.environ)\n"
+        "import analysis.cli\n"
+        "same_after_import = dict(os.environ) == before\n"
+        "loaded = [m for m in ('numpy', 'pyarrow') if m in sys.modules]\n"
+        "code = analysis.cli.main(sys.argv[1:])\n"
+        "import pyarrow as pa\n"
+        "print(same_after_import, dict(os.environ) == before, loaded, code, "
+        "pa.default_memory_pool().backend_name != 'system')\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k not in _SETTINGS}
+    args = ["evaluate", "--run", str(files["run"]), "--qrels", str(files["qrels"])]
+    out = subprocess.run([sys.executable, "-c", code, *args], env=env, capture_output=True,
+                         text=True, cwd=ROOT, check=True)  # fmt: skip
+    assert out.stdout.splitlines()[-1] == "True True [] 0 True"

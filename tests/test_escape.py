@@ -30,3 +30,16 @@ def test_escape_latex_known_strings():
 
 def test_plotly_text_neutralizes_tags_and_entities():
     assert plotly_text("<a href='x'>&amp;</a>") == "&lt;a href='x'>&amp;amp;&lt;/a>"
+
+
+def test_escape_markdown_keeps_urls_and_addresses_from_being_autolinked():
+    from analysis.present.escape import WORD_JOINER
+
+    text = "see http://evil.example/x, WWW.evil.example and mail@evil.example; hit@1 stays"
+    out = escape_markdown(text)
+    bare = out.replace("\\", "")
+    assert "http://" not in bare
+    assert "WWW.evil" not in bare
+    assert "mail@evil" not in bare
+    assert "hit@1" in bare  # not an address: no joiner
+    assert bare.replace(WORD_JOINER, "") == text  # only invisible joiners were added

@@ -164,6 +164,42 @@ def test_parse_values_rejoins_values_with_commas():
     assert failures.parse_values(None, options) == []
 
 
+def _parse_values_reference(raw: str, options: list[str]) -> list[str]:
+    """The rule of :func:`failures.parse_values` written plainly (every span tried)."""
+    if not raw:
+        return []
+    known, pieces, out, i = set(options), raw.split(","), [], 0
+    while i < len(pieces):
+        for j in range(i + 1, len(pieces) + 1):
+            candidate = ",".join(pieces[i:j])
+            if candidate in known:
+                out += [] if candidate in out else [candidate]
+                i = j
+                break
+        else:
+            i += 1
+    return out
+
+
+def test_parse_values_agrees_with_the_plain_rule_on_random_links():
+    rng = np.random.default_rng(0)
+    alphabet = ["a", "b", ",", " ", "[", ")"]
+    for _ in range(3000):
+        options = ["".join(rng.choice(alphabet, rng.integers(0, 6))) for _ in range(4)]
+        raw = ",".join(rng.choice([*options, "a", "", "zz"], rng.integers(0, 10)))
+        assert failures.parse_values(raw, options) == _parse_values_reference(raw, options)
+
+
+def test_parse_values_of_a_long_link():
+    """A link of 4,000+ characters, each value a bucket label with a comma: every value found
+    once, in URL order (the plain rule tries every span: cubic in the commas)."""
+    options = [f"[{i}, {i + 1})" for i in range(60)]
+    raw = ",".join(options * 40)
+    assert len(raw) > 4000
+    assert failures.parse_values(raw, options) == options
+    assert failures.parse_values("x," * 50_000, options) == []
+
+
 def test_selection_maps_to_dataset_and_query():
     view = failures.failing_queries(_rows(), "recall@5")
     event = {"selection": {"rows": [1], "columns": [], "cells": []}}

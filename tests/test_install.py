@@ -20,7 +20,7 @@ def test_pyproject_declares_the_build_and_the_console_scripts() -> None:
     meta = tomllib.loads((ROOT / "pyproject.toml").read_text())
     assert meta["build-system"]["build-backend"] == "setuptools.build_meta"
     assert meta["project"]["scripts"] == {
-        "retrieval-analysis": "analysis.cli:main",
+        "retrieval-analysis": "analysis.cli:console",
         "retrieval-dashboard": "ui.launch:main",
     }
     found = meta["tool"]["setuptools"]["packages"]["find"]["include"]

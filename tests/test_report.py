@@ -23,6 +23,7 @@ from analysis.stats.perquery import per_query_table
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "data" / "demo"
 SECTIONS = ["summary", "leaderboard", "slices", "compare", "worst-queries", "causes", "analyses"]
+SECTIONS += ["metrics"]
 
 
 class _Page(HTMLParser):

@@ -23,7 +23,6 @@ from analysis.stats import (
     slice_finder,
     win_tie_loss,
 )
-from analysis.stats import inference as stats
 
 
 def _mean_diff(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
@@ -70,8 +69,10 @@ def test_bootstrap_ci_covers_mean_and_agrees_with_scipy(values: np.ndarray) -> N
 
 
 def test_bootstrap_kernel_follows_ties(monkeypatch: pytest.MonkeyPatch) -> None:
+    from analysis.stats import bootstrap as kernels  # where the kernels live
+
     calls: list[tuple[str, int]] = []
-    split, index = stats._split_means, stats._index_means
+    split, index = kernels._split_means, kernels._index_means
 
     def spy_split(
         frequent: np.ndarray, counts: np.ndarray, rest: np.ndarray, *args: object
@@ -82,8 +83,6 @@ def test_bootstrap_kernel_follows_ties(monkeypatch: pytest.MonkeyPatch) -> None:
     def spy_index(x: np.ndarray, *args: object) -> np.ndarray:
         calls.append(("index", x.shape[1]))
         return index(x, *args)
-
-    from analysis.stats import bootstrap as kernels  # where the kernels live
 
     monkeypatch.setattr(kernels, "_split_means", spy_split)
     monkeypatch.setattr(kernels, "_index_means", spy_index)

@@ -5,6 +5,18 @@ server restarts and are shared by every user of the server.
 Every write happens in a widget callback, before the rerun that draws the panel again from the
 database, so what is shown is what is stored. Text typed by users is shown as text only.
 
+Changes happen by intent, never by replaying a whole widget's value over the database:
+
+* **tags**: the tags box diffs its new value against what *this* session was shown, so choosing a
+  tag adds that tag and removing one removes that one; a tag another reviewer added meanwhile is
+  kept. New tags are typed in their own field and stored exactly as typed (whitespace folded),
+  never replaced by an existing tag that resembles them.
+* **notes**: a save carries the note's version this session was shown
+  (:meth:`analysis.io.annotations.AnnotationStore.set_note`); when someone saved a newer note
+  meanwhile, nothing is replaced: the page shows their note beside the draft and asks (save
+  mine over it, or keep theirs). Every version stays in the query's history. A draft being
+  typed is never overwritten by another reviewer's save.
+
 Every write names its author: the "Your name" field, remembered for the browser session
 (a non-widget copy in ``st.session_state``) and starting from
 :func:`analysis.io.annotations.default_author` (``RETRIEVAL_DASHBOARD_AUTHOR``, else the OS
@@ -15,7 +27,7 @@ is shown beside it; the query's history lists every change.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pandas as pd
@@ -26,6 +38,8 @@ from analysis.io.annotations import (
     NOTES_ENV,
     SUGGESTED_TAGS,
     AnnotationStore,
+    NoteConflict,
+    NoteState,
     clean_author,
     database_path,
     default_author,
@@ -137,29 +151,40 @@ def _tags(store: AnnotationStore, dataset: str, query_id: str) -> None:
     known = store.tags(dataset)["tag"].drop_duplicates().tolist()
     options = list(dict.fromkeys([*SUGGESTED_TAGS, *known, *current]))
     st.session_state[key] = current
+    st.session_state[f"{key}_shown"] = current  # what this session is shown: the diff's base
 
-    def on_change() -> None:
-        wanted = [str(t) for t in st.session_state[key]]
-        before = set(store.tags(dataset, query_id)["tag"])
+    def write(action: str, tag: str) -> None:
         try:
-            name = author()
-            for tag in wanted:
-                if tag not in before:
-                    store.add_tag(dataset, query_id, tag, author=name)
-            for tag in before - set(wanted):
-                store.remove_tag(dataset, query_id, tag, author=name)
+            getattr(store, action)(dataset, query_id, tag, author=author())
         except ValueError as exc:
             st.session_state[f"{key}_error"] = str(exc)
 
-    st.multiselect(
-        "Tags",
-        options,
-        key=key,
-        on_change=on_change,
-        accept_new_options=True,
-        placeholder="Choose or type a tag",
-        help="Suggested: " + ", ".join(SUGGESTED_TAGS) + ". Type a new tag and press Enter.",
-    )
+    def on_change() -> None:
+        shown = st.session_state.get(f"{key}_shown", [])
+        wanted = [str(t) for t in st.session_state[key]]
+        for tag in [t for t in wanted if t not in shown]:
+            write("add_tag", tag)
+        for tag in [t for t in shown if t not in wanted]:
+            write("remove_tag", tag)
+
+    def add_new() -> None:
+        typed = str(st.session_state.get(f"{key}_new", ""))
+        st.session_state[f"{key}_new"] = ""
+        if typed.strip():
+            write("add_tag", typed)
+
+    c_tags, c_new = st.columns([3, 2], vertical_alignment="bottom")
+    c_tags.multiselect(
+        "Tags", options, key=key, on_change=on_change, filter_mode="contains",
+        placeholder="Choose a tag",
+        help="Suggested: " + ", ".join(SUGGESTED_TAGS) + ". Choosing a tag adds it, removing "
+        "one removes it; tags others add meanwhile stay.",
+    )  # fmt: skip
+    c_new.text_input(
+        "New tag", key=f"{key}_new", on_change=add_new, max_chars=100,
+        placeholder="Type a new tag, press Enter",
+        help="Stored exactly as typed (spaces folded): never matched to an existing tag.",
+    )  # fmt: skip
     if current:
         st.caption(escape_markdown("; ".join(
             f"{r.tag}: {who(r.author)}, {utc_text(r.created)}" for r in rows.itertuples()
@@ -169,28 +194,79 @@ def _tags(store: AnnotationStore, dataset: str, query_id: str) -> None:
         st.warning(escape_markdown(error))
 
 
+def _shown_note(key: str, state: NoteState) -> None:
+    """Keep the note box in step with the database without losing a draft: the stored note is
+    shown when this session has not seen the current version yet and its box holds no edit."""
+    seen = st.session_state.get(f"{key}_version")
+    untouched = st.session_state.get(key, "") == st.session_state.get(f"{key}_saved", "")
+    if seen is None or (seen != state.version and untouched):
+        st.session_state[key] = state.note
+        st.session_state[f"{key}_saved"] = state.note
+        st.session_state[f"{key}_version"] = state.version
+
+
 def _note(store: AnnotationStore, dataset: str, query_id: str) -> None:
     key = _key("note", dataset, query_id)
-    row = store.notes(dataset, query_id)
-    saved = str(row["note"].iloc[0]) if len(row) else ""
-    if st.session_state.get(f"{key}_saved") != saved:
-        st.session_state[key] = saved  # another user (or a restart) changed it: show theirs
-        st.session_state[f"{key}_saved"] = saved
+    state = store.note_state(dataset, query_id)
+    _shown_note(key, state)
 
-    def save() -> None:
+    def save(over: int | None = None) -> None:
+        text = str(st.session_state[key])
+        expected = st.session_state[f"{key}_version"] if over is None else over
         try:
-            store.set_note(dataset, query_id, st.session_state[key], author=author())
+            version = store.set_note(
+                dataset, query_id, text, author=author(), expected_version=expected
+            )
+        except NoteConflict as exc:
+            st.session_state[f"{key}_conflict"] = exc.current
+            return
         except ValueError as exc:
             st.session_state[f"{key}_error"] = str(exc)
+            return
+        st.session_state.pop(f"{key}_conflict", None)
+        st.session_state[f"{key}_saved"] = text
+        st.session_state[f"{key}_version"] = version
 
     st.text_area("Note", key=key, height=90, help="Free text about this query (plain text).")
     st.button("Save note", key=f"{key}_button", on_click=save)
-    if len(row):
-        r = row.iloc[0]
-        st.caption(escape_markdown(f"Saved by {who(r['author'])}, {utc_text(r['updated'])}."))
+    conflict = st.session_state.get(f"{key}_conflict")
+    if conflict is not None:
+        _conflict(key, conflict, save)
+    elif state.version != st.session_state[f"{key}_version"]:
+        st.caption(escape_markdown(
+            f"{who(state.author)} saved a newer version of this note at "
+            f"{utc_text(state.updated or 0)} while you were editing; Save note will ask before "
+            "replacing it."
+        ))  # fmt: skip
+    if state.note:
+        st.caption(
+            escape_markdown(f"Saved by {who(state.author)}, {utc_text(state.updated or 0)}.")
+        )
     error = st.session_state.pop(f"{key}_error", None)
     if error:
         st.warning(escape_markdown(error))
+
+
+def _conflict(key: str, theirs: NoteState, save: Callable[..., None]) -> None:
+    """A save met a newer note: show it (as text) and ask what to keep."""
+    what = "deleted the note" if not theirs.note else "saved a newer version of this note"
+    when = utc_text(theirs.updated) if theirs.updated is not None else "meanwhile"
+    st.warning(escape_markdown(
+        f"Not saved: {who(theirs.author)} {what} ({when}) after this page showed it. Your text "
+        "is still in the box; theirs is below. Keep one:"
+    ))  # fmt: skip
+    st.text(theirs.note or "(no note)")
+
+    def keep_theirs() -> None:
+        st.session_state[key] = theirs.note
+        st.session_state[f"{key}_saved"] = theirs.note
+        st.session_state[f"{key}_version"] = theirs.version
+        st.session_state.pop(f"{key}_conflict", None)
+
+    c_mine, c_theirs = st.columns(2)
+    c_mine.button("Save mine over it", key=f"{key}_mine", on_click=save,
+                  args=(theirs.version,), type="primary")  # fmt: skip
+    c_theirs.button("Keep theirs (drop mine)", key=f"{key}_theirs", on_click=keep_theirs)
 
 
 def _judgements(store: AnnotationStore, dataset: str, query_id: str, doc_ids: list[str]) -> None:

@@ -10,9 +10,7 @@ these roots can be selected (also from a URL).
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import hashlib
-import inspect
 import os
 import tempfile
 import threading
@@ -26,8 +24,10 @@ import streamlit as st
 
 from analysis.core import paths
 from analysis.core.errors import DataWarning, InputError
+from analysis.core.measures import user_fingerprint
 from analysis.core.metrics import rank_run
 from analysis.io import load_run
+from analysis.io.audits import run_audits, summary_files
 from analysis.io.bundle import (
     Bundle,
     Dataset,
@@ -123,26 +123,17 @@ def _spec_files(spec: DatasetSpec) -> tuple[Path | None, ...]:
         spec.metapaths,
         *spec.splits.values(),
         *spec.runs.values(),
+        *summary_files(spec),  # published summaries beside the runs: audited with them
     )
 
 
 ALL = "all"
-_SPLIT_ARG = "split" in inspect.signature(load_dataset).parameters
 
 
 def load_split(spec: DatasetSpec, split: str | None) -> Dataset:
     """``load_dataset(spec, split)``: ``None`` = the manifest's default split (every query when
-    there is none), ``"all"`` = every query, a name = that split's queries and their qrels.
-    With a loader that takes no split, the queries' ``split`` column is filtered here."""
-    if _SPLIT_ARG:
-        return load_dataset(spec, split=split)  # type: ignore[call-arg]
-    ds = load_dataset(spec)
-    chosen = split if split is not None else getattr(spec, "default_split", None)
-    if chosen in (None, ALL) or "split" not in ds.queries.columns:
-        return ds
-    queries = ds.queries.loc[ds.queries["split"].astype(str) == chosen].reset_index(drop=True)
-    qrels = ds.qrels.loc[ds.qrels["query_id"].isin(queries["query_id"])].reset_index(drop=True)
-    return dataclasses.replace(ds, queries=queries, qrels=qrels)
+    there is none), ``"all"`` = every query, a name = that split's queries and their qrels."""
+    return load_dataset(spec, split=split)
 
 
 def dataset(bundle: Bundle, name: str, split: str | None = ALL) -> Dataset:
@@ -284,6 +275,13 @@ def _lru(kind: str) -> _LRU:
     return _LRU()
 
 
+def _measures() -> dict[str, object]:
+    """The user measures' fingerprint for a cache key (nothing when there are none): a changed
+    plugin definition computes its tables again."""
+    found = user_fingerprint()
+    return {"measures": found} if found else {}
+
+
 def _per_query_store() -> _LRU:
     """The per-dataset per-query tables."""
     return _lru("per_query")
@@ -295,7 +293,7 @@ def _per_query(
     """The cached per-query table of one dataset (all models, this session's uploads)."""
     store = _per_query_store()
     return store.get(  # type: ignore[return-value]
-        (repr(spec), ties, key, upload_key, split),
+        (repr(spec), ties, key, upload_key, split, repr(user_fingerprint())),
         lambda: _compute_per_query(spec, ties, upload_key, split),
     )
 
@@ -315,7 +313,7 @@ def _compute_per_query(
             # queries of other splits are left out of the runs silently (not "not in qrels")
             wanted = set(ds.qrels["query_id"].astype(str))
             runs = {m: r.loc[r["query_id"].isin(wanted)] for m, r in runs.items()}
-        return per_query_table(
+        table, found = per_query_table(
             ds.queries,
             ds.qrels,
             runs,
@@ -326,11 +324,15 @@ def _compute_per_query(
             headline=spec.metrics,
             entities=ds.entities,
         )
+        for model, items in run_audits(spec, runs, ties=ties, dataset=ds).items():
+            found[model] = [*found.get(model, []), *items]
+        return table, found
 
     # on disk too (analysis.stats.cache), keyed by the files' stamps, the parameters and the
     # uploaded runs' bytes: a server restart does not recompute the table
     params = {"dataset": spec.name, "ties": ties, "metrics": metrics, "spec": repr(spec),
-              "split": split, "uploads": [(m, f) for m, f, _ in upload_key]}  # fmt: skip
+              "split": split, "uploads": [(m, f) for m, f, _ in upload_key],
+              **_measures()}  # fmt: skip
     uploaded = b"".join(contents[m][1] for m, _, _ in upload_key)
     return cached_table(_spec_files(spec), params, compute, extra=uploaded)
 
@@ -467,7 +469,8 @@ def _leaderboard(
     # CIs and tests instead of computing them (and importing scipy.stats) again
     params = {"kind": "leaderboard", "dataset": spec.name, "ties": ties, "spec": repr(spec),
               "split": split, "metrics": list(metrics), "models": list(models),
-              "baseline": baseline, "uploads": [list(u) for u in upload_key]}  # fmt: skip
+              "baseline": baseline, "uploads": [list(u) for u in upload_key],
+              **_measures()}  # fmt: skip
     return cached_table(_spec_files(spec), params, compute)[0]
 
 

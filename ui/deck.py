@@ -21,7 +21,7 @@ from __future__ import annotations
 import streamlit as st
 
 from analysis.present import export, report
-from ui.state import local_param, set_local_param
+from ui.urlstate import local_param, write_param
 
 PREVIOUS = "◀ Previous"
 NEXT = "Next ▶"
@@ -100,7 +100,7 @@ def slides_of(content: report.ReportContent) -> list[report.Slide]:
 
 
 def _go(slide: int) -> None:
-    set_local_param("slide", str(slide))
+    write_param("slide", str(slide))
 
 
 def _draw(slide: report.Slide, index: int) -> None:
@@ -128,7 +128,7 @@ def present(content: report.ReportContent, on_exit) -> None:
     except ValueError:
         slide = 1
     slide = min(max(slide, 1), len(slides))
-    set_local_param("slide", str(slide))
+    write_param("slide", str(slide))
     with st.container(key="deck_slide"):
         _draw(slides[slide - 1], slide)
     with st.container(key="deck_nav", horizontal=True, vertical_alignment="center"):

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable
 from typing import Any
 
 import pandas as pd
@@ -22,45 +21,15 @@ from analysis.geo import mapdata as geomap
 from analysis.geo.datum import DATUMS
 from analysis.geo.mapdata.context import parse_datum
 from analysis.io.bundle import Bundle, Dataset
-from analysis.stats.perquery import MEASURE_HELP
-from ui import data
-from ui.state import local_param, set_local_param
+from ui import cards, data
+from ui.urlstate import url_widget, write_param
 
-WRITTEN = "_map_url_written"
 LAST_EVENT = "_map_last_event"
 TWIN_HELP = (
     "Twin-aware: twins (same normalized text at the same coordinate, other id) count as one "
     "document, so a retrieved twin of a gold counts as the gold and a gold twin group counts "
     "once (analysis.geo.canonicalize_twins). Strict: ids must match."
 )
-
-
-# ------------------------------------------------------------------------------ URL glue
-
-
-def url_widget(
-    key: str,
-    name: str,
-    parse: Callable[[str | None], object],
-    default: object,
-    valid: Callable[[object], bool] | None = None,
-) -> None:
-    """Seed widget ``key`` from URL parameter ``name`` when the widget has no state yet or the
-    URL changed behind our back (deep link, Back/Forward); invalid or absent: ``default``. A
-    kept value that ``valid`` rejects (its options changed) falls back to ``default`` too."""
-    raw = local_param(name)
-    written = st.session_state.setdefault(WRITTEN, {})
-    if key not in st.session_state or raw != written.get(name):
-        value = parse(raw) if raw is not None else None
-        st.session_state[key] = default if value is None else value
-    elif valid is not None and not valid(st.session_state[key]):
-        st.session_state[key] = default  # the options changed under the widget
-
-
-def write_param(name: str, value: str | None) -> None:
-    """Write a page-local URL parameter (``None`` removes it) and remember what was written."""
-    set_local_param(name, value)
-    st.session_state.setdefault(WRITTEN, {})[name] = value
 
 
 def reset_query() -> None:
@@ -281,7 +250,7 @@ def twin_columns() -> dict[str, Any]:
             help="Mean over every query of the dataset. " + TWIN_HELP, format="%.3f"
         ),
         "metric": st.column_config.TextColumn(
-            help=f"{MEASURE_HELP['recall']} {MEASURE_HELP['ndcg']}"
+            help=f"{cards.sentence('recall@10')} {cards.sentence('ndcg@10')}"
         ),
     }
 

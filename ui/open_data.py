@@ -4,36 +4,48 @@ bundles are written, and opening a written bundle.
 Bundles made on the page are written to ``<first writable data root>/_opened/<name>/`` (never
 beside or into the input files' folder unless that folder is the root itself, and never over an
 input file); ``_opened`` folders are skipped when folders are listed and scanned.
+
+Every folder listed, file scanned, layout imported and file copied is confined to the data
+roots (:mod:`analysis.io.confine`): a symlinked folder leading out is not offered, a symlinked
+file leading out is listed as refused and never read, and a folder holding such a link cannot
+be imported by a layout importer.
 """
 
 from __future__ import annotations
 
 import os
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
 import pandas as pd
 import streamlit as st
 
-from analysis.io.importers.scan import scan_folder
+from analysis.io import importers
+from analysis.io.confine import (
+    OUTSIDE,
+    is_confined,
+    list_files,
+    list_folders,
+    outside_links,
+    require_confined,
+)
+from analysis.io.importers import ImportResult
+from analysis.io.importers.scan import MAX_DEPTH as SCAN_DEPTH
+from analysis.io.importers.scan import MAX_FILES, SKIP_DIRS, SKIP_NAMES, Scan, survey
 from ui import data
 
 OPENED = "_opened"
 MAX_DEPTH = 3
 WRITTEN = "_open_data_written"
+STAMPED = 2000  # files whose stamps key the cached scan
 
 
 def _walk(root: Path) -> list[Path]:
-    """Folders under ``root`` up to three levels deep (hidden, ``_``-prefixed and
-    ``__pycache__`` folders pruned, so a large tree is not walked to the bottom)."""
-    found = [root]
-    for current, dirs, _ in os.walk(root):
-        depth = len(Path(current).relative_to(root).parts)
-        dirs[:] = sorted(d for d in dirs if not d.startswith((".", "_")))
-        if depth >= MAX_DEPTH:
-            dirs[:] = []
-        found += [Path(current) / d for d in dirs]
-    return sorted(found)
+    """Folders under ``root`` up to three levels deep, confined to the data roots (hidden,
+    ``_``-prefixed and ``__pycache__`` folders pruned, so a large tree is not walked to the
+    bottom; a symlinked folder leading out of the roots is left out)."""
+    return list_folders(root, data.data_roots(), max_depth=MAX_DEPTH, skip_dirs=("_*",))
 
 
 def folders() -> dict[str, Path]:
@@ -50,8 +62,16 @@ def folders() -> dict[str, Path]:
 
 
 def writable_root() -> Path | None:
-    """The first data root this process may write to, or None."""
-    return next((r for r in data.data_roots() if os.access(r, os.W_OK | os.X_OK)), None)
+    """The first data root this process may write to whose ``_opened`` folder (when it exists)
+    stays inside it (a ``_opened`` link leading out is never written through), or None."""
+    return next(
+        (
+            r
+            for r in data.data_roots()
+            if os.access(r, os.W_OK | os.X_OK) and is_confined(r / OPENED, [r])
+        ),
+        None,
+    )
 
 
 def safe_name(text: str) -> str:
@@ -66,8 +86,9 @@ def output_folder(name: str) -> Path | None:
 
 
 @st.cache_data(ttl=60, max_entries=8, show_spinner="Reading the files…")
-def _scan(folder: str, key: tuple) -> pd.DataFrame:
+def _scan(folder: str, key: tuple) -> tuple[pd.DataFrame, int, bool]:
     del key
+    found: Scan = survey(folder, data.data_roots())
     rows = [
         {
             "file": r.rel,
@@ -76,16 +97,52 @@ def _scan(folder: str, key: tuple) -> pd.DataFrame:
             "rows": r.rows,
             "problem": r.problem or "",
         }
-        for r in scan_folder(folder)
+        for r in found.reports
     ]
-    return pd.DataFrame(rows, columns=["file", "format", "roles", "rows", "problem"])
+    table = pd.DataFrame(rows, columns=["file", "format", "roles", "rows", "problem"])
+    return table, found.total, found.more
 
 
-def scan(folder: Path) -> pd.DataFrame:
-    """``file, format, roles, rows, problem`` of each data file in ``folder`` (cached; the key is
-    the files' stamps, so an edited file is read again)."""
-    files = sorted(p for p in folder.rglob("*") if p.is_file() and OPENED not in p.parts)
-    return _scan(str(folder), data.stamp(*files[:2000]))
+def scan(folder: Path) -> tuple[pd.DataFrame, int, bool]:
+    """``file, format, roles, rows, problem`` of the data files in ``folder`` that are shown
+    (the first :data:`analysis.io.importers.scan.MAX_FILES`, and refused links), how many data
+    files it holds, and whether that count is a lower bound. Cached; the key is the stamps of
+    the first files, so an edited file is read again."""
+    listing = list_files(
+        folder, data.data_roots(), max_depth=SCAN_DEPTH, max_files=STAMPED,
+        skip_dirs=SKIP_DIRS, skip_names=SKIP_NAMES,
+    )  # fmt: skip
+    return _scan(str(folder), (data.stamp(*listing.files), listing.total, tuple(listing.refused)))
+
+
+def shown_note(files: pd.DataFrame, total: int, more: bool) -> str | None:
+    """ "300 of 10,001 data files shown (...)" when the scan left files out, else None."""
+    shown = int((files["problem"] != OUTSIDE).sum()) if len(files) else 0
+    if not more and total <= shown:
+        return None
+    count = f"more than {total:,}" if more else f"{total:,}"
+    return (
+        f"{shown:,} of {count} data files shown (the first {MAX_FILES:,} by path; a scan reads "
+        "at most that many): choose a subfolder to see the others."
+    )
+
+
+def build_bundle(out: Path, name: str, **chosen: Sequence[Path] | Path | None) -> ImportResult:
+    """:func:`analysis.io.importers.build_bundle` of the files chosen on the page (keyword
+    arguments as there), after checking that every one is confined to the data roots.
+
+    Raises:
+        InputError: a chosen file leads out of the data roots (nothing is read), or the
+            library's errors.
+    """
+    files = [p for v in chosen.values() for p in (v if isinstance(v, Sequence) else [v])]
+    require_confined(files, data.data_roots())
+    return importers.build_bundle(out, name, **chosen)  # type: ignore[arg-type]
+
+
+def refused_links(folder: Path) -> list[Path]:
+    """Symlinks under ``folder`` leading out of the data roots (an importer would follow them)."""
+    return outside_links(folder, data.data_roots())
 
 
 def remember(folder: Path) -> None:

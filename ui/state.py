@@ -20,28 +20,18 @@ from pathlib import Path
 import streamlit as st
 
 from analysis.core.errors import InputError
+from analysis.core.measures import REGISTRY
 from analysis.core.metrics import TIE_POLICIES, parse_metrics
+from analysis.core.plugins import env_plugins, load_plugins
 from analysis.io.bundle import Bundle, DatasetSpec
-from analysis.stats.perquery import MEASURE_HELP
-from ui import data
+from ui import _compat, cards, data
+from ui.urlstate import bounded
 
 ROOT = Path(__file__).resolve().parents[1]
 WRITTEN = "_url_written"
 
 
-def _skip_repl_check() -> None:
-    """Streamlit checks once per process, at the first element, whether it runs in a Python
-    REPL to print a hint, with ``inspect.stack()``, which reads the source of every frame
-    (0.2-0.5 s of the first page after a start). Under ``streamlit run`` there is no REPL: mark
-    the hint as shown. Nothing else reads the flag; without it (a newer Streamlit) nothing
-    changes."""
-    import streamlit.delta_generator as dg
-
-    if hasattr(dg, "_use_warning_has_been_displayed"):
-        dg._use_warning_has_been_displayed = True
-
-
-_skip_repl_check()
+_compat.skip_repl_check()
 URL_KEYS = {
     "bundle": "bundle",
     "dataset": "dataset",
@@ -112,9 +102,12 @@ class Selection:
 
 def headline_metrics(spec: DatasetSpec | None) -> list[str]:
     """The dataset's headline metrics (the manifest's ``metrics`` list), canonical names, in
-    manifest order; names the metric parser rejects are left out."""
+    manifest order, then the user measures (plugins) at cutoff :data:`DEFAULT_K` (bare when
+    they take none); names the metric parser rejects are left out."""
     out: list[str] = []
-    for label in spec.metrics if spec is not None else ():
+    users = [m.name if m.dashboard == "bare" else f"{m.name}@{DEFAULT_K}"
+             for m in REGISTRY.values() if m.user]  # fmt: skip
+    for label in [*(spec.metrics if spec is not None else ()), *users]:
         try:
             name = parse_metrics([label])[0].name
         except ValueError:
@@ -140,7 +133,7 @@ def _adopt(
     """The current value of shared ``name``: a URL value we did not write wins, then the copy,
     then ``default``."""
     copy = f"_sel_{name}"
-    raw = st.query_params.get(URL_KEYS[name])
+    raw = bounded(URL_KEYS[name])
     written = st.session_state.get(WRITTEN, {})
     if raw is not None and raw != written.get(URL_KEYS[name]):
         try:
@@ -210,6 +203,7 @@ def navigation() -> None:
 def sidebar() -> Selection:
     """Draw the shared sidebar and return the selection (call first on every page)."""
     navigation()
+    _plugins()
     bundles = data.available_bundles()
     ids = list(bundles)
     bundle_id = str(
@@ -266,16 +260,7 @@ def sidebar() -> Selection:
     others = [m for m in models if m != model_a] or [None]
     model_b = _select("Model B", "model_b", others, others[0], help="The model compared with A.")
 
-    metrics = headline_metrics(spec)
-    _adopt_legacy_metric(metrics)
-    metric = _select(
-        "Metric",
-        "metric",
-        metrics,
-        metrics[0],
-        help="The dataset's headline metrics (the bundle manifest's metrics list). "
-        + " ".join(MEASURE_HELP.values()),
-    )
+    metric = _metric(spec)
     ties = _select(
         "Ties",
         "ties",
@@ -297,6 +282,32 @@ def sidebar() -> Selection:
     )
     write_url(selection.url_params())
     return selection
+
+
+def _metric(spec: DatasetSpec | None) -> str:
+    """The metric selector (its help and an "About" popover hold the selected metric's card)."""
+    metrics = headline_metrics(spec)
+    _adopt_legacy_metric(metrics)
+    current = _adopt("metric", str, lambda v: v in metrics, metrics[0])
+    metric = _select(
+        "Metric",
+        "metric",
+        metrics,
+        metrics[0],
+        help="The dataset's headline metrics (the bundle manifest's metrics list) and the "
+        "measures of metric plugins.\n\n" + cards.markdown(str(current)),
+    )
+    cards.about(str(metric), key="about_metric_sidebar", sidebar=True)
+    return str(metric)
+
+
+def _plugins() -> None:
+    """Load the metric plugins named by ``RETRIEVAL_DASHBOARD_PLUGINS`` (once per process;
+    :mod:`analysis.core.plugins`); one error line in the sidebar for a plugin that fails."""
+    try:
+        load_plugins(env_plugins())
+    except InputError as exc:
+        st.sidebar.error(_escape(f"A metric plugin could not be loaded: {exc}"))
 
 
 def _adopt_legacy_dataset(names: list[str]) -> None:
@@ -328,17 +339,3 @@ def write_url(params: dict[str, str]) -> None:
     if current != wanted:
         st.query_params.from_dict(wanted)
     st.session_state[WRITTEN] = dict(params)
-
-
-def local_param(name: str) -> str | None:
-    """A page-local URL parameter (e.g. the selected query id ``q``)."""
-    return st.query_params.get(name)
-
-
-def set_local_param(name: str, value: str | None) -> None:
-    """Set (or remove, with ``None``) a page-local URL parameter."""
-    if value is None:
-        if name in st.query_params:
-            del st.query_params[name]
-    elif st.query_params.get(name) != value:
-        st.query_params[name] = value

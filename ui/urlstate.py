@@ -8,6 +8,11 @@ page did not write (a deep link, browser Back/Forward); invalid or absent values
 default. After drawing the widget, the page calls :func:`write_param` with the value to keep
 (``None`` removes the parameter, e.g. for a default), which writes the URL and remembers what
 was written. The memory is per page: switching pages starts afresh.
+
+Every URL value is bounded: a value longer than :data:`MAX_PARAM_CHARS` characters is ignored
+(the page says so once and uses the default), so a crafted link cannot make a page parse
+megabytes; the parsers themselves run in linear time (e.g.
+:func:`analysis.stats.failures.parse_values`).
 """
 
 from __future__ import annotations
@@ -16,43 +21,58 @@ from collections.abc import Callable
 
 import streamlit as st
 
+from ui import _compat
+
 WRITTEN = "_local_url_written"
 PAGE = "_local_url_page"
-
-
-def _page() -> str:
-    try:
-        from streamlit.runtime.scriptrunner import get_script_run_ctx
-
-        ctx = get_script_run_ctx()
-        return str(ctx.page_script_hash) if ctx is not None else ""
-    except ImportError:  # pragma: no cover - streamlit internals moved
-        return ""
+#: The longest URL value a page reads (characters); 60 selected slice values of 100 characters
+#: each take about 6,000.
+MAX_PARAM_CHARS = 16_384
 
 
 def _written() -> dict[str, str | None]:
-    page = _page()
+    page = _compat.page_script_hash()
     if st.session_state.get(PAGE) != page:
         st.session_state[PAGE] = page
         st.session_state[WRITTEN] = {}
     return st.session_state.setdefault(WRITTEN, {})
 
 
+def bounded(name: str) -> str | None:
+    """URL parameter ``name``; ``None`` when absent or longer than :data:`MAX_PARAM_CHARS`
+    (then a warning names it, once per run)."""
+    raw = st.query_params.get(name)
+    if raw is None or len(raw) <= MAX_PARAM_CHARS:
+        return raw
+    st.warning(
+        f"The link's {name!r} parameter is {len(raw):,} characters long, more than the "
+        f"{MAX_PARAM_CHARS:,} a page reads: it was ignored."
+    )
+    return None
+
+
 def local_param(name: str) -> str | None:
-    """The page-local URL parameter ``name`` (``None`` when absent)."""
-    return st.query_params.get(name)
+    """The page-local URL parameter ``name`` (``None`` when absent or too long)."""
+    return bounded(name)
 
 
 def url_widget(
-    key: str, name: str, parse: Callable[[str | None], object], default: object
+    key: str,
+    name: str,
+    parse: Callable[[str | None], object],
+    default: object,
+    valid: Callable[[object], bool] | None = None,
 ) -> object:
     """Seed widget ``key`` from URL parameter ``name`` (see the module docstring); ``parse``
-    returns ``None`` for an invalid value. Returns the seeded value."""
+    returns ``None`` for an invalid value. A kept value that ``valid`` rejects (the widget's
+    options changed) falls back to ``default`` too. Returns the seeded value."""
     raw = local_param(name)
     written = _written()
     if key not in st.session_state or raw != written.get(name):
         value = parse(raw) if raw is not None else None
         st.session_state[key] = default if value is None else value
+    elif valid is not None and not valid(st.session_state[key]):
+        st.session_state[key] = default  # the options changed under the widget
     return st.session_state[key]
 
 

@@ -11,9 +11,9 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from analysis.core.errors import InputError
+from analysis.present._compat import figure_unvalidated
 from analysis.present.export import escape_markdown
-from analysis.stats.perquery import MEASURE_HELP
-from ui import data
+from ui import cards, data
 from ui.state import Selection
 
 MAX_UPLOAD_MB = 200
@@ -40,9 +40,10 @@ def require_datasets(sel: Selection) -> None:
         st.stop()
 
 
-def metric_help(measure: str) -> str:
-    """One sentence defining the measure."""
-    return MEASURE_HELP.get(measure, "")
+def metric_help(metric: str) -> str:
+    """The metric's definition and card as Markdown, for a ``help=`` tooltip
+    (:func:`ui.cards.tooltip`)."""
+    return cards.tooltip(metric)
 
 
 def show_errors(errors: dict[str, str], key: str = "reload_data") -> None:
@@ -76,7 +77,7 @@ def plotly_figure(spec: dict) -> go.Figure:
     """The figure of a cached figure dict made by ``go.Figure(...).to_dict()`` (validated when it
     was built), made without validating it again: ``st.plotly_chart`` re-validates every dict
     it is given, which took 20-90 ms per chart on every rerun. The dict is not modified."""
-    return go.Figure(spec, _validate=False)
+    return figure_unvalidated(spec)
 
 
 def current_metric_label(sel: Selection) -> str:

@@ -4,7 +4,8 @@ Commands:
     evaluate   per-query metrics of a run to CSV/Parquet, means and data checks to stdout
     validate   data checks of a run against qrels, or of a whole bundle (--bundle)
     compare    paired statistics of two or more runs (CSV/Markdown/LaTeX/JSON)
-    import     real benchmark layouts (STaRK, GeoBloom, GeoGLUE, LIST) -> a bundle
+    import     a benchmark folder in a known layout (STaRK, GeoBloom, GeoGLUE, LIST, ...)
+               -> a bundle
     bundle     runs + qrels (any format) -> a bundle folder
     geo        duplicate-coordinate and twin report of a POI file, as JSON
     report     one self-contained offline HTML report of a bundle
@@ -16,33 +17,21 @@ Commands:
 
 Bad input exits with code 2 and one line ``error: <file>:<line>: <what is wrong>`` on stderr.
 
-Memory: a 10M-line run needs about 600 MiB, and on a virtual machine the first touch of fresh
-memory is a large share of the time (0.5-1.7 s of system time at 10M lines when the host has
-just taken the memory back). With glibc, unless the environment says otherwise, the command
-line therefore keeps one heap that every step reuses:
+Every command takes ``--plugin MODULE`` (repeatable): a module name or a ``.py`` path whose
+:func:`analysis.register_measure` calls add measures (:mod:`analysis.core.plugins`), or whose
+:func:`analysis.io.importers.register_importer` calls add importers.
+``--help-metrics`` prints every metric's card (formula, cutoff, references, semantics), plugins'
+measures included.
 
-* Arrow allocates from the C library (``ARROW_DEFAULT_MEMORY_POOL=system``, read when pyarrow
-  first allocates) instead of its own mimalloc, so the buffers of the CSV reader, once freed,
-  serve numpy's arrays and the other way round;
-* one malloc arena for every thread (``M_ARENA_MAX=1``): the reader's and the core's worker
-  threads free and reuse the same heap, not one arena each;
-* large blocks come from that heap and stay there once freed (``M_MMAP_MAX=0``, trim above
-  1 GiB): glibc otherwise unmaps each freed block of 32 MiB or more, and each new array faults
-  its pages in again;
-* numpy does not ask for transparent huge pages (``NUMPY_MADVISE_HUGEPAGE=0``): on a virtual
-  machine a fresh 2 MiB page costs about four times what its 512 small pages cost (400 MB
-  first touched: 0.8-0.95 s against 0.17-0.23 s), and reused heap pages need no new fault.
-
-10M lines, each run right after pytrec_eval's 1.9 GB: 0.5-0.6 s of system time against
-1.0-1.7 s, 1.9-2.3 s of wall time against 2.3-3.0 s, 600 against 660-700 MiB of peak memory.
-``MALLOC_MMAP_MAX_`` in the environment leaves malloc as it is. Allocation only: no number
-depends on it.
+The console script (:func:`console`) and ``python -m analysis`` tune the process's memory
+allocation before numpy and pyarrow load (:mod:`analysis.cli._heap`); :func:`main` does not, so
+it can be called inside another program.
 """
 
 from __future__ import annotations
 
+import argparse
 import contextlib
-import ctypes
 import errno
 import importlib
 import os
@@ -50,22 +39,10 @@ import signal
 import sys
 import threading
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-
-def _glibc() -> bool:
-    """The process runs on glibc (whose malloc the settings above tune)."""
-    try:
-        return (os.confstr("CS_GNU_LIBC_VERSION") or "").startswith("glibc")
-    except (AttributeError, ValueError, OSError):
-        return False
-
-
-_TUNED = _glibc() and "MALLOC_MMAP_MAX_" not in os.environ
-if _TUNED:  # before numpy and pyarrow load (see above)
-    os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
-    os.environ.setdefault("NUMPY_MADVISE_HUGEPAGE", "0")
-
-from analysis.cli._common import _Parser  # noqa: E402 (loads numpy and pyarrow)
+if TYPE_CHECKING:
+    from analysis.cli._common import _Parser
 
 #: One module per command (or pair of commands), each with ``NAMES``, ``add_parsers(sub)`` and
 #: ``run(args) -> int``. Modules are imported when the parser is built; heavy libraries are
@@ -89,24 +66,36 @@ def _modules() -> list:
 
 
 def build_parser() -> _Parser:
+    """The command line's parser: every command, each with ``--plugin`` and
+    ``--help-metrics``."""
+    from analysis.cli._common import _Parser, add_plugin_args  # loads numpy and pyarrow
+
     parser = _Parser(prog="python -m analysis", description=__doc__.splitlines()[0])
+    add_plugin_args(parser)
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     for module in _modules():
         module.add_parsers(sub)
+    for leaf in _leaves(sub):
+        add_plugin_args(leaf)
     return parser
 
 
-def _tune_malloc() -> None:
-    """One glibc heap for every thread, large blocks from it, freed memory kept (see above)."""
-    if not _TUNED:
-        return
-    try:
-        mallopt = ctypes.CDLL(None).mallopt  # this process's own C library
-    except (OSError, AttributeError):
-        return
-    mallopt(-8, 1)  # M_ARENA_MAX
-    mallopt(-4, 0)  # M_MMAP_MAX
-    mallopt(-1, 1 << 30)  # M_TRIM_THRESHOLD
+def _leaves(sub: argparse._SubParsersAction) -> list[argparse.ArgumentParser]:
+    """The parsers that run a command (``import stark``, not ``import``)."""
+    out = []
+    for parser in dict.fromkeys(sub.choices.values()):
+        nested = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        out += [leaf for action in nested for leaf in _leaves(action)] if nested else [parser]
+    return out
+
+
+def _early(argv: Sequence[str]) -> argparse.Namespace:
+    """``--plugin`` and ``--help-metrics`` wherever they are, before the full parse (a plugin's
+    measures must exist when ``--metrics`` is read)."""
+    early = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
+    early.add_argument("--plugin", action="append", default=[])
+    early.add_argument("--help-metrics", action="store_true")
+    return early.parse_known_args(list(argv))[0]
 
 
 #: The signal that stopped the running command (Ctrl-C's SIGINT or SIGTERM), if any.
@@ -138,12 +127,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     become an exception in the main thread, so that every cleanup runs (the out-of-core engine
     then interrupts its DuckDB query). Standard output that cannot be written (``> /dev/full``,
     a full disk) is an error too (exit code 2), not a success."""
-    _tune_malloc()
-    args = build_parser().parse_args(argv)
-    by_name = {name: module for module in _modules() for name in module.NAMES}
+    argv = sys.argv[1:] if argv is None else list(argv)
     replaced = _catch_stops()
     try:
-        code = _run(by_name[args.command], args)
+        code = _run(argv)
         return code if code != 0 else _flush_stdout()
     except BaseException:
         if not _STOPPED:
@@ -157,13 +144,29 @@ def main(argv: Sequence[str] | None = None) -> int:
         _STOPPED.clear()
 
 
-def _run(module: object, args: object) -> int:
-    """``module.run(args)`` with bad input and unwritable files as one line (exit code 2)."""
+def _dispatch(argv: list[str]) -> int:
+    """Load the plugins, parse ``argv`` and run its command."""
+    from analysis.core.plugins import load_plugins
+
+    early = _early(argv)
+    load_plugins(early.plugin)
+    if early.help_metrics:
+        return _help_metrics()
+    args = build_parser().parse_args(argv)
+    load_plugins(getattr(args, "plugin", ()))  # an abbreviated --plugin
+    if getattr(args, "help_metrics", False):
+        return _help_metrics()
+    by_name = {name: module for module in _modules() for name in module.NAMES}
+    return by_name[args.command].run(args)
+
+
+def _run(argv: list[str]) -> int:
+    """:func:`_dispatch` with bad input and unwritable files as one line (exit code 2)."""
     from analysis.core.errors import InputError, missing_extra
     from analysis.core.paths import describe
 
     try:
-        return module.run(args)  # type: ignore[attr-defined]
+        return _dispatch(argv)
     except InputError as exc:
         sys.stderr.write(f"error: {exc}\n")
         return 2
@@ -206,3 +209,19 @@ def _flush_stdout() -> int:
         sys.stderr.write(f"error: stdout: cannot write: {describe(exc)}\n")
         return 2
     return 0
+
+
+def _help_metrics() -> int:
+    from analysis.core.measures import cards_text
+
+    sys.stdout.write(cards_text())
+    return 0
+
+
+def console() -> int:
+    """The console script and ``python -m analysis``: tune this new process's allocation
+    (:func:`analysis.cli._heap.tune`, before numpy and pyarrow load), then :func:`main`."""
+    from analysis.cli import _heap
+
+    _heap.tune()
+    return main()

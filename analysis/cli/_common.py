@@ -13,9 +13,11 @@ import pyarrow as pa
 import pyarrow.csv as pcsv
 
 from analysis.core.errors import DataWarning, InputError
+from analysis.core.measures import known
 from analysis.core.metrics import DEFAULT_METRICS, TIE_POLICIES
 from analysis.core.ranking import from_numpy
 from analysis.io.atomic import atomic_write
+from analysis.io.csvsafe import neutralize_arrow
 
 if TYPE_CHECKING:
     from analysis.io.annotations import AnnotationStore
@@ -33,6 +35,24 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
+def add_plugin_args(parser: argparse.ArgumentParser) -> None:
+    """``--plugin`` and ``--help-metrics`` (every command has them)."""
+    parser.add_argument(
+        "--plugin",
+        action="append",
+        default=argparse.SUPPRESS,
+        metavar="MODULE",
+        help="load a plugin (a module name or a .py file) whose top level registers "
+        "measures or importers (repeatable)",
+    )
+    parser.add_argument(
+        "--help-metrics",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="print every metric's card (formula, cutoff, references, semantics) and exit",
+    )
+
+
 def add_eval_args(cmd: argparse.ArgumentParser, *, required: bool = True) -> None:
     cmd.add_argument(
         "--run", required=required, help="run file (TREC run, STaRK eval_results, table)"
@@ -41,7 +61,8 @@ def add_eval_args(cmd: argparse.ArgumentParser, *, required: bool = True) -> Non
     cmd.add_argument(
         "--metrics",
         default=",".join(DEFAULT_METRICS),
-        help="comma-separated metrics, e.g. hit@1,hit@5,recall@20,mrr,ndcg@10",
+        help=f"comma-separated metrics, e.g. hit@1,recall@20,mrr (known: {known()}; "
+        "--help-metrics describes each)",
     )
     cmd.add_argument("--ties", choices=TIE_POLICIES, default="trec_eval", help="tie policy")
     cmd.add_argument(
@@ -57,9 +78,12 @@ def print_warnings(warnings: Sequence[DataWarning]) -> None:
 def write_table(query_ids: pa.Array, columns: dict[str, np.ndarray], out: Path) -> None:
     """Write ``query_id`` + columns as CSV (Arrow's writer: shortest round-trip floats) or
     Parquet, by the file extension, atomically (a temporary file beside ``out``, renamed at the
-    end: a killed run never leaves a partial table, concurrent runs leave one whole table)."""
-    table = pa.table({"query_id": query_ids, **{k: from_numpy(v) for k, v in columns.items()}})
+    end: a killed run never leaves a partial table, concurrent runs leave one whole table).
+    CSV ids that a spreadsheet would run as a formula get a ``'`` in front
+    (:mod:`analysis.io.csvsafe`); Parquet keeps them as they are."""
     parquet = out.suffix.lower() == ".parquet"
+    ids = query_ids if parquet else neutralize_arrow(query_ids)
+    table = pa.table({"query_id": ids, **{k: from_numpy(v) for k, v in columns.items()}})
 
     def write(tmp: Path) -> None:
         if parquet:

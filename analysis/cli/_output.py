@@ -1,6 +1,7 @@
 """Output files of the commands that write tables (``evaluate --bundle``, ``compare``,
 ``disagree``): through :func:`analysis.io.atomic.atomic_write` (a temporary file beside the target,
-then a rename), so a failure never leaves a partial file."""
+then a rename), so a failure never leaves a partial file. CSV text cells go through
+:func:`analysis.io.csvsafe.neutralize_frame` (no spreadsheet formulas)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from analysis.io.atomic import atomic_write, atomic_write_text
+from analysis.io.csvsafe import neutralize_frame
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -22,6 +24,6 @@ def write_frame(frame: pd.DataFrame, out: Path) -> None:
         if Path(out).suffix.lower() == ".parquet":
             frame.to_parquet(path, index=False)
         else:
-            frame.to_csv(path, index=False)
+            neutralize_frame(frame).to_csv(path, index=False)
 
     atomic_write(out, write)

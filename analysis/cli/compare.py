@@ -191,7 +191,9 @@ def render(table: pd.DataFrame, names: list[str], metrics: list[str], suffix: st
     from analysis.stats.runs import COLUMNS, EXTRA_COLUMNS
 
     if suffix == ".csv":
-        return table[[*COLUMNS, *EXTRA_COLUMNS]].to_csv(index=False)
+        from analysis.io.csvsafe import neutralize_frame
+
+        return neutralize_frame(table[[*COLUMNS, *EXTRA_COLUMNS]]).to_csv(index=False)
     if suffix == ".json":
         records = table[[*COLUMNS, *EXTRA_COLUMNS]].to_dict("records")
         clean = [

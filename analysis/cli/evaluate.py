@@ -11,6 +11,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from analysis.cli._audits import run_file_audits
 from analysis.cli._common import add_eval_args, print_warnings, write_table
 from analysis.cli._output import write_frame
 from analysis.core.errors import InputError
@@ -67,6 +68,11 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
 
     va = sub.add_parser("validate", help="data checks of a run against qrels, or of a bundle")
     add_eval_args(va, required=False)
+    va.add_argument(
+        "--split",
+        help="check only these queries: a split file (one query id per line); a published "
+        "summary beside the run (eval_metrics_<split>.json) is compared on them",
+    )
     va.add_argument(
         "--bundle",
         help="check a whole bundle instead (bundle.toml, every dataset and run); "
@@ -136,6 +142,7 @@ def _cmd_evaluate(args: argparse.Namespace, *, write: bool) -> int:
             compat=compat,
             candidates=candidates,
         )
+        warnings = [*warnings, *run_file_audits(args, queries, summaries=not write)]
     n = len(query_ids)
     if write:
         width = max(len(m.label) for m in metrics)
@@ -159,6 +166,7 @@ def _cmd_evaluate_bundle(args: argparse.Namespace) -> int:
     row per (model, query): ``model, query_id, <metrics>`` (+ diagnostics and, for datasets with
     coordinates, the geo columns with ``--diagnostics``). The same per-query table as the app's
     (:func:`analysis.stats.perquery.per_query_table`), so the means agree."""
+    from analysis.io.audits import run_audits
     from analysis.io.bundle import bundle_files, load_dataset, load_model_run, read_manifest
     from analysis.stats.perquery import per_query_table
 
@@ -200,6 +208,8 @@ def _cmd_evaluate_bundle(args: argparse.Namespace) -> int:
     print(f"{'model':<{width}}  " + "  ".join(f"{m:>10}" for m in labels))
     for model, group in table.groupby("model", sort=False):
         print(f"{model:<{width}}  " + "  ".join(f"{group[m].mean():10.4f}" for m in labels))
+    for model, items in run_audits(spec, runs, ties=args.ties, dataset=ds).items():
+        warnings[model] = [*warnings.get(model, []), *items]
     for model, found in warnings.items():
         for w in found:
             print(f"{model}: {w}")
@@ -231,14 +241,16 @@ def _cmd_validate_bundle(args: argparse.Namespace) -> int:
     """Read a bundle's manifest, every dataset and every run, and print the data checks of each
     (dataset, model). The first file that cannot be read stops it (exit code 2)."""
     from analysis.core.metrics import evaluate_run
+    from analysis.io.audits import run_audits
     from analysis.io.bundle import load_dataset, load_model_run, read_manifest
 
     bundle = read_manifest(args.bundle)
     found = 0
     for name, spec in bundle.datasets.items():
         ds = load_dataset(spec)
-        for model in spec.runs:
-            run = load_model_run(spec, model)
+        runs = {model: load_model_run(spec, model) for model in spec.runs}
+        audits = run_audits(spec, runs, ties=args.ties, dataset=ds)
+        for model, run in runs.items():
             result = evaluate_run(
                 run,
                 ds.qrels,
@@ -248,8 +260,9 @@ def _cmd_validate_bundle(args: argparse.Namespace) -> int:
                 diagnostics=True,
             )
             print(f"{name} / {model}: {len(result.per_query)} queries, {len(run)} run lines")
-            print_warnings(result.warnings)
-            found += len(result.warnings)
+            items = [*result.warnings, *audits.get(model, [])]
+            print_warnings(items)
+            found += sum(w.level != "info" for w in items)
     if not found:
         print("no problems found")
     return 0

@@ -1,12 +1,12 @@
-"""``import``: real benchmark layouts -> a ready bundle (bundle.toml + Parquet).
+"""``import``: a benchmark folder in a known layout -> a ready bundle (bundle.toml + Parquet).
 
-    python -m analysis import stark --root DIR [--skb DIR] [--name NAME] --out BUNDLE
-    python -m analysis import geobloom --root DIR --crs EPSG:2385 [--baselines] --out BUNDLE
-    python -m analysis import geoglue --root DIR [--baselines] --out BUNDLE
-    python -m analysis import list --root DIR --crs EPSG:32650 [--baselines] --out BUNDLE
+    python -m analysis import <importer> --root DIR [options] [--name NAME] --out BUNDLE
 
-The bundle is built beside ``--out`` and renamed into place at the end; ``--out`` inside an
-input folder is refused. stdout gets one line per dataset and the data-check notes.
+One sub-command per importer of the registry (:mod:`analysis.io.importers.registry`), with its
+own options (``--crs`` for projected coordinates, ``--baselines``, ...);
+``python -m analysis import --help`` lists them. The bundle is built beside ``--out`` and
+renamed into place at the end; ``--out`` inside an input folder is refused. stdout gets one
+line per dataset and the data-check notes.
 """
 
 from __future__ import annotations
@@ -18,51 +18,54 @@ NAMES = ("import",)
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
-    cmd = sub.add_parser("import", help="import a STaRK / GeoBloom / GeoGLUE / LIST folder")
+    """The ``import`` command. Its sub-commands (one per importer) are added when ``import``
+    is parsed: reading the registry imports the importers (and pandas), which the other
+    commands do without."""
+    cmd = sub.add_parser(
+        "import",
+        help="a benchmark folder in a known layout -> a bundle (import --help lists the layouts)",
+    )
     kinds = cmd.add_subparsers(dest="kind", required=True, parser_class=type(cmd))
-    stark = kinds.add_parser("stark", help="a STaRK domain folder (QA CSVs, splits, runs)")
-    stark.add_argument("--skb", default=None, help="STaRK SKB folder (processed/node_info.pkl)")
-    for name, helptext in (
-        ("geobloom", "GeoBloom text files poi.txt, train/dev/test.txt (projected X, Y)"),
-        ("geoglue", "GeoGLUE JSON with gis, or WGS84 CSVs with gold_poi_ids"),
-        ("list", "LIST poi.csv, query.csv, qrels.csv (projected coor)"),
-    ):
-        geo = kinds.add_parser(name, help=helptext)
-        if name != "geoglue":  # GeoGLUE's coordinates are WGS84 already
-            geo.add_argument(
-                "--crs",
-                required=True,
-                help="the dataset's one projected CRS: EPSG:2385 (GeoGLUE-clean), EPSG:32650 …",
+    parse = cmd.parse_known_args
+
+    def parse_with_importers(args=None, namespace=None):
+        if not kinds.choices:
+            _add_importers(kinds)
+        return parse(args, namespace)
+
+    cmd.parse_known_args = parse_with_importers  # type: ignore[method-assign]
+
+
+def _add_importers(kinds: argparse._SubParsersAction) -> None:
+    """One sub-command per importer of the registry, with its options."""
+    from analysis.cli._common import add_plugin_args
+    from analysis.io.importers.registry import importers
+
+    for importer in importers().values():
+        parser = kinds.add_parser(importer.name, help=importer.help)
+        if importer.crs == "required":
+            parser.add_argument("--crs", required=True, help=importer.crs_help)
+        if importer.baselines:
+            parser.add_argument(
+                "--baselines", action="store_true", help="add BM25, char n-gram and fusion runs"
             )
-        geo.add_argument(
-            "--baselines", action="store_true", help="add BM25, char n-gram and fusion runs"
-        )
-        if name == "geobloom":
-            geo.add_argument(
-                "--easting-first",
-                action="store_true",
-                help="X is the easting (default: the CRS's own axis order; EPSG:2385: northing)",
-            )
-    for parser in (stark, *(kinds.choices[n] for n in ("geobloom", "geoglue", "list"))):
+        for arg in importer.arguments:
+            if arg.kind == "flag":
+                parser.add_argument(arg.flag, action="store_true", help=arg.help)
+            else:
+                parser.add_argument(arg.flag, default=None, metavar=arg.metavar, help=arg.help)
         parser.add_argument("--root", required=True, help="the folder to import (only read)")
         parser.add_argument("--name", default=None, help="bundle/dataset name (default: folder)")
         parser.add_argument("--out", required=True, help="bundle folder to write")
+        add_plugin_args(parser)
 
 
 def run(args: argparse.Namespace) -> int:
-    from analysis.io import importers
+    from analysis.io.importers.registry import get
 
     started = time.perf_counter()
-    if args.kind == "stark":
-        result = importers.import_stark(args.root, args.out, skb=args.skb, name=args.name)
-    else:
-        func = getattr(importers, f"import_{args.kind}")
-        kwargs = {"name": args.name, "baselines": args.baselines}
-        if getattr(args, "easting_first", False):
-            kwargs["easting_first"] = True
-        if getattr(args, "crs", None) is not None:
-            kwargs["crs"] = args.crs
-        result = func(args.root, args.out, **kwargs)
+    importer = get(args.kind)
+    result = importer.run(args.root, args.out, **importer.options(vars(args)))
     for line in result.summary():
         print(line)
     for note in result.notes:

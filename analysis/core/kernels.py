@@ -2,8 +2,8 @@
 
 Inputs are the rows with a positive gain (query index ``qi``, 1-based ``rank``, ``gain``, and
 whether the doc is ``relevant``), the number of relevant docs per query ``n_rel``, the number of
-returned docs ``n_ret`` and the ideal DCG per cutoff. Nothing loops over queries; formulas are in
-:mod:`analysis.core.metrics`.
+returned docs ``n_ret`` and the ideal DCG per cutoff. Nothing loops over queries; each measure's
+formula and kernel are declared in :mod:`analysis.core.measures`.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from analysis.core import ranking as rk
+from analysis.core.measures import REGISTRY, Judged
 from analysis.core.names import Metric
 
 
@@ -59,48 +60,16 @@ def scores(
     idcg: dict[int | None, np.ndarray],
     recall_denominator: dict[int | None, np.ndarray] | None = None,
 ) -> dict[str, np.ndarray]:
-    """Metric values per query from the rows holding a positive gain (query, rank, gain).
+    """Metric values per query from the rows holding a positive gain (query, rank, gain): each
+    metric's kernel from the measure registry (:mod:`analysis.core.measures`).
 
     ``recall_denominator`` (LIST's variant) replaces ``n_rel`` as the divisor of recall@k.
     """
-    nq = len(n_rel)
+    judged = Judged(qi, rank, gain, relevant, n_rel, n_ret, idcg, recall_denominator)
     out: dict[str, np.ndarray] = {}
-    rq, rr = qi[relevant], rank[relevant]
-    by_rank = np.lexsort((rr, rq))
-    rq_s, rr_s = rq[by_rank], rr[by_rank]
-    precision_at = rk.positions(rq_s) / rr_s  # precision at the rank of each relevant doc
-    first = np.full(nq, np.inf)
-    if len(rq):
-        np.minimum.at(first, rq, rr)  # rows are few: only relevant retrieved docs
     with np.errstate(divide="ignore", invalid="ignore"):
         for m in metrics:
-            limit = m.k if m.k is not None else np.inf
-            within = rr <= limit
-            hits = np.bincount(rq[within], minlength=nq).astype(np.float64)
-            if m.measure == "hit":
-                value = (hits > 0).astype(np.float64)
-            elif m.measure == "recall":
-                denom = n_rel if recall_denominator is None else recall_denominator[m.k]
-                value = np.where(denom > 0, hits / np.maximum(denom, 1), 0.0)
-            elif m.measure == "precision":
-                denom = np.full(nq, float(m.k)) if m.k is not None else n_ret.astype(np.float64)
-                value = np.where(denom > 0, hits / np.maximum(denom, 1), 0.0)
-            elif m.measure == "mrr":
-                value = np.where(first <= limit, 1.0 / first, 0.0)
-            elif m.measure == "map":  # trec_eval map / map_cut_k: divided by all relevant
-                w = np.where(rr_s <= limit, precision_at, 0.0)
-                total = np.bincount(rq_s, weights=w, minlength=nq)
-                value = np.where(n_rel > 0, total / np.maximum(n_rel, 1), 0.0)
-            elif m.measure == "rprec":  # trec_eval Rprec: precision at rank R
-                top_r = np.bincount(rq[rr <= n_rel[rq]], minlength=nq).astype(np.float64)
-                value = np.where(n_rel > 0, top_r / np.maximum(n_rel, 1), 0.0)
-            else:  # ndcg
-                keep = rank <= limit
-                w = np.where(keep, gain / np.log2(rank + 1.0), 0.0)
-                dcg = np.bincount(qi, weights=w, minlength=nq)
-                ideal = idcg[m.k]
-                value = np.where(ideal > 0, dcg / np.where(ideal > 0, ideal, 1.0), 0.0)
-            out[m.label] = value
+            out[m.label] = REGISTRY[m.measure].kernel(judged, m.k)
     return out
 
 

@@ -13,26 +13,12 @@ Ranking
     loaded with decreasing scores, so both policies keep their order. A document listed twice for
     one query keeps its best-ranked occurrence (a warning counts them).
 
-Metrics (``k`` is the cutoff; ``rel_i`` the relevance of the doc at rank ``i``; ``R`` the set of
-relevant docs of the query in the qrels):
-
-============  ===================================================  ====================
-name          formula                                              reference
-============  ===================================================  ====================
-hit@k         1 if any relevant doc in ranks 1..k, else 0           trec_eval success_k
-recall@k      ``|R ∩ top k| / |R|``                                 trec_eval recall_k
-precision@k   ``|R ∩ top k| / k`` (k, even if fewer were returned)  trec_eval P_k
-mrr           ``1 / rank`` of the first relevant doc, 0 if none     trec_eval recip_rank
-mrr@k         as mrr, 0 when the first relevant rank is beyond k    ir_measures RR@k
-ndcg@k        ``DCG@k / IDCG@k``; ``DCG@k = Σ_{i≤k} g_i / log2(i+1)``  trec_eval ndcg_cut_k
-map           ``Σ_{relevant i} P@i / |R|`` (P@i: precision at i)     trec_eval map
-map@k         as map, summing only relevant docs in ranks 1..k      trec_eval map_cut_k
-rprec         ``|R ∩ top |R|| / |R|`` (precision at rank |R|)       trec_eval Rprec
-============  ===================================================  ====================
-
-The gain ``g_i`` is the judged relevance when positive, else 0 (trec_eval). IDCG@k is the DCG of
-the ideal ordering of all judged gains of the query, cut at ``k``. ``hit``, ``recall``,
-``precision`` and ``ndcg`` without ``@k`` use the whole returned list.
+Metrics
+    Each measure is declared once in :mod:`analysis.core.measures` (name, aliases, cutoff rule,
+    formula, trec_eval/ir_measures/STaRK/LIST references, kernel): its :data:`REGISTRY
+    <analysis.core.measures.REGISTRY>` is the list of metrics, ``python -m analysis
+    --help-metrics`` prints every measure's card and :func:`analysis.core.measures.card` gives
+    one. A user adds a measure with :func:`analysis.core.measures.register_measure`.
 
 Splits
     ``split`` (query ids, e.g. a STaRK ``split/test.index``) restricts the evaluated queries: qrels
@@ -52,7 +38,10 @@ Edge cases
       (trec_eval ``-c``); a warning says how many;
     * a query in the run but not in the qrels is left out, with a warning;
     * a query without any relevant doc scores 0 and is flagged ``no_relevant``;
-    * duplicate qrels rows are collapsed to their maximum relevance, with a warning.
+    * duplicate qrels rows are collapsed to their maximum relevance, with a warning;
+    * a metric that reads ranks beyond a query's saved list (``recall@50`` of a run saved at
+      depth 20, ``mrr`` of any run) while relevant documents are missing from it gets a warning
+      with the counts (:mod:`analysis.core.depth`): its value is a lower bound.
 
 Tie sensitivity (``diagnostics=True``)
     For every query and metric, the worst and best value over all orders of tied scores
@@ -79,6 +68,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from analysis.core import depth
 from analysis.core import kernels as kn
 from analysis.core import ranking as rk
 from analysis.core.checks import data_warnings
@@ -96,7 +86,6 @@ from analysis.core.inputs import (
 )
 from analysis.core.names import (  # noqa: F401 (re-exported: the public names of the core)
     DEFAULT_METRICS,
-    KNOWN,
     TIE_POLICIES,
     Metric,
     TiePolicy,
@@ -274,7 +263,8 @@ def evaluate_run(
             ``"stable"`` (file order).
         relevance_threshold: a doc is relevant when ``relevance >= relevance_threshold`` (>= 1).
         diagnostics: also return ``n_gold``, ``n_retrieved``, ``first_gold_rank``,
-            ``missing_from_run``, ``no_relevant``, ``tied_at_cutoff``, ``<metric>_min/_max`` and
+            ``missing_from_run``, ``no_relevant``, ``saved_depth``, ``gold_beyond_depth``
+            (:mod:`analysis.core.depth`), ``tied_at_cutoff``, ``<metric>_min/_max`` and
             ``tie_sensitive``.
         split: evaluate only these queries (module docstring); default
             ``qrels.attrs.get("split_queries")``.
@@ -375,6 +365,7 @@ def evaluate_arrays(
 
     columns: dict[str, np.ndarray] = {m.label: values[m.label] for m in wanted}
     ties_found = ranked.ties
+    n_found = np.bincount(qi[relevant], minlength=nq)
     if diagnostics:
         first = np.full(nq, np.inf)
         np.minimum.at(first, qi[relevant], rank[relevant])  # few rows: relevant retrieved docs
@@ -383,6 +374,7 @@ def evaluate_arrays(
         columns["first_gold_rank"] = np.where(np.isfinite(first), first, np.nan)
         columns["missing_from_run"] = n_ret == 0
         columns["no_relevant"] = n_rel == 0
+        columns.update(depth.depth_flags(n_ret, n_rel, n_found))
         bounds = _tie_diagnostics(
             wanted, ranked, ties_found, run_to_qrels, rows, gain, relevant, values, nq, args
         )
@@ -398,6 +390,7 @@ def evaluate_arrays(
         q, ranked, run_to_qrels, n_ret, n_rel, wanted, tied_queries,
         columns.get("tie_sensitive"), outside, n_split_dropped, n_not_candidates,
     )  # fmt: skip
+    warnings += depth.depth_warnings(q.queries, n_ret, n_rel, n_found, wanted)
     return q.queries, columns, warnings, wanted
 
 

@@ -1,56 +1,26 @@
 """Metric names: parsing ``hit@1``, ``recall@20``, ``P@5``, ``nDCG@10``, ``map``, ``map@100``,
-``rprec``, ... into :class:`Metric` objects, with one-line errors naming the known metrics."""
+``rprec``, ... into :class:`Metric` objects, with one-line errors naming the known metrics.
+
+Names, aliases and cutoff rules come from the measure registry
+(:mod:`analysis.core.measures`), user measures included."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
+
+from analysis.core.measures import known, parse_name
 
 TiePolicy = Literal["trec_eval", "stable"]
 TIE_POLICIES: tuple[str, ...] = ("trec_eval", "stable")
 DEFAULT_METRICS: tuple[str, ...] = ("hit@1", "hit@5", "recall@20", "mrr", "ndcg@10")
 
-#: Every measure and whether it takes a cutoff: "optional" (``ndcg`` and ``ndcg@10``),
-#: "never" (``rprec``).
-MEASURES: dict[str, str] = {
-    "hit": "optional",
-    "recall": "optional",
-    "precision": "optional",
-    "ndcg": "optional",
-    "mrr": "optional",
-    "map": "optional",
-    "rprec": "never",
-}
-KNOWN = "hit@k, recall@k, precision@k (P@k), ndcg, ndcg@k, mrr, mrr@k, map, map@k, rprec"
-
-_ALIASES = {
-    "hit": "hit",
-    "success": "hit",
-    "hits": "hit",
-    "recall": "recall",
-    "r": "recall",
-    "precision": "precision",
-    "p": "precision",
-    "ndcg": "ndcg",
-    "ndcg_cut": "ndcg",
-    "mrr": "mrr",
-    "rr": "mrr",
-    "recip_rank": "mrr",
-    "map": "map",
-    "ap": "map",
-    "map_cut": "map",
-    "rprec": "rprec",
-    "r_prec": "rprec",
-}
-_METRIC_RE = re.compile(r"^\s*([A-Za-z_]+?)(?:[@_](\d+))?\s*$")
-
 
 @dataclass(frozen=True)
 class Metric:
-    """One metric: ``measure`` (a key of :data:`MEASURES`), cutoff ``k`` (``None`` for the whole
-    list) and the ``label`` it was requested under (used as the column name)."""
+    """One metric: ``measure`` (a name in the measure registry), cutoff ``k`` (``None`` for the
+    whole list) and the ``label`` it was requested under (used as the column name)."""
 
     measure: str
     k: int | None
@@ -70,16 +40,8 @@ def parse_metric(text: str) -> Metric:
         ValueError: one line naming the unknown measure and the known ones, or saying that the
             cutoff is not a positive integer (``hit@0``) or not allowed (``rprec@5``).
     """
-    match = _METRIC_RE.match(str(text))
-    measure = _ALIASES.get(match.group(1).lower()) if match else None
-    if match is None or measure is None:
-        raise ValueError(f"unknown metric {str(text)!r} (known: {KNOWN})")
-    k = int(match.group(2)) if match.group(2) is not None else None
-    if k is not None and k < 1:
-        raise ValueError(f"metric {text!r}: the cutoff must be at least 1 (known: {KNOWN})")
-    if k is not None and MEASURES[measure] == "never":
-        raise ValueError(f"metric {text!r}: {measure} takes no cutoff (known: {KNOWN})")
-    return Metric(measure, k, str(text).strip())
+    found, k = parse_name(text)
+    return Metric(found.name, k, str(text).strip())
 
 
 def parse_metrics(spec: str | Iterable[str | Metric]) -> list[Metric]:
@@ -100,5 +62,5 @@ def parse_metrics(spec: str | Iterable[str | Metric]) -> list[Metric]:
         if metric.label not in {m.label for m in out}:
             out.append(metric)
     if not out:
-        raise ValueError(f"no metric requested (known: {KNOWN})")
+        raise ValueError(f"no metric requested (known: {known()})")
     return out

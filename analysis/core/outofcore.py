@@ -60,7 +60,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from analysis.core import checks, inputs, kernels, passes, paths
+from analysis.core import checks, depth, inputs, kernels, passes, paths
 from analysis.core import metrics as mx
 from analysis.core import ranking as rk
 from analysis.core.errors import DataWarning, InputError
@@ -529,4 +529,6 @@ def finish(
         tied_queries if tied.any() else None,
         None,
     )
+    n_found = np.bincount(qi[relevant], minlength=nq)
+    warnings += depth.depth_warnings(q.queries, n_ret, n_rel, n_found, wanted)
     return q.queries, columns, warnings, wanted

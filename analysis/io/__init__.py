@@ -44,7 +44,15 @@ import numpy as np
 
 from analysis.core.errors import InputError
 from analysis.io import dicts, trec
-from analysis.io._text import check_file, first_data_line, head_text, magic
+from analysis.io._text import (
+    NUL_MESSAGE,
+    binary_line,
+    check_file,
+    first_data_line,
+    head_text,
+    magic,
+    source_path,
+)
 
 if TYPE_CHECKING:  # the table readers (and pandas) are imported where used: the command line
     import pandas as pd  # reads TREC files without them
@@ -91,6 +99,9 @@ def detect_format(path: str | Path) -> str:
     if name.endswith(".index"):
         return "split_index"
     head = head_text(p)
+    binary = binary_line(head)
+    if binary is not None:
+        raise InputError(p, binary, NUL_MESSAGE)
     if dicts.looks_like_ranx_json(head):
         return "ranx_json"
     if name.endswith((".jsonl", ".ndjson", ".json")):

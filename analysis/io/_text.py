@@ -17,6 +17,9 @@ Limits (each a one-line error naming the file, never a memory blow-up):
 * **Nesting depth** :data:`MAX_DEPTH` (128) for JSON, JSONL and TOML: deeper documents are
   refused with the line where the limit is crossed (Python's parsers would raise
   ``RecursionError``); no data format here nests more than a few levels.
+* **Binary content**: a NUL byte is never text. :func:`decode` (every file read as text) and
+  :func:`binary_line` (format detection's look at the head of a file) refuse it with the line,
+  without quoting it: a binary file (or 4 KB of zeros) is not a one-line split or queries file.
 
 Non-regular files: a FIFO or pipe (``--run <(zcat run.gz)``, ``/dev/stdin``) is read once, as a
 stream, into a private temporary file (under the size cap) that every later read of the same path
@@ -27,6 +30,7 @@ forever). Devices and sockets (``/dev/zero``, a terminal) are refused.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import gzip
 import io
 import json
@@ -221,6 +225,27 @@ def open_binary(path: str | Path) -> BinaryIO:
         return src.open("rb")
 
 
+@contextlib.contextmanager
+def decompressed_file(path: str | Path) -> Iterator[Path]:
+    """A regular file holding the path's decompressed bytes, for readers that read on their own
+    threads (Arrow's CSV reader): a gzip file is decompressed here, on the calling thread and
+    under the limits, into a private temporary file removed on exit; another file is given as
+    it is (a pipe as its spool). A Python stream handed to Arrow would be read on Arrow's IO
+    thread, and an error raised there can leave that thread calling into Python while the
+    interpreter exits (an abort, or a hang)."""
+    p = check_file(path)
+    if not is_gzip(p):
+        yield _SPOOLED.get(str(p), p)
+        return
+    fd, name = tempfile.mkstemp(dir=_spool_dir(), suffix=".gunzip")
+    try:
+        with open_binary(p) as src, os.fdopen(fd, "wb") as dst:
+            shutil.copyfileobj(src, dst, _CHUNK)
+        yield Path(name)
+    finally:
+        Path(name).unlink(missing_ok=True)
+
+
 def read_bytes(path: str | Path) -> bytes:
     """The file's content, decompressed when it is gzip (bounded by the limits)."""
     p = check_file(path)
@@ -242,8 +267,23 @@ def _gzip_reason(exc: BaseException) -> str:
     return str(exc)
 
 
+NUL_MESSAGE = "a NUL byte: binary data, not a text file"
+
+
+def binary_line(data: bytes | str) -> int | None:
+    """The 1-based line of the first NUL byte (character) in ``data``, or None."""
+    at = data.find(b"\0" if isinstance(data, bytes) else "\0")
+    if at < 0:
+        return None
+    return data.count(b"\n" if isinstance(data, bytes) else "\n", 0, at) + 1
+
+
 def decode(data: bytes, path: str | Path) -> str:
-    """UTF-8 text without a leading BOM; an InputError names the line of an invalid byte."""
+    """UTF-8 text without a leading BOM; an InputError names the line of an invalid byte or of
+    a NUL byte (binary data)."""
+    line = binary_line(data)
+    if line is not None:
+        raise InputError(path, line, NUL_MESSAGE)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:

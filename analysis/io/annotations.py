@@ -13,7 +13,11 @@ migrations are in :mod:`analysis.io.annotations_schema`):
 * ``tags (dataset, query_id, tag, author, created)``: free tags or the suggested ones
   (:data:`SUGGESTED_TAGS`); a tag is set once per query (by its first author).
 * ``notes (dataset, query_id, note, author, updated)``: one note per query (empty = deleted);
-  ``author`` is who saved it last.
+  ``author`` is who saved it last. Its *version* is the id of its latest ``history`` row (0:
+  never written): :meth:`AnnotationStore.set_note` with ``expected_version`` saves only over
+  the version its writer was shown, else raises :class:`NoteConflict` (optimistic
+  concurrency: a note nobody saw is never replaced silently; every version stays in the
+  history).
 * ``judgements (dataset, query_id, doc_id, relevance, author, updated)``: a reviewer's relevance
   of one document for one query (0 = not relevant, 1 = relevant, 2 = highly relevant, ...);
   the latest judgement of a pair holds, ``author`` is who made it.
@@ -21,14 +25,20 @@ migrations are in :mod:`analysis.io.annotations_schema`):
   time, oldest first (:meth:`AnnotationStore.history`).
 
 Every write names its author: free text of at most 100 characters, whitespace folded;
-empty means :data:`ANONYMOUS`. Rows written before authors were recorded have an empty author
-(shown as unknown). :func:`default_author` is the name a session starts with.
+empty means :data:`ANONYMOUS`. Tags, notes and authors never hold a NUL character (refused with
+a ValueError): what is stored is text every export can write. Rows written before authors were
+recorded have an empty author (shown as unknown). :func:`default_author` is the name a session
+starts with.
 
 Several users of one server (threads) and several processes may write at once: the database is
 in WAL mode (readers never block the writer), every connection waits up to ``busy_timeout``
 (10 s) for a lock, every write is one short ``BEGIN IMMEDIATE`` transaction on its own
 connection, and a write still refused as busy is retried a few times. Nothing is cached in
 memory: every read sees every committed write.
+
+CSV export (:meth:`AnnotationStore.export_csv`): cells a spreadsheet would run as a formula
+get a leading ``'`` (:mod:`analysis.io.csvsafe`); :func:`read_export_csv` (or
+:func:`unneutralize` per cell) reads the export back with every text as it was stored.
 
 Amendments never replace the strict qrels: :func:`analysis.io.amended.amended_qrels` returns a
 new table (judged pairs override the qrels' relevance, new pairs are added) for computing
@@ -46,6 +56,7 @@ import re
 import sqlite3
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
@@ -54,6 +65,7 @@ import pandas as pd
 from analysis.core import paths
 from analysis.core.errors import InputError
 from analysis.io.annotations_schema import SCHEMA_VERSION, TooNew, migrate
+from analysis.io.csvsafe import neutralize_row, unneutralize
 
 __all__ = [
     "ANONYMOUS",
@@ -62,10 +74,14 @@ __all__ = [
     "SCHEMA_VERSION",
     "SUGGESTED_TAGS",
     "AnnotationStore",
+    "NoteConflict",
+    "NoteState",
     "clean_author",
     "database_path",
     "default_author",
     "notes_dir",
+    "read_export_csv",
+    "unneutralize",
     "utc_text",
 ]
 
@@ -103,13 +119,19 @@ def utc_text(seconds: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(float(seconds)))
 
 
+def _no_nul(text: str, what: str) -> str:
+    if "\0" in text:
+        raise ValueError(f"{what} cannot hold a NUL character")
+    return text
+
+
 def clean_author(author: object) -> str:
     """An author name as stored: whitespace folded, empty -> :data:`ANONYMOUS`.
 
     Raises:
-        ValueError: longer than 100 characters.
+        ValueError: longer than 100 characters, or holding a NUL character.
     """
-    text = " ".join(str(author if author is not None else "").split())
+    text = " ".join(_no_nul(str(author if author is not None else ""), "an author").split())
     if len(text) > MAX_AUTHOR:
         raise ValueError(f"an author name has at most {MAX_AUTHOR} characters, got {len(text)}")
     return text or ANONYMOUS
@@ -152,12 +174,34 @@ def _clean_id(value: object, what: str) -> str:
 
 
 def _clean_tag(tag: str) -> str:
-    text = " ".join(str(tag).split())
+    text = " ".join(_no_nul(str(tag), "a tag").split())
     if not text:
         raise ValueError("a tag cannot be empty")
     if len(text) > MAX_TAG:
         raise ValueError(f"a tag has at most {MAX_TAG} characters, got {len(text)}")
     return text
+
+
+@dataclass(frozen=True)
+class NoteState:
+    """The note of one query as stored: its text (``""``: none), who saved it last and when
+    (``None`` without a note) and its version (the id of its latest history row, 0 = never
+    written)."""
+
+    note: str
+    author: str | None
+    updated: float | None
+    version: int
+
+
+class NoteConflict(Exception):
+    """A note save whose ``expected_version`` is not the stored one: someone saved (or
+    deleted) the note after the writer was shown it. ``current`` is the stored note."""
+
+    def __init__(self, current: NoteState) -> None:
+        who = current.author or "someone"
+        super().__init__(f"{who} saved a newer version of this note (version {current.version})")
+        self.current = current
 
 
 def _busy(exc: sqlite3.OperationalError) -> bool:
@@ -240,27 +284,39 @@ class AnnotationStore:
                 con.execute("ROLLBACK")
                 raise
 
-    def _write(self, sql: str, params: tuple, log: tuple) -> None:
-        """Run one change and, when it took effect, its ``history`` row (``kind, dataset,
-        query_id, doc_id, value, author, at``), in one transaction."""
+    def _transaction(self, body: Callable[[sqlite3.Connection], _T]) -> _T:
+        """``body(con)`` inside one ``BEGIN IMMEDIATE`` transaction (committed when it returns,
+        rolled back when it raises), retried while the database is busy."""
         self._ensure()
 
-        def run() -> None:
+        def run() -> _T:
             with self._connect() as con:
                 con.execute("BEGIN IMMEDIATE")
                 try:
-                    if con.execute(sql, params).rowcount > 0:
-                        con.execute(
-                            "INSERT INTO history (kind, dataset, query_id, doc_id, value, "
-                            "author, at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                            log,
-                        )
+                    result = body(con)
                     con.execute("COMMIT")
                 except BaseException:
                     con.execute("ROLLBACK")
                     raise
+                return result
 
-        self._retry(run)
+        return self._retry(run)
+
+    @staticmethod
+    def _change(con: sqlite3.Connection, sql: str, params: tuple, log: tuple) -> int | None:
+        """Run one change and, when it took effect, its ``history`` row (``kind, dataset,
+        query_id, doc_id, value, author, at``); returns that row's id (None: no change)."""
+        if con.execute(sql, params).rowcount <= 0:
+            return None
+        return con.execute(
+            "INSERT INTO history (kind, dataset, query_id, doc_id, value, author, at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            log,
+        ).lastrowid
+
+    def _write(self, sql: str, params: tuple, log: tuple) -> None:
+        """Run one change and its history row (see :meth:`_change`) in one transaction."""
+        self._transaction(lambda con: self._change(con, sql, params, log))
 
     def _read(self, sql: str, params: tuple, columns: list[str]) -> pd.DataFrame:
         def run() -> list[tuple]:
@@ -325,27 +381,83 @@ class AnnotationStore:
 
     # ------------------------------------------------------------------ notes
 
-    def set_note(self, dataset: str, query_id: str, note: str, author: str = ANONYMOUS) -> None:
-        """Set the note of a query; an empty (blank) note deletes it."""
-        text = str(note)
+    def set_note(
+        self,
+        dataset: str,
+        query_id: str,
+        note: str,
+        author: str = ANONYMOUS,
+        *,
+        expected_version: int | None = None,
+    ) -> int:
+        """Set the note of a query; an empty (blank) note deletes it. Returns the note's version
+        after the save.
+
+        ``expected_version``: the version the writer was shown (:meth:`note_state`; 0 = no
+        note ever). When given and the stored version differs, nothing is written and
+        :class:`NoteConflict` is raised with the stored note; ``None`` saves unconditionally.
+
+        Raises:
+            ValueError: a note longer than 20,000 characters or holding a NUL character.
+            NoteConflict: see ``expected_version``.
+        """
+        text = _no_nul(str(note), "a note")
         if len(text) > MAX_NOTE:
             raise ValueError(f"a note has at most {MAX_NOTE} characters, got {len(text)}")
         ds, qid = _clean_id(dataset, "dataset"), _clean_id(query_id, "query_id")
         who, now = clean_author(author), time.time()
-        if not text.strip():
-            self._write(
-                "DELETE FROM notes WHERE dataset = ? AND query_id = ?",
-                (ds, qid),
-                ("note", ds, qid, "", None, who, now),
-            )
-            return
-        self._write(
-            "INSERT INTO notes (dataset, query_id, note, author, updated) VALUES (?, ?, ?, ?, ?) "
-            "ON CONFLICT (dataset, query_id) DO UPDATE SET note = excluded.note, "
-            "author = excluded.author, updated = excluded.updated",
-            (ds, qid, text, who, now),
-            ("note", ds, qid, "", text, who, now),
+
+        def body(con: sqlite3.Connection) -> int:
+            current = self._note_state(con, ds, qid)
+            if expected_version is not None and current.version != int(expected_version):
+                raise NoteConflict(current)
+            if not text.strip():
+                sql, params = "DELETE FROM notes WHERE dataset = ? AND query_id = ?", (ds, qid)
+                log: tuple = ("note", ds, qid, "", None, who, now)
+            else:
+                sql = (
+                    "INSERT INTO notes (dataset, query_id, note, author, updated) "
+                    "VALUES (?, ?, ?, ?, ?) ON CONFLICT (dataset, query_id) DO UPDATE SET "
+                    "note = excluded.note, author = excluded.author, updated = excluded.updated"
+                )
+                params, log = (ds, qid, text, who, now), ("note", ds, qid, "", text, who, now)
+            changed = self._change(con, sql, params, log)
+            return current.version if changed is None else int(changed)
+
+        return self._transaction(body)
+
+    @staticmethod
+    def _note_state(con: sqlite3.Connection, dataset: str, query_id: str) -> NoteState:
+        row = con.execute(
+            "SELECT (SELECT COALESCE(MAX(id), 0) FROM history WHERE kind = 'note' AND "
+            "dataset = ?1 AND query_id = ?2), n.note, n.author, n.updated "
+            "FROM (SELECT 1) LEFT JOIN notes AS n ON n.dataset = ?1 AND n.query_id = ?2",
+            (dataset, query_id),
+        ).fetchone()
+        version, note, who, updated = row
+        return NoteState(
+            note=str(note) if note is not None else "",
+            author=None if note is None else str(who),
+            updated=None if updated is None else float(updated),
+            version=int(version),
         )
+
+    def note_state(self, dataset: str, query_id: str) -> NoteState:
+        """The stored note of a query with its author, time and version (one consistent read;
+        an empty state, version 0, before the database exists)."""
+        if not self.path.exists():
+            return NoteState("", None, None, 0)
+
+        def run() -> NoteState:
+            with self._connect() as con:
+                try:
+                    return self._note_state(con, str(dataset), str(query_id))
+                except sqlite3.OperationalError as exc:
+                    if "no such table" in str(exc):  # created by a writer a moment ago
+                        return NoteState("", None, None, 0)
+                    raise
+
+        return self._retry(run)
 
     def note(self, dataset: str, query_id: str) -> str:
         """The note of a query ("" when there is none)."""
@@ -449,26 +561,50 @@ class AnnotationStore:
     def export_csv(self, dataset: str | None = None) -> str:
         """Every annotation as CSV text: ``kind, dataset, query_id, doc_id, value, author,
         updated`` (kind = tag / note / judgement; value = the tag, the note or the relevance;
-        ``updated`` in ISO 8601 UTC)."""
+        ``updated`` in ISO 8601 UTC). Cells a spreadsheet would run as a formula get a leading
+        ``'`` and NUL characters are dropped (:mod:`analysis.io.csvsafe`); read it back with
+        :func:`read_export_csv`."""
         out = io.StringIO()
         writer = csv.writer(out, lineterminator="\n")
-        writer.writerow(["kind", "dataset", "query_id", "doc_id", "value", "author", "updated"])
+        writer.writerow(EXPORT_COLUMNS)
+
+        def row(*cells: object) -> None:
+            writer.writerow(neutralize_row(cells))
 
         when = utc_text
         for r in self.tags(dataset).itertuples(index=False):
-            writer.writerow(["tag", r.dataset, r.query_id, "", r.tag, r.author, when(r.created)])
+            row("tag", r.dataset, r.query_id, "", r.tag, r.author, when(r.created))
         for r in self.notes(dataset).itertuples(index=False):
-            writer.writerow(["note", r.dataset, r.query_id, "", r.note, r.author, when(r.updated)])
+            row("note", r.dataset, r.query_id, "", r.note, r.author, when(r.updated))
         for r in self.judgements(dataset).itertuples(index=False):
-            writer.writerow(
-                [
-                    "judgement",
-                    r.dataset,
-                    r.query_id,
-                    r.doc_id,
-                    r.relevance,
-                    r.author,
-                    when(r.updated),
-                ]
-            )
+            row("judgement", r.dataset, r.query_id, r.doc_id, r.relevance, r.author,
+                when(r.updated))  # fmt: skip
         return out.getvalue()
+
+
+#: The columns of :meth:`AnnotationStore.export_csv`.
+EXPORT_COLUMNS = ("kind", "dataset", "query_id", "doc_id", "value", "author", "updated")
+
+
+def read_export_csv(source: str | Path | io.StringIO) -> pd.DataFrame:
+    """An annotations CSV written by :meth:`AnnotationStore.export_csv` (its text, a path, or a
+    text buffer) as a table of text columns (:data:`EXPORT_COLUMNS`; empty cells are ``""``),
+    every cell through :func:`unneutralize`: tags, notes, ids and authors exactly as stored.
+
+    Raises:
+        InputError: not such a CSV (its columns differ).
+    """
+    from analysis.io.csvsafe import read_csv
+
+    name = "annotations CSV"
+    if isinstance(source, str) and "\n" in source:
+        buffer: io.StringIO | Path = io.StringIO(source)
+    elif isinstance(source, io.StringIO):
+        buffer = source
+    else:
+        buffer = Path(source)
+        name = str(buffer)
+    frame = read_csv(buffer)
+    if tuple(frame.columns) != EXPORT_COLUMNS:
+        raise InputError(name, 1, f"expected the columns {', '.join(EXPORT_COLUMNS)}")
+    return frame

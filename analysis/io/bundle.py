@@ -25,20 +25,21 @@ Manifest (paths relative to the bundle folder; every key but the dataset table i
 A STaRK QA CSV (``id,query,answer_ids``) can serve as both ``queries`` and ``qrels``. Errors
 name the manifest and, for TOML syntax errors, the line.
 
-Confinement (one rule for the command line and the app, :func:`is_confined`): every file the
-manifest names -- and every default ``<dataset>/qrels.*`` or run file found in a folder --
-must resolve, after symlinks, inside the bundle folder or inside one of the data roots listed
-in ``RETRIEVAL_DASHBOARD_DATA_ROOTS`` (separated by ``os.pathsep``; the app passes its own
-roots, ``data/`` by default). ``..``, absolute paths and symlinks that lead elsewhere are a
-one-line error naming the dataset, the key and the path. The app's bundle picker applies the
-same function to bundle folders.
+Confinement (one rule for the command line and the app, :func:`analysis.io.confine.is_confined`,
+re-exported here): every file the manifest names -- and every default ``<dataset>/qrels.*`` or
+run file found in a folder -- must resolve, after symlinks, inside the bundle folder or inside
+one of the data roots listed in ``RETRIEVAL_DASHBOARD_DATA_ROOTS`` (separated by
+``os.pathsep``; the app passes its own roots, ``data/`` by default). ``..``, absolute paths
+and symlinks that lead elsewhere are a one-line error naming the dataset, the key and the path
+(the file is never opened). The app's bundle picker and its Open data page apply the same
+function to every folder and file.
 """
 
 from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -49,6 +50,7 @@ from analysis.core.errors import InputError
 from analysis.core.names import parse_metrics
 from analysis.io import load_entities, load_qrels, load_queries, load_run, stark, tables
 from analysis.io._text import parse_toml, read_text
+from analysis.io.confine import is_confined
 
 MANIFEST = "bundle.toml"
 ROOTS_ENV = "RETRIEVAL_DASHBOARD_DATA_ROOTS"
@@ -141,16 +143,6 @@ def configured_roots() -> list[Path]:
     """The data roots of ``RETRIEVAL_DASHBOARD_DATA_ROOTS`` (resolved; empty when unset)."""
     raw = os.environ.get(ROOTS_ENV, "")
     return [paths.resolve(p) for p in raw.split(os.pathsep) if p]
-
-
-def is_confined(path: str | Path, roots: Iterable[str | Path]) -> bool:
-    """True when ``path``, with every symlink resolved, is one of ``roots`` or lies inside one
-    (the roots are resolved too). A path that cannot be resolved (a symlink loop) is not."""
-    try:
-        real = paths.resolve(path)
-        return any(real.is_relative_to(paths.resolve(r)) for r in roots)
-    except InputError:
-        return False
 
 
 def bundle_files(bundle: Bundle) -> list[Path]:

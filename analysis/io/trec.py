@@ -39,12 +39,10 @@ from analysis.core.errors import InputError
 from analysis.core.ranking import to_numpy
 from analysis.io._text import (
     check_file,
+    decompressed_file,
     head_text,
-    is_gzip,
     iter_lines,
-    open_binary,
     read_text,
-    source_path,
 )
 
 if TYPE_CHECKING:
@@ -74,22 +72,20 @@ def _fast_read(path: Path, names: tuple[str, ...], keep: dict[str, pa.DataType])
     delim = _delimiter(path, len(names))
     if delim is None:
         return None
-    # gzip: decompressed under the size and ratio limits; else the file or a pipe's spool, read
-    # block by block (a memory map would keep every page of a 400 MB file resident)
-    source = open_binary(path) if is_gzip(path) else pa.OSFile(str(source_path(path)))
-    try:
-        table = pcsv.read_csv(
-            source,
-            read_options=pcsv.ReadOptions(column_names=list(names), block_size=1 << 22),
-            parse_options=pcsv.ParseOptions(delimiter=delim, quote_char=False),
-            convert_options=pcsv.ConvertOptions(
-                include_columns=list(keep), column_types=keep, strings_can_be_null=False
-            ),
-        )
-    except (pa.ArrowInvalid, OSError, EOFError):
-        return None
-    finally:
-        source.close()
+    # gzip: decompressed under the size and ratio limits on this thread; the file is read block
+    # by block (a memory map would keep every page of a 400 MB file resident)
+    with decompressed_file(path) as plain, pa.OSFile(str(plain)) as source:
+        try:
+            table = pcsv.read_csv(
+                source,
+                read_options=pcsv.ReadOptions(column_names=list(names), block_size=1 << 22),
+                parse_options=pcsv.ParseOptions(delimiter=delim, quote_char=False),
+                convert_options=pcsv.ConvertOptions(
+                    include_columns=list(keep), column_types=keep, strings_can_be_null=False
+                ),
+            )
+        except (pa.ArrowInvalid, OSError, EOFError):
+            return None
     for name in keep:
         if table[name].null_count:
             return None

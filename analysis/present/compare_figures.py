@@ -2,20 +2,23 @@
 metrics, WebGL for many points), the selected-query ring, and the delta histogram in the
 palette's diverging colours (blue = A better, orange = B better, grey = ties).
 
-Text from data files that goes into a figure is HTML-escaped first (Plotly interprets a few
-tags). The module never imports streamlit.
+Text from data files that goes into a figure goes through
+:func:`analysis.present.escape.plotly_text` first (Plotly interprets a few tags, entities and
+``%{...}`` fields); ``customdata`` keeps the raw ids, which no template of these figures shows.
+The module never imports streamlit.
 """
 
 from __future__ import annotations
 
 import base64
-import html
 from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from analysis.present._compat import figure_unvalidated
+from analysis.present.escape import plotly_text, plotly_texts
 from analysis.present.palette import LOSS_COLOUR, SELECTED_COLOUR, TIE_COLOUR, WIN_COLOUR
 
 #: A metric with at most this many distinct values (over A and B) is "discrete": the scatter
@@ -45,11 +48,6 @@ def _truncate(text: pd.Series, limit: int) -> pd.Series:
 # --------------------------------------------------------------------------- figures
 
 
-def _plain(value: object) -> str:
-    """Data text for a Plotly label: HTML-escaped (Plotly turns entities back into characters)."""
-    return html.escape(str(value), quote=False)
-
-
 def is_discrete(values: np.ndarray | pd.Series, max_values: int = DISCRETE_MAX_VALUES) -> bool:
     """True when ``values`` hold at most ``max_values`` distinct numbers (e.g. hit@k: 0 and 1;
     recall@k on one-gold queries)."""
@@ -69,12 +67,6 @@ def jitter_amplitude(values: np.ndarray) -> float:
 def _jitter(n: int, amplitude: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
     rng = np.random.default_rng(seed)
     return rng.uniform(-amplitude, amplitude, n), rng.uniform(-amplitude, amplitude, n)
-
-
-def _plain_series(values: pd.Series) -> pd.Series:
-    """Vectorized :func:`_plain` (``&``, ``<``, ``>`` escaped)."""
-    text = values.astype("str")
-    return text.str.replace("&", "&amp;").str.replace("<", "&lt;").str.replace(">", "&gt;")
 
 
 def scatter_figure(
@@ -104,9 +96,9 @@ def scatter_figure(
     discrete = n > 0 and is_discrete(both)
     dx, dy = _jitter(n, jitter_amplitude(both), seed) if discrete else (np.zeros(n), np.zeros(n))
     x, y = a + dx, b + dy
-    label = _plain_series(paired["dataset"]) + " / " + _plain_series(paired["query_id"])
+    label = plotly_texts(paired["dataset"]) + " / " + plotly_texts(paired["query_id"])
     if "text" in paired.columns and n <= webgl_above:
-        label = label + "<br>" + _plain_series(_truncate(paired["text"], HOVER_TEXT_CHARS))
+        label = label + "<br>" + plotly_texts(_truncate(paired["text"], HOVER_TEXT_CHARS))
     values = pd.Series([f"<br>A: {va:.4g}<br>B: {vb:.4g}" for va, vb in zip(a, b, strict=True)])
     label = label.to_numpy(dtype=object) + values.to_numpy(dtype=object)
     custom = np.empty((n, 2), dtype=object)
@@ -122,7 +114,7 @@ def scatter_figure(
                 x=x[mask],
                 y=y[mask],
                 mode="markers",
-                name=_plain(name),
+                name=plotly_text(name),
                 customdata=custom[mask],
                 hovertext=label[mask],
                 hoverinfo="text",
@@ -137,9 +129,9 @@ def scatter_figure(
         type="line", x0=lo, y0=lo, x1=hi, y1=hi, line={"dash": "dash", "color": TIE_COLOUR}
     )
     fig.update_layout(
-        xaxis={"title": {"text": f"{_plain(metric)}, A: {_plain(names[0])}"},
+        xaxis={"title": {"text": f"{plotly_text(metric)}, A: {plotly_text(names[0])}"},
                "range": [lo - pad, hi + pad]},
-        yaxis={"title": {"text": f"{_plain(metric)}, B: {_plain(names[1])}"},
+        yaxis={"title": {"text": f"{plotly_text(metric)}, B: {plotly_text(names[1])}"},
                "range": [lo - pad, hi + pad]},
         legend={"title": {"text": "dataset"}},
         margin={"l": 10, "r": 10, "t": 30, "b": 10},
@@ -219,17 +211,14 @@ def highlight_query(figure: Mapping, selected: tuple[str, str] | None) -> go.Fig
     ``selected`` added as a last trace (an unknown query or None adds nothing).
 
     The dict is not modified. It was validated when the figure was built, so the figure is made
-    without validating again (Plotly's ``_validate=False``): that skips the deep copy and checks
-    that cost ~0.3 s for 10k points, so a cached dict can be highlighted on every rerun."""
+    without validating again (:func:`analysis.present._compat.figure_unvalidated`), so a cached
+    dict can be highlighted on every rerun."""
     out = dict(figure)
     if selected is not None:
         trace = _selected_trace(figure.get("data", []), selected)
         if trace is not None:
             out["data"] = [*figure["data"], trace.to_plotly_json()]
-    try:
-        return go.Figure(out, _validate=False)
-    except TypeError:  # a Plotly without the private switch: validate
-        return go.Figure(out)
+    return figure_unvalidated(out)
 
 
 def histogram_bins(
@@ -328,8 +317,8 @@ def delta_histogram(
         )
     )
     fig.update_layout(
-        xaxis={"title": {"text": f"delta = A − B ({_plain(metric)}); > 0: "
-                                 f"{_plain(names[0])} better"}},
+        xaxis={"title": {"text": f"delta = A − B ({plotly_text(metric)}); > 0: "
+                                 f"{plotly_text(names[0])} better"}},
         yaxis={"title": {"text": "queries"}},
         margin={"l": 10, "r": 10, "t": 30, "b": 10},
         height=480,

@@ -1,10 +1,14 @@
 """Escaping of data text (model, dataset and slice names, query text) for each output target.
 
 * :func:`escape_markdown`: every ASCII punctuation character backslash-escaped, so nothing is
-  read as Markdown, HTML, an entity, math or a Streamlit directive; line breaks become spaces;
+  read as Markdown, HTML, an entity, math or a Streamlit directive, and an invisible word
+  joiner (U+2060) inside ``://`` and ``www.`` and before the ``@`` of an e-mail address, so no
+  bare URL or address is turned into a link (GitHub-flavoured Markdown links them after the
+  escapes are resolved); line breaks become spaces;
 * :func:`escape_latex`: the ten LaTeX special characters plus ``<``/``>``;
 * :func:`plotly_text`: labels and hovers of plotly figures (``&``, ``<`` and ``%`` as entities,
-  so no tag, entity or ``%{...}`` template field is read).
+  so no tag, entity or ``%{...}`` template field is read); :func:`plotly_texts` does the same
+  to a pandas Series of labels at once.
 
 HTML uses :func:`html.escape`. The module never imports streamlit.
 """
@@ -12,10 +16,16 @@ HTML uses :func:`html.escape`. The module never imports streamlit.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
-__all__ = ["escape_latex", "escape_markdown", "plotly_text"]
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["escape_latex", "escape_markdown", "plotly_text", "plotly_texts"]
 
 _ASCII_PUNCTUATION = re.compile(r"([!-/:-@\[-`{-~])")
+_AUTOLINK = re.compile(r"(?<=:)(?=//)|(?<=www)(?=\.[-\w])|(?=@[-\w]+\.[-\w])", re.IGNORECASE)
+WORD_JOINER = "\u2060"
 _LATEX_SPECIAL = {
     "\\": r"\textbackslash{}",
     "&": r"\&",
@@ -38,12 +48,14 @@ def escape_markdown(text: object) -> str:
 
     Every ASCII punctuation character gets a backslash (CommonMark allows escaping any of them),
     so no character starts emphasis, a link, code, a heading, a list, HTML, an entity (``&``),
-    math (``$``) or a Streamlit directive/emoji (``:``); line breaks become spaces. ``None``
-    gives ``""``.
+    math (``$``) or a Streamlit directive/emoji (``:``); a word joiner (U+2060, invisible) goes
+    between ``:`` and ``//``, ``www`` and ``.``, and before an ``@`` followed by a dotted domain,
+    so no URL or e-mail address is autolinked (``hit@1`` is left alone); line breaks become
+    spaces. ``None`` gives ``""``.
     """
     if text is None:
         return ""
-    flat = " ".join(str(text).splitlines())
+    flat = _AUTOLINK.sub(WORD_JOINER, " ".join(str(text).splitlines()))
     return _ASCII_PUNCTUATION.sub(r"\\\1", flat)
 
 
@@ -62,4 +74,19 @@ def plotly_text(text: object) -> str:
     it expands ``%{...}`` template fields in hover and text templates, so ``%`` is written as
     the entity ``&#37;`` (shown as ``%``, never a field): a slice value ``%{y}`` shows literally.
     """
-    return str(text).replace("&", "&amp;").replace("<", "&lt;").replace("%", "&#37;")
+    out = str(text)
+    for char, entity in _PLOTLY:
+        out = out.replace(char, entity)
+    return out
+
+
+_PLOTLY = (("&", "&amp;"), ("<", "&lt;"), ("%", "&#37;"))  # "&" first
+
+
+def plotly_texts(values: pd.Series) -> pd.Series:
+    """:func:`plotly_text` of every value of a pandas Series (vectorized; returns a Series of
+    text, missing values as ``"nan"``/``"None"`` as ``str`` gives them)."""
+    out = values.astype("str")
+    for char, entity in _PLOTLY:
+        out = out.str.replace(char, entity, regex=False)
+    return out

@@ -39,7 +39,8 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from analysis.present.escape import escape_latex, escape_markdown, plotly_text
+from analysis.io.csvsafe import neutralize_frame
+from analysis.present.escape import escape_latex, escape_markdown, plotly_text, plotly_texts
 from analysis.present.figures import (
     IMAGE_FORMATS,
     MIN_WIDTH,
@@ -69,6 +70,7 @@ __all__ = [
     "format_p",
     "markdown_frame",
     "plotly_text",
+    "plotly_texts",
     "results_table",
     "to_csv",
     "to_html",
@@ -248,7 +250,9 @@ def _rows(table: StyledTable, digits: int, target: _Target) -> list[list[str]]:
 def to_csv(table: TableLike) -> str:
     """CSV text (``\\n`` line ends, header row, no index). A :class:`StyledTable` writes its
     ``data`` when set; otherwise its cells, each :class:`Estimate` column ``c`` expanded into
-    ``c``, ``c_ci_low``, ``c_ci_high``. Bold and marks are not written (the numbers are)."""
+    ``c``, ``c_ci_low``, ``c_ci_high``. Bold and marks are not written (the numbers are). Text
+    cells a spreadsheet would run as a formula get a ``'`` in front
+    (:func:`analysis.io.csvsafe.neutralize_frame`)."""
     styled = _styled(table)
     if styled.data is not None:
         frame = styled.data
@@ -266,7 +270,7 @@ def to_csv(table: TableLike) -> str:
             else:
                 frame[str(col)] = series.to_numpy()
     buffer = io.StringIO()
-    frame.to_csv(buffer, index=False, lineterminator="\n")
+    neutralize_frame(frame).to_csv(buffer, index=False, lineterminator="\n")
     return buffer.getvalue()
 
 

@@ -31,6 +31,7 @@ from pathlib import Path
 
 import plotly.graph_objects as go
 
+from analysis.present._compat import kaleido_server_alive
 from analysis.present.palette import FONT_FAMILY
 
 __all__ = [
@@ -119,10 +120,7 @@ _state: dict[str, object] = {"started": False, "failed": None}
 
 def _server_alive() -> bool:
     """False when kaleido's server thread has died (it then never answers)."""
-    import kaleido
-
-    thread = getattr(getattr(kaleido, "_global_server", None), "_thread", None)
-    return thread is None or thread.is_alive()
+    return kaleido_server_alive()
 
 
 class _ServerDied(Exception):

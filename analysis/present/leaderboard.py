@@ -21,7 +21,8 @@ letter.
 Data checks: the warnings of every (dataset, model), grouped so that each finding is said once:
 findings about the qrels (identical for every model) are one row, findings about runs list the
 models that share the same message. Severity ``problem`` (results are affected: missing or
-unknown queries, duplicate docs, queries without relevant docs) comes before ``note``.
+unknown queries, duplicate docs, queries without relevant docs, a run made on another qrels
+version, a published summary the run contradicts) comes before ``note``.
 
 The module never imports streamlit.
 """
@@ -37,6 +38,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.core.errors import DataWarning
+from analysis.core.measures import card
 from analysis.stats import holm, mean_ci
 
 __all__ = [
@@ -48,7 +50,16 @@ __all__ = [
     "paired_t_pvalue",
 ]
 
-PROBLEMS = frozenset({"missing_from_run", "not_in_qrels", "duplicate_docs", "no_relevant"})
+PROBLEMS = frozenset(
+    {
+        "missing_from_run",
+        "not_in_qrels",
+        "duplicate_docs",
+        "no_relevant",
+        "summary_mismatch",
+        "qrels_version",
+    }
+)
 CHECK_COLUMNS: tuple[str, ...] = ("dataset", "severity", "check", "models", "count", "message")
 
 
@@ -187,6 +198,15 @@ def _cell(row: pd.Series, metric: str, baseline: str | None) -> str:
     return f'<td title="{title}">{"".join(parts)}</td>'
 
 
+def _card_title(metric: str) -> str:
+    """A ``title`` attribute holding the metric's card (its hover text), or ``""``."""
+    try:
+        text = card(metric).text(width=10**6)
+    except ValueError:
+        return ""
+    return f' title="{html.escape(text, quote=True)}"'
+
+
 def leaderboard_html(
     board: pd.DataFrame,
     metrics: Sequence[str],
@@ -196,9 +216,10 @@ def leaderboard_html(
 ) -> str:
     """The :func:`leaderboard` as an HTML table: best mean in bold, significance letters as
     superscripts, the CI small under the mean (and in the cell's hover title), ``+i / −d``
-    against the baseline. Every text from data (model and dataset names) is HTML-escaped; the
-    table carries ``data-dataset`` and each row ``data-model``."""
-    head = "".join(f"<th>{html.escape(m)}</th>" for m in metrics)
+    against the baseline, the metric's card as each metric header's hover text. Every text from
+    data (model and dataset names) is HTML-escaped; the table carries ``data-dataset`` and each
+    row ``data-model``."""
+    head = "".join(f"<th{_card_title(m)}>{html.escape(m)}</th>" for m in metrics)
     lines = [
         f'<table class="leaderboard" data-dataset="{html.escape(dataset)}"><thead><tr><th></th>'
         f"<th>model</th><th>n</th>{head}</tr></thead><tbody>"

@@ -11,4 +11,4 @@ CIs, paired comparisons, Holm, slices and the slice labels) are re-exported here
 from analysis.stats import inference as _inference
 from analysis.stats.inference import *  # noqa: F403  (the names listed in inference.__all__)
 
-__all__ = [name for name in _inference.__all__ if not name.startswith("_")]
+__all__ = list(_inference.__all__)

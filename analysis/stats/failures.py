@@ -107,24 +107,35 @@ def parse_values(raw: str | None, options: Sequence[str]) -> list[str]:
     comma-separated pieces are re-joined until they form a known option (shortest match first);
     a piece that starts no known option is dropped. The result keeps URL order, without
     duplicates.
+
+    Linear in the length of ``raw``: the options are held in a trie of their comma-separated
+    pieces, so from each piece the walk goes only as far as some option continues (at most the
+    number of pieces of the longest option), and every step is one dictionary lookup.
     """
     if not raw:
         return []
-    known = set(options)
+    trie: dict = {}
+    for option in options:
+        node = trie
+        for part in option.split(","):
+            node = node.setdefault(part, {})
+        node[None] = option  # the end of an option (pieces are strings, never None)
     pieces = raw.split(",")
-    out: list[str] = []
+    out: dict[str, None] = {}
     i = 0
     while i < len(pieces):
-        for j in range(i + 1, len(pieces) + 1):
-            candidate = ",".join(pieces[i:j])
-            if candidate in known:
-                if candidate not in out:
-                    out.append(candidate)
-                i = j
+        node, j, found = trie, i, None
+        while j < len(pieces) and pieces[j] in node:
+            node, j = node[pieces[j]], j + 1
+            if None in node:
+                found = node[None]
                 break
-        else:
+        if found is None:
             i += 1
-    return out
+        else:
+            out.setdefault(found)
+            i = j
+    return list(out)
 
 
 # ------------------------------------------------------------------------------ filtering

@@ -1,8 +1,9 @@
 """Statistics for per-query tables: bootstrap CIs, paired tests, Holm correction, slices.
 
-Every function consumes plain arrays or a *per-query table* (DESIGN §3): one row per
-``(dataset, query_id, model)`` with one float column per metric (``hit@1``, ``mrr``, ...) and slice
-columns (``query_type``, ``n_gold_bucket``, ``split``, any categorical metadata).
+Every function consumes plain arrays or a *per-query table* (:mod:`analysis.stats.perquery`):
+one row per ``(dataset, query_id, model)`` with one float column per metric (``hit@1``,
+``mrr``, ...) and slice columns (``query_type``, ``n_gold_bucket``, ``split``, any categorical
+metadata).
 
 Conventions (they hold in every function of this module):
 
@@ -52,7 +53,7 @@ The module never imports streamlit. The code lives in :mod:`analysis.stats.boots
 from __future__ import annotations
 
 from analysis.stats._common import ALL_LABEL, MISSING_LABEL, NGOLD_BUCKETS
-from analysis.stats.bootstrap import BCA_BELOW, _index_means, _split_means, bootstrap_ci, mean_ci
+from analysis.stats.bootstrap import BCA_BELOW, bootstrap_ci, mean_ci
 from analysis.stats.paired import PairedComparison, holm, paired_comparison, win_tie_loss
 from analysis.stats.slices import bucket_numeric, compare_slices, n_gold_bucket, slice_finder
 
@@ -62,8 +63,6 @@ __all__ = [
     "MISSING_LABEL",
     "NGOLD_BUCKETS",
     "PairedComparison",
-    "_index_means",
-    "_split_means",
     "bootstrap_ci",
     "bucket_numeric",
     "compare_slices",

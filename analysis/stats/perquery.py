@@ -18,35 +18,36 @@ import numpy as np
 import pandas as pd
 
 from analysis.core.errors import DataWarning
+from analysis.core.measures import REGISTRY, dashboard_measures
 from analysis.core.metrics import TiePolicy, evaluate_run, parse_metrics
 from analysis.core.ranked import RankedRun, evaluate_run_ranked
 from analysis.geo import GeoIndex, geo_index, model_geo_columns, ranked_geo_columns
 from analysis.stats import bucket_numeric, n_gold_bucket
 
-MEASURES: tuple[str, ...] = ("hit", "recall", "ndcg", "precision", "mrr")
+#: The cutoffs at which the per-query table holds every dashboard measure that takes one.
 CUTOFFS: tuple[int, ...] = (1, 5, 10, 20, 50, 100)
-MEASURE_HELP = {
-    "hit": "Hit@k: 1 if any relevant document is in the top k, else 0 (trec_eval success_k).",
-    "recall": "Recall@k: relevant documents in the top k / all relevant documents.",
-    "ndcg": "nDCG@k: DCG of the top k (gain = relevance, discount 1/log2(rank+1)) over the "
-    "ideal DCG (trec_eval ndcg_cut_k).",
-    "precision": "Precision@k: relevant documents in the top k / k.",
-    "mrr": "MRR: 1 / rank of the first relevant document in the whole list, 0 if none "
-    "(trec_eval recip_rank). The cutoff k does not apply.",
-}
 _NOT_SLICES = {"query_id", "text", "lat", "lon", "model", "gold_poi_ids"}
 MAX_CATEGORIES = 200
 
 
 def metric_column(measure: str, k: int) -> str:
-    """Column name of a measure at cutoff ``k`` (``mrr`` has no cutoff)."""
-    return "mrr" if measure == "mrr" else f"{measure}@{k}"
+    """Column name of a measure at cutoff ``k`` as the dashboard holds it (the bare name for
+    ``mrr`` and the measures the registry puts there without a cutoff)."""
+    m = REGISTRY[measure]
+    return m.name if m.dashboard == "bare" or m.cutoff == "never" else f"{m.name}@{k}"
 
 
 def dashboard_metrics(extra: Iterable[str] = ()) -> list[str]:
-    """Every measure at every cutoff of :data:`CUTOFFS`, plus ``mrr`` and ``extra`` names."""
-    names = [metric_column(m, k) for m in MEASURES if m != "mrr" for k in CUTOFFS]
-    names.append("mrr")
+    """The per-query table's metrics: every dashboard measure of the registry
+    (:func:`analysis.core.measures.dashboard_measures`, user measures included) at every
+    cutoff of :data:`CUTOFFS` (``mrr`` and measures without a cutoff once, bare), then the
+    ``extra`` names."""
+    names: list[str] = []
+    for m in dashboard_measures():
+        for k in CUTOFFS:
+            column = metric_column(m.name, k)
+            if column not in names:
+                names.append(column)
     for name in extra:
         canonical = parse_metrics([name])[0].name
         if canonical not in names:
@@ -69,7 +70,8 @@ def per_query_table(
     """Evaluate every run of one dataset and join the query slices.
 
     ``headline`` names the dataset's own metrics: the "more gold than k" warning is kept only
-    for the recall cutoffs among them (the table has recall at every cutoff).
+    for the recall cutoffs among them and the saved-depth warnings only for them (the table has
+    every measure at every cutoff).
 
     When the queries and the ``entities`` (POIs) have ``lat``/``lon``, the geo columns of
     :func:`analysis.geo.geo_diagnostics` are added (``dist_query_gold_m``,
@@ -88,11 +90,13 @@ def per_query_table(
     """
     wanted = list(metrics) if metrics is not None else dashboard_metrics()
     options = {"ties": ties, "relevance_threshold": relevance_threshold, "diagnostics": True}
-    recall_k = {m.k for m in parse_metrics(headline or wanted) if m.k and m.measure == "recall"}
+    shown = parse_metrics(headline or wanted)
+    recall_k = {m.k for m in shown if m.k and m.measure == "recall"}
+    names = {m.name for m in shown}
     geo = None
     if _located(queries) and _located(entities):
         geo = (qrels, queries, entities.dropna(subset=["lat", "lon"]))
-    frames, warnings = _model_frames(runs, qrels, wanted, options, geo, recall_k)
+    frames, warnings = _model_frames(runs, qrels, wanted, options, geo, (recall_k, names))
     if not frames:  # typed columns, so that concatenating with other datasets keeps floats
         empty = {c: pd.Series(dtype="str") for c in ("dataset", "model", "query_id")}
         empty |= {m: pd.Series(dtype="float64") for m in wanted}
@@ -111,10 +115,22 @@ def per_query_table(
     return table, warnings
 
 
-def _headline_warnings(warnings: Iterable[DataWarning], recall_k: set[int]) -> list[DataWarning]:
-    """The warnings, but "more gold than k" only for the cutoffs ``recall_k``."""
+def _headline_warnings(
+    warnings: Iterable[DataWarning], recall_k: set[int], headline: set[str]
+) -> list[DataWarning]:
+    """The warnings, but "more gold than k" only for the cutoffs ``recall_k`` and the saved-depth
+    warnings (``saved_depth:<metric>``) only for the ``headline`` metrics (canonical names): the
+    table holds every measure at every cutoff, the user reads the dataset's own metrics."""
     keep = {f"gold_exceeds_{k}" for k in recall_k}
-    return [w for w in warnings if not w.code.startswith("gold_exceeds_") or w.code in keep]
+
+    def shown(w: DataWarning) -> bool:
+        if w.code.startswith("gold_exceeds_"):
+            return w.code in keep
+        if w.code.startswith("saved_depth:"):
+            return parse_metrics([w.code.split(":", 1)[1]])[0].name in headline
+        return True
+
+    return [w for w in warnings if shown(w)]
 
 
 def _with_model(frame: pd.DataFrame, model: str) -> pd.DataFrame:
@@ -128,7 +144,7 @@ def _model_frames(
     wanted: list[str],
     options: dict,
     geo: tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame] | None,
-    recall_k: set[int],
+    shown: tuple[set[int], set[str]],
 ) -> tuple[list[pd.DataFrame], dict[str, list[DataWarning]]]:
     """Each model's per-query frame (with a ``model`` column) and its warnings. With ``geo``
     (``qrels, queries, located POIs``), the dataset's geo index and then each model's geo
@@ -148,7 +164,7 @@ def _model_frames(
                     frames.append(
                         worker.submit(_geo_frame, result.per_query, index, options, ranking, model)
                     )
-                warnings[model] = _headline_warnings(result.warnings, recall_k)
+                warnings[model] = _headline_warnings(result.warnings, *shown)
             return [f.result() if isinstance(f, Future) else f for f in frames], warnings
         except BaseException:
             worker.shutdown(cancel_futures=True)  # no more geo work for a table that fails

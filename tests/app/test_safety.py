@@ -29,6 +29,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.app.conftest import APP, ROOT, TIMEOUT, leaderboards, no_exception, open_page
+from tests.app.markup import markdown_strings as _markdown_strings
+from tests.app.markup import walk as _walk
 from tests.bad_input.corpus import GOOD, Case, cases
 from ui import data, widgets
 
@@ -71,8 +73,9 @@ def _small_bundle(folder: Path, *, name: str = "small", datasets: tuple[str, ...
 
 
 def _unescape(text: str) -> str:
-    """Undo :func:`ui.widgets.escape_markdown` (backslash before punctuation, hard breaks)."""
-    return re.sub(r"\\(.)", r"\1", text.replace("  \n", "\n"))
+    """Undo :func:`ui.widgets.escape_markdown` (backslash before punctuation, hard breaks, the
+    word joiners that keep URLs from being linked)."""
+    return re.sub(r"\\(.)", r"\1", text.replace("  \n", "\n")).replace("\u2060", "")
 
 
 def _errors(at: AppTest) -> list[str]:
@@ -270,55 +273,6 @@ def _injection_bundle(folder: Path) -> Path:
         'metrics = ["recall@10", "ndcg@10", "mrr"]\n'
     )
     return folder
-
-
-MARKDOWN_TYPES = {
-    "markdown",
-    "caption",
-    "title",
-    "header",
-    "subheader",
-    "error",
-    "warning",
-    "info",
-    "success",
-    "toast",
-    "exception",
-    "latex",
-}
-TEXT_TYPES = {"text", "code", "dataframe", "arrow_data_frame", "table", "json"}
-
-
-def _walk(node: object) -> Iterator[object]:
-    yield node
-    children = getattr(node, "children", None)
-    if isinstance(children, dict):
-        for child in children.values():
-            yield from _walk(child)
-
-
-def _markdown_strings(node: object) -> list[str]:
-    """The strings of an element that Streamlit renders as Markdown (bodies of text elements;
-    labels, help and radio options of widgets and containers)."""
-    out: list[str] = []
-    kind = getattr(node, "type", "")
-    proto = getattr(node, "proto", None)
-    if kind in MARKDOWN_TYPES:
-        out.append(str(getattr(node, "value", "")))
-    if kind == "metric":
-        out.append(str(proto.label))
-        out.append(str(proto.help))
-    if proto is not None:
-        for name in ("label", "help", "placeholder", "caption"):
-            if hasattr(proto, name) and isinstance(getattr(proto, name), str):
-                out.append(getattr(proto, name))
-        if kind == "radio":
-            out.extend(proto.options)
-    for name in ("label", "help"):  # expanders, tabs, popovers
-        value = getattr(node, name, None)
-        if isinstance(value, str):
-            out.append(value)
-    return out
 
 
 def _text_strings(node: object) -> list[str]:

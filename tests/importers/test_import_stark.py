@@ -275,7 +275,11 @@ def test_prime_run_made_on_the_other_human_release_is_noted(tmp_path) -> None:
     result = import_stark(root, tmp_path / "out")
     notes = " ".join(result.notes)
     assert "older 109-row release (109 queries)" in notes
-    assert "covers 98 of the 109 human queries" in notes
+    assert (
+        "qrels version: the run answers 98 queries (all among the 109 of these qrels): it was made "
+        "on the current 98-row release of Prime's human-generated set, these qrels are the older "
+        "109-row release" in notes
+    )
 
 
 def test_cli_import_stark_prints_summary_and_bad_input_is_one_line(tmp_path, capsys) -> None:
@@ -292,3 +296,158 @@ def test_cli_import_stark_prints_summary_and_bad_input_is_one_line(tmp_path, cap
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1
     assert err[0].startswith("error: ")
+
+
+# ------------------------------------------------------------ other knowledge bases, audits
+
+
+def _avatar_flickr(root: Path) -> Path:
+    """AvaTaR's Flickr30k-Entities layout: ``qa.csv`` (a caption per image, the image its own
+    answer), ``split/*.index`` and ``runs/<model>/eval_results_test.csv`` with its
+    ``eval_metrics_test.json``. 6 images; test = 3 of them; the run finds 2 at rank 1."""
+    images = ["2318834690", "3688343105", "273572758", "747093215", "5091113794", "4918525947"]
+    rows = [(i, f"caption of {i}", [int(i)]) for i in images]
+    _qa(root / "qa.csv", rows)
+    (root / "split").mkdir()
+    (root / "split" / "train.index").write_text("\n".join(images[:2]) + "\n")
+    (root / "split" / "val.index").write_text(images[2] + "\n")
+    (root / "split" / "test.index").write_text("\n".join(images[3:]) + "\n")
+    test = images[3:]
+    ranked = [
+        ("0", test[0], [int(test[0]), int(images[0])]),
+        ("1", test[1], [int(images[1]), int(test[1])]),
+        ("2", test[2], [int(test[2])]),
+    ]
+    _eval(root / "runs" / "vss" / "eval_results_test.csv", ranked)
+    summary = {"hit@1": 2 / 3, "hit@5": 1.0, "recall@20": 1.0, "mrr": (1 + 0.5 + 1) / 3}
+    (root / "runs" / "vss" / "eval_metrics_test.json").write_text(json.dumps(summary))
+    return root
+
+
+def test_avatar_flickr_layout_is_imported_evaluated_and_its_summary_audited(
+    tmp_path: Path, capsys
+) -> None:
+    from analysis.io.audits import run_audits
+    from analysis.io.importers.scan import suggest_importer
+
+    root = _avatar_flickr(tmp_path / "flickr30k_entities")
+    assert suggest_importer(root) == "stark"  # what the Open data page offers
+    result = import_stark(root, tmp_path / "bundle")
+    assert [d.name for d in result.datasets] == ["flickr30k_entities"]
+    notes = " ".join(result.notes)
+    assert "Amazon" not in notes  # captions owning their image id: no id convention re-keyed
+    assert (
+        "eval_metrics_test.json: the published summary matches the means computed on the 3 "
+        "queries of split test (hit@1, hit@5, recall@20, mrr)"
+    ) in notes
+    spec = read_manifest(tmp_path / "bundle").datasets["flickr30k_entities"]
+    assert spec.family == "stark"
+    assert set(spec.splits) == {"train", "val", "test"}
+    assert spec.default_split == "test"
+    ds = load_dataset(spec)
+    assert len(ds.queries) == 3
+    assert set(ds.queries["query_type"]) == {"all"}
+    out = tmp_path / "pq.csv"
+    assert main(["evaluate", "--bundle", str(tmp_path / "bundle"), "--dataset",
+                 "flickr30k_entities", "--out", str(out)]) == 0  # fmt: skip
+    printed = capsys.readouterr().out
+    assert "dataset flickr30k_entities, split test: 3 queries" in printed
+    assert (
+        "vss: flickr30k_entities/runs/vss/eval_metrics_test.json: the published summary matches "
+        "the means computed on the 3 queries of split test"
+    ) in printed
+    table = pd.read_csv(out, dtype={"query_id": str}).set_index("query_id")
+    assert table["hit@1"].mean() == pytest.approx(2 / 3)
+    assert table["mrr"].mean() == pytest.approx(2.5 / 3)
+    # the bundle keeps the summary beside the run: the app audits it again
+    assert (tmp_path / "bundle" / "flickr30k_entities" / "runs" / "vss.metrics.json").is_file()
+    runs = {"vss": load_run(spec.runs["vss"])}
+    (line,) = run_audits(spec, runs, dataset=ds)["vss"]
+    assert line.code == "summary_matches"
+    assert line.message.startswith("flickr30k_entities/runs/vss/eval_metrics_test.json: ")
+
+
+def test_prefix_qa_files_name_the_datasets_after_the_collection(tmp_path: Path) -> None:
+    root = tmp_path / "mykb"
+    _qa(root / "mykb_qa.csv", [("1", "a", [5]), ("2", "b", [6])])
+    _qa(root / "mykb_qa_human_generated_eval.csv", [("9", "h", [5])])
+    (root / "notes_qa.csv").write_text("id,question\n1,x\n")  # no STaRK columns: not a QA file
+    result = import_stark(root, tmp_path / "out", name="kb")
+    assert [d.name for d in result.datasets] == ["kb", "kb-human"]
+    assert set(result.datasets[1].queries["query_type"]) == {"human"}
+    _qa(root / "qa.csv", [("1", "a", [5])])  # qa.csv wins over a prefixed file
+    result = import_stark(root, tmp_path / "out2")
+    assert result.datasets[0].description.endswith("(qa.csv)")
+    assert any("mykb_qa.csv: also a QA file of the synthesized queries; qa.csv is imported" in n
+               for n in result.notes)  # fmt: skip
+
+
+def test_no_qa_file_is_one_line_naming_the_names_looked_for(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(InputError, match=r"no QA file with STaRK's columns id,query,answer_ids"):
+        import_stark(tmp_path / "empty", tmp_path / "out")
+
+
+def test_a_depth_limited_run_and_a_copied_summary_are_import_notes(tmp_path: Path) -> None:
+    root = _small(tmp_path / "coll" / "toy")
+    _eval(root / "runs" / "m" / "eval_results_test.csv", [("0", "0", [1, 2]), ("1", "1", [7])])
+    other = tmp_path / "coll" / "other" / "runs" / "m"
+    other.mkdir(parents=True)
+    (other / "eval_metrics_test.json").write_text('{"hit@1": 0.9, "mrr": 0.95}')
+    shutil.copy(other / "eval_metrics_test.json", root / "runs" / "m" / "eval_metrics_test.json")
+    result = import_stark(root, tmp_path / "out")
+    notes = "\n".join(result.notes)
+    assert (
+        "eval_results_test.csv: mrr reads the whole ranking: 1 of 2 queries have no relevant "
+        "document within the saved depth 2"
+    ) in notes
+    assert (
+        "eval_metrics_test.json: the published summary differs from the means computed on the "
+        "2 queries of split test: hit@1 0.9000 (computed 0.5000), mrr 0.9500 (computed "
+    ) in notes
+    assert (
+        "likely cause: a copied file: the run file's own per-query hit@1 averages to 0.0000 "
+        "(computed here: 0.5000), not to the summary's 0.9000, and its bytes are identical to "
+        "those of "
+    ) in notes
+    kept = json.loads(
+        (tmp_path / "out" / "toy-synthesized" / "runs" / "m.metrics.json").read_text()
+    )
+    assert kept["source"] == "toy/runs/m/eval_metrics_test.json"
+    assert kept["identical_to"] == ["other/runs/m/eval_metrics_test.json"]
+    assert kept["split"] == "test"
+
+
+@pytest.mark.real
+def test_real_prime_bundle_keeps_the_copied_summary_for_the_app(real_dir, tmp_path) -> None:
+    from analysis.io.audits import run_audits
+
+    result = import_stark(real_dir / "stark" / "prime", tmp_path / "bundle")
+    assert any("hit@1 0.2857 (computed 0.2110)" in n for n in result.notes)
+    spec = read_manifest(tmp_path / "bundle").datasets["prime-human"]
+    (found,) = run_audits(spec, {"ada-002": load_run(spec.runs["ada-002"])})["ada-002"]
+    assert found.code == "summary_mismatch"
+    assert found.message.startswith(
+        "prime/runs/ada-002/eval_metrics_human_generated_eval.json: the published summary differs"
+    )
+    assert "hit@1 0.2857 (computed 0.2110)" in found.message
+    assert found.message.endswith(
+        "likely cause: a copied file: the run file's own per-query hit@1 averages to 0.2110 (as "
+        "computed here), not to the summary's 0.2857, and its bytes are identical to those of "
+        "mag/runs/ada-002/eval_metrics_human_generated_eval.json"
+    )
+
+
+def audit_collection(base: Path) -> Path:
+    """A collection folder ``base`` of STaRK-format knowledge bases for the audits: ``toy``
+    (4 synthesized queries, a run saved at depth 2 on the test split, and a summary that is a
+    byte copy of ``other``'s), ``other`` (its summary only) and ``flickr30k_entities``
+    (AvaTaR's layout, its summary matching). Returns ``base``."""
+    root = _small(base / "toy")
+    _eval(root / "runs" / "m" / "eval_results_test.csv", [("0", "0", [1, 2]), ("1", "1", [7, 3])])
+    other = base / "other" / "runs" / "m"
+    other.mkdir(parents=True)
+    (other / "eval_metrics_test.json").write_text('{"hit@1": 0.9, "mrr": 0.95}')
+    shutil.copy(other / "eval_metrics_test.json", root / "runs" / "m" / "eval_metrics_test.json")
+    _avatar_flickr(base / "flickr30k_entities")
+    return base

@@ -7,24 +7,32 @@ Parquet), written atomically.
   benchmarks (GeoBloom text files, GeoGLUE JSON or WGS84 CSVs, LIST CSVs), optional baseline
   runs.
 
-The same importers back ``python -m analysis import ...``.
+Each importer is declared once (:class:`Importer`: name, detection, run, CRS needs and
+defaults, options, help) in its module's ``IMPORTERS``; the registry
+(:mod:`analysis.io.importers.registry`) gives them to ``python -m analysis import ...``, the
+folder scan's suggestion and the app's Open data page. :func:`register_importer` adds one.
 """
 
 from __future__ import annotations
 
 from analysis.io.importers._write import ImportedDataset, ImportResult, write_bundle
+from analysis.io.importers.registry import Argument, Importer, importers, register_importer
 from analysis.io.importers.scan import build_bundle, scan_folder, suggest_importer
 from analysis.io.importers.spatial import import_geobloom, import_geoglue, import_list
 from analysis.io.importers.stark import import_stark
 
 __all__ = [
+    "Argument",
     "ImportResult",
     "ImportedDataset",
+    "Importer",
     "build_bundle",
     "import_geobloom",
     "import_geoglue",
     "import_list",
     "import_stark",
+    "importers",
+    "register_importer",
     "scan_folder",
     "suggest_importer",
     "write_bundle",

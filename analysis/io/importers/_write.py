@@ -14,6 +14,8 @@ Layout written (one folder per dataset)::
     <dataset>/edges.parquet     src_id, relation, dst_id                     (optional)
     <dataset>/split/<name>.index                                           (optional)
     <dataset>/runs/<model>.parquet   query_id, doc_id, score, rank
+    <dataset>/runs/<model>.metrics.json   the published summary found beside the run (optional;
+                                     see :mod:`analysis.io.summaries`)
 
 An entities or edges table shared by several datasets (a STaRK SKB serves both query sets) is
 written once, in the first dataset's folder, and both manifest entries point at it. Models whose
@@ -48,7 +50,8 @@ class ImportedDataset:
 
     ``splits`` maps a split name to its query ids (written as ``split/<name>.index``);
     ``default_split`` is the manifest's ``split`` key. ``runs`` maps a model name to a run
-    ``query_id, doc_id, score, rank``.
+    ``query_id, doc_id, score, rank``; ``summaries`` a model name to the JSON object of its
+    published summary (:func:`analysis.io.summaries.wrapped`).
     """
 
     name: str
@@ -63,6 +66,7 @@ class ImportedDataset:
     default_split: str | None = None
     crs: str | None = None
     description: str = ""
+    summaries: dict[str, dict] = field(default_factory=dict)
 
 
 @dataclass
@@ -222,6 +226,9 @@ def write_bundle(
                 path.write_text("".join(f"{q}\n" for q in ids), encoding="utf-8")
             for model, run in ds.runs.items():
                 write_parquet(run, folder / "runs" / f"{model_file(model)}.parquet")
+            for model, summary in ds.summaries.items():
+                path = folder / "runs" / f"{model_file(model)}.metrics.json"
+                path.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
         (tmp / "bundle.toml").write_text(_manifest(name, description, datasets), encoding="utf-8")
 
     return atomic_folder(out, build)

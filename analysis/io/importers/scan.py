@@ -4,13 +4,20 @@ chosen set of files.
 
 Roles: ``queries``, ``qrels``, ``entities``, ``run``, ``split``. A file's problem is the one-line
 :class:`~analysis.core.errors.InputError` its loader raises in its first role (file, line, what
-is wrong), or why it was not read (too large, a layout that needs an importer, not a data file).
+is wrong), or why it was not read (too large, a layout that needs an importer, not a data file,
+a symlink leading out of the data roots).
+
+Confinement (:mod:`analysis.io.confine`): every file listed, read, suggested to an importer or
+copied into a bundle must lie inside the roots given (by default the scanned folder itself)
+after its symlinks are resolved; a link leading out is listed with :data:`OUTSIDE` as its
+problem and never opened. A scan keeps the first :data:`MAX_FILES` files (sorted by path) and
+counts the rest (:class:`Scan`), so a page can say "300 of 10,001 files shown".
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
@@ -18,7 +25,10 @@ import pandas as pd
 from analysis.core import paths
 from analysis.core.errors import InputError
 from analysis.io import detect_format, load_entities, load_qrels, load_queries, load_run
+from analysis.io._text import check_json_depth, read_text
 from analysis.io.bundle import DEFAULT_METRICS
+from analysis.io.confine import OUTSIDE, list_files, outside_links
+from analysis.io.importers import registry
 from analysis.io.importers._write import ImportedDataset, ImportResult, run_frame, write_bundle
 from analysis.io.stark import read_split_index
 
@@ -36,7 +46,6 @@ ROLES_BY_FORMAT = {
     "split_index": ("split",),
     "geobloom": ("qrels",),
 }
-IMPORTERS = ("stark", "geobloom", "geoglue", "list")
 GOLD_COLUMNS = ("gold_poi_ids", "gold_doc_ids", "gold_ids", "gold", "answer_ids")
 
 
@@ -50,6 +59,21 @@ class FileReport:
     roles: tuple[str, ...]
     rows: int | None
     problem: str | None
+
+
+@dataclass(frozen=True)
+class Scan:
+    """A scanned folder: the reports of the files kept (at most :data:`MAX_FILES`, refused links
+    included) and how many data files the folder holds (``more``: at least ``total``)."""
+
+    reports: list[FileReport] = field(default_factory=list)
+    total: int = 0
+    more: bool = False
+
+    @property
+    def capped(self) -> bool:
+        """True when data files were left out of :attr:`reports`."""
+        return self.more or self.total > sum(r.problem != OUTSIDE for r in self.reports)
 
 
 def _table_roles(path: Path) -> tuple[str, ...]:
@@ -70,13 +94,19 @@ def _table_roles(path: Path) -> tuple[str, ...]:
 
 def _json_kind(path: Path) -> str | None:
     """``query_groups`` (AvaTaR), ``metapaths`` (MoR) or ``metrics`` (a summary) for a ``.json``
-    file of that shape, else None."""
+    file of that shape, else None.
+
+    Raises:
+        InputError: JSON nested deeper than the depth limit (with its line), not UTF-8.
+    """
     import json
 
+    text = read_text(path)
+    check_json_depth(text, path)  # json.loads would raise RecursionError
     try:
-        data = json.loads(path.read_text(encoding="utf-8-sig"))
-    except (ValueError, UnicodeDecodeError):
-        return None
+        data = json.loads(text)
+    except ValueError:
+        return None  # not JSON: the table reader names the problem
     if isinstance(data, dict) and data and all(isinstance(v, dict) for v in data.values()):
         return "query_groups" if all("query_idx" in v for v in data.values()) else None
     if isinstance(data, dict) and all(isinstance(v, int | float) for v in data.values()):
@@ -117,7 +147,17 @@ def _spatial_hint(path: Path) -> str | None:
 
 
 def inspect_file(path: Path, rel: str) -> FileReport:
-    """Detect, then read ``path`` in its first role (see the module docstring)."""
+    """Detect, then read ``path`` in its first role (see the module docstring); an error of
+    either step is the report's problem (one line, never an exception)."""
+    try:
+        return _inspect(path, rel)
+    except InputError as exc:
+        return FileReport(path, rel, None, (), None, str(exc))
+    except OSError as exc:
+        return FileReport(path, rel, None, (), None, f"{path}: cannot read: {exc.strerror}")
+
+
+def _inspect(path: Path, rel: str) -> FileReport:
     if path.stat().st_size > MAX_BYTES:
         return FileReport(path, rel, None, (), None, f"larger than {MAX_BYTES >> 20} MB: not read")
     if path.name.lower().endswith(".json"):
@@ -164,46 +204,47 @@ def _read(path: Path, rel: str, fmt: str, roles: tuple[str, ...] | None) -> File
     return FileReport(path, rel, fmt, roles, rows, None)
 
 
-def scan_folder(folder: str | Path) -> list[FileReport]:
-    """:func:`inspect_file` for the data files under ``folder`` (up to 4 levels, 300 files;
-    hidden files, ``bundle.toml``, README/LICENSE and ``_opened`` folders skipped)."""
+def survey(folder: str | Path, roots: Iterable[str | Path] | None = None) -> Scan:
+    """:func:`inspect_file` for the first :data:`MAX_FILES` data files under ``folder`` (up to 4
+    levels, sorted by path; hidden files, ``bundle.toml``, README/LICENSE and ``_opened``
+    folders skipped), the files past them counted. Symlinks leading out of ``roots`` (default:
+    ``folder`` itself) are reported with the problem :data:`OUTSIDE`, never read."""
     root = Path(folder)
-    out: list[FileReport] = []
-    for path in sorted(root.rglob("*")):
-        rel = path.relative_to(root)
-        if (
-            not path.is_file()
-            or len(rel.parts) > MAX_DEPTH
-            or any(p.startswith(".") or p in SKIP_DIRS for p in rel.parts)
-            or path.name in SKIP_NAMES
-            or path.name.startswith("LICENSE")
-        ):
-            continue
-        out.append(inspect_file(path, rel.as_posix()))
-        if len(out) >= MAX_FILES:
-            break
-    return out
+    allowed = [root] if roots is None else list(roots)
+    listing = list_files(
+        root, allowed, max_depth=MAX_DEPTH, skip_dirs=SKIP_DIRS, skip_names=SKIP_NAMES
+    )
+    files = [p for p in listing.files if not p.name.startswith("LICENSE")]
+    reports = [inspect_file(p, p.relative_to(root).as_posix()) for p in files[:MAX_FILES]]
+    refused = [FileReport(p, _rel(p, root), None, (), None, OUTSIDE) for p in listing.refused]
+    dropped = len(listing.files) - len(files)  # LICENSE* files
+    return Scan(
+        reports=sorted(reports + refused, key=lambda r: r.rel),
+        total=listing.total - dropped,
+        more=listing.more,
+    )
 
 
-def suggest_importer(folder: str | Path) -> str | None:
-    """The importer whose layout ``folder`` has: ``stark`` (a ``stark_qa*.csv``), ``geobloom``
-    (``poi.txt`` with query ``.txt`` files), ``list`` (``poi.csv`` with ``coor``), ``geoglue``
-    (a ``*poi*`` JSON/CSV with query files), or None."""
-    root = Path(folder)
-    names = {p.name for p in root.iterdir() if p.is_file()}
-    sub = root / "stark_qa"
-    if any(n.startswith("stark_qa") and n.endswith(".csv") for n in names) or sub.is_dir():
-        return "stark"
-    if "poi.txt" in names and names & {"train.txt", "dev.txt", "test.txt"}:
-        return "geobloom"
-    if "poi.csv" in names and _spatial_hint(root / "poi.csv") == "list":
-        return "list"
-    pois = [
-        n for n in names if "poi" in n.lower() and n.lower().endswith((".json", ".jsonl", ".csv"))
-    ]
-    if pois and len(names) > 1:
-        return "geoglue"
-    return None
+def _rel(path: Path, root: Path) -> str:
+    return path.relative_to(root).as_posix() if path != root else "."
+
+
+def scan_folder(folder: str | Path, roots: Iterable[str | Path] | None = None) -> list[FileReport]:
+    """The reports of :func:`survey` (at most :data:`MAX_FILES` files, refused links too)."""
+    return survey(folder, roots).reports
+
+
+def suggest_importer(folder: str | Path, roots: Iterable[str | Path] | None = None) -> str | None:
+    """The name of the importer whose layout ``folder`` matches best, or None
+    (:func:`analysis.io.importers.registry.suggest`: every registered importer's ``detect``).
+
+    With ``roots``, a folder holding a symlink that leads out of them gets no suggestion (the
+    detectors and the importer read the folder's files; a link out is never read).
+    """
+    if roots is not None and outside_links(folder, roots):
+        return None
+    found = registry.suggest(folder)
+    return found.name if found is not None else None
 
 
 def _model_names(runs: Sequence[Path]) -> dict[str, Path]:
@@ -237,7 +278,8 @@ def build_bundle(
     stems repeat); splits by file stem, ``test`` the default split when present; query groups
     and metapaths become the ``pattern_group``/``pattern`` and ``metapath`` slice columns. The
     family is ``stark`` for a STaRK QA file, ``spatial`` when the entities have ``lat, lon``,
-    else ``generic``, with that family's default metrics.
+    else ``generic``, with that family's default metrics. The app checks the chosen files with
+    :func:`analysis.io.confine.require_confined` first.
 
     Raises:
         InputError: no qrels file, a chosen file that cannot be read in its role, an input

@@ -39,6 +39,7 @@ from analysis.io import spatial
 from analysis.io.importers import spatial_checks
 from analysis.io.importers._write import ImportedDataset, ImportResult, check_out, write_bundle
 from analysis.io.importers.querytype import query_chars, query_types
+from analysis.io.importers.registry import Argument, Importer, file_names
 
 GEOGLUE_METRICS = ("recall@1", "recall@10", "ndcg@10", "mrr")
 LIST_METRICS = ("recall@10", "ndcg@10", "recall@20", "ndcg@20")
@@ -292,3 +293,67 @@ def import_list(
     return _finish(
         "list", src, target, name, pois, parts, baselines=baselines, source_crs=crs, notes=notes
     )
+
+
+def _detect_geobloom(folder: Path) -> float:
+    """0.9 for ``poi.txt`` beside a ``train``/``dev``/``test.txt`` query file."""
+    names = file_names(folder)
+    return 0.9 if "poi.txt" in names and names & {"train.txt", "dev.txt", "test.txt"} else 0.0
+
+
+def _detect_list(folder: Path) -> float:
+    """0.9 for a ``poi.csv`` whose coordinates are LIST's projected ``coor`` column."""
+    if "poi.csv" not in file_names(folder):
+        return 0.0
+    try:
+        return 0.9 if spatial.detect_spatial_format(folder / "poi.csv") == "list" else 0.0
+    except InputError:
+        return 0.0
+
+
+def _detect_geoglue(folder: Path) -> float:
+    """0.5 (a guess from names) for a ``*poi*`` JSON/JSONL/CSV file beside query files."""
+    names = file_names(folder)
+    pois = [n for n in names if "poi" in n.lower() and n.lower().endswith((".json", ".jsonl",
+                                                                           ".csv"))]  # fmt: skip
+    return 0.5 if pois and len(names) > 1 else 0.0
+
+
+_CRS_HELP = "the dataset's one projected CRS: EPSG:2385 (GeoGLUE-clean), EPSG:32650 …"
+
+IMPORTERS = (
+    Importer(
+        "geobloom",
+        "GeoBloom text files poi.txt, train/dev/test.txt (projected X, Y)",
+        import_geobloom,
+        _detect_geobloom,
+        crs="required",
+        crs_default="EPSG:2385",
+        crs_help=_CRS_HELP,
+        baselines=True,
+        arguments=(
+            Argument(
+                "--easting-first",
+                "X is the easting (default: the CRS's own axis order; EPSG:2385: northing)",
+                kind="flag",
+            ),
+        ),
+    ),
+    Importer(
+        "geoglue",
+        "GeoGLUE JSON with gis, or WGS84 CSVs with gold_poi_ids",
+        import_geoglue,
+        _detect_geoglue,
+        baselines=True,
+    ),
+    Importer(
+        "list",
+        "LIST poi.csv, query.csv, qrels.csv (projected coor)",
+        import_list,
+        _detect_list,
+        crs="required",
+        crs_default="EPSG:32650",
+        crs_help=_CRS_HELP,
+        baselines=True,
+    ),
+)

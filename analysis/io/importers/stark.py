@@ -1,38 +1,56 @@
-"""``import stark``: a STaRK domain folder -> a bundle with ``<name>-synthesized`` and
-``<name>-human`` datasets.
+"""``import stark``: a folder in STaRK's format -> a bundle: STaRK's own domains
+(``<name>-synthesized`` and ``<name>-human``) and any other knowledge base in the same format
+(AvaTaR's Flickr30k-Entities ``qa.csv``: one dataset ``<name>``).
 
 Folder layout read (every part but one QA file is optional)::
 
     DIR/stark_qa.csv  or  DIR/stark_qa/stark_qa.csv          synthesized queries + answers
     DIR/stark_qa_human_generated_eval.csv  (or under stark_qa/) human-generated queries
+    DIR/qa.csv, DIR/<prefix>_qa*.csv                         other QA files in STaRK's format
     DIR/split/*.index                                        train / val / test / test-0.1 ...
     DIR/query_groups/group_query_<split>.json                AvaTaR pattern groups
     DIR/metapaths/<split>.json                               MoR metapaths
     DIR/runs/**                                              runs (eval_results_*.csv, STaRK
                                                              submission CSVs query_id,pred_rank,
-                                                             TREC runs, run tables)
+                                                             TREC runs, run tables) and their
+                                                             published summaries
 
-* Datasets: ``<name>-synthesized`` (with the split files as ``splits`` and ``split = "test"``
-  when a test split exists) and ``<name>-human``; ``name`` defaults to the folder's name.
+* QA files: any ``*.csv`` named ``stark_qa*``, ``qa`` or ``<prefix>_qa*`` whose header has
+  STaRK's columns ``id,query,answer_ids``; one whose name mentions ``human`` holds the
+  human-generated queries, the others the main query set. STaRK's own names win, then
+  ``qa.csv``, then the others by name; the files left out are named in a note (Amazon's
+  ``stark_qa_current_ids.csv`` beside ``stark_qa.csv``).
+* Datasets: with STaRK's own QA files ``<name>-synthesized`` (with the split files as ``splits``
+  and ``split = "test"`` when a test split exists) and ``<name>-human``; with other QA files
+  ``<name>`` (``query_type = "all"``) and ``<name>-human``. ``name`` defaults to the folder's
+  name.
 * Slice columns in the queries table: ``query_type`` (``synthesized``/``human``),
   ``pattern_group`` and ``pattern`` (AvaTaR), ``metapath`` (MoR; Prime's node/relation lists
   are written ``drug -target-> gene/protein``); queries without one get ``none``.
 * Runs: each run file's model is its folder path under ``runs/`` (``runs/ada-002/x.csv`` ->
   ``ada-002``, ``runs/ada-002/test/x.csv`` -> ``ada-002/test``; a file directly in ``runs/`` is
   named by its stem). A file goes to the human dataset when its path under ``runs/`` mentions
-  ``human``, else to the synthesized one. Two files of one folder for one dataset get the file
-  stem appended (``ada-002/eval_results_val``). Files that are no run (``eval_metrics_*.json``)
-  are skipped.
+  ``human``, else to the main one. Two files of one folder for one dataset get the file
+  stem appended (``ada-002/eval_results_val``). Summaries (``eval_metrics_*.json``,
+  ``*.metrics.json``, ``metrics.json``, ``leaderboard*.csv``) and other files that are no run
+  are skipped as runs.
 * Checks (see :mod:`analysis.io.importers.stark_checks`): stale eval.py output, idx/query_id
   mix-ups, Amazon's old and current query ids (files of the other convention are re-keyed to the
-  QA file's), Prime's 98/109-row human set.
+  QA file's; the convention is named for a folder called ``amazon`` or when a file was
+  re-keyed), Prime's 98/109-row human set and the qrels version each run was made on, the
+  saved depth of each run against the dataset's metrics (:mod:`analysis.core.depth`), and the
+  published summary beside each run (:mod:`analysis.io.summary_audit`; the summary is kept in
+  the bundle as ``runs/<model>.metrics.json`` so the app audits it again).
 * ``skb``: a STaRK SKB folder (see :mod:`analysis.io.skb`) adds entities and edges to both
   datasets.
 """
 
 from __future__ import annotations
 
+import csv
 import json
+import re
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
@@ -40,6 +58,7 @@ import pandas as pd
 from analysis.core import paths
 from analysis.core.errors import InputError
 from analysis.io import detect_format, load_run
+from analysis.io._text import head_text, iter_lines
 from analysis.io.importers import stark_checks as checks
 from analysis.io.importers._write import (
     ImportedDataset,
@@ -48,21 +67,62 @@ from analysis.io.importers._write import (
     run_frame,
     write_bundle,
 )
-from analysis.io.stark import read_split_index, read_stark_qa
+from analysis.io.importers.registry import Argument, Importer, file_names
+from analysis.io.importers.stark_audit import RunSource, audit_run
+from analysis.io.stark import QA_COLUMNS, read_split_index, read_stark_qa
+from analysis.io.summaries import is_summary_file
 
 METRICS = ("hit@1", "hit@5", "recall@20", "mrr")
-QA_NAMES = ("stark_qa.csv",)
-HUMAN_NAMES = ("stark_qa_human_generated_eval.csv",)
+STARK_NAMES = {"synthesized": "stark_qa.csv", "human": "stark_qa_human_generated_eval.csv"}
+QA_FILE = re.compile(r"^(stark_qa.*|qa|.+_qa.*)\.csv$", re.IGNORECASE)
 RUN_SKIP = (".json", ".md", ".txt.lock", ".log", ".pkl", ".pt", ".npy")
 
 
-def _find(root: Path, names: tuple[str, ...]) -> Path | None:
-    for folder in (root, root / "stark_qa"):
-        for name in names:
-            for candidate in (folder / name, folder / f"{name}.gz"):
-                if candidate.is_file():
-                    return candidate
-    return None
+def is_qa_file(path: Path) -> bool:
+    """A file named as a QA file whose header has STaRK's columns ``id,query,answer_ids``."""
+    if not QA_FILE.match(path.name.removesuffix(".gz")):
+        return False
+    try:
+        head = head_text(path, 4096)
+    except InputError:
+        return False
+    first = next(iter_lines(head), (1, ""))[1]
+    columns = {c.strip() for c in next(csv.reader([first]), [])}
+    return set(QA_COLUMNS) <= columns
+
+
+def _qa_files(root: Path) -> tuple[dict[str, Path], list[str]]:
+    """The QA file of each query set (``synthesized``: the main one, ``human``) and notes naming
+    the QA files left out (module docstring: STaRK's names, then ``qa.csv``, then by name)."""
+    found = [
+        p
+        for folder in (root, root / "stark_qa")
+        if folder.is_dir()
+        for p in sorted(folder.iterdir())
+        if p.is_file() and is_qa_file(p)
+    ]
+    chosen: dict[str, Path] = {}
+    notes = []
+    for kind in ("synthesized", "human"):
+        mine = [p for p in found if ("human" in p.name.lower()) == (kind == "human")]
+        mine.sort(key=lambda p: (p.name.removesuffix(".gz") != STARK_NAMES[kind],
+                                 p.name.removesuffix(".gz") != "qa.csv", p.parent != root,
+                                 p.name))  # fmt: skip
+        if mine:
+            chosen[kind] = mine[0]
+        notes += [
+            f"{other}: also a QA file of the {kind} queries; {mine[0].name} is imported (one QA "
+            "file per query set)"
+            for other in mine[1:]
+        ]
+    return chosen, notes
+
+
+def _is_stark(qa: dict[str, Path]) -> bool:
+    """STaRK's own QA files (``<name>-synthesized``/``-human`` datasets) rather than another
+    knowledge base's (``<name>``)."""
+    main = qa.get("synthesized")
+    return main is None or main.name.lower().startswith("stark_qa")
 
 
 def _metapath_text(value: object) -> str:
@@ -126,6 +186,7 @@ class _Domain:
         self._old_ids(path)
         self.convention = checks.amazon_convention(self.queries, self.qrels)
         self.mapping: dict[str, str] = {}
+        self.rekeyed = False
         if self.convention is not None:
             self.mapping = checks.amazon_id_map(self.queries, self.convention)
 
@@ -144,6 +205,7 @@ class _Domain:
     def rekey(self, ids: pd.Series, source: Path, notes: list[str]) -> pd.Series:
         out, changed = checks.rekey(ids, self.ids, self.mapping)
         if changed:
+            self.rekeyed = True
             other = "current" if self.convention == "old" else "old"
             notes.append(
                 f"{source}: keyed by the {other} Amazon query ids (June 2024 change: new id = "
@@ -174,6 +236,7 @@ def _run_files(root: Path) -> list[Path]:
         if p.is_file()
         and not p.name.startswith(".")
         and not p.name.lower().removesuffix(".gz").endswith(RUN_SKIP)
+        and not is_summary_file(p)
     )
 
 
@@ -195,46 +258,114 @@ def _model_names(root: Path, files: list[Path]) -> dict[Path, tuple[str, str]]:
     return out
 
 
-def _load_runs(
-    root: Path, domains: dict[str, _Domain], notes: list[str], prime: bool
-) -> dict[str, dict[str, pd.DataFrame]]:
-    runs: dict[str, dict[str, pd.DataFrame]] = {kind: {} for kind in domains}
-    for path, (kind, model) in _model_names(root, _run_files(root)).items():
-        if kind not in domains:
-            notes.append(f"{path}: skipped (no {kind} QA file for it)")
-            continue
+@dataclass
+class _Import:
+    """One import in progress: the folder, the collection's name, its query sets and splits, and
+    the notes so far."""
+
+    src: Path
+    name: str
+    domains: dict[str, _Domain]
+    notes: list[str] = field(default_factory=list)
+    splits: dict[str, list[str]] = field(default_factory=dict)
+    summaries: dict[str, dict[str, dict]] = field(default_factory=dict)
+
+    def read_run(self, path: Path, kind: str, model: str) -> pd.DataFrame | None:
+        """The run of ``path`` keyed by the QA file's ids, or None (skipped, with a note)."""
         try:
             fmt = detect_format(path)
         except InputError as exc:
-            notes.append(f"skipped {exc}")
-            continue
+            self.notes.append(f"skipped {exc}")
+            return None
         if fmt not in ("trec_run", "stark_eval", "table"):
-            notes.append(f"{path}: skipped (a {fmt.replace('_', ' ')} file, not a run)")
-            continue
+            self.notes.append(f"{path}: skipped (a {fmt.replace('_', ' ')} file, not a run)")
+            return None
         drop: set[int] = set()
         if fmt == "stark_eval":
             drop, found = checks.check_stark_eval(path)
-            notes += found
+            self.notes.extend(found)
         run = load_run(path, fmt)
         if drop:
             run = run.drop_duplicates(["query_id", "doc_id", "rank"], ignore_index=True)
-        domain = domains[kind]
-        run["query_id"] = domain.rekey(run["query_id"], path, notes)
-        qids = set(run["query_id"].astype("str"))
+        domain = self.domains[kind]
+        run["query_id"] = domain.rekey(run["query_id"], path, self.notes)
         if fmt == "stark_eval":
+            qids = set(run["query_id"].astype("str"))
             message = checks.idx_instead_of_query_id(
                 path, qids, domain.queries["query_id"].tolist()
             )
             if message:
-                notes.append(message)
-        covered = len(qids & domain.ids)
-        if kind == "human" and prime and 0 < covered < len(domain.ids):
-            notes.append(
-                f"{path}: covers {covered} of the {len(domain.ids)} human queries (Prime's "
-                "human set has a 98-row and a 109-row release: was the run made on the other?)"
-            )
-        runs[kind][model] = run_frame(run)
-    return runs
+                self.notes.append(message)
+        source = RunSource(path, fmt, model, domain.queries, domain.qrels, self.name, self.src,
+                           self.splits if kind == "synthesized" else {}, METRICS)  # fmt: skip
+        found_notes, kept = audit_run(source, run)
+        self.notes.extend(found_notes)
+        if kept is not None:
+            self.summaries.setdefault(kind, {})[model] = kept
+        return run
+
+    def runs(self) -> dict[str, dict[str, pd.DataFrame]]:
+        """Every run under ``runs/``, per query set and model."""
+        out: dict[str, dict[str, pd.DataFrame]] = {kind: {} for kind in self.domains}
+        for path, (kind, model) in _model_names(self.src, _run_files(self.src)).items():
+            if kind not in self.domains:
+                self.notes.append(f"{path}: skipped (no {kind} QA file for it)")
+                continue
+            run = self.read_run(path, kind, model)
+            if run is not None:
+                out[kind][model] = run_frame(run)
+        return out
+
+    def read_splits(self) -> None:
+        if "synthesized" not in self.domains:
+            return
+        main = self.domains["synthesized"]
+        for path in sorted((self.src / "split").glob("*.index")):
+            table = read_split_index(path)
+            ids = main.rekey(table["query_id"], path, self.notes)
+            self.splits[path.name.removesuffix(".index")] = ids.astype("str").tolist()
+
+    def queries(self, kind: str, label: str) -> pd.DataFrame:
+        """The queries of one set with their slice columns (pattern groups, metapaths)."""
+        domain = self.domains[kind]
+        queries = domain.queries.drop(columns=["old_id"], errors="ignore")
+        queries = queries.assign(query_type=label)
+        for folder, reader in (("query_groups", _groups), ("metapaths", _metapaths)):
+            tables = []
+            for path in sorted((self.src / folder).glob("*.json")):
+                if _kind_of(path) == kind:
+                    table = reader(path)
+                    table["query_id"] = domain.rekey(table["query_id"], path, self.notes)
+                    tables.append(table)
+            queries = _slices(queries, tables)
+        return queries
+
+    def convention_notes(self) -> None:
+        """Which QA files use Amazon's old ids: said for a folder named after Amazon, or when a
+        file of the other convention was re-keyed (elsewhere queries that are their own answer,
+        as AvaTaR's Flickr30k captions, are no Amazon convention)."""
+        for domain in self.domains.values():
+            if domain.convention == "old" and ("amazon" in self.name.lower() or domain.rekeyed):
+                self.notes.insert(
+                    0,
+                    f"{domain.path}: Amazon query ids of the old convention (each query's id is "
+                    "one of its own answers: the seed product); the current release numbers them "
+                    "by rank; files keyed by the other convention are re-keyed",
+                )
+
+
+def _entities(skb: str | Path | None, name: str, notes: list[str]) -> tuple:
+    if skb is None:
+        notes.append(
+            "no --skb: entities are bare node ids; pass the SKB folder (the processed/ folder "
+            "stark_qa.load_skb downloads) for their names and text"
+        )
+        return None, None
+    from analysis.io.skb import read_skb
+
+    kb = read_skb(skb, _domain_of(name))
+    notes += kb.notes
+    return kb.entities, kb.edges
 
 
 def import_stark(
@@ -244,7 +375,7 @@ def import_stark(
     skb: str | Path | None = None,
     name: str | None = None,
 ) -> ImportResult:
-    """Import a STaRK domain folder as a bundle at ``out`` (see the module docstring).
+    """Import a folder in STaRK's format as a bundle at ``out`` (see the module docstring).
 
     Returns:
         the :class:`ImportResult` (datasets written and the data-check notes).
@@ -259,64 +390,29 @@ def import_stark(
     inputs = [src] + ([Path(skb)] if skb is not None else [])
     target = check_out(out, inputs)
     name = name or src.name
-    notes: list[str] = []
-    domains: dict[str, _Domain] = {}
-    for kind, names in (("synthesized", QA_NAMES), ("human", HUMAN_NAMES)):
-        path = _find(src, names)
-        if path is not None:
-            domains[kind] = _Domain(kind, path)
-    if not domains:
-        raise InputError(src, None, "no stark_qa.csv or stark_qa_human_generated_eval.csv here")
-    if "synthesized" in domains and domains["synthesized"].convention == "old":
-        notes.append(
-            f"{domains['synthesized'].path}: Amazon query ids of the old convention (each query's "
-            "id is one of its own answers: the seed product); the current release numbers them by "
-            "rank; files keyed by the other convention are re-keyed"
-        )
-    if "human" in domains and "prime" in name.lower():
-        found = checks.prime_human_note(domains["human"].path, len(domains["human"].queries))
-        if found:
-            notes.append(found)
-
-    splits: dict[str, list[str]] = {}
-    if "synthesized" in domains:
-        syn = domains["synthesized"]
-        for path in sorted((src / "split").glob("*.index")):
-            table = read_split_index(path)
-            ids = syn.rekey(table["query_id"], path, notes)
-            splits[path.name.removesuffix(".index")] = ids.astype("str").tolist()
-    runs = _load_runs(src, domains, notes, prime="prime" in name.lower())
-    entities = edges = None
-    if skb is None:
-        notes.append(
-            "no --skb: entities are bare node ids; pass the SKB folder (the processed/ folder "
-            "stark_qa.load_skb downloads) for their names and text"
-        )
-    else:
-        from analysis.io.skb import read_skb
-
-        kb = read_skb(skb, _domain_of(name))
-        entities, edges = kb.entities, kb.edges
-        notes += kb.notes
-
+    qa, found = _qa_files(src)
+    if not qa:
+        raise InputError(
+            src, None, "no QA file with STaRK's columns id,query,answer_ids here (stark_qa.csv, "
+            "stark_qa_human_generated_eval.csv, qa.csv or <prefix>_qa*.csv)"
+        )  # fmt: skip
+    job = _Import(src, name, {kind: _Domain(kind, path) for kind, path in qa.items()}, found)
+    if "human" in job.domains and "prime" in name.lower():
+        note = checks.prime_human_note(job.domains["human"].path, len(job.domains["human"].queries))
+        job.notes.extend([note] if note else [])
+    job.read_splits()
+    runs = job.runs()
+    entities, edges = _entities(skb, name, job.notes)
+    stark = _is_stark(qa)
     datasets = []
-    for kind, domain in domains.items():
-        queries = domain.queries.drop(columns=["old_id"], errors="ignore")
-        queries = queries.assign(query_type=kind)
-        for folder, reader in (("query_groups", _groups), ("metapaths", _metapaths)):
-            tables = []
-            for path in sorted((src / folder).glob("*.json")):
-                if _kind_of(path) == kind:
-                    table = reader(path)
-                    table["query_id"] = domain.rekey(table["query_id"], path, notes)
-                    tables.append(table)
-            queries = _slices(queries, tables)
-        ds_splits = splits if kind == "synthesized" else {}
+    for kind, domain in job.domains.items():
+        main = kind == "synthesized" and not stark
+        ds_splits = job.splits if kind == "synthesized" else {}
         datasets.append(
             ImportedDataset(
-                name=f"{name}-{kind}",
+                name=name if main else f"{name}-{kind}",
                 family="stark",
-                queries=queries,
+                queries=job.queries(kind, "all" if main else kind),
                 qrels=domain.qrels,
                 metrics=METRICS,
                 entities=entities,
@@ -324,11 +420,15 @@ def import_stark(
                 runs=runs.get(kind, {}),
                 splits=ds_splits,
                 default_split="test" if "test" in ds_splits else None,
-                description=f"STaRK {name} {kind} queries ({domain.path.name})",
+                description=f"{'STaRK ' if stark else ''}{name} {'' if main else kind + ' '}"
+                f"queries ({domain.path.name})",
+                summaries=job.summaries.get(kind, {}),
             )
         )
-    write_bundle(target, name, datasets, description=f"STaRK {name}, imported from {src.name}")
-    return ImportResult(out=target, datasets=datasets, notes=notes)
+    job.convention_notes()
+    what = "STaRK" if stark else "STaRK-format"
+    write_bundle(target, name, datasets, description=f"{what} {name}, imported from {src.name}")
+    return ImportResult(out=target, datasets=datasets, notes=job.notes)
 
 
 def _kind_of(path: Path) -> str:
@@ -338,3 +438,26 @@ def _kind_of(path: Path) -> str:
 def _domain_of(name: str) -> str | None:
     lower = name.lower()
     return next((d for d in ("amazon", "mag", "prime") if d in lower), None)
+
+
+def detect(folder: Path) -> float:
+    """1 for a folder with a ``stark_qa*.csv`` file, a ``stark_qa/`` folder, or a QA file in
+    STaRK's format named ``qa.csv`` / ``<prefix>_qa*.csv`` (AvaTaR's Flickr30k-Entities;
+    :func:`is_qa_file`), else 0."""
+    names = file_names(folder)
+    if any(n.startswith("stark_qa") and n.endswith(".csv") for n in names):
+        return 1.0
+    if (folder / "stark_qa").is_dir() or any(is_qa_file(folder / n) for n in sorted(names)):
+        return 1.0
+    return 0.0
+
+
+IMPORTERS = (
+    Importer(
+        "stark",
+        "a STaRK domain folder (QA CSVs, splits, runs)",
+        import_stark,
+        detect,
+        arguments=(Argument("--skb", "STaRK SKB folder (processed/node_info.pkl)"),),
+    ),
+)

@@ -15,19 +15,24 @@
   uses and :func:`amazon_id_map` maps one to the other, so split, group, metapath and run files
   of the other convention are re-keyed (with a note) instead of scoring zero.
 * **Prime's human-generated set** exists with 109 rows (older) and 98 rows (current); the import
-  says which one it read, and when a run covers the other.
+  says which one it read.
+* **Qrels versions** (:func:`qrels_version`): one check for a run made on another version of the
+  qrels it is evaluated against: Amazon's old or current query ids, Prime's 98- or 109-row
+  human set. It names the version the run matches and what to do; the importer, ``evaluate`` /
+  ``validate`` on a STaRK QA file, and the app's data checks all use it.
 """
 
 from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from analysis.core.errors import InputError
+from analysis.core.errors import DataWarning, InputError
 from analysis.io._text import read_text
 
 OWN_ID_SHARE = 0.5  # share of queries listing their own id as an answer -> old Amazon ids
@@ -175,3 +180,83 @@ def prime_human_note(path: Path, n_rows: int) -> str | None:
         f"{path}: Prime's human-generated set, {PRIME_HUMAN_ROWS[n_rows]} ({n_rows} queries); "
         f"results on the {other}-row release are not comparable"
     )
+
+
+def _amazon_version(
+    run_ids: list[str], queries: pd.DataFrame, qrels: pd.DataFrame
+) -> DataWarning | None:
+    """The run is keyed by Amazon's other id convention (:func:`rekey` would re-key it)."""
+    convention = amazon_convention(queries, qrels)
+    if convention is None:
+        return None
+    mapping = amazon_id_map(queries, convention)
+    known = set(queries["query_id"].astype("str"))
+    ids = pd.Series(run_ids, dtype="str")
+    if not rekey(ids, known, mapping)[1]:
+        return None
+    hit = sum(1 for q in run_ids if q in known)
+    mapped = sum(1 for q in run_ids if mapping.get(q) in known)
+    other = "current" if convention == "old" else "old"
+    return DataWarning(
+        "qrels_version",
+        len(run_ids) - hit,
+        f"qrels version: the run is keyed by Amazon's {other} query ids (June 2024: new id = "
+        f"rank of the old id), the qrels by the {convention} ones: {mapped} of the run's "
+        f"{len(run_ids)} queries are qrels queries once re-keyed, {hit} as they are. Evaluate "
+        "the run against the QA file of its own release, or import the folder with "
+        "`import stark`, which re-keys it",
+        tuple(q for q in run_ids if q not in known)[:5],
+    )
+
+
+def _prime_version(run_ids: list[str], queries: pd.DataFrame) -> DataWarning | None:
+    """The run answers as many queries as the other release of Prime's human set has."""
+    n_qa = len(queries)
+    if n_qa not in PRIME_HUMAN_ROWS:
+        return None
+    other = 98 if n_qa == 109 else 109
+    known = set(queries["query_id"].astype("str"))
+    shared = sum(1 for q in run_ids if q in known)
+    if len(run_ids) != other:
+        return None
+    extra = len(run_ids) - shared
+    among = f"all among the {n_qa} of these qrels" if not extra else (
+        f"{shared} of them among the {n_qa} of these qrels, {extra} not"
+    )  # fmt: skip
+    return DataWarning(
+        "qrels_version",
+        abs(n_qa - other),
+        f"qrels version: the run answers {other} queries ({among}): it was made on "
+        f"{PRIME_HUMAN_ROWS[other]} of Prime's human-generated set, these qrels are "
+        f"{PRIME_HUMAN_ROWS[n_qa]}. Evaluate it against the {other}-row "
+        "stark_qa_human_generated_eval.csv; numbers on the two releases are not comparable",
+        tuple(q for q in run_ids if q not in known)[:5],
+    )
+
+
+def qrels_version(
+    run_ids: Iterable[str], queries: pd.DataFrame, qrels: pd.DataFrame, *, name: str = ""
+) -> DataWarning | None:
+    """A run made on another version of the qrels than the one given, when its queries match
+    a known other version; None otherwise (also when the run matches the qrels).
+
+    Known versions: STaRK-Amazon's old and current query ids (told from the data, see
+    :func:`amazon_convention`; the run's ids must match clearly better once re-keyed, as
+    :func:`rekey` decides), and Prime's 98- and 109-row human-generated sets (``name``, the
+    dataset's or the file's name, must mention ``prime``; the run must answer exactly as many
+    queries as the other release has).
+
+    Args:
+        run_ids: the run's query ids.
+        queries: the QA table's queries (``query_id``, and ``old_id`` for a re-keyed Amazon
+            file).
+        qrels: its qrels (``query_id, doc_id, relevance``).
+        name: the dataset's or the QA file's name.
+    """
+    ids = list(dict.fromkeys(str(q) for q in run_ids))
+    if not ids or queries.empty:
+        return None
+    found = _amazon_version(ids, queries, qrels)
+    if found is None and "prime" in name.lower():
+        found = _prime_version(ids, queries)
+    return found

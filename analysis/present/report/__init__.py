@@ -2,7 +2,7 @@
 worst queries with their rankings and the failure causes — as sections the Report page draws
 and as one self-contained HTML file (``python -m analysis report``).
 
-Content (:func:`build_content`, from a per-query table, DESIGN §3):
+Content (:func:`build_content`, from a per-query table, :mod:`analysis.stats.perquery`):
 
 * **Report metric** per dataset: the metric given (the page passes the sidebar's), else the
   dataset's first headline metric (``metrics`` in ``bundle.toml``). Slices, the worst queries,
@@ -31,6 +31,8 @@ Content (:func:`build_content`, from a per-query table, DESIGN §3):
   orders, a non-gold POI on the gold's coordinate ranked above the gold (``indistinguishable``,
   spatial data), queries missing from the run, without relevant document, or with more gold than
   k (recall@k cannot reach 1); plus the data-check warnings.
+* **Metrics**: the card of every metric the report shows (formula, cutoff, references,
+  semantics; :mod:`~.metric_cards`); the header's report metric links to its card.
 
 The summary is a list of plain-text sentences generated from these numbers. Names of models,
 datasets and slices come from files: the page escapes them
@@ -44,8 +46,9 @@ The slide deck (:mod:`analysis.present.report.deck`) is written from the same nu
 
 Modules: :mod:`~.model` (dataclasses, settings), :mod:`~.numbers` (the statistics of one
 dataset, computed once and cacheable), :mod:`~.queries`, :mod:`~.figures`, :mod:`~.tables`,
-:mod:`~.summary`, :mod:`~.content` (:func:`build_content`), :mod:`~.document` (the HTML report),
-:mod:`~.deck` (the slides) and :mod:`~.build` (from a bundle). None imports streamlit.
+:mod:`~.summary`, :mod:`~.metric_cards`, :mod:`~.content` (:func:`build_content`),
+:mod:`~.document` (the HTML report), :mod:`~.deck` (the slides) and :mod:`~.build` (from a
+bundle). None imports streamlit.
 """
 
 from analysis.present.report.build import build_report, bundle_content, write_report

@@ -12,6 +12,7 @@ import pandas as pd
 from analysis.core.errors import DataWarning, InputError
 from analysis.core.metrics import TIE_POLICIES, rank_run
 from analysis.io.atomic import atomic_write_text
+from analysis.io.audits import run_audits
 from analysis.io.bundle import Dataset, load_dataset, load_model_run, read_manifest
 from analysis.present.report.annotations import annotation_blocks, open_store
 from analysis.present.report.content import build_content
@@ -69,6 +70,8 @@ def _load(
         )  # type: ignore[arg-type]
         frames.append(table)
         loaded[name] = ds
+        for model, items in run_audits(spec, runs, ties=ties, dataset=ds).items():
+            found[model] = [*found.get(model, []), *items]
         for model, items in found.items():
             warnings[(name, model)] = list(items)
         for model, run in runs.items():

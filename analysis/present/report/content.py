@@ -16,6 +16,7 @@ from analysis.present.analyses_report import ReportPart, analyses_parts
 from analysis.present.report.annotations import annotations_section
 from analysis.present.report.examples import pick_examples
 from analysis.present.report.figures import compare_figure, leaderboard_figure, slice_figure
+from analysis.present.report.metric_cards import metrics_section
 from analysis.present.report.model import (
     N_RESAMPLES,
     RANK_DEPTH,
@@ -158,6 +159,9 @@ def build_content(
     written = annotations_section(annotations or {}, datasets)
     if written is not None:
         sections.append(written)
+    cards = metrics_section(m for name in datasets for m in shown[name])
+    if cards is not None:
+        sections.append(cards)
     views = {
         (b.query.dataset, b.query.query_id): b.query
         for b in sections[3].blocks

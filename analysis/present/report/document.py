@@ -9,6 +9,7 @@ import html
 
 from analysis.present.export import PLOTLY_CONFIG, to_html
 from analysis.present.palette import FONT_FAMILY
+from analysis.present.report.metric_cards import card_key
 from analysis.present.report.model import N_RESAMPLES, SEED, Block, QueryView, ReportContent
 
 __all__ = ["render_html"]
@@ -49,6 +50,13 @@ def _query_html(view: QueryView, key: str) -> str:
     )
 
 
+def _metric_link(metric: str, cards: set[str]) -> str:
+    """The metric name, linked to its card in the Metrics section when there is one."""
+    key = card_key(metric)
+    name = html.escape(metric)
+    return f'<a href="#block-{html.escape(key)}">{name}</a>' if key in cards else name
+
+
 def render_html(content: ReportContent) -> str:
     """The report as one self-contained HTML document (plotly.js inlined once, no external
     URL; every data string escaped)."""
@@ -57,7 +65,8 @@ def render_html(content: ReportContent) -> str:
     models = ", ".join(
         f"{label} = {esc(m)}" for label, m in (("A", content.model_a), ("B", content.model_b)) if m
     )
-    metrics = "; ".join(f"{esc(d)}: {esc(m)}" for d, m in content.metrics.items())
+    cards = {b.key for s in content.sections if s.key == "metrics" for b in s.blocks}
+    metrics = "; ".join(f"{esc(d)}: {_metric_link(m, cards)}" for d, m in content.metrics.items())
     splits = "; ".join(f"{esc(d)}: {esc(s)}" for d, s in content.splits.items())
     parts = [
         "<!DOCTYPE html>",

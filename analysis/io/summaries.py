@@ -1,0 +1,311 @@
+"""Published summaries beside a run: the means an evaluator wrote, found and read.
+
+Files recognised as the summary of a run file ``<folder>/<stem>.<ext>``:
+
+* ``eval_metrics_<split>.json`` beside ``eval_results_<split>.csv`` (STaRK's ``eval.py`` writes
+  both into one folder): a flat JSON object ``{metric: mean}``; its split is ``<split>``;
+* ``<stem>.metrics.json`` of the same shape (a bundle written by ``import stark`` keeps the
+  summary it found beside a run this way, with ``source``, ``split``, ``identical_to`` and
+  ``run_file_means`` keys and the means under ``metrics``);
+* ``metrics.json`` of the same shape, when it is the folder's only summary and the run is the
+  folder's only run file;
+* a row of a leaderboard CSV (``leaderboard*.csv`` in the run's folder or the one above it): a
+  column ``model``, ``method``, ``name``, ``run`` or ``retriever`` naming the row, one column
+  per metric; the row whose name is the model's (or the run file's stem), case ignored.
+
+Metric keys are read as the evaluator names them (``hit@1``, ``Recall@20``, ``MRR``, STaRK's
+``rprecision``); keys that are no metric are kept aside. A summary whose values exceed 1 is read
+as percentages (every metric here lies in [0, 1]). Each value keeps the precision it was printed
+with: ``0.2857`` stands for anything in [0.28565, 0.28575].
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from analysis.core.names import parse_metric
+from analysis.io._text import check_json_depth, decode, read_bytes
+
+MAX_BYTES = 1 << 20  # a summary is a few hundred bytes; larger files are not summaries
+NAME_COLUMNS = ("model", "method", "name", "run", "retriever")
+ALIASES = {"rprecision": "rprec", "r-precision": "rprec", "r_precision": "rprec"}
+RUN_NAME = re.compile(r"^eval_results_(?P<split>.+)\.csv(\.gz)?$")
+STARK_SUMMARY = re.compile(r"^eval_metrics_(?P<split>.+)\.json$")
+SUMMARY_SUFFIX = ".metrics.json"
+MAX_WALK = 5000  # directory entries visited when looking for other summaries
+
+
+@dataclass(frozen=True)
+class Summary:
+    """One published summary.
+
+    Attributes:
+        path: the file.
+        means: canonical metric name -> (mean as a fraction, half a unit of its last printed
+            digit).
+        split: the split it names (``eval_metrics_<split>.json``), else None.
+        digest: SHA-256 of the file's bytes (of the original for an imported copy).
+        ignored: its keys that are no metric.
+        percent: its values were percentages.
+        source: for a copy kept by ``import stark``, the file it was copied from.
+        identical_to: files found with the same bytes when it was imported.
+        run_file_means: means of the run file's own per-query columns (STaRK ``eval_results``),
+            kept by ``import stark``.
+        row: the leaderboard row it was read from.
+    """
+
+    path: Path
+    means: dict[str, tuple[float, float]]
+    split: str | None = None
+    digest: str = ""
+    ignored: tuple[str, ...] = ()
+    percent: bool = False
+    source: str | None = None
+    identical_to: tuple[str, ...] = ()
+    run_file_means: dict[str, float] = field(default_factory=dict)
+    row: str | None = None
+
+    @property
+    def name(self) -> str:
+        """How messages name it: the original file of an imported copy, else the path (and the
+        leaderboard row)."""
+        where = self.source or str(self.path)
+        return f"{where} (row {self.row})" if self.row else where
+
+
+class _Number(float):
+    """A parsed JSON number that remembers how many decimals it was printed with."""
+
+    decimals: int
+
+
+def _number(text: str) -> _Number:
+    value = _Number(text)
+    mantissa, _, exponent = text.lower().partition("e")
+    decimals = len(mantissa.partition(".")[2]) - (int(exponent) if exponent else 0)
+    value.decimals = max(decimals, 0)
+    return value
+
+
+def canonical_metric(key: str) -> str | None:
+    """The canonical name of an evaluator's metric key (``Recall@20`` -> ``recall@20``,
+    ``rprecision`` -> ``rprec``), None for a key that is no metric."""
+    key = str(key).strip()
+    key = ALIASES.get(key.lower(), key)
+    try:
+        return parse_metric(key).name
+    except ValueError:
+        return None
+
+
+def _values(raw: dict[str, object]) -> tuple[dict[str, tuple[float, float]], tuple, bool]:
+    """(canonical metric -> (value, printed tolerance), ignored keys, percentages) of a flat
+    ``{key: number}`` mapping."""
+    found: dict[str, tuple[float, float]] = {}
+    ignored = []
+    for key, value in raw.items():
+        name = canonical_metric(key)
+        if name is None or isinstance(value, bool) or not isinstance(value, int | float):
+            ignored.append(str(key))
+            continue
+        decimals = getattr(value, "decimals", 0 if isinstance(value, int) else 17)
+        found[name] = (float(value), 0.5 * 10.0**-decimals)
+    percent = any(v > 1 for v, _ in found.values())
+    if percent:
+        found = {k: (v / 100, t / 100) for k, (v, t) in found.items()}
+    return found, tuple(ignored), percent
+
+
+def _json(path: Path) -> tuple[object, bytes] | None:
+    try:
+        if path.stat().st_size > MAX_BYTES:
+            return None
+        data = read_bytes(path)
+        text = decode(data, path)
+        check_json_depth(text, path)
+        return json.loads(text, parse_float=_number, parse_int=_number), data
+    except (ValueError, OSError):  # InputError is a ValueError: not a summary
+        return None
+
+
+def read_summary(path: str | Path) -> Summary | None:
+    """A JSON summary (flat ``{metric: mean}``, or the wrapped form ``import stark`` writes);
+    None when the file is no summary (not JSON, no metric key, too large)."""
+    p = Path(path)
+    found = _json(p)
+    if found is None or not isinstance(found[0], dict):
+        return None
+    data, raw = found
+    wrapped = isinstance(data.get("metrics"), dict)
+    body = data["metrics"] if wrapped else data
+    values, ignored, percent = _values(body)
+    if not values:
+        return None
+    match = STARK_SUMMARY.match(p.name)
+    split = match.group("split") if match else None
+    if not wrapped:
+        return Summary(p, values, split, hashlib.sha256(raw).hexdigest(), ignored, percent)
+    means = data.get("run_file_means") if isinstance(data.get("run_file_means"), dict) else {}
+    return Summary(
+        p,
+        values,
+        split=str(data["split"]) if data.get("split") else split,
+        digest=str(data.get("digest", "")),
+        ignored=ignored,
+        percent=percent,
+        source=str(data["source"]) if data.get("source") else None,
+        identical_to=tuple(str(x) for x in data.get("identical_to", []) or []),
+        run_file_means={str(k): float(v) for k, v in means.items()},
+    )
+
+
+def wrapped(summary: Summary, source: str, identical_to: tuple[str, ...], means: dict) -> dict:
+    """The JSON object ``import stark`` writes as ``<model>.metrics.json`` in a bundle: the
+    summary's means (as read, before any percent scaling), where it came from, the files it was
+    identical to and the means of the run file's own per-query columns."""
+    scale = 100.0 if summary.percent else 1.0
+    return {
+        "source": source,
+        "split": summary.split,
+        "digest": summary.digest,
+        "identical_to": list(identical_to),
+        "run_file_means": {k: float(v) for k, v in means.items()},
+        "metrics": {k: v * scale for k, (v, _) in summary.means.items()},
+    }
+
+
+def _leaderboard_row(path: Path, names: set[str]) -> Summary | None:
+    try:
+        if path.stat().st_size > MAX_BYTES:
+            return None
+        text = decode(read_bytes(path), path)
+    except (ValueError, OSError):
+        return None
+    rows = list(csv.reader(io.StringIO(text, newline="")))
+    if not rows:
+        return None
+    header = [h.strip() for h in rows[0]]
+    key = next((i for i, h in enumerate(header) if h.lower() in NAME_COLUMNS), None)
+    if key is None:
+        return None
+    for row in rows[1:]:
+        if len(row) == len(header) and row[key].strip().lower() in names:
+            raw: dict[str, object] = {}
+            for h, cell in zip(header, row, strict=True):
+                try:
+                    raw[h] = _number(cell.strip())
+                except ValueError:
+                    continue
+            values, ignored, percent = _values(raw)
+            if values:
+                digest = hashlib.sha256(",".join(row).encode()).hexdigest()
+                return Summary(path, values, None, digest, ignored, percent, row=row[key].strip())
+    return None
+
+
+def is_summary_file(path: Path) -> bool:
+    """Whether ``path`` is named as a summary (STaRK's ``eval_metrics_*.json``,
+    ``*.metrics.json``, ``metrics.json``, ``leaderboard*.csv``): a file no run is read from."""
+    name = path.name.lower()
+    return bool(
+        STARK_SUMMARY.match(name)
+        or name.endswith(SUMMARY_SUFFIX)
+        or name == "metrics.json"
+        or (name.startswith("leaderboard") and name.endswith(".csv"))
+    )
+
+
+def summary_paths(run: str | Path) -> list[Path]:
+    """The existing files that may hold a summary of the run file ``run`` (module docstring),
+    without reading them: what a cache of the run's audit depends on."""
+    p = Path(run)
+    folder = p.parent
+    match = RUN_NAME.match(p.name)
+    named = [folder / f"eval_metrics_{match.group('split')}.json"] if match else []
+    named += [folder / f"{p.name.split('.')[0]}{SUMMARY_SUFFIX}", folder / "metrics.json"]
+    found = [f for f in named if f.is_file()]
+    for where in (folder, folder.parent):
+        found += sorted(where.glob("leaderboard*.csv"))
+    return found
+
+
+def summaries_beside(run: str | Path, model: str | None = None) -> list[Summary]:
+    """The summaries of the run file ``run`` (module docstring), in that order."""
+    p = Path(run)
+    names = {p.name.split(".")[0].lower(), *([model.lower()] if model else [])}
+    out: list[Summary] = []
+    for path in summary_paths(p):
+        if path.suffix == ".csv":
+            found = _leaderboard_row(path, names)
+        elif path.name == "metrics.json" and not _alone(p):
+            continue
+        else:
+            found = read_summary(path)
+        if found is not None:
+            out.append(found)
+    return out
+
+
+def _alone(run: Path) -> bool:
+    """The run is the only run-like file of its folder (summaries and dotfiles aside)."""
+    siblings = [
+        f
+        for f in run.parent.iterdir()
+        if f.is_file() and not f.name.startswith(".") and not is_summary_file(f)
+        and not f.name.endswith((".json", ".md", ".txt.lock", ".log"))
+    ]  # fmt: skip
+    return siblings == [run]
+
+
+def search_root(run: str | Path) -> Path:
+    """Where other summaries of the same collection live: above the ``runs`` folder holding
+    ``run`` (its parent's parent: the folder of every domain or dataset), else the run's own
+    folder."""
+    p = Path(run).resolve()
+    for parent in p.parents:
+        if parent.name == "runs":
+            return parent.parent.parent
+    return p.parent
+
+
+def _walk(root: Path, depth: int = 5) -> Iterator[Path]:
+    """Summary-named files under ``root`` (at most ``depth`` levels, :data:`MAX_WALK` entries,
+    hidden folders skipped)."""
+    seen = 0
+    stack = [(root, 0)]
+    while stack:
+        folder, level = stack.pop()
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError:
+            continue
+        for entry in entries:
+            seen += 1
+            if seen > MAX_WALK:
+                return
+            if entry.name.startswith("."):
+                continue
+            path = Path(entry.path)
+            if entry.is_dir(follow_symlinks=False) and level < depth:
+                stack.append((path, level + 1))
+            elif entry.is_file() and path.suffix == ".json" and is_summary_file(path):
+                yield path
+
+
+def nearby_summaries(run: str | Path, exclude: Path | None = None) -> list[Summary]:
+    """Other JSON summaries of the collection ``run`` belongs to (:func:`search_root`), to tell
+    a copied file."""
+    out = []
+    skip = exclude.resolve() if exclude is not None else None
+    for path in _walk(search_root(run)):
+        if path.resolve() != skip and (found := read_summary(path)) is not None:
+            out.append(found)
+    return out

@@ -1,0 +1,303 @@
+"""The measure registry: every list of metrics is read from it, and a user measure registered
+with one call works in ``evaluate``, on the command line (``--plugin``), in the out-of-core
+engine and in the report; a bad plugin is one line."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from analysis.core import measures
+from analysis.core.errors import InputError
+from analysis.core.measures import REGISTRY, Measure, card, known, register_measure
+from analysis.core.metrics import evaluate, evaluate_run, parse_metric, rank_run
+from analysis.core.plugins import load_plugin
+from analysis.stats.perquery import dashboard_metrics
+from tests.helpers import ROOT, drop_plugin, random_collection, run_cli, write_plugin
+
+
+@pytest.fixture
+def plugin(tmp_path: Path):
+    """The test plugin of :data:`tests.helpers.PLUGIN`, loaded (and unloaded afterwards)."""
+    path = write_plugin(tmp_path)
+    module = load_plugin(str(path))
+    yield path, module
+    drop_plugin(path, "found", "dcg_sum")
+
+
+def _write_trec(run: pd.DataFrame, qrels: pd.DataFrame, folder: Path) -> tuple[Path, Path]:
+    run_path, qrels_path = folder / "run.trec", folder / "qrels.txt"
+    lines = [f"{q} Q0 {d} 0 {s!r} sys" for q, d, s in run.itertuples(index=False)]
+    run_path.write_text("\n".join(lines) + "\n")
+    qrels_path.write_text(
+        "\n".join(f"{q} 0 {d} {r}" for q, d, r in qrels.itertuples(index=False)) + "\n"
+    )
+    return run_path, qrels_path
+
+
+# ------------------------------------------------------------------------- the registry
+
+
+def test_every_measure_is_parsed_listed_and_described() -> None:
+    for m in REGISTRY.values():
+        assert m.name in known()
+        for alias in (m.name, *m.aliases):
+            assert parse_metric(alias).measure == m.name
+            assert parse_metric(alias.upper()).measure == m.name
+        if m.cutoff == "optional":
+            assert parse_metric(f"{m.name}@7").k == 7
+        described = card(m.example)
+        assert described.formula == measures.fill(m.formula, None)
+        assert described.name == m.example
+    assert known() == (
+        "hit@k, recall@k, precision@k (P@k), ndcg, ndcg@k, mrr, mrr@k, map, map@k, rprec"
+    )
+
+
+def test_cards_carry_formula_cutoff_references_and_semantics() -> None:
+    got = dict(card("recall@20").lines())
+    assert got["Formula"] == "relevant documents in the top 20 / all relevant documents |R|"
+    assert got["Cutoff"].startswith("ranks 1..20")
+    assert got["trec_eval"].startswith("recall_20")
+    assert got["ir_measures"] == "R@20"
+    assert got["STaRK evaluator"].startswith("recall@20")
+    assert "--compat list" in got["LIST"]
+    for label in ("Ties", "Queries missing from the run", "Queries without relevant documents"):
+        assert got[label]
+    assert "saved fewer than 20" in got["Saved depth"]
+    mrr = dict(card("mrr").lines())
+    assert mrr["trec_eval"].startswith("recip_rank")
+    assert "no relevant document scores 0 here" in mrr["Saved depth"]
+    assert card("P@5").name == "precision@5"
+    assert "**precision@5**" in card("P@5").markdown()
+    with pytest.raises(ValueError, match="unknown metric"):
+        card("bogus@3")
+
+
+def test_a_new_measure_is_one_declaration(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A declaration alone makes a measure parse, evaluate, join the dashboard's table and
+    get a card."""
+
+    def at_least_two(j: measures.Judged, k: int | None) -> np.ndarray:
+        return (j.hits(k) >= 2).astype(np.float64)
+
+    declared = Measure(
+        "pair", "Pair@{k}", "1 if two relevant documents are in the top {k}", at_least_two,
+        aliases=("two",), trec_eval="none", dashboard="cutoffs",
+    )  # fmt: skip
+    monkeypatch.setitem(REGISTRY, "pair", declared)
+    run = pd.DataFrame({"query_id": ["q"] * 3, "doc_id": ["a", "b", "c"], "score": [3.0, 2.0, 1.0]})
+    qrels = pd.DataFrame({"query_id": ["q", "q"], "doc_id": ["a", "c"], "relevance": [1, 1]})
+    got = evaluate(run, qrels, "pair@2,two@3").iloc[0]
+    assert (got["pair@2"], got["two@3"]) == (0.0, 1.0)
+    assert "pair@10" in dashboard_metrics()
+    assert "pair, pair@k" in known()
+    assert dict(card("pair@3").lines())["Formula"] == "1 if two relevant documents are in the top 3"
+
+
+def test_register_refuses_built_in_and_malformed_names() -> None:
+    with pytest.raises(ValueError, match="taken by the built-in recall"):
+        register_measure("R", lambda r, n, k: n)
+    with pytest.raises(ValueError, match="letters and underscores"):
+        register_measure("top-5", lambda r, n, k: n)
+    with pytest.raises(ValueError, match="callable"):
+        register_measure("mine", "not a function")  # type: ignore[arg-type]
+    assert "mine" not in REGISTRY
+
+
+# ------------------------------------------------------------------------- user measures
+
+
+def test_user_measure_equals_its_reference_with_ties_and_missing_queries(plugin) -> None:
+    """``found@k`` is recall@k at threshold 1 (the same values and tie bounds, bit for bit);
+    ``dcg_sum`` equals a loop over the ranked run; each gets an array only as deep as needed."""
+    _, module = plugin
+    run, qrels = random_collection(5, "ties", n_queries=60, n_docs=30)
+    result = evaluate_run(run, qrels, "found@5,recall@5,found,recall,dcg_sum", diagnostics=True)
+    table = result.per_query.set_index("query_id")
+    for a, b in (("found@5", "recall@5"), ("found", "recall")):
+        for suffix in ("", "_min", "_max"):
+            assert table[a + suffix].to_numpy().tobytes() == table[b + suffix].to_numpy().tobytes()
+    assert table["found@5_min"].lt(table["found@5_max"]).any()  # ties reorder the user measure
+    ranked = rank_run(run)
+    gain = qrels.set_index(["query_id", "doc_id"])["relevance"].clip(lower=0)
+    for qid, value in table["dcg_sum"].items():
+        rows = ranked.loc[ranked["query_id"] == qid]
+        rel = [gain.get((qid, d), 0) for d in rows["doc_id"]]
+        expected = sum(g / np.log2(r + 1) for g, r in zip(rel, rows["rank"], strict=True))
+        assert value == pytest.approx(expected, rel=1e-12, abs=1e-15)
+    assert (table.loc[table.index.str.startswith("m"), ["found@5", "dcg_sum"]] == 0).all().all()
+    nq = len(table)
+    deepest = ranked.merge(qrels.loc[qrels["relevance"] > 0], on=["query_id", "doc_id"])["rank"]
+    shapes: dict = {}
+    for name, shape, k in module.SHAPES:  # the first call of each: the ranking as evaluated
+        shapes.setdefault((name, k), shape)
+    assert shapes[("found", 5)] == (nq, 5)
+    assert shapes[("found", None)] == shapes[("dcg_sum", None)] == (nq, int(deepest.max()))
+    assert max(shape[1] for _, shape, _ in module.SHAPES) <= 30  # tie orders: the run's depth
+
+
+def test_user_measure_on_the_command_line_and_in_the_out_of_core_engines(
+    plugin, tmp_path: Path
+) -> None:
+    path, _ = plugin
+    run, qrels = random_collection(6, "graded", n_queries=40, n_docs=25)
+    run_path, qrels_path = _write_trec(run, qrels, tmp_path)
+    expected = evaluate(run, qrels, "found@10,dcg_sum,ndcg@10")
+    outs = {}
+    for engine in ("memory", "duckdb"):
+        outs[engine] = tmp_path / f"{engine}.csv"
+        proc = run_cli("evaluate", "--run", run_path, "--qrels", qrels_path, "--plugin", path,
+                       "--metrics", "found@10,dcg_sum,ndcg@10", "--engine", engine,
+                       "--out", outs[engine])  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        assert "found@10" in proc.stdout
+    assert outs["memory"].read_bytes() == outs["duckdb"].read_bytes()
+    run.to_parquet(tmp_path / "run.parquet")
+    outs["dask"] = tmp_path / "dask.csv"
+    proc = run_cli("evaluate", "--run", tmp_path / "run.parquet", "--qrels", qrels_path,
+                   "--plugin", path, "--metrics", "found@10,dcg_sum,ndcg@10", "--engine", "dask",
+                   "--out", outs["dask"])  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert outs["dask"].read_bytes() == outs["memory"].read_bytes()
+    got = pd.read_csv(outs["memory"], dtype={"query_id": str})
+    pd.testing.assert_frame_equal(got, expected, check_dtype=False)
+
+
+def test_a_plugin_named_as_a_module_and_the_help(plugin, tmp_path: Path) -> None:
+    path, _ = plugin
+    env = {**os.environ, "PYTHONPATH": f"{path.parent}{os.pathsep}{ROOT}"}
+    cmd = [sys.executable, "-m", "analysis", "--help-metrics", "--plugin", path.stem]
+    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    heads = [line.split(" — ")[0] for line in proc.stdout.splitlines() if line[:1].strip()]
+    assert heads == [m.example for m in REGISTRY.values()]  # every measure, plugin's included
+    assert "Formula: relevant documents in the top k / |R|" in proc.stdout
+    helptext = run_cli("evaluate", "--help", "--plugin", path).stdout
+    assert "found, found@k" in " ".join(helptext.split())
+    for command in ("compare", "report", "validate", "geo", "notes"):
+        assert "--plugin" in run_cli(command, "--help").stdout, command
+
+
+BAD_MEASURE = """\
+import numpy as np
+import analysis
+
+def broken(ranked_rel, n_rel, k):
+    return {body}
+
+analysis.register_measure("broken", broken)
+"""
+
+
+@pytest.mark.parametrize(
+    ("plugin_text", "expected"),
+    [
+        (None, r"^error: no_such_plugin_module: plugin: no module named 'no_such_plugin_module'$"),
+        ("import numpy as np\nx = (\n", r"^error: .*bad\.py:2: plugin .*SyntaxError: "),
+        ("import analysis\nraise RuntimeError('no licence')\n",
+         r"^error: .*bad\.py:2: plugin .*: RuntimeError: no licence$"),
+        (BAD_MEASURE.format(body="1 / 0"),
+         r"^error: measure 'broken' \(.*bad\.py\): .*bad\.py:5: raised ZeroDivisionError: "),
+        (BAD_MEASURE.format(body="np.zeros((3, 2))"),
+         r"^error: measure 'broken' .*: returned shape \(3, 2\); it must return one value per "
+         r"query, shape \(\d+,\)$"),
+        (BAD_MEASURE.format(body="np.full(len(n_rel), np.nan)"),
+         r"^error: measure 'broken' .*: returned \d+ values that are not finite numbers$"),
+        (BAD_MEASURE.format(body="'text'"),
+         r"^error: measure 'broken' .*: returned str, not one number per query$"),
+    ],
+)  # fmt: skip
+def test_a_bad_plugin_is_one_line(tmp_path: Path, plugin_text: str | None, expected: str) -> None:
+    run, qrels = random_collection(7, "unique", n_queries=10, n_docs=5)
+    run_path, qrels_path = _write_trec(run, qrels, tmp_path)
+    spec = "no_such_plugin_module" if plugin_text is None else write_plugin(tmp_path, plugin_text,
+                                                                            "bad.py")  # fmt: skip
+    out = tmp_path / "out.csv"
+    proc = run_cli("evaluate", "--run", run_path, "--qrels", qrels_path, "--plugin", spec,
+                   "--metrics", "broken@3" if plugin_text and "broken" in plugin_text else "mrr",
+                   "--out", out)  # fmt: skip
+    assert proc.returncode == 2
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert re.search(expected, lines[0]), proc.stderr
+    assert not out.exists()
+
+
+def test_a_failing_measure_raises_input_error_in_the_library(tmp_path: Path) -> None:
+    path = write_plugin(tmp_path, BAD_MEASURE.format(body="n_rel[:1]"), "short.py")
+    load_plugin(str(path))
+    try:
+        run, qrels = random_collection(8, "unique", n_queries=5, n_docs=5)
+        with pytest.raises(InputError, match=r"returned shape \(1,\)"):
+            evaluate(run, qrels, "broken")
+    finally:
+        drop_plugin(path, "broken")
+
+
+# ------------------------------------------------------------------------- the report
+
+
+def _toy_bundle(folder: Path) -> Path:
+    run_a, qrels = random_collection(9, "graded", n_queries=40, n_docs=20, n_missing=0,
+                                     n_extra=0)  # fmt: skip
+    run_b, _ = random_collection(10, "graded", n_queries=40, n_docs=20, n_missing=0, n_extra=0)
+    runs = folder / "toy" / "runs"
+    runs.mkdir(parents=True)
+    _write_trec(run_a, qrels, folder / "toy")
+    (folder / "toy" / "run.trec").rename(runs / "a.trec")
+    run_b = run_b.loc[run_b["query_id"].isin(set(run_a["query_id"]))]
+    _write_trec(run_b, qrels, folder / "toy")
+    (folder / "toy" / "run.trec").rename(runs / "b.trec")
+    ids = sorted(set(qrels["query_id"]))
+    pd.DataFrame({"query_id": ids, "text": [f"query {i}" for i in ids]}).to_csv(
+        folder / "toy" / "queries.csv", index=False
+    )
+    (folder / "bundle.toml").write_text(
+        'name = "toy"\n\n[datasets.toy]\nqueries = "toy/queries.csv"\nqrels = "toy/qrels.txt"\n'
+        'runs = "toy/runs"\nmetrics = ["found@10", "mrr"]\n'
+    )
+    return folder
+
+
+def test_report_shows_the_user_measure_and_every_card(plugin, tmp_path: Path) -> None:
+    path, _ = plugin
+    bundle = _toy_bundle(tmp_path / "bundle")
+    out = tmp_path / "report.html"
+    proc = run_cli("report", "--bundle", bundle, "--plugin", path, "--out", out)
+    assert proc.returncode == 0, proc.stderr
+    page = out.read_text()
+    assert '<section id="metrics">' in page
+    assert '<a href="#block-metric-found-10">found@10</a>' in page  # the header's report metric
+    assert 'id="block-metric-found-10"' in page
+    assert 'id="block-metric-mrr"' in page
+    assert "Formula: relevant documents in the top k / |R|" in page  # the user's own words
+    assert "trec_eval: recip_rank" in page
+    missing = run_cli("report", "--bundle", bundle, "--out", tmp_path / "r2.html")
+    assert missing.returncode == 2
+    assert "unknown metric 'found@10'" in missing.stderr
+
+
+def test_missing_queries_score_0_and_the_array_stays_bounded(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A query missing from the run scores 0 whatever the measure makes of its row of zeros;
+    a relevance array beyond :data:`~analysis.core.measures.MAX_CELLS` is refused in one line."""
+    register_measure("misses", lambda rel, n_rel, k: 1.0 - (rel > 0).mean(axis=1))
+    try:
+        run, qrels = random_collection(11, "unique", n_queries=20, n_docs=10, n_missing=5)
+        table = evaluate(run, qrels, "misses@5").set_index("query_id")["misses@5"]
+        assert (table[table.index.str.startswith("m")] == 0).all()
+        assert (table[~table.index.str.startswith("m")] > 0).any()
+        monkeypatch.setattr(measures, "MAX_CELLS", 10)
+        with pytest.raises(InputError, match=r"measure 'misses' .*too large .* use a cutoff"):
+            evaluate(run, qrels, "misses@5")
+    finally:
+        measures.unregister_measure("misses")

@@ -1,0 +1,304 @@
+"""Published summaries (analysis.io.summaries) and their audit against the run beside them
+(analysis.io.summary_audit): hand-made files for each cause (a copied summary, a different
+split, the saved depth, another evaluator, a qrels version), a matching summary's one line, and
+the real ada-002 summaries (marker ``real``)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from analysis.cli import main
+from analysis.core.metrics import evaluate
+from analysis.io.importers.stark_checks import qrels_version
+from analysis.io.stark import read_stark_eval, read_stark_qa
+from analysis.io.summaries import (
+    nearby_summaries,
+    read_summary,
+    search_root,
+    summaries_beside,
+)
+from analysis.io.summary_audit import AuditContext, audit_summary, tolerance
+
+METRICS = ["hit@1", "mrr"]
+
+
+def _qa(path: Path, answers: dict[str, list[int]]) -> Path:
+    lines = ["id,query,answer_ids"] + [f'{q},"query {q}","{a}"' for q, a in answers.items()]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _eval(path: Path, ranked: dict[str, list[int]], qa: Path, columns: bool = True) -> Path:
+    """STaRK's eval_results CSV, with its own per-query hit@1 and mrr computed here."""
+    rows = [(q, str(d), float(len(docs) - i)) for q, docs in ranked.items()
+            for i, d in enumerate(docs)]  # fmt: skip
+    run = pd.DataFrame(rows, columns=["query_id", "doc_id", "score"])
+    own = evaluate(run, read_stark_qa(qa)[1], METRICS).set_index("query_id")
+    header = "idx,query_id,pred_rank" + (",hit@1,mrr" if columns else "")
+    lines = [header]
+    for i, (q, docs) in enumerate(ranked.items()):
+        extra = f",{own.loc[q, 'hit@1']},{own.loc[q, 'mrr']}" if columns else ""
+        lines.append(f'{i},{q},"{json.dumps(docs)}"{extra}')
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _summary(path: Path, values: dict[str, float], text: str | None = None) -> Path:
+    path.write_text(text if text is not None else json.dumps(values, indent=4))
+    return path
+
+
+def _audit(run_file: Path, qa: Path, **context) -> list:
+    run, file_metrics = read_stark_eval(run_file)
+    _, qrels = read_stark_qa(qa)
+    (summary,) = summaries_beside(run_file)
+    context.setdefault("run_file_metrics", file_metrics)
+    context.setdefault("nearby", nearby_summaries(run_file, exclude=summary.path))
+    ctx = AuditContext(qrels=qrels, **context)
+    return audit_summary(summary, run, ctx)
+
+
+def _domain(root: Path, answers: dict, ranked: dict) -> tuple[Path, Path]:
+    qa = _qa(root / "stark_qa_human_generated_eval.csv", answers)
+    run = _eval(root / "runs" / "m" / "eval_results_human_generated_eval.csv", ranked, qa)
+    return qa, run
+
+
+def _means(run_file: Path, qa: Path) -> dict[str, float]:
+    run, _ = read_stark_eval(run_file)
+    return evaluate(run, read_stark_qa(qa)[1], METRICS)[METRICS].mean().to_dict()
+
+
+# 4 queries saved at depth 3: q0 gold at 1, q1 gold at 2, q2 gold beyond the list, q3 at 3
+ANSWERS = {"0": [10], "1": [11], "2": [12], "3": [13]}
+RANKED = {"0": [10, 1, 2], "1": [1, 11, 2], "2": [1, 2, 3], "3": [1, 2, 13]}
+
+
+def test_a_matching_summary_gets_one_line(tmp_path: Path) -> None:
+    qa, run = _domain(tmp_path / "kb", ANSWERS, RANKED)
+    means = _means(run, qa)  # hit@1 0.25, mrr (1 + 1/2 + 0 + 1/3) / 4
+    _summary(run.parent / "eval_metrics_human_generated_eval.json", {**means, "loss": 3})
+    (line,) = _audit(run, qa)
+    assert line.code == "summary_matches"
+    assert line.level == "info"
+    assert line.message.endswith(
+        "eval_metrics_human_generated_eval.json: the published summary matches the means "
+        "computed on the 4 queries (hit@1, mrr); not compared: loss"
+    )
+
+
+def test_printed_precision_and_float32_rounding_count_as_equal(tmp_path: Path) -> None:
+    qa, run = _domain(tmp_path / "kb", ANSWERS, RANKED)
+    text = '{"Hit@1": 0.25, "MRR": 0.4583}'  # mrr = 0.458333...: 4 decimals printed
+    _summary(run.parent / "eval_metrics_human_generated_eval.json", {}, text)
+    assert _audit(run, qa)[0].code == "summary_matches"
+    assert tolerance(0.5, 0.5, 100) == pytest.approx(2**-24 * (6.643856 + 2) * 0.5, rel=1e-6)
+    text = '{"Hit@1": 0.25, "MRR": 0.4584}'  # 0.458333 is outside [0.45835, 0.45845]
+    _summary(run.parent / "eval_metrics_human_generated_eval.json", {}, text)
+    assert _audit(run, qa)[0].code == "summary_mismatch"
+
+
+def test_a_copied_summary_is_named_with_the_file_it_copies(tmp_path: Path) -> None:
+    """Two knowledge bases of one collection: B's summary is a byte copy of A's. A's own file
+    agrees with its summary; B's per-query columns average to B's computed values."""
+    qa_a, run_a = _domain(tmp_path / "coll" / "a", ANSWERS, RANKED)
+    ranked_b = {"0": [1, 10, 2], "1": [11, 1, 2], "2": [12, 2, 3], "3": [13, 2, 1]}
+    qa_b, run_b = _domain(tmp_path / "coll" / "b", ANSWERS, ranked_b)
+    original = _summary(
+        run_a.parent / "eval_metrics_human_generated_eval.json", _means(run_a, qa_a)
+    )
+    copy = run_b.parent / "eval_metrics_human_generated_eval.json"
+    copy.write_bytes(original.read_bytes())
+    assert search_root(run_b) == tmp_path / "coll"
+    (found,) = _audit(run_b, qa_b)
+    assert found.code == "summary_mismatch"
+    assert found.count == 2
+    assert found.message == (
+        f"{copy}: the published summary differs from the means computed on the 4 queries: "
+        "hit@1 0.2500 (computed 0.7500), mrr 0.4583 (computed 0.8750); likely cause: a copied "
+        "file: the run file's own per-query hit@1 averages to 0.7500 (as computed here), not to "
+        f"the summary's 0.2500, and its bytes are identical to those of {original}"
+    )
+    assert [w.code for w in _audit(run_a, qa_a)] == ["summary_matches"]  # the original
+
+
+def test_identical_summaries_without_per_query_columns_are_a_question(tmp_path: Path) -> None:
+    qa_a, run_a = _domain(tmp_path / "coll" / "a", ANSWERS, RANKED)
+    qa_b = _qa(tmp_path / "coll" / "b" / "stark_qa_human_generated_eval.csv", ANSWERS)
+    run_b = _eval(tmp_path / "coll" / "b" / "runs" / "m" / "eval_results_human_generated_eval.csv",
+                  {"0": [1, 10], "1": [11], "2": [12], "3": [13]}, qa_b, columns=False)  # fmt: skip
+    values = _means(run_a, qa_a)
+    _summary(run_a.parent / "eval_metrics_human_generated_eval.json", values)
+    _summary(run_b.parent / "eval_metrics_human_generated_eval.json", values)
+    (found,) = _audit(run_b, qa_b)
+    assert "likely cause: a copied file? its bytes are identical to those of" in found.message
+    assert "one of the two is not its run's summary" in found.message
+
+
+def test_a_summary_of_another_split_is_named(tmp_path: Path) -> None:
+    answers = {str(q): [100 + q] for q in range(8)}
+    ranked = {str(q): ([100 + q, 1] if q < 4 else [1, 2]) for q in range(8)}  # test: 0-3 hit
+    qa = _qa(tmp_path / "kb" / "stark_qa.csv", answers)
+    run = _eval(tmp_path / "kb" / "runs" / "m" / "eval_results_test.csv", ranked, qa)
+    splits = {"test": ["0", "1", "2", "3"], "val": ["4", "5", "6", "7"]}
+    _summary(run.parent / "eval_metrics_test.json", {"hit@1": 0.0, "mrr": 0.0})  # val's means
+    (found,) = _audit(run, qa, splits=splits)
+    assert "differs from the means computed on the 4 queries of split test" in found.message
+    assert found.message.endswith(
+        "likely cause: a different split: the summary equals the means over split val (4 queries)"
+    )
+
+
+def test_the_saved_depth_explains_a_slightly_higher_mrr_with_its_bound(tmp_path: Path) -> None:
+    qa, run = _domain(tmp_path / "kb", ANSWERS, RANKED)
+    means = _means(run, qa)
+    # q2's gold is beyond the 3 saved ranks: an evaluator scoring every candidate could put it
+    # at rank 4 at best, adding at most 1/4 / 4 queries = 0.0625 to the mean
+    published = means["mrr"] + 0.01
+    _summary(run.parent / "eval_metrics_human_generated_eval.json", {**means, "mrr": published})
+    (found,) = _audit(run, qa, run_file_metrics=None)
+    assert found.message.endswith(
+        "(its other 1 metric matches); likely cause: the saved depth: 1 of 4 queries have no "
+        "relevant document within the saved depth 3 (others may miss part of theirs); an "
+        "evaluator that scores every candidate could raise the mean mrr by at most 0.062500 "
+        "(the summary is 0.010000 higher)"
+    )
+    # beyond that bound the saved depth cannot explain it
+    _summary(run.parent / "eval_metrics_human_generated_eval.json", {**means, "mrr": 0.6})
+    (found,) = _audit(run, qa, run_file_metrics=None)
+    assert "likely cause: unknown" in found.message
+
+
+def test_another_evaluator_is_named_with_the_queries_it_differs_on(tmp_path: Path) -> None:
+    qa, run = _domain(tmp_path / "kb", ANSWERS, RANKED)
+    text = run.read_text().replace('"[10, 1, 2]",1.0,1.0', '"[10, 1, 2]",0.0,0.5')
+    run.write_text(text)  # the file's own columns: q0 scored as if its gold were at rank 2
+    own = read_stark_eval(run)[1][METRICS].mean().to_dict()
+    _summary(run.parent / "eval_metrics_human_generated_eval.json", own)
+    (found,) = _audit(run, qa)
+    assert "likely cause: another evaluator or qrels: the run file's own per-query columns " in (
+        found.message
+    )
+    assert "hit@1 on 1 query (0), mrr on 1 query (0)" in found.message
+    assert found.message.endswith("(STaRK's evaluator drops gold ids that are not candidates: "
+                                  "try --compat stark)")  # fmt: skip
+
+
+def test_a_qrels_version_is_the_cause_when_nothing_else_is(tmp_path: Path) -> None:
+    answers = {str(q): [1000 + q] for q in range(98)}
+    qa = _qa(tmp_path / "prime" / "stark_qa_human_generated_eval.csv", answers)
+    ranked = {str(q): [1000 + q if q < 50 else 5] for q in range(109)}
+    run_file = _eval(tmp_path / "prime" / "runs" / "m" / "eval_results_human_generated_eval.csv",
+                     ranked, _qa(tmp_path / "old.csv", {str(q): [1000 + q] for q in range(109)}),
+                     columns=False)  # fmt: skip
+    _summary(run_file.parent / "eval_metrics_human_generated_eval.json", {"hit@1": 0.45})
+    queries, qrels = read_stark_qa(qa)
+    run, _ = read_stark_eval(run_file)
+    version = qrels_version(run["query_id"].unique(), queries, qrels, name="prime")
+    assert version is not None
+    (found,) = _audit(run_file, qa, run_file_metrics=None, version=version)
+    assert "likely cause: a different qrels version: the run answers 109 queries" in found.message
+
+
+def test_summary_files_beside_a_run(tmp_path: Path) -> None:
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    (folder / "bm25.trec").write_text("q 0 d 1 1.0 t\n")
+    assert summaries_beside(folder / "bm25.trec") == []
+    (folder / "metrics.json").write_text('{"nDCG@10": 0.5, "n_queries": 3}')
+    (found,) = summaries_beside(folder / "bm25.trec")
+    assert found.means == {"ndcg@10": (0.5, 0.05)}
+    assert found.ignored == ("n_queries",)
+    (folder / "dense.trec").write_text("q 0 d 1 1.0 t\n")  # metrics.json: whose is it now?
+    assert summaries_beside(folder / "bm25.trec") == []
+    (folder / "bm25.metrics.json").write_text('{"Recall@20": 45.5}')
+    (found,) = summaries_beside(folder / "bm25.trec")
+    assert found.percent
+    assert found.means["recall@20"] == pytest.approx((0.455, 0.0005))
+    (tmp_path / "leaderboard.csv").write_text("Model,Hit@1,MRR\nBM25,30.1,41.2\ndense,1,2\n")
+    assert [s.row for s in summaries_beside(folder / "bm25.trec")] == [None, "BM25"]
+    board = summaries_beside(folder / "bm25.trec")[1]
+    assert board.means["hit@1"] == pytest.approx((0.301, 0.0005))
+    assert board.name == f"{tmp_path / 'leaderboard.csv'} (row BM25)"
+    for bad in ("[1, 2]", "{broken", '{"a": "b"}', '{"hit@1": true}'):
+        (folder / "x.metrics.json").write_text(bad)
+        assert read_summary(folder / "x.metrics.json") is None
+
+
+def test_validate_run_prints_the_audit_and_the_split_option_picks_the_queries(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    answers = {str(q): [100 + q] for q in range(8)}
+    ranked = {str(q): ([100 + q, 1] if q < 4 else [1, 2]) for q in range(4)}  # test split only
+    qa = _qa(tmp_path / "kb" / "stark_qa.csv", answers)
+    run = _eval(tmp_path / "kb" / "runs" / "m" / "eval_results_test.csv", ranked, qa)
+    _summary(run.parent / "eval_metrics_test.json", {"hit@1": 1.0, "mrr": 1.0})
+    split = tmp_path / "kb" / "split" / "test.index"
+    split.parent.mkdir()
+    split.write_text("0\n1\n2\n3\n")
+    args = ["validate", "--run", str(run), "--qrels", str(qa), "--metrics", "hit@1"]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "differs from the means computed on the 8 queries: hit@1 1.0000 (computed 0.5000)" in out
+    assert "a different split: the summary equals the means over the queries the run answers" in out
+    assert main([*args, "--split", str(split)]) == 0
+    out = capsys.readouterr().out
+    assert "matches the means computed on the 4 queries of split test (hit@1, mrr)" in out
+    assert "warning: " not in out.split("run lines")[1].replace("matches", "")
+
+
+# ------------------------------------------------------------------------------- real files
+
+
+def _real_audit(real_dir: Path, domain: str) -> list:
+    folder = real_dir / "stark" / domain
+    run_file = folder / "runs/ada-002/eval_results_human_generated_eval.csv"
+    return _audit(run_file, folder / "stark_qa_human_generated_eval.csv")
+
+
+@pytest.mark.real
+def test_real_prime_summary_is_a_copy_of_mags(real_dir: Path) -> None:
+    (found,) = _real_audit(real_dir, "prime")
+    assert found.code == "summary_mismatch"
+    assert found.count == 14  # every metric of the file
+    assert "hit@1 0.2857 (computed 0.2110)" in found.message
+    assert (
+        "likely cause: a copied file: the run file's own per-query hit@1 averages to 0.2110 (as "
+        "computed here), not to the summary's 0.2857, and its bytes are identical to those of "
+    ) in found.message
+    assert found.message.endswith("mag/runs/ada-002/eval_metrics_human_generated_eval.json")
+
+
+@pytest.mark.real
+def test_real_amazon_summary_matches_but_mrr_and_map_by_the_saved_depth(real_dir: Path) -> None:
+    (found,) = _real_audit(real_dir, "amazon")
+    assert "mrr 0.526489 (computed 0.526472), map 0.370748 (computed 0.370711) (its other 12 " in (
+        found.message
+    )
+    assert "the saved depth: 5 of 81 queries have no relevant document within the saved depth " in (
+        found.message
+    )
+    assert "mrr by at most 0.000062 (the summary is 0.000017 higher)" in found.message
+    assert "map by at most 0.000148 (the summary is 0.000036 higher)" in found.message
+
+
+@pytest.mark.real
+def test_real_mag_summary_matches_but_for_the_depth_and_a_gold_id_that_is_no_paper(
+    real_dir: Path,
+) -> None:
+    depth, evaluator = _real_audit(real_dir, "mag")
+    assert "mrr 0.359785 (computed 0.359764), map 0.25895 (computed 0.25875)" in depth.message
+    assert "28 of 84 queries have no relevant document within the saved depth 1000" in (
+        depth.message
+    )
+    assert "recall@50 0.4665 (computed 0.4605), recall@100 0.5427 (computed 0.5367)" in (
+        evaluator.message
+    )
+    assert "recall@50 on 1 query (50), recall@100 on 1 query (50)" in evaluator.message
+    assert "its bytes are identical" not in depth.message + evaluator.message

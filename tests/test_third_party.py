@@ -1,0 +1,46 @@
+"""The private attributes of third-party libraries that ``ui/_compat.py`` and
+``analysis/present/_compat.py`` rely on still exist in the installed versions: when an upgrade
+removes one, these tests fail (the code itself only degrades: a slower first page, a validated
+figure, a kaleido failure noticed later)."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+
+import plotly.graph_objects as go
+
+from analysis.present import _compat as present_compat
+from ui import _compat as ui_compat
+
+
+def test_streamlit_still_has_the_repl_hint_flag() -> None:
+    module, name = ui_compat.REPL_FLAG
+    assert hasattr(importlib.import_module(module), name)
+
+
+def test_streamlit_script_run_context_still_names_its_page() -> None:
+    module, name = ui_compat.RUN_CONTEXT
+    get_ctx = getattr(importlib.import_module(module), name)
+    assert callable(get_ctx)
+    from streamlit.runtime.scriptrunner import ScriptRunContext
+
+    assert isinstance(getattr(ScriptRunContext, "page_script_hash", None), property)
+    assert ui_compat.page_script_hash() == ""  # outside a script run
+
+
+def test_kaleido_still_keeps_its_server_thread() -> None:
+    """The one server per process, whose ``open`` starts the thread the code watches."""
+    module, name = present_compat.KALEIDO_SERVER
+    server = getattr(importlib.import_module(module), name)
+    opened = inspect.getsource(type(server).open)
+    assert f"self.{present_compat.KALEIDO_THREAD}" in opened
+    assert f"self.{present_compat.KALEIDO_THREAD}.start()" in opened
+    assert present_compat.kaleido_server_alive()  # not started: no thread to have died
+
+
+def test_plotly_still_builds_a_figure_without_validating_it() -> None:
+    spec = go.Figure(go.Bar(x=["a"], y=[1])).to_dict()
+    go.Figure(spec, **{present_compat.PLOTLY_NO_VALIDATION: False})  # TypeError once removed
+    figure = present_compat.figure_unvalidated(spec)
+    assert figure.data[0].x == ("a",)
