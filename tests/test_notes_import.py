@@ -4,6 +4,7 @@ written) and ``coverage`` (judged@k of every model of a bundle dataset) on the c
 from __future__ import annotations
 
 import shutil
+import sqlite3
 from pathlib import Path
 
 import pandas as pd
@@ -16,6 +17,7 @@ from analysis.io.annotations import AnnotationStore
 from analysis.io.annotations_csv import ImportProblems, import_annotations_csv
 from analysis.stats.coverage import coverage_summary
 from tests.bad_input.corpus import HERE
+from tests.bad_input.made import run_analysis
 from tests.helpers import run_cli
 
 OK = HERE / "bundle" / "ok"
@@ -89,6 +91,76 @@ def test_judgements_replace_earlier_ones_and_are_written_by_the_author(tmp_path:
     assert j.loc[("q1", "d2"), "relevance"] == 2
     assert j.loc[("q1", "d2"), "author"] == "Ana"
     assert j.loc[("q3", "d1"), "relevance"] == 0
+
+
+def _state(store: AnnotationStore) -> tuple[list, list, list, int]:
+    drop = ["created", "updated"]
+    return (
+        store.tags().drop(columns=drop[:1]).to_numpy().tolist(),
+        store.notes().drop(columns=drop[1:]).to_numpy().tolist(),
+        store.judgements().drop(columns=drop[1:]).to_numpy().tolist(),
+        len(store.history()),
+    )
+
+
+def test_a_write_failing_midway_leaves_the_store_as_it_was(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = _store(tmp_path)
+    store.add_tag("web", "q1", "old tag", author="Bo")
+    store.set_judgement("web", "q1", "d2", 0, author="Bo")
+    before = _state(store)
+    real, calls = AnnotationStore._change, []
+
+    def full_on_the_third(con, sql, params, log):
+        calls.append(log)
+        if len(calls) == 3:
+            raise sqlite3.OperationalError("database or disk is full")
+        return real(con, sql, params, log)
+
+    monkeypatch.setattr(AnnotationStore, "_change", staticmethod(full_on_the_third))
+    with pytest.raises(InputError, match="notes database: database or disk is full"):
+        import_annotations_csv(store, NOTES / "export_ok.csv", "web", author="Ana")
+    assert len(calls) == 3  # two rows were written in the transaction, then rolled back
+    assert _state(store) == before
+
+
+def test_a_full_disk_is_one_line_and_the_store_is_unchanged(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    store.add_tag("web", "q1", "old tag", author="Bo")
+    before = _state(store)
+    proc = run_analysis(
+        ["notes", "import", "--bundle", str(OK), "--dataset", "web",
+         "--csv", str(NOTES / "export_ok.csv"), "--author", "Ana",
+         "--notes-dir", str(tmp_path / "notes")],
+        tmp_path,
+        "file_size_limit",
+    )  # fmt: skip
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    assert proc.stderr.startswith(f"error: {store.path}: notes database: "), proc.stderr
+    assert len(proc.stderr.splitlines()) == 1
+    assert _state(store) == before
+
+
+def test_write_all_checks_every_row_before_writing(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    with pytest.raises(ValueError, match="relevance must be a non-negative integer"):
+        store.write_all("web", [("tag", "q1", "", "fine"), ("judgement", "q1", "d1", -1)])
+    with pytest.raises(ValueError, match="kind must be tag, note or judgement"):
+        store.write_all("web", [("tag", "q1", "", "fine"), ("label", "q1", "", "x")])
+    assert not store.path.exists()
+    done = store.write_all(
+        "web",
+        [("tag", "q1", "", "t"), ("tag", "q1", "", "t"), ("note", "q2", "", "n"),
+         ("judgement", "q2", "d1", 2), ("judgement", "q2", "d1", None)],
+        author="Ana",
+    )  # fmt: skip
+    assert done == 4  # the repeated tag is no change
+    assert store.tags("web")["tag"].tolist() == ["t"]
+    assert store.note("web", "q2") == "n"
+    assert store.judgements("web").empty
+    assert set(store.history("web")["author"]) == {"Ana"}
 
 
 def test_a_formula_quote_of_the_export_is_removed_and_nothing_else(tmp_path: Path) -> None:

@@ -142,15 +142,17 @@ def adhoc_inputs(args: argparse.Namespace) -> AdhocInputs:
 
 
 def notes_store(bundle_root: Path, notes_dir: str | None) -> AnnotationStore:
-    """The bundle's annotation store; a ``--notes-dir`` inside the bundle is named as such."""
-    from analysis.io.annotations import AnnotationStore
+    """The bundle's annotation store; a ``--notes-dir`` inside the bundle is named as such (an
+    error of the database itself names the database)."""
+    from analysis.io.annotations import AnnotationStore, database_path
 
     try:
-        return AnnotationStore.for_bundle(bundle_root, notes_dir)
+        path = database_path(bundle_root, notes_dir)
     except InputError as exc:
         if notes_dir is None:
             raise
         raise InputError("--notes-dir", None, str(exc)) from None
+    return AnnotationStore(path)
 
 
 def bundle_dataset(bundle: Bundle, name: str) -> DatasetSpec:

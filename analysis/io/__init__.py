@@ -51,7 +51,6 @@ from analysis.io._text import (
     first_data_line,
     head_text,
     magic,
-    source_path,
 )
 
 if TYPE_CHECKING:  # the table readers (and pandas) are imported where used: the command line

@@ -178,11 +178,12 @@ def import_annotations_csv(
     author: str,
     queries: Collection[str] | None = None,
 ) -> dict[str, int]:
-    """Check every row of the CSV (:func:`read_annotations_csv`), then write them through the
-    store's own methods (``add_tag``, ``set_note``, ``set_judgement``) as ``author``.
+    """Check every row of the CSV (:func:`read_annotations_csv`), then write them all as
+    ``author`` in one transaction (:meth:`AnnotationStore.write_all`): a full disk or a stop
+    midway writes none of them.
 
     Returns the counts ``{"tag": n, "note": n, "judgement": n, "skipped": n}`` (``skipped``:
-    rows of other datasets). Nothing is written when a row is bad.
+    rows of other datasets). Nothing is written when a row is bad or the write fails.
 
     Raises:
         InputError, ImportProblems: as :func:`read_annotations_csv`; an author name too long.
@@ -194,14 +195,13 @@ def import_annotations_csv(
     except ValueError as exc:
         raise InputError("--author", None, str(exc)) from None
     rows, skipped = read_annotations_csv(path, dataset, queries)
-    counts = {"tag": 0, "note": 0, "judgement": 0, "skipped": skipped}
-    for row in rows:
-        if row.kind == "tag":
-            store.add_tag(dataset, row.query_id, row.value, author=who)
-        elif row.kind == "note":
-            store.set_note(dataset, row.query_id, row.value, author=who)
-        else:
-            relevance = c_int(row.value.strip())
-            store.set_judgement(dataset, row.query_id, row.doc_id, relevance, author=who)
-        counts[row.kind] += 1
-    return counts
+    changes = [
+        (r.kind, r.query_id, r.doc_id, c_int(r.value.strip()) if r.kind == "judgement" else r.value)
+        for r in rows
+    ]
+    try:
+        store.write_all(dataset, changes, author=who)
+    except ValueError as exc:  # a value the row checks let through: still one line, no write
+        raise InputError(path, None, str(exc)) from None
+    counts = {kind: sum(r.kind == kind for r in rows) for kind in KINDS}
+    return {**counts, "skipped": skipped}

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -50,7 +50,7 @@ from analysis.core.errors import InputError
 from analysis.core.names import parse_metrics
 from analysis.io import load_entities, load_qrels, load_queries, load_run, stark, tables
 from analysis.io._text import parse_toml, read_text
-from analysis.io.confine import is_confined
+from analysis.io.confine import is_confined as is_confined  # re-exported
 
 MANIFEST = "bundle.toml"
 ROOTS_ENV = "RETRIEVAL_DASHBOARD_DATA_ROOTS"
