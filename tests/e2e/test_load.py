@@ -3,13 +3,17 @@
 Five browser contexts (five Streamlit sessions) open Home, Slices, Queries, Compare and Map
 together, then each moves on to the next page, again all at once. Every page must reach the
 ready state without an ``stException`` and show its own heading; each wait may take up to the
-suite's :data:`~tests.e2e.conftest.WAIT_MS` (CI runs this test beside two CPU hogs, so the
-limit is generous: the test checks that every session gets there, not how fast). The server
+suite's :data:`~tests.e2e.conftest.WAIT_MS`. The test runs beside two CPU hogs it starts
+itself (two busy processes, stopped when it ends), so it proves the waits hold on a busy
+machine: it checks that every session gets there, not how fast. The server
 listens on 127.0.0.1 only, and the pages may not send a request anywhere else.
 """
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from collections.abc import Iterator
 from urllib.parse import urlsplit
 
 import pytest
@@ -25,6 +29,21 @@ PAGES = [
     ("/Compare?datasets=stark-mag&a=bm25&b=char-ngram-tfidf", "Compare two models"),
     ("/Map?datasets=geo-glue&md=geo-glue&basemap=none", "Duplicate coordinates"),
 ]
+
+
+@pytest.fixture
+def cpu_hogs() -> Iterator[None]:
+    """Two processes that keep a CPU core busy each while the test runs."""
+    hogs = [
+        subprocess.Popen([sys.executable, "-c", "while True: pass"], stdin=subprocess.DEVNULL)
+        for _ in range(2)
+    ]
+    try:
+        yield
+    finally:
+        for hog in hogs:
+            hog.kill()
+            hog.wait()
 
 
 def _open_all(pages, server: str, targets: list[tuple[str, str]]) -> None:
@@ -43,7 +62,7 @@ def _wait_all(pages, targets: list[tuple[str, str]]) -> None:
         assert page.locator("[data-testid=stAlertContentError]").count() == 0, path
 
 
-def test_five_sessions_on_different_pages_at_once(server, browser) -> None:
+def test_five_sessions_on_different_pages_at_once(server, browser, cpu_hogs) -> None:
     host = urlsplit(server).hostname
     assert host == "127.0.0.1"
     outside: list[str] = []
