@@ -5,18 +5,22 @@ too long, a file used as a folder or a folder used as a file is an InputError, n
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
 
 from analysis.core import paths
 from analysis.core.errors import InputError
+from analysis.core.plugins import load_plugin
 from analysis.io import load_qrels, load_run
 from analysis.io.annotations import database_path
 from analysis.io.bundle import is_confined, read_manifest
 from analysis.io.spatial import load_pois
+from analysis.io.summaries import nearby_summaries
 from tests.bad_input.corpus import GOOD, HERE
 from tests.bad_input.made import make
+from tests.helpers import run_cli
 
 BAD = ("symlink_loop", "long_name", "file_as_folder")
 WORDS = {
@@ -105,3 +109,25 @@ def test_a_notes_dir_inside_the_bundle_says_to_choose_another_folder() -> None:
         database_path(bundle, bundle / "notes")
     assert "choose a notes folder outside it" in str(given.value)
     assert "RETRIEVAL_DASHBOARD_NOTES_DIR" not in str(given.value)
+
+
+@pytest.mark.parametrize("recipe", BAD)
+def test_a_plugin_path_names_the_path(recipe: str, tmp_path: Path) -> None:
+    path = make(recipe, tmp_path)
+    with pytest.raises(InputError) as info:
+        load_plugin(str(path))
+    assert str(info.value) == f"{path}: {WORDS[recipe]}"
+
+
+def test_a_stray_link_loop_beside_the_runs_is_no_summary(tmp_path: Path) -> None:
+    """Other summaries of a collection are looked for in its folder tree: a symlink loop there
+    is skipped, never the error of the run read."""
+    shutil.copytree(HERE / "bundle" / "ok", tmp_path / "ok")
+    runs = tmp_path / "ok" / "web" / "runs"
+    (runs / "bm25.metrics.json").write_text('{"mrr": 1.0}\n')
+    loop = tmp_path / "ok" / "web" / "x.metrics.json"
+    loop.symlink_to(loop)
+    assert nearby_summaries(runs / "bm25.run", exclude=runs / "bm25.metrics.json") == []
+    proc = run_cli("validate", "--bundle", tmp_path / "ok")
+    assert proc.returncode == 0, proc.stderr
+    assert "symlink loop" not in proc.stderr

@@ -296,8 +296,17 @@ def _walk(root: Path, depth: int = 5) -> Iterator[Path]:
             path = Path(entry.path)
             if entry.is_dir(follow_symlinks=False) and level < depth:
                 stack.append((path, level + 1))
-            elif entry.is_file() and path.suffix == ".json" and is_summary_file(path):
+            elif path.suffix == ".json" and is_summary_file(path) and _is_file(entry):
                 yield path
+
+
+def _is_file(entry: os.DirEntry) -> bool:
+    """A regular file (after symlinks); a symlink loop or an unreadable entry is none: a stray
+    link beside the data never stops the command reading it."""
+    try:
+        return entry.is_file()
+    except OSError:
+        return False
 
 
 def nearby_summaries(run: str | Path, exclude: Path | None = None) -> list[Summary]:
