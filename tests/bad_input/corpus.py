@@ -31,7 +31,7 @@ RECIPES = (
 OUTPUT_COMMANDS = ("evaluate", "evaluate_bundle", "compare", "disagree", "report", "deck",
                    "notes_csv", "notes_qrels", "coverage", "geo", "import", "bundle",
                    "demo")  # fmt: skip
-PATH_INPUTS = ("run", "qrels", "bundle", "pois", "csv", "manifest_qrels")
+PATH_INPUTS = ("run", "qrels", "bundle", "pois", "csv", "manifest_qrels", "plugin")
 GOOD = {
     "run": HERE / "good" / "run.txt",
     "qrels": HERE / "good" / "qrels.txt",

@@ -155,6 +155,9 @@ def path_args(which: str, path: Path, tmp: Path) -> list[str]:
         notes = str(tmp / "notes")
         return ["notes", "import", "--bundle", str(OK_BUNDLE), "--dataset", "web",
                 "--csv", str(path), "--author", "test", "--notes-dir", notes]  # fmt: skip
+    if which == "plugin":
+        return ["evaluate", "--run", str(GOOD["run"]), "--qrels", str(GOOD["qrels"]),
+                "--plugin", str(path)]  # fmt: skip
     if which == "manifest_qrels":  # a bundle whose manifest names the path as its qrels
         bundle = tmp / "bundle"
         (bundle / "web" / "runs").mkdir(parents=True)
