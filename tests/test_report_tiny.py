@@ -15,7 +15,10 @@ from analysis.present.report.deck_html import render_deck
 from analysis.present.report.document import render_html
 from tests.bad_input.corpus import HERE
 
-SECTIONS = ("summary", "leaderboard", "slices", "compare", "worst-queries", "causes", "analyses")
+#: every section of the report (a section not listed here fails the test: add it)
+SECTIONS = (
+    "summary", "leaderboard", "slices", "compare", "worst-queries", "causes", "analyses", "metrics",
+)  # fmt: skip
 
 
 def _write(folder: Path, queries: str, qrels: str, runs: dict[str, str]) -> Path:
@@ -87,6 +90,7 @@ def test_every_section_on_tiny_datasets(
     monkeypatch.setenv("RETRIEVAL_DASHBOARD_NOTES_DIR", str(Path(folder) / "notes"))
     content, page, deck = _content(shape, folder)
     found = {s.key: s for s in content.sections}
+    assert set(found) <= set(SECTIONS), list(found)
     assert section in found, list(found)
     assert found[section].blocks, f"{section} is empty"
     assert f'<section id="{section}">' in page
