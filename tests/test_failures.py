@@ -52,9 +52,11 @@ def test_default_threshold_lists_every_query_below_one_worst_first():
 def test_threshold_is_inclusive_and_tolerant_of_rounding():
     rows = _rows()
     rows.loc[3, "recall@5"] = 0.1 * 3  # 0.30000000000000004
-    view = failures.failing_queries(rows, "recall@5", max_value=0.3)
+    view = failures.failing_queries(rows, "recall@5", failures.FailureFilter(max_value=0.3))
     assert set(view["query_id"]) == {"3", "1", "007", "4"}
-    assert failures.failing_queries(rows, "recall@5", max_value=0.0)["query_id"].tolist() == [
+    assert failures.failing_queries(rows, "recall@5", failures.FailureFilter(max_value=0.0))[
+        "query_id"
+    ].tolist() == [
         "3",
         "1",
     ]
@@ -68,16 +70,25 @@ def test_threshold_mask_failures_vs_at_most():
 
 def test_slice_filter_uses_labels_and_missing_label():
     view = failures.failing_queries(
-        _rows(), "recall@5", slice_column="query_type", slice_values=["x"]
+        _rows(), "recall@5", failures.FailureFilter(slice_column="query_type", slice_values=("x",))
     )
     assert set(view["query_id"]) == {"3", "1"}
     assert "query_type" in view.columns  # the slice column is shown when filtering by it
     missing = failures.failing_queries(
-        _rows(), "recall@5", slice_column="query_type", slice_values=[MISSING_LABEL]
+        _rows(),
+        "recall@5",
+        failures.FailureFilter(slice_column="query_type", slice_values=(MISSING_LABEL,)),
     )
     assert missing["query_id"].tolist() == ["007"]
     # no values selected: no slice filter
-    assert len(failures.failing_queries(_rows(), "recall@5", slice_column="query_type")) == 5
+    assert (
+        len(
+            failures.failing_queries(
+                _rows(), "recall@5", failures.FailureFilter(slice_column="query_type")
+            )
+        )
+        == 5
+    )
 
 
 def test_slice_options_are_sorted_labels():
@@ -89,19 +100,21 @@ def test_slice_options_are_sorted_labels():
 
 
 def test_tie_only_uses_the_metric_bounds():
-    view = failures.failing_queries(_rows(), "recall@5", tie_only=True)
+    view = failures.failing_queries(_rows(), "recall@5", failures.FailureFilter(tie_only=True))
     # (a, 4) is tie-sensitive for another metric only, so it is not kept
     assert view["query_id"].tolist() == ["007"]
     no_bounds = _rows().drop(columns=["recall@5_min", "recall@5_max"])
-    view = failures.failing_queries(no_bounds, "recall@5", tie_only=True)
+    view = failures.failing_queries(no_bounds, "recall@5", failures.FailureFilter(tie_only=True))
     assert set(view["query_id"]) == {"4", "007"}
 
 
 def test_missing_only_and_empty_result():
-    view = failures.failing_queries(_rows(), "recall@5", missing_only=True)
+    view = failures.failing_queries(_rows(), "recall@5", failures.FailureFilter(missing_only=True))
     assert view["query_id"].tolist() == ["3"]
     assert "missing from run" in view["flags"].iloc[0]
-    empty = failures.failing_queries(_rows(), "recall@5", missing_only=True, tie_only=True)
+    empty = failures.failing_queries(
+        _rows(), "recall@5", failures.FailureFilter(missing_only=True, tie_only=True)
+    )
     assert empty.empty
     assert "flags" in empty.columns
 

@@ -30,8 +30,4 @@ def failing(
     key: tuple, model: str, metric: str, filters: tuple, _rows: pd.DataFrame
 ) -> pd.DataFrame:
     """The filtered list (:func:`failures.failing_queries`), once per filter choice."""
-    max_value, column, values, tie_only, missing_only, search = filters
-    return failures.failing_queries(
-        _rows, metric, max_value=max_value, slice_column=column, slice_values=list(values),
-        tie_only=tie_only, missing_only=missing_only, search=search,
-    )  # fmt: skip
+    return failures.failing_queries(_rows, metric, failures.FailureFilter(*filters))

@@ -18,6 +18,8 @@ columns, but reads the ranking the core computed for the model's metrics
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
 import pyarrow as pa
@@ -77,7 +79,8 @@ def ranked_geo_columns(
     sel = np.flatnonzero(pos > -2)
     q, pos, rank, rows, scores, s32 = q[sel], pos[sel], rank[sel], rows[sel], scores[sel], s32[sel]
     geo = _diagnostics(q, pos, rank, ix, k)
-    twin = _twin_values(ranking, index, ties, relevance_threshold, q, pos, rows, scores, s32, floor,
+    looked = _LookedUp(q, pos, rows, scores, s32, floor)
+    twin = _twin_values(ranking, index, (ties, relevance_threshold), looked,
                         _strict_values(strict, ix))  # fmt: skip
     for column in twin.columns[1:]:  # both tables: one row per qrels query, in the same order
         geo[column] = twin[column].to_numpy()
@@ -182,25 +185,35 @@ def _looked_up(
         reach = grown
 
 
+@dataclass(frozen=True)
+class _LookedUp:
+    """The looked-up ranked rows of the qrels queries, in rank order: query number ``q``, doc
+    number ``pos``, file row ``rows``, ``scores`` and as float32 ``s32``; and the floor of
+    each query (see :func:`_looked_up`)."""
+
+    q: np.ndarray
+    pos: np.ndarray
+    rows: np.ndarray
+    scores: np.ndarray
+    s32: np.ndarray
+    floor: np.ndarray
+
+
 def _twin_values(
     ranking: RankedRun,
     ix: GeoIndex,
-    ties: TiePolicy,
-    relevance_threshold: int,
-    q: np.ndarray,
-    pos: np.ndarray,
-    rows: np.ndarray,
-    scores: np.ndarray,
-    s32: np.ndarray,
-    floor: np.ndarray,
+    policy: tuple[TiePolicy, int],
+    looked: _LookedUp,
     strict: dict[str, np.ndarray] | None = None,
 ) -> pd.DataFrame:
-    """``query_id, twin_recall@10, twin_ndcg@10`` from the looked-up ranked rows of the qrels
-    queries (query number ``q``, doc number ``pos``, file row ``rows``, ``scores`` and as
-    float32 ``s32``; in rank order) and the floor of each query (see :func:`_looked_up`): the
-    rows scored at least the floor are deduplicated by twin group, then cut after the rows tied
-    with the 10th. ``strict``: the metric core's values per query (see
-    :func:`ranked_geo_columns`), taken for the queries the twins leave unchanged."""
+    """``query_id, twin_recall@10, twin_ndcg@10`` from the ``looked`` up rows: the rows scored
+    at least their query's floor are deduplicated by twin group, then cut after the rows tied
+    with the 10th. ``policy``: the tie policy and the relevance threshold. ``strict``: the
+    metric core's values per query (see :func:`ranked_geo_columns`), taken for the queries the
+    twins leave unchanged."""
+    ties, relevance_threshold = policy
+    q, pos, rows, scores, s32, floor = (looked.q, looked.pos, looked.rows, looked.scores,
+                                        looked.s32, looked.floor)  # fmt: skip
     nq = len(ix.queries)
     renamed = np.zeros(len(q), dtype=bool)
     group = pos

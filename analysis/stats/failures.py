@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -237,77 +238,43 @@ def shorten(text: pd.Series, limit: int = TEXT_CHARS) -> pd.Series:
     return text.where(text.str.len() <= limit, text.str.slice(0, limit - 1) + "…")
 
 
+@dataclass(frozen=True)
+class FailureFilter:
+    """The filters of :func:`failing_queries` (module docstring); the default lists every
+    failure. ``search``: keep the queries whose id or text contains it (case-insensitive,
+    literal, NFKC; blank = no filter)."""
+
+    max_value: float = FAILURES
+    slice_column: str | None = None
+    slice_values: tuple[str, ...] = ()
+    tie_only: bool = False
+    missing_only: bool = False
+    search: str = ""
+
+
 def failing_queries(
     rows: pd.DataFrame,
     metric: str,
+    filters: FailureFilter = FailureFilter(),
     *,
-    max_value: float = FAILURES,
-    slice_column: str | None = None,
-    slice_values: Sequence[str] = (),
-    tie_only: bool = False,
-    missing_only: bool = False,
     text_chars: int = TEXT_CHARS,
-    search: str = "",
 ) -> pd.DataFrame:
-    """The queries of one model's per-query rows that pass the filters (see the module
-    docstring), worst first, as the table the page shows.
+    """The queries of one model's per-query rows that pass the ``filters``, worst first, as the
+    table the page shows.
 
     Columns: ``dataset, query_id, text`` (cut to ``text_chars``), ``metric``, ``<metric>_min``,
     ``<metric>_max`` (when present), ``n_gold``, ``first_gold_rank`` (nullable integer, missing
     when no gold was retrieved), ``flags`` (:func:`query_flags`), then ``slice_column`` when it
     is not one of these. The index is ``0..n-1``: a table selection's row positions refer to it.
 
-    ``search``: keep the queries whose id or text contains it (case-insensitive, literal, NFKC;
-    blank = no filter).
-
     Raises:
         KeyError: ``metric`` is not a column of ``rows``.
     """
     if metric not in rows.columns:
         raise KeyError(f"metric column {metric!r} is not in the per-query table")
-    use_slice = slice_column is not None and slice_column in rows.columns
-    mask = np.array(threshold_mask(rows[metric], max_value), dtype=bool)
-    if use_slice and len(slice_values) > 0:
-        mask &= slice_labels(rows[slice_column]).isin(list(slice_values)).to_numpy(dtype=bool)
-    if tie_only:
-        mask &= tie_sensitive_for(rows, metric).to_numpy(dtype=bool)
-    if search.strip():
-        mask &= search_mask(rows, search)
-    if missing_only:
-        if "missing_from_run" in rows.columns:
-            mask &= rows["missing_from_run"].to_numpy(dtype=bool)
-        else:
-            mask[:] = False
-    # take only the columns needed (the per-query table is wide)
-    wanted = [
-        *TABLE_COLUMNS,
-        metric,
-        f"{metric}_min",
-        f"{metric}_max",
-        "n_gold",
-        "first_gold_rank",
-        "missing_from_run",
-        "no_relevant",
-        "tied_at_cutoff",
-        "tie_sensitive",
-    ]
-    if use_slice:
-        wanted.append(slice_column)  # type: ignore[arg-type]
-    present = list(dict.fromkeys(c for c in wanted if c in rows.columns))
-    kept = rows[present].iloc[np.flatnonzero(mask)]
-
-    value = kept[metric].to_numpy(dtype=np.float64)
-    best_col = f"{metric}_max" if f"{metric}_max" in kept.columns else metric
-    best = kept[best_col].to_numpy(dtype=np.float64)
-    if "first_gold_rank" in kept.columns:
-        # no gold retrieved sorts before any rank (worst first)
-        rank = -kept["first_gold_rank"].to_numpy(dtype=np.float64, na_value=np.inf)
-    else:
-        rank = np.zeros(len(kept))
-    order = np.lexsort((np.arange(len(kept)), rank, best, value))
-    kept = kept.iloc[order]
-    flags = _FLAG_TEXT[_flag_bits(kept, metric)]
-
+    column = filters.slice_column
+    use_slice = column is not None and column in rows.columns
+    kept = _worst_first(_kept_rows(rows, metric, filters, use_slice), metric)
     columns = [
         c
         for c in (*TABLE_COLUMNS, metric, f"{metric}_min", f"{metric}_max", "n_gold")
@@ -318,10 +285,48 @@ def failing_queries(
         out["text"] = shorten(out["text"], text_chars)
     if "first_gold_rank" in kept.columns:
         out["first_gold_rank"] = kept["first_gold_rank"].astype("Int64").array
-    out["flags"] = pd.array(flags, dtype="str")
-    if use_slice and slice_column not in out.columns:
-        out[slice_column] = slice_labels(kept[slice_column]).array
+    out["flags"] = pd.array(_FLAG_TEXT[_flag_bits(kept, metric)], dtype="str")
+    if use_slice and column not in out.columns:
+        out[column] = slice_labels(kept[column]).array
     return out
+
+
+def _kept_rows(
+    rows: pd.DataFrame, metric: str, filters: FailureFilter, use_slice: bool
+) -> pd.DataFrame:
+    """The rows that pass the filters, with only the columns the table and its flags need."""
+    mask = np.array(threshold_mask(rows[metric], filters.max_value), dtype=bool)
+    if use_slice and len(filters.slice_values) > 0:
+        labels = slice_labels(rows[filters.slice_column])
+        mask &= labels.isin(list(filters.slice_values)).to_numpy(dtype=bool)
+    if filters.tie_only:
+        mask &= tie_sensitive_for(rows, metric).to_numpy(dtype=bool)
+    if filters.search.strip():
+        mask &= search_mask(rows, filters.search)
+    if filters.missing_only:
+        if "missing_from_run" in rows.columns:
+            mask &= rows["missing_from_run"].to_numpy(dtype=bool)
+        else:
+            mask[:] = False
+    # take only the columns needed (the per-query table is wide)
+    wanted = [*TABLE_COLUMNS, metric, f"{metric}_min", f"{metric}_max", "n_gold",
+              "first_gold_rank", "missing_from_run", "no_relevant", "tied_at_cutoff",
+              "tie_sensitive", *([filters.slice_column] if use_slice else [])]  # fmt: skip
+    present = list(dict.fromkeys(c for c in wanted if c in rows.columns))
+    return rows[present].iloc[np.flatnonzero(mask)]
+
+
+def _worst_first(kept: pd.DataFrame, metric: str) -> pd.DataFrame:
+    """Rows by metric value, then best value under ties, then first-gold rank descending ("no
+    gold retrieved" first), then table order."""
+    value = kept[metric].to_numpy(dtype=np.float64)
+    best_col = f"{metric}_max" if f"{metric}_max" in kept.columns else metric
+    best = kept[best_col].to_numpy(dtype=np.float64)
+    if "first_gold_rank" in kept.columns:
+        rank = -kept["first_gold_rank"].to_numpy(dtype=np.float64, na_value=np.inf)
+    else:
+        rank = np.zeros(len(kept))
+    return kept.iloc[np.lexsort((np.arange(len(kept)), rank, best, value))]
 
 
 def search_mask(rows: pd.DataFrame, search: str) -> np.ndarray:

@@ -323,20 +323,7 @@ def paired_comparison(
         )  # fmt: skip
     low, high = _bootstrap_ci_rows([d], confidence, n_resamples, seed)
     p_rand, exact = _signflip_rows([d], n_resamples, seed)
-
-    if not d.any():
-        p_t = p_w = 1.0
-    else:
-        from scipy import stats as sps  # lazy: ~1 s to import, only needed here
-
-        if n < 2:
-            p_t = math.nan
-        elif _is_constant(d):
-            p_t = 0.0
-        else:
-            p_t = float(sps.ttest_rel(arr_a, arr_b).pvalue)
-        p_w = float(sps.wilcoxon(d, zero_method="wilcox").pvalue)
-
+    p_t, p_w = _t_and_wilcoxon(arr_a, arr_b, d)
     return PairedComparison(
         n=n,
         mean_a=float(arr_a.mean()),
@@ -357,6 +344,22 @@ def paired_comparison(
         seed=seed,
         randomization_floor=bool(at_floor(p_rand, exact, n_resamples)[0]),
     )
+
+
+def _t_and_wilcoxon(a: np.ndarray, b: np.ndarray, d: np.ndarray) -> tuple[float, float]:
+    """The paired t-test's and Wilcoxon's p-values of ``d = a - b`` (n >= 1), with the
+    degenerate cases of :func:`paired_comparison` decided before scipy is called."""
+    if not d.any():
+        return 1.0, 1.0
+    from scipy import stats as sps  # lazy: ~1 s to import, only needed here
+
+    if d.size < 2:
+        p_t = math.nan
+    elif _is_constant(d):
+        p_t = 0.0
+    else:
+        p_t = float(sps.ttest_rel(a, b).pvalue)
+    return p_t, float(sps.wilcoxon(d, zero_method="wilcox").pvalue)
 
 
 def at_floor(p: np.ndarray, exact: np.ndarray, n_resamples: int) -> np.ndarray:

@@ -6,6 +6,7 @@ notes of its import."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -90,29 +91,33 @@ def test_open_data_imports_avatars_flickr_layout_and_shows_its_notes(audit_serve
 
 @pytest.fixture(scope="session")
 def real_audit_roots(real_dir: Path, tmp_path_factory) -> Path:
-    """A data root with the real STaRK folders (links: only read) and the bundle ``prime``
-    imported from Prime's."""
-    roots = tmp_path_factory.mktemp("real-audit-roots")
-    (roots / "stark").mkdir()
-    for domain in ("prime", "mag"):
-        (roots / "stark" / domain).symlink_to(real_dir / "stark" / domain)
+    """A writable data root ``local`` holding the bundle ``prime`` imported from the real Prime
+    folder."""
+    roots = tmp_path_factory.mktemp("real-audit") / "local"
+    roots.mkdir()
     import_stark(real_dir / "stark" / "prime", roots / "prime")
     return roots
 
 
 @pytest.fixture(scope="session")
-def real_audit_server(chromium_path: str, real_audit_roots: Path) -> Iterator[str]:
+def real_audit_server(chromium_path: str, real_audit_roots: Path, real_dir: Path) -> Iterator[str]:
+    """Two data roots: ``local`` (first, so bundles are written there) and the real folder
+    (only read); with two roots, ids start with the root's name (``local/prime``,
+    ``real/stark/prime``)."""
     del chromium_path
-    yield from _serve({"RETRIEVAL_DASHBOARD_DATA_ROOTS": str(real_audit_roots)})
+    roots = os.pathsep.join([str(real_audit_roots), str(real_dir)])
+    yield from _serve({"RETRIEVAL_DASHBOARD_DATA_ROOTS": roots})
 
 
 @pytest.mark.real
-def test_real_prime_copied_summary_in_the_data_checks_and_import_notes(real_audit_server, page):
-    url = f"{real_audit_server}/?bundle=prime&dataset=prime-human"
+def test_real_prime_copied_summary_in_the_data_checks_and_import_notes(
+    real_audit_server, real_dir, page
+):
+    url = f"{real_audit_server}/?bundle=local/prime&dataset=prime-human"
     text = _checks(page, url, "real-prime-home-data-checks")
     assert "hit@1 0.2857 (computed 0.2110)" in text
     assert "mrr reads the whole ranking: 20 of 109 queries" in text
-    notes = _import_folder(page, f"{real_audit_server}/Open_data", "stark/prime")
+    notes = _import_folder(page, f"{real_audit_server}/Open_data", f"{real_dir.name}/stark/prime")
     assert "hit@1 0.2857 (computed 0.2110)" in notes
     assert "mrr reads the whole ranking: 20 of 109 queries" in notes
     screenshot(page, "real-prime-open-data-import")
