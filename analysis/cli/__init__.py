@@ -81,11 +81,14 @@ def build_parser() -> _Parser:
 
 
 def _leaves(sub: argparse._SubParsersAction) -> list[argparse.ArgumentParser]:
-    """The parsers that run a command (``import stark``, not ``import``)."""
+    """The parsers that run a command (``import stark``, not ``import``; ``notes`` and
+    ``notes import`` both, as ``notes`` runs without its optional action)."""
     out = []
     for parser in dict.fromkeys(sub.choices.values()):
         nested = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
-        out += [leaf for action in nested for leaf in _leaves(action)] if nested else [parser]
+        if not nested or not all(action.required for action in nested):
+            out.append(parser)
+        out += [leaf for action in nested for leaf in _leaves(action)]
     return out
 
 
