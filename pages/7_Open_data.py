@@ -96,7 +96,7 @@ if importer is not None:
     if st.button(f"Import as {importer.name}", key=f"od_import:{folder_id}"):
         try:
             with st.spinner("Importing…"):
-                _done(importer.run(folder, out, **importer.options(choices)))
+                _done(registry.run_importer(importer, folder, out, choices))
         except InputError as exc:
             st.error(widgets.escape_markdown(str(exc)))
 

@@ -91,3 +91,59 @@ def test_a_port_in_use_is_refused(tmp_path) -> None:
         assert dash.port_answers(port)
         with pytest.raises(OSError, match=f"port {port} on 127.0.0.1 is in use"):
             dash.serve_bundle(Path(tmp_path), port=port)
+
+
+@pytest.mark.parametrize("port", [-1, 65536, "8080", 8080.0, True])
+def test_a_port_that_is_none_is_one_line_before_anything_is_written(
+    port, monkeypatch, tmp_path
+) -> None:
+    from analysis.core.errors import InputError
+
+    monkeypatch.setenv("RETRIEVAL_DASHBOARD_CACHE_DIR", str(tmp_path / "cache"))
+    with pytest.raises(InputError) as err:
+        analysis.dashboard({"m": {"q": {"d": 1.0}}}, {"q": {"d": 1}}, port=port)
+    assert str(err.value) == (
+        f"port: {port!r}: a TCP port is an integer in 1-65535 (None or 0: a free one)"
+    )
+    assert not dash.adhoc_home().exists()
+
+
+def test_measures_of_files_reach_the_app_and_those_of_a_notebook_are_refused(
+    monkeypatch, tmp_path
+) -> None:
+    """The app runs in its own process: a measure declared in a ``.py`` file is loaded there as
+    a plugin; one defined in a notebook cell (module ``__main__``) cannot be, and naming it is
+    one line before anything is written."""
+    from analysis.core.errors import InputError
+    from analysis.core.measures import register_measure, unregister_measure
+    from analysis.core.plugins import ENV, load_plugin
+    from tests.helpers import PLUGIN, drop_plugin, write_plugin
+
+    monkeypatch.setenv("RETRIEVAL_DASHBOARD_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv(ENV, "mylab.other")
+    plugin = write_plugin(tmp_path)
+    cell: dict = {"__name__": "__main__"}
+    exec("def cell_measure(ranked_rel, n_rel, k):\n    return n_rel * 0.0\n", cell)
+    try:
+        load_plugin(str(plugin))
+        register_measure("cell_measure", cell["cell_measure"])
+        env = dash._environment(tmp_path)
+        assert env[ENV] == f"mylab.other,{plugin.resolve()}"
+        dash._check_metrics(["found@5", "mrr"])  # from a file: fine
+        with pytest.raises(InputError) as err:
+            analysis.dashboard({"m": {"q": {"d": 1.0}}}, {"q": {"d": 1}}, metrics="cell_measure@5")
+        assert str(err.value).startswith(
+            "metrics: cell_measure@5: the measure 'cell_measure' is defined in this notebook or "
+            "script (or a file whose path holds a comma), which the app's own process cannot "
+            "load; define it in a .py file"
+        )
+        assert not dash.adhoc_home().exists()
+        odd = write_plugin(tmp_path, PLUGIN.replace('"found"', '"odd_found"'), "a,b.py")
+        load_plugin(str(odd))  # its path cannot be one item of a comma-separated list
+        assert "a,b.py" not in dash._environment(tmp_path)[ENV]
+        with pytest.raises(InputError, match=r"^metrics: odd_found@5: the measure 'odd_found'"):
+            dash._check_metrics("odd_found@5")
+    finally:
+        unregister_measure("cell_measure")
+        drop_plugin(plugin, "found", "dcg_sum")
+        drop_plugin(tmp_path / "a,b.py", "odd_found")

@@ -16,7 +16,7 @@ from analysis.io.trec import read_trec_qrels, trec_safe, trec_unsafe
 from tests.helpers import run_cli
 
 SPACES = [chr(c) for c in range(sys.maxunicode + 1) if chr(c).isspace()]
-OTHERS = ["#", "\x01", "\x7f", "é", "猫", "\u200b", "'", '"', ","]
+OTHERS = ["#", "\x00", "\x01", "\x7f", "é", "猫", "\u200b", "'", '"', ","]
 
 
 @pytest.mark.parametrize("char", SPACES + OTHERS, ids=lambda c: f"U+{ord(c):04X}")

@@ -105,7 +105,7 @@ def test_a_new_measure_is_one_declaration(monkeypatch: pytest.MonkeyPatch) -> No
 def test_register_refuses_built_in_and_malformed_names() -> None:
     with pytest.raises(ValueError, match="taken by the built-in recall"):
         register_measure("R", lambda r, n, k: n)
-    with pytest.raises(ValueError, match="letters and underscores"):
+    with pytest.raises(ValueError, match="ASCII letters and underscores"):
         register_measure("top-5", lambda r, n, k: n)
     with pytest.raises(ValueError, match="callable"):
         register_measure("mine", "not a function")  # type: ignore[arg-type]
@@ -213,6 +213,20 @@ analysis.register_measure("broken", broken)
          r"^error: measure 'broken' .*: returned \d+ values that are not finite numbers$"),
         (BAD_MEASURE.format(body="'text'"),
          r"^error: measure 'broken' .*: returned str, not one number per query$"),
+        (BAD_MEASURE.format(body="np.ones(len(n_rel)) * 1j"),
+         r"^error: measure 'broken' .*: returned ndarray of complex128, not one number per "
+         r"query$"),
+        (BAD_MEASURE.format(body="__import__('sys').exit(0)"),
+         r"^error: measure 'broken' .*bad\.py:5: raised SystemExit: 0$"),
+        ("import sys\nsys.exit(0)\n", r"^error: .*bad\.py:2: plugin .*bad\.py: SystemExit: 0$"),
+        ("import analysis\nanalysis.register_measure('P', len)\n",
+         r"^error: .*bad\.py:2: plugin .*: ValueError: measure name 'P' is taken by the built-in "
+         r"precision$"),
+        ("import analysis\nanalysis.register_measure('model', len, cutoff=False)\n",
+         r"^error: .*bad\.py:2: plugin .*: ValueError: measure name 'model' is a column of the "
+         r"per-query table"),
+        ("class E(Exception):\n    def __str__(self):\n        raise RuntimeError\nraise E()\n",
+         r"^error: .*bad\.py:4: plugin .*bad\.py: E$"),
     ],
 )  # fmt: skip
 def test_a_bad_plugin_is_one_line(tmp_path: Path, plugin_text: str | None, expected: str) -> None:
@@ -229,6 +243,171 @@ def test_a_bad_plugin_is_one_line(tmp_path: Path, plugin_text: str | None, expec
     assert len(lines) == 1, proc.stderr
     assert re.search(expected, lines[0]), proc.stderr
     assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("", "'': plugin: not a module name (mylab.measures) or a .py path"),
+        ("..x", "..x: plugin: not a module name (mylab.measures) or a .py path"),
+        ("a\0b.py", "a\\0b.py: plugin: a NUL character"),
+        ("x" * 300, "x" * 79 + "…: plugin: not a module name (mylab.measures) or a .py path"),
+    ],
+)
+def test_a_plugin_name_that_names_nothing_is_one_line(spec: str, message: str) -> None:
+    """An empty or relative name named importlib's own file, a NUL in a path was a traceback,
+    a long name was repeated whole."""
+    from analysis.core.plugins import load_plugin
+
+    with pytest.raises(InputError) as err:
+        load_plugin(spec)
+    assert str(err.value) == message
+
+
+def test_a_raised_keyboard_interrupt_and_prints_of_a_plugin(tmp_path: Path) -> None:
+    """A plugin raising KeyboardInterrupt stops the command as Ctrl-C does (one line, 130);
+    what a plugin and its measure print goes to stderr, never into the command's output."""
+    run, qrels = random_collection(7, "unique", n_queries=10, n_docs=5)
+    run_path, qrels_path = _write_trec(run, qrels, tmp_path)
+    stop = write_plugin(tmp_path, "raise KeyboardInterrupt\n", "stop.py")
+    proc = run_cli("evaluate", "--run", run_path, "--qrels", qrels_path, "--plugin", stop)
+    assert (proc.returncode, proc.stderr) == (130, "error: interrupted\n")
+    loud = BAD_MEASURE.replace("def broken", "print('loaded')\n\ndef broken").format(
+        body="print('called') or np.ones(len(n_rel))"
+    )
+    plugin = write_plugin(tmp_path, loud, "loud.py")
+    other = tmp_path / "other.trec"
+    other.write_text(run_path.read_text())
+    proc = run_cli("compare", "--run", run_path, "--run", other, "--qrels", qrels_path,
+                   "--metrics", "broken@3", "--resamples", "100", "--plugin", plugin)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "broken@3" in proc.stdout
+    assert "loaded" not in proc.stdout
+    assert "called" not in proc.stdout
+    assert proc.stderr.splitlines()[:2] == ["loaded", "called"]
+
+
+def test_user_output_goes_to_stderr_and_stdout_comes_back(capsys) -> None:
+    """Nested and concurrent uses share one redirection, undone by the last one."""
+    import threading
+
+    before = sys.stdout
+    with measures.user_output():
+        print("inner")
+        threads = [threading.Thread(target=_print_in_user_output) for _ in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    assert sys.stdout is before
+    print("outer")
+    captured = capsys.readouterr()
+    assert captured.out == "outer\n"
+    assert captured.err.count("thread\n") == 8
+
+
+def _print_in_user_output() -> None:
+    for _ in range(50):
+        with measures.user_output():
+            print("thread", end="" if _ else "\n")
+
+
+@pytest.mark.parametrize(
+    "name",
+    [None, 5, "", "a_", "_a", "ü", "top-5", "x" * 41, "model", "text", "n_gold", "query_id",
+     "saved_depth", "category", "twin_recall", "hit_min", "mine_max", "hits", "p"],
+)  # fmt: skip
+def test_register_refuses_names_that_are_taken_malformed_or_columns(name: object) -> None:
+    """A name that is not a short ASCII identifier, a built-in or alias, or a column of the
+    per-query table (its values would overwrite that column, or be overwritten) is refused."""
+    before = dict(REGISTRY)
+    with pytest.raises(ValueError, match=r"^measure name "):
+        register_measure(name, lambda r, n, k: n)  # type: ignore[arg-type]
+    assert before == REGISTRY
+
+
+def test_the_reserved_names_cover_the_per_query_tables_columns() -> None:
+    """Every column of the dashboard's per-query table (spatial and STaRK demo datasets) is a
+    metric, a tie bound, a query's own column or a reserved name."""
+    from analysis.io.bundle import load_dataset, load_model_run, read_manifest
+    from analysis.stats.perquery import per_query_table
+
+    bundle = read_manifest(ROOT / "data" / "demo")
+    for name in ("beijing", "stark-prime"):
+        spec = bundle.datasets[name]
+        ds = load_dataset(spec)
+        model = next(iter(spec.runs))
+        table, _ = per_query_table(ds.queries, ds.qrels, {model: load_model_run(spec, model)},
+                                   dataset=name, entities=ds.entities)  # fmt: skip
+        others = set(table.columns) - set(dashboard_metrics()) - set(ds.queries.columns)
+        others = {c.split("@")[0] for c in others if not c.endswith(("_min", "_max"))}
+        assert others <= measures.RESERVED, others - measures.RESERVED
+
+
+def test_a_queries_column_named_like_a_user_measure_keeps_the_measures_values() -> None:
+    from analysis.stats.perquery import per_query_table
+
+    register_measure("difficulty", lambda r, n, k: np.full(len(n), 0.5), cutoff=False)
+    try:
+        run = pd.DataFrame({"query_id": ["a", "b"], "doc_id": ["d", "e"], "score": [1.0, 1.0]})
+        qrels = pd.DataFrame({"query_id": ["a", "b"], "doc_id": ["d", "x"], "relevance": [1, 1]})
+        queries = pd.DataFrame({"query_id": ["a", "b"], "text": ["", ""], "difficulty": [9, 9]})
+        table, _ = per_query_table(queries, qrels, {"m": run}, dataset="d")
+        assert table["difficulty"].tolist() == [0.5, 0.5]
+        assert "difficulty_x" not in table.columns
+    finally:
+        measures.unregister_measure("difficulty")
+
+
+@pytest.mark.parametrize(
+    ("returned", "message"),
+    [
+        (lambda n: ["1"] * len(n), "returned list of <U1, not one number per query"),
+        (lambda n: [None] * len(n), "returned list of object, not one number per query"),
+        (lambda n: np.ma.masked_array(np.ones(len(n)), mask=[True] * len(n)),
+         "returned masked values"),
+        (lambda n: np.ones(len(n)) + 0j, "returned ndarray of complex128"),
+        (lambda n: 1.0, r"returned shape \(\); it must return one value per query"),
+        (lambda n: list(np.ones(len(n), dtype=bool)), None),
+        (lambda n: np.ones(len(n), dtype=np.int8), None),
+        (lambda n: pd.Series(np.ones(len(n)), index=[f"x{i}" for i in range(len(n))]), None),
+    ],
+)  # fmt: skip
+def test_a_measure_returns_one_real_number_per_query(returned, message) -> None:
+    """Integers, booleans and floats in a list or an array count; text, objects, complex
+    numbers and masked entries are never coerced into numbers."""
+    register_measure("given", lambda r, n, k: returned(n))
+    run, qrels = random_collection(8, "unique", n_queries=5, n_docs=5)
+    try:
+        if message is None:
+            assert set(evaluate(run, qrels, "given@3")["given@3"]) <= {0.0, 1.0}
+        else:
+            with pytest.raises(InputError, match=message):
+                evaluate(run, qrels, "given@3")
+    finally:
+        measures.unregister_measure("given")
+
+
+def test_a_measure_called_with_the_wrong_signature_names_its_definition() -> None:
+    def no_arguments():  # the call fails before entering it
+        return 0
+
+    register_measure("mistyped", no_arguments)  # type: ignore[arg-type]
+    run, qrels = random_collection(8, "unique", n_queries=5, n_docs=5)
+    try:
+        with pytest.raises(InputError) as info:
+            evaluate(run, qrels, "mistyped@3")
+        line = no_arguments.__code__.co_firstlineno
+        assert f"test_measures.py:{line}: raised TypeError: " in str(info.value)
+    finally:
+        measures.unregister_measure("mistyped")
+
+
+def test_a_cutoff_is_written_in_ascii_digits() -> None:
+    assert parse_metric("hit@10").k == 10
+    for name in ("hit@１０", "hit@٥", "hit_５"):
+        with pytest.raises(ValueError, match="unknown metric"):
+            parse_metric(name)
 
 
 def test_a_failing_measure_raises_input_error_in_the_library(tmp_path: Path) -> None:

@@ -6,6 +6,7 @@ the real ada-002 summaries (marker ``real``)."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pandas as pd
@@ -251,6 +252,130 @@ def test_validate_run_prints_the_audit_and_the_split_option_picks_the_queries(
     out = capsys.readouterr().out
     assert "matches the means computed on the 4 queries of split test (hit@1, mrr)" in out
     assert "warning: " not in out.split("run lines")[1].replace("matches", "")
+
+
+# ---------------------------------------------------------------------------- hostile files
+
+
+@pytest.mark.parametrize(
+    ("text", "means", "ignored", "percent"),
+    [
+        ('{"hit@1": NaN, "mrr": 0.5}', {"mrr": 0.5}, ("hit@1",), False),
+        (
+            '{"hit@1": Infinity, "mrr": -Infinity, "ndcg": 0.5}',
+            {"ndcg": 0.5},
+            ("hit@1", "mrr"),
+            False,
+        ),
+        ('{"hit@1": ' + "9" * 5000 + ', "mrr": 0.5}', {"mrr": 0.5}, ("hit@1",), False),
+        ('{"hit@1": 1e999, "mrr": 0.5}', {"mrr": 0.5}, ("hit@1",), False),
+        (
+            '{"hit@1": "0.5", "mrr": true, "map": null, "ndcg": 0.5}',
+            {"ndcg": 0.5},
+            ("hit@1", "mrr", "map"),
+            False,
+        ),
+        ('{"hit@1": 0.5, "hit@1": 0.25, "mrr": 0.5}', {"mrr": 0.5}, ("hit@1", "hit@1"), False),
+        ('{"hit@1": 0.5, "Hit@1": 0.5, "mrr": 0.5}', {"hit@1": 0.5, "mrr": 0.5}, (), False),
+        ('{"hit@1": 0.5, "success@1": 0.75}', None, ("hit@1", "success@1"), False),
+        ('{"hit@1": 50, "mrr": 62.5}', {"hit@1": 0.5, "mrr": 0.625}, (), True),
+        ('{"hit@1": 150, "mrr": 0.5}', {"hit@1": 150.0, "mrr": 0.5}, (), False),
+        ('{"foo": 0.5, "hit@0": 0.5, "rprec@5": 0.5}', None, (), False),
+    ],
+)
+def test_values_that_are_not_one_finite_number_per_metric_are_not_compared(
+    tmp_path: Path, text: str, means: dict | None, ignored: tuple, percent: bool
+) -> None:
+    """NaN, infinities, numbers beyond a float, text, booleans and null are no metric values;
+    two keys giving one metric different values leave it out; percentages only when no value
+    exceeds 100."""
+    path = tmp_path / "m.metrics.json"
+    path.write_text(text)
+    found = read_summary(path)
+    if means is None:
+        assert found is None
+        return
+    assert found is not None
+    assert {k: v for k, (v, _) in found.means.items()} == pytest.approx(means)
+    assert found.ignored == ignored
+    assert found.percent is percent
+
+
+def test_only_a_regular_file_of_its_own_folder_is_read_and_never_blocks(tmp_path: Path) -> None:
+    """A FIFO named like a summary or a leaderboard (a read would wait for a writer forever), a
+    folder, a symbolic link to a file outside the folder and a link loop are no summaries; a
+    link within the folder is one."""
+    outside = tmp_path / "secret.json"
+    outside.write_text('{"hit@1": 0.5}')
+    folder = tmp_path / "coll" / "kb" / "runs"
+    folder.mkdir(parents=True)
+    run = folder / "eval_results_test.csv"
+    run.write_text("idx,query_id,pred_rank\n0,1,[1]\n")
+    os.mkfifo(folder / "eval_metrics_test.json")
+    os.mkfifo(folder / "leaderboard.csv")
+    (folder / "metrics.json").mkdir()
+    (folder / "eval_results_test.metrics.json").symlink_to(outside)
+    (folder.parent / "leaderboard_loop.csv").symlink_to(folder.parent / "leaderboard_loop.csv")
+    (folder.parent / "eval_metrics_x.json").symlink_to(outside)
+    assert summaries_beside(run, "m") == []
+    assert nearby_summaries(run) == []
+    (folder / "kept.json").write_text('{"hit@1": 0.5}')
+    (folder / "eval_results_test.metrics.json").unlink()
+    (folder / "eval_results_test.metrics.json").symlink_to("kept.json")
+    assert [s.means for s in summaries_beside(run, "m")] == [{"hit@1": (0.5, 0.05)}]
+
+
+def test_a_leaderboard_row_is_the_models_own_or_none(tmp_path: Path) -> None:
+    run = tmp_path / "bm25.trec"
+    run.write_text("q 0 d 1 1.0 t\n")
+    board = tmp_path / "leaderboard.csv"
+    board.write_text("model,hit@1\nBM25,0.25\nbm25,0.5\n")
+    (found,) = summaries_beside(run, "bm25")
+    assert (found.row, found.means["hit@1"][0]) == ("bm25", 0.5)  # the exact name
+    board.write_text("model,hit@1\nBM25,0.25\nBm25,0.5\n")
+    assert summaries_beside(run, "bm25") == []  # two rows in other cases: ambiguous
+    board.write_text("model,hit@1,hit@1,mrr\nbm25,0.5,0.25,=1+1\n")
+    assert summaries_beside(run, "bm25") == []  # a formula is no number; hit@1 given twice
+    board.write_text("model,hit@1,mrr\nbm25,nan,0.5\n")
+    (found,) = summaries_beside(run, "bm25")
+    assert (list(found.means), found.ignored) == (["mrr"], ("hit@1",))
+
+
+def test_a_malformed_wrapped_summary_keeps_its_means_and_drops_the_rest(tmp_path: Path) -> None:
+    """The keys ``import stark`` writes around the means, hand-edited into other types, are
+    left out one by one (a bad copy anywhere in the collection must not stop every audit)."""
+    path = tmp_path / "m.metrics.json"
+    path.write_text(
+        json.dumps(
+            {
+                "metrics": {"hit@1": 0.5},
+                "run_file_means": {"hit@1": "x", "mrr": None, "map": 0.25},
+                "identical_to": "a.json",
+                "split": ["test"],
+                "source": "<b>x</b>\nsecond line",
+                "digest": {"a": 1},
+            }
+        )
+    )
+    found = read_summary(path)
+    assert found is not None
+    assert found.run_file_means == {"map": 0.25}
+    assert (found.identical_to, found.split, found.source, found.digest) == ((), None, None, "")
+    assert found.name == str(path)
+
+
+def test_a_mismatch_message_stays_one_bounded_line(tmp_path: Path) -> None:
+    qa, run = _domain(tmp_path / "kb", ANSWERS, RANKED)
+    means = _means(run, qa)
+    keys = {f"key\n{i}": i for i in range(5000)}
+    _summary(run.parent / "eval_metrics_human_generated_eval.json", {**means, **keys})
+    (line,) = _audit(run, qa)
+    assert line.code == "summary_matches"
+    assert "\n" not in line.message
+    assert line.message.endswith("'key\\n9' and 4,990 more")
+    _summary(run.parent / "eval_metrics_human_generated_eval.json", {"hit@1": 1e308})
+    (line,) = _audit(run, qa)
+    assert "hit@1 1e+308 (computed 0.25)" in line.message
 
 
 # ------------------------------------------------------------------------------- real files

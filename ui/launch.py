@@ -20,7 +20,8 @@ dense=dense.parquet --qrels qrels.txt [--queries q.tsv] [--entities docs.parquet
 [--name NAME] [--metrics hit@1,mrr]`` writes the files as a bundle (:mod:`analysis.io.adhoc`;
 in ``<cache>/bundles/<name>-<content hash>``, reused for the same content) and serves the app
 with that bundle folder as its only data root. The other arguments still go to ``streamlit
-run``. Without Streamlit installed the launcher prints one line naming
+run``. The measures of ``RETRIEVAL_DASHBOARD_PLUGINS`` are loaded first, so that ``--metrics``
+may name them as the app does. Without Streamlit installed the launcher prints one line naming
 ``pip install 'retrieval-error-dashboard[app]'`` (exit code 2).
 
 Streamlit runs with the app's folder as its working directory so its ``.streamlit/config.toml``
@@ -227,9 +228,11 @@ def adhoc(argv: Sequence[str], env: Mapping[str, str]) -> tuple[list[str], dict[
     if not any(a.split("=", 1)[0] in ADHOC_OPTIONS for a in head):
         return args, dict(env)
     from analysis.cli._common import _Parser, add_adhoc_args, adhoc_inputs
+    from analysis.core.plugins import env_plugins, load_plugins
     from analysis.io.adhoc import keyed_adhoc_bundle
     from analysis.present.dashboard import adhoc_home
 
+    load_plugins(env_plugins(env))  # --metrics may name the app's plugin measures
     parser = _Parser(prog="retrieval-dashboard", allow_abbrev=False)
     add_adhoc_args(parser)
     options, rest = parser.parse_known_args(head)

@@ -135,12 +135,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         code = _run(argv)
         return code if code != 0 else _flush_stdout()
-    except BaseException:
-        if not _STOPPED:
+    except BaseException as exc:
+        if not _STOPPED and not isinstance(exc, KeyboardInterrupt):
             raise
-        what = "interrupted" if _STOPPED[0] == signal.SIGINT else "terminated"
+        signum = _STOPPED[0] if _STOPPED else signal.SIGINT  # or raised by a plugin's code
+        what = "interrupted" if signum == signal.SIGINT else "terminated"
         sys.stderr.write(f"error: {what}\n")
-        return 128 + _STOPPED[0]
+        return 128 + signum
     finally:
         for signum, handler in replaced.items():
             signal.signal(signum, handler)

@@ -61,11 +61,11 @@ def _add_importers(kinds: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from analysis.io.importers.registry import get
+    from analysis.io.importers.registry import get, run_importer
 
     started = time.perf_counter()
     importer = get(args.kind)
-    result = importer.run(args.root, args.out, **importer.options(vars(args)))
+    result = run_importer(importer, args.root, args.out, vars(args))
     for line in result.summary():
         print(line)
     for note in result.notes:

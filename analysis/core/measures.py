@@ -30,11 +30,13 @@ per query of the qrels.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import re
 import sys
+import threading
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -49,8 +51,24 @@ Cutoff = Literal["optional", "never"]
 #: 2**27 float64 cells are 1 GiB.
 MAX_CELLS = 1 << 27
 
-#: A measure name: letters and underscores (a cutoff is written ``@k`` or ``_k`` after it).
-NAME_RE = re.compile(r"^[a-z][a-z_]*$")
+#: A user measure's name: ASCII letters and underscores, a letter first and last, at most 40
+#: characters (a cutoff is written ``@k`` or ``_k`` after it).
+NAME_RE = re.compile(r"^[a-z](?:[a-z_]{0,38}[a-z])?$", re.ASCII)
+
+#: Names a user measure may not take: the per-query table's other columns (ids, slices,
+#: diagnostics, geo columns, the failure category) would be overwritten by its values or would
+#: overwrite them; ``<name>_min``/``<name>_max`` are the tie bounds of another measure.
+RESERVED = frozenset(
+    {
+        "dataset", "model", "query_id", "text", "lat", "lon", "split", "category", "author",
+        "query_type", "query_length", "query_chars", "n_gold", "n_gold_bucket", "n_retrieved",
+        "first_gold_rank", "missing_from_run", "no_relevant", "saved_depth",
+        "gold_beyond_depth", "tie_sensitive", "tied_at_cutoff", "gold_poi_ids",
+        "dist_gold_bucket", "dist_query_gold_m", "dist_query_top1_m", "gold_stack_size",
+        "gold_stacked", "indistinguishable", "location_tie", "n_above_gold_on_gold_coord",
+        "stackmates_in_top_k", "twin_recall", "twin_ndcg", "rbo", "tau_ap",
+    }
+)  # fmt: skip
 
 
 @dataclass
@@ -338,8 +356,8 @@ def lookup(name: str) -> Measure | None:
     return next((m for m in REGISTRY.values() if key in m.aliases), None)
 
 
-#: A metric name: a measure name or alias, then optionally ``@k`` or ``_k``.
-METRIC_RE = re.compile(r"^\s*([A-Za-z_]+?)(?:[@_](\d+))?\s*$")
+#: A metric name: a measure name or alias, then optionally ``@k`` or ``_k`` (ASCII digits).
+METRIC_RE = re.compile(r"^\s*([A-Za-z_]+?)(?:[@_](\d+))?\s*$", re.ASCII)
 
 
 def parse_name(text: str) -> tuple[Measure, int | None]:
@@ -378,7 +396,8 @@ UserFn = Callable[[np.ndarray, np.ndarray, "int | None"], object]
 
 
 def register_measure(name: str, fn: UserFn, *, cutoff: bool = True, help: str = "") -> Measure:
-    """Register a per-query measure under ``name`` (letters and underscores; case-insensitive).
+    """Register a per-query measure under ``name`` (ASCII letters and underscores, a letter
+    first and last, at most 40 characters; case-insensitive).
 
     ``fn(ranked_rel, n_rel, k)`` gets, for the evaluated queries (the qrels' queries, in their
     order):
@@ -390,28 +409,27 @@ def register_measure(name: str, fn: UserFn, *, cutoff: bool = True, help: str = 
     * ``n_rel``: the number of relevant documents per query (relevance >= the threshold);
     * ``k``: the cutoff, or ``None`` when the metric is written without one;
 
-    and returns one finite number per query. ``cutoff=False`` refuses ``name@k``. Queries
-    missing from the run score 0 whatever ``fn`` returns for their row of zeros (trec_eval
-    ``-c``, as every measure); the tie bounds ``<name>_min/_max`` call ``fn``
-    on the worst and best orders of the tied documents' gains. Registering a name again
-    replaces a user measure; a built-in name or alias is refused.
+    and returns one real, finite number per query (a list, a numpy or pandas array of integers,
+    booleans or floats; text, complex numbers, missing values or masked entries are refused).
+    Both arrays are fresh copies: ``fn`` may change them. What it prints goes to stderr, so that
+    a command's output stays clean. ``cutoff=False`` refuses ``name@k``. Queries missing from
+    the run score 0 whatever ``fn`` returns for their row of zeros (trec_eval ``-c``, as every
+    measure); the tie bounds ``<name>_min/_max`` call ``fn`` on the worst and best orders of the
+    tied documents' gains. Registering a name again replaces a user measure; a built-in name or
+    alias, a column of the per-query table (:data:`RESERVED`) and names ending in ``_min`` or
+    ``_max`` are refused.
 
     Raises:
-        ValueError: a name that is not letters and underscores, a built-in name, or ``fn`` not
-            callable.
+        ValueError: a name that is not a string of that form, a name that is taken, or ``fn``
+            not callable.
     """
-    key = str(name).strip().lower()
-    if not NAME_RE.match(key):
-        raise ValueError(f"measure name {name!r}: use letters and underscores only")
-    taken = lookup(key)
-    if taken is not None and not taken.user:
-        raise ValueError(f"measure name {name!r} is taken by the built-in {taken.name}")
+    key = _user_name(name)
     if not callable(fn):
         raise ValueError(f"measure {name!r}: fn must be callable")
     module = _module_of(fn) or "user"
     if key in REGISTRY and REGISTRY[key].user:
         del REGISTRY[key]
-    text = " ".join(str(help).split()) or f"user measure {key}"
+    text = " ".join(str(help or "").split()) or f"user measure {key}"
     measure = Measure(
         key,
         f"{key}@{{k}}" if cutoff else key,
@@ -426,6 +444,28 @@ def register_measure(name: str, fn: UserFn, *, cutoff: bool = True, help: str = 
     )
     REGISTRY[key] = measure
     return measure
+
+
+def _user_name(name: object) -> str:
+    """The registry key of a user measure's name (see :func:`register_measure`)."""
+    if not isinstance(name, str):
+        raise ValueError(f"measure name {name!r}: a name is a string")
+    key = name.strip().lower()
+    if not NAME_RE.match(key):
+        shown = repr(name) if len(name) <= 60 else repr(name[:60]) + "…"
+        raise ValueError(
+            f"measure name {shown}: use ASCII letters and underscores, a letter first and last, "
+            "at most 40 characters"
+        )
+    taken = lookup(key)
+    if taken is not None and not taken.user:
+        raise ValueError(f"measure name {name!r} is taken by the built-in {taken.name}")
+    if key in RESERVED or key.endswith(("_min", "_max")):
+        raise ValueError(
+            f"measure name {name!r} is a column of the per-query table (ids, slices, "
+            "diagnostics, tie bounds); choose another"
+        )
+    return key
 
 
 def unregister_measure(name: str) -> None:
@@ -479,9 +519,83 @@ def failure_site(exc: BaseException, prefer: str | None = None) -> tuple[str | N
     return (frame.filename, frame.lineno) if frame is not None else (None, None)
 
 
-def _one_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
+def one_line(exc: BaseException) -> str:
+    """``Type: first line of the message`` (the type alone when the message is empty or cannot
+    be made)."""
+    try:
+        text = str(exc).strip().splitlines()
+    except Exception:  # a user exception whose __str__ fails
+        text = []
     return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+
+
+#: What user code (a plugin's top level, a user measure) may raise besides ``Exception`` and
+#: still be reported as one line: ``sys.exit()`` and a stray ``GeneratorExit`` are never a
+#: measure's answer. ``KeyboardInterrupt`` is left to stop the program.
+USER_FAILURES = (Exception, SystemExit, GeneratorExit)
+
+_STDOUT_LOCK = threading.Lock()
+_STDOUT_DEPTH = [0]
+_STDOUT_SAVED: list[object] = []
+
+
+@contextlib.contextmanager
+def user_output() -> Iterator[None]:
+    """Send what user code prints to stderr while it runs (nested and concurrent uses share one
+    redirection, undone when the last one ends), so that a command's output on stdout (a
+    table, a report) is never mixed with a plugin's prints."""
+    with _STDOUT_LOCK:
+        if _STDOUT_DEPTH[0] == 0:
+            _STDOUT_SAVED[:] = [sys.stdout]
+            sys.stdout = sys.stderr
+        _STDOUT_DEPTH[0] += 1
+    try:
+        yield
+    finally:
+        with _STDOUT_LOCK:
+            _STDOUT_DEPTH[0] -= 1
+            if _STDOUT_DEPTH[0] == 0:
+                sys.stdout = _STDOUT_SAVED.pop()  # type: ignore[assignment]
+
+
+def _call_site(fn: UserFn, exc: BaseException) -> str:
+    """``file:line: `` of the failure in the user's code, else of ``fn``'s definition (a call
+    with the wrong arguments fails before entering it)."""
+    code = getattr(fn, "__code__", None)
+    own = getattr(code, "co_filename", None)
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == own]
+    if frames:
+        return f"{own}:{frames[-1].lineno}: "
+    if code is not None:
+        return f"{own}:{code.co_firstlineno}: "
+    file, line = failure_site(exc)
+    return f"{file}:{line}: " if file else ""
+
+
+def _values(out: object, nq: int, where: str) -> np.ndarray:
+    """What a user measure returned as float64, one finite real number per query."""
+    if isinstance(out, np.ma.MaskedArray):
+        if np.ma.getmaskarray(out).any():
+            raise InputError(where, None, "returned masked values, not one number per query")
+        out = out.data
+    try:
+        array = np.asarray(out)
+    except Exception:  # an object numpy cannot read
+        array = np.asarray(None)
+    if array.dtype.kind not in "biuf":
+        what = type(out).__name__ + (f" of {array.dtype}" if array.ndim else "")
+        raise InputError(where, None, f"returned {what}, not one number per query")
+    if array.shape != (nq,):
+        raise InputError(
+            where,
+            None,
+            f"returned shape {array.shape}; it must return one value per query, shape ({nq},)",
+        )
+    values = array.astype(np.float64)
+    bad = int((~np.isfinite(values)).sum())
+    if bad:
+        raise InputError(where, None, f"returned {bad} values that are not finite numbers")
+    return values
 
 
 def _user_kernel(name: str, fn: UserFn, module: str) -> Kernel:
@@ -497,29 +611,11 @@ def _user_kernel(name: str, fn: UserFn, module: str) -> Kernel:
         except ValueError as exc:
             raise InputError(where, None, str(exc)) from None
         try:
-            out = fn(dense, j.n_rel.copy(), k)
-        except Exception as exc:  # the user's code: any failure is one line
-            file, line = failure_site(
-                exc, getattr(getattr(fn, "__code__", None), "co_filename", None)
-            )
-            site = f"{file}:{line}: " if file else ""
-            raise InputError(where, None, f"{site}raised {_one_line(exc)}") from None
-        try:
-            values = np.asarray(out, dtype=np.float64)
-        except (TypeError, ValueError):
-            raise InputError(
-                where, None, f"returned {type(out).__name__}, not one number per query"
-            ) from None
-        if values.shape != (j.nq,):
-            raise InputError(
-                where,
-                None,
-                f"returned shape {values.shape}; it must return one value per query, "
-                f"shape ({j.nq},)",
-            )
-        bad = int((~np.isfinite(values)).sum())
-        if bad:
-            raise InputError(where, None, f"returned {bad} values that are not finite numbers")
+            with user_output():
+                out = fn(dense, j.n_rel.copy(), k)
+        except USER_FAILURES as exc:  # the user's code: any failure is one line
+            raise InputError(where, None, f"{_call_site(fn, exc)}raised {one_line(exc)}") from None
+        values = _values(out, j.nq, where)
         return np.where(j.n_ret > 0, values, 0.0)  # missing from the run: 0 (trec_eval -c)
 
     return kernel

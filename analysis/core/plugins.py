@@ -6,9 +6,11 @@ an importable module name (``mylab.measures``) or the path of a ``.py`` file. A 
 once per process (a path is keyed by its resolved location); loading it runs its top level,
 which registers its measures.
 
-A plugin that cannot be loaded (not found, a syntax error, an exception at its top level) is
-one :class:`~analysis.core.errors.InputError` naming the plugin, the file and line of the
-failure and what went wrong.
+A plugin that cannot be loaded (not found, a syntax error, an exception or ``sys.exit()`` at
+its top level, a ``register_measure`` call it makes that is refused) is one
+:class:`~analysis.core.errors.InputError` naming the plugin, the file and line of the failure in
+the plugin (not in the library it called) and what went wrong. What a plugin prints while it
+loads goes to stderr (:func:`analysis.core.measures.user_output`).
 """
 
 from __future__ import annotations
@@ -24,7 +26,13 @@ from types import ModuleType
 
 from analysis.core import paths
 from analysis.core.errors import InputError
-from analysis.core.measures import failure_site
+from analysis.core.measures import (
+    REGISTRY,
+    USER_FAILURES,
+    failure_site,
+    one_line,
+    user_output,
+)
 
 #: The environment variable the app reads its plugins from (comma-separated).
 ENV = "RETRIEVAL_DASHBOARD_PLUGINS"
@@ -61,6 +69,37 @@ def _from_path(spec: str) -> ModuleType:
     return module
 
 
+def _origin(spec: str) -> str | None:
+    """The file of the plugin ``spec`` (where its own frames are), if it can be found."""
+    if _is_path(spec):
+        return _key(spec)
+    try:
+        found = importlib.util.find_spec(spec)
+    except (ImportError, ValueError):
+        return None
+    return found.origin if found is not None else None
+
+
+_MODULE = re.compile(r"^[^\W\d]\w*(\.[^\W\d]\w*)*$")
+
+
+def _checked(spec: object) -> str:
+    """``spec`` stripped when it can name a plugin: a dotted module name or a path.
+
+    Raises:
+        InputError: empty, a NUL character, or neither a module name nor a path.
+    """
+    text = str(spec).strip()
+    shown = text if len(text) <= 80 else text[:79] + "…"
+    if "\0" in text:
+        raise InputError(shown.replace("\0", "\\0"), None, "plugin: a NUL character")
+    if not text or not (_is_path(text) or (_MODULE.match(text) and len(text) <= 200)):
+        raise InputError(
+            shown or "''", None, "plugin: not a module name (mylab.measures) or a .py path"
+        )
+    return text
+
+
 def load_plugin(spec: str) -> ModuleType:
     """Import the plugin ``spec`` (a module name or a ``.py`` path) once per process.
 
@@ -68,21 +107,20 @@ def load_plugin(spec: str) -> ModuleType:
         InputError: the plugin cannot be found or its top level fails (file and line of the
             failure, the exception in one line).
     """
-    spec = str(spec).strip()
+    spec = _checked(spec)
     key = _key(spec)
     if key in _LOADED:
         return _LOADED[key]
     try:
-        module = _from_path(spec) if _is_path(spec) else importlib.import_module(spec)
+        with user_output():
+            module = _from_path(spec) if _is_path(spec) else importlib.import_module(spec)
     except InputError:
         raise
-    except Exception as exc:  # the user's code or a missing module: one line
-        file, line = failure_site(exc)
-        lines = str(exc).strip().splitlines()
-        what = f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
+    except USER_FAILURES as exc:  # the user's code or a missing module: one line
         if isinstance(exc, ModuleNotFoundError) and exc.name and spec.startswith(exc.name):
             raise InputError(spec, None, f"plugin: no module named {exc.name!r}") from None
-        raise InputError(file or spec, line, f"plugin {spec}: {what}") from None
+        file, line = failure_site(exc, _origin(spec))
+        raise InputError(file or spec, line, f"plugin {spec}: {one_line(exc)}") from None
     _LOADED[key] = module
     return module
 
@@ -105,3 +143,24 @@ def forget(spec: str) -> None:
     module = _LOADED.pop(key, None)
     if module is not None:
         sys.modules.pop(module.__name__, None)
+
+
+def measure_sources() -> tuple[list[str], list[str]]:
+    """Where the registered user measures come from, for another process (the app a notebook
+    starts) to know them too: ``(files, local)``, the ``.py`` files that declare them (to load
+    as plugins there) and the names of the measures declared where no other process can load
+    them (a notebook cell, the ``__main__`` script, a file whose path holds a comma, which
+    :data:`ENV` cannot carry)."""
+    files: list[str] = []
+    local: list[str] = []
+    for measure in REGISTRY.values():
+        if not measure.user:
+            continue
+        fn = getattr(measure.kernel, "__wrapped__", None)
+        name = getattr(fn, "__module__", None) or "__main__"
+        file = getattr(sys.modules.get(name), "__file__", None)
+        if name == "__main__" or not file or not str(file).endswith(".py") or "," in str(file):
+            local.append(measure.name)
+        elif file not in files:
+            files.append(str(file))
+    return files, local

@@ -45,6 +45,7 @@ import numpy as np
 from analysis.core.errors import InputError
 from analysis.io import dicts, trec
 from analysis.io._text import (
+    HEAD_BYTES,
     NUL_MESSAGE,
     binary_line,
     check_file,
@@ -129,6 +130,14 @@ def detect_format(path: str | Path) -> str:
         )
     if len(trec.fields(line)) == 1 and "," not in line:
         return "split_index"
+    cut = not head.endswith(("\n", "\r")) and head.endswith(line)  # the head ends inside it
+    if cut and len(line.encode("utf-8", "replace")) >= HEAD_BYTES - 16:
+        raise InputError(
+            p,
+            found[0],
+            f"the first data line is longer than {HEAD_BYTES:,} bytes, more than format "
+            "detection reads (an id or a text of that size?)",
+        )
     raise InputError(
         p,
         found[0],
@@ -144,6 +153,17 @@ def _check_ids(frame: pd.DataFrame, path: Path) -> None:
         if empty.any():
             i = int(np.flatnonzero(empty)[0])
             raise InputError(path, _row_line(path, i), f"empty {column}")
+
+
+#: Why a rank is refused (:func:`bad_ranks`).
+RANK_RULE = "is not a whole number below 2^53 in size"
+
+
+def bad_ranks(values: np.ndarray) -> np.ndarray:
+    """Which finite ranks are not whole numbers of size below 2^53 (``1.5`` would be cut to 1,
+    ``1e30`` would wrap around in 64-bit integers and rank first)."""
+    with np.errstate(invalid="ignore"):
+        return (values != np.floor(values)) | (np.abs(values) >= 2.0**53)
 
 
 def _check_run_table(frame: pd.DataFrame, path: Path) -> pd.DataFrame:
@@ -165,6 +185,10 @@ def _check_run_table(frame: pd.DataFrame, path: Path) -> pd.DataFrame:
                 empty = raw is None or (isinstance(raw, float) and np.isnan(raw)) or raw == ""
                 what = f"empty {column}" if empty else f"{column} {raw!r} is not a finite number"
                 raise InputError(path, _row_line(path, i), what)
+            if column == "rank" and bad_ranks(values).any():
+                i = int(np.flatnonzero(bad_ranks(values))[0])
+                raw = frame[column].iloc[[i]].tolist()[0]
+                raise InputError(path, _row_line(path, i), f"rank {raw!r} {RANK_RULE}")
             frame[column] = values if column == "score" else values.astype(np.int64)
     if "score" not in frame.columns:
         frame["score"] = -frame["rank"].astype(np.float64)
@@ -220,6 +244,7 @@ def _qrels_table(p: Path) -> pd.DataFrame:
         raise InputError(p, 1, "a qrels table needs the columns query_id, doc_id, relevance")
     _check_ids(frame, p)
     frame = relevance_alias(frame)
+    no_relevance(frame, p, 1)
     if "relevance" not in frame.columns:  # a list of gold pairs (e.g. LIST's qrels.csv)
         frame["relevance"] = 1
     frame["relevance"] = _relevance_column(frame["relevance"], p)
@@ -238,6 +263,23 @@ def relevance_alias(frame: pd.DataFrame) -> pd.DataFrame:
     if "score" in frame.columns and pd.api.types.is_integer_dtype(frame["score"]):
         return frame.rename(columns={"score": "relevance"})
     return frame
+
+
+def no_relevance(frame: pd.DataFrame, source: str | Path, line: int | None) -> None:
+    """Refuse qrels (after :func:`relevance_alias`) with a ``score`` column that is not their
+    relevance: read as a list of relevant pairs, every pair would count as relevant, those
+    scored 0 too.
+
+    Raises:
+        InputError: naming ``source`` and ``line``.
+    """
+    if "relevance" not in frame.columns and "score" in frame.columns:
+        raise InputError(
+            source,
+            line,
+            f"a score column of type {frame['score'].dtype} and no relevance (or label): a run, "
+            "not qrels? Qrels give an integer relevance",
+        )
 
 
 def queries_columns(frame: pd.DataFrame) -> pd.DataFrame:

@@ -137,6 +137,8 @@ def check_file(path: str | Path) -> Path:
     p = Path(path)
     if str(p) in _SPOOLED:
         return p
+    if "\0" in str(p):
+        raise InputError(str(p).replace("\0", "\\0"), None, "a path cannot hold a NUL character")
     info = paths.stat(p, missing_ok=True)  # a loop, permission, a long name: one line
     if info is None:
         raise InputError(p, None, "no such file")
@@ -303,7 +305,11 @@ def iter_lines(text: str) -> Iterator[tuple[int, str]]:
         yield number, line.rstrip("\n")
 
 
-def head_text(path: str | Path, n_bytes: int = 65536) -> str:
+#: How many bytes format detection reads (:func:`head_text`).
+HEAD_BYTES = 65536
+
+
+def head_text(path: str | Path, n_bytes: int = HEAD_BYTES) -> str:
     """The first bytes of the file as text (for format detection); never raises on a cut char."""
     p = check_file(path)
     try:
@@ -368,17 +374,23 @@ def check_json_depth(text: str, path: str | Path, first_line: int = 1) -> None:
         raise InputError(path, first_line + line - 1, f"JSON nested deeper than {MAX_DEPTH} levels")
 
 
-def parse_json(text: str, path: str | Path, first_line: int = 1) -> object:
+def parse_json(
+    text: str, path: str | Path, first_line: int = 1, object_pairs_hook: object = None
+) -> object:
     """``json.loads`` with the depth limit; errors name the file and the line.
 
-    ``first_line`` is the file line where ``text`` starts (for one line of a JSONL file)."""
+    ``first_line`` is the file line where ``text`` starts (for one line of a JSONL file);
+    ``object_pairs_hook`` is ``json.loads``'s. An integer of more than 4,300 digits (Python's
+    limit of integer conversion) is an error too."""
     check_json_depth(text, path, first_line)
     try:
-        return json.loads(text)
+        return json.loads(text, object_pairs_hook=object_pairs_hook)  # type: ignore[arg-type]
     except json.JSONDecodeError as exc:
         raise InputError(path, first_line + exc.lineno - 1, f"invalid JSON: {exc.msg}") from None
     except RecursionError:  # not reached below MAX_DEPTH; kept as a guard
         raise InputError(path, first_line, f"JSON nested deeper than {MAX_DEPTH} levels") from None
+    except ValueError as exc:  # an integer beyond Python's conversion limit
+        raise InputError(path, None, f"invalid JSON: {str(exc).split(';')[0]}") from None
 
 
 _TOML_TOKENS = re.compile(

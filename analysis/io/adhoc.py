@@ -12,8 +12,19 @@ A bundle here is the documented bundle format (``bundle.toml`` + Parquet, see
     <name>/runs/<model>.parquet  query_id, doc_id, score (+ rank for runs that have only ranks)
 
 Runs and qrels are read by :mod:`analysis.io.objects` (paths, DataFrames, dicts, ranx,
-PyTerrier and ir_datasets objects) and written as they were given: duplicates and queries
-missing from a run stay, so the app's data checks report them as they would for the files.
+PyTerrier and ir_datasets objects) and written with every row they were given: duplicates and
+queries missing from a run stay, so the app's data checks report them as they would for the
+files. Rows are written in one canonical order, so that the order in which a dict or a table
+happened to list them (a dict built from a set differs between Python processes) does not make
+another bundle: runs by query id, then by score from the highest, rows of equal score in their
+given order (a file's, a table's or a mapping's order of tied documents is what the ``stable``
+tie policy reads, as it does for the same run written as a TREC file); qrels by query and
+document id, queries and entities by id, split ids sorted.
+
+Model names are the app's labels: 1-200 printable characters (no line break, tab or other
+control character); two names that differ only in case or Unicode form (``BM25`` and ``bm25``,
+``é`` written as one or two code points) are refused, as their files would collide on macOS
+and Windows and they read alike. At most :data:`MAX_MODELS` runs make one bundle.
 The dataset's family is ``spatial`` when both entities and queries have ``lat, lon`` columns
 (WGS84), else ``generic``; metrics default to the family's (``hit@1, hit@5, recall@20, mrr,
 ndcg@10`` for ``generic``).
@@ -34,9 +45,12 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import os
 import re
 import shutil
 import tempfile
+import time
+import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,6 +59,7 @@ from typing import TYPE_CHECKING
 from analysis.core.errors import InputError
 from analysis.core.names import parse_metrics
 from analysis.io.bundle import DEFAULT_METRICS
+from analysis.io.dicts import shown
 from analysis.io.importers._write import (
     ImportedDataset,
     ImportResult,
@@ -62,6 +77,11 @@ DEFAULT_NAME = "adhoc"
 DESCRIPTION = "runs and qrels given on the command line or in Python"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 _HASH_CHARS = 16
+#: The most runs one ad-hoc bundle takes (the app compares a few dozen models at a time).
+MAX_MODELS = 1000
+MAX_MODEL_NAME = 200
+#: A staging folder of a process that no longer runs is removed once it is this old (seconds).
+STALE_STAGING = 3600
 
 
 @dataclass(frozen=True)
@@ -92,7 +112,8 @@ class AdhocInputs:
 
     def paths(self) -> list[Path]:
         """The input files among the inputs (an output must lie outside them)."""
-        given = [*self.runs.values(), self.qrels, self.queries, self.entities, self.split]
+        runs = list(self.runs.values()) if isinstance(self.runs, Mapping) else []
+        given = [*runs, self.qrels, self.queries, self.entities, self.split]
         return [Path(x) for x in given if isinstance(x, str | Path)]
 
 
@@ -117,29 +138,78 @@ def _name(inputs: AdhocInputs) -> str:
         raise InputError(
             "--name",
             None,
-            f"{name!r}: use 1-64 letters, digits, '.', '_' or '-' (a letter or digit first)",
+            f"{shown(name)}: use 1-64 letters, digits, '.', '_' or '-' (a letter or digit first)",
         )
     return name
+
+
+def _model_name(model: object) -> str:
+    """``model`` when it can be a model's label (module docstring)."""
+    if not isinstance(model, str) or not model.strip():
+        raise InputError("runs", None, f"model name {shown(model)} is not a non-empty string")
+    if not model.isprintable() or len(model) > MAX_MODEL_NAME:
+        raise InputError(
+            "runs",
+            None,
+            f"model name {shown(model)}: use 1-{MAX_MODEL_NAME} printable characters (no line "
+            "break, tab or other control character)",
+        )
+    return model
 
 
 def _runs(inputs: AdhocInputs) -> dict[str, pd.DataFrame]:
     if not isinstance(inputs.runs, Mapping) or not inputs.runs:
         raise InputError("runs", None, "give at least one run: {model name: run}")
+    if len(inputs.runs) > MAX_MODELS:
+        raise InputError(
+            "runs",
+            None,
+            f"{len(inputs.runs):,} runs: an ad-hoc bundle takes at most {MAX_MODELS:,}",
+        )
+    names: dict[str, str] = {}
     files: dict[str, str] = {}
     out = {}
     for model, run in inputs.runs.items():
-        if not isinstance(model, str) or not model.strip():
-            raise InputError("runs", None, f"model name {model!r} is not a non-empty string")
-        stem = model_file(model)
-        if stem in files:
+        _model_name(model)
+        name = unicodedata.normalize("NFKC", model).casefold()
+        if name in names:
             raise InputError(
                 "runs",
                 None,
-                f"models {files[stem]!r} and {model!r} share the file name {stem!r}; rename one",
+                f"models {names[name]!r} and {model!r} differ only in case or Unicode form; "
+                "rename one",
             )
-        files[stem] = model
-        out[model] = as_run(run, f"run {model!r}")
+        stem = model_file(model)
+        if stem.casefold() in files:
+            raise InputError(
+                "runs",
+                None,
+                f"models {files[stem.casefold()]!r} and {model!r} share the file name {stem!r}; "
+                "rename one",
+            )
+        names[name], files[stem.casefold()] = model, model
+        out[model] = _canonical_run(as_run(run, f"run {model!r}"))
     return out
+
+
+def _canonical_run(run: pd.DataFrame) -> pd.DataFrame:
+    """The run by query id, then by score from the highest, ties in their given order (module
+    docstring)."""
+    columns = ["query_id", "score"]
+    return run.sort_values(columns, ascending=[True, False], kind="stable", ignore_index=True)
+
+
+def _sorted(frame: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
+    return frame.sort_values(columns, kind="stable", ignore_index=True)
+
+
+def _split_id(value: object) -> str:
+    if isinstance(value, bool) or not isinstance(value, str | int):
+        raise InputError("split", None, f"query id {shown(value)} is not a string or an integer")
+    text = str(value)
+    if not text.strip() or any(c in text for c in "\r\n"):
+        raise InputError("split", None, f"query id {text!r} is empty or holds a line break")
+    return text
 
 
 def _split(split: object) -> tuple[str, list[str]] | None:
@@ -147,22 +217,61 @@ def _split(split: object) -> tuple[str, list[str]] | None:
         return None
     if isinstance(split, str | Path):
         return Path(split).name.split(".")[0] or "split", read_split_ids(split)
-    if not isinstance(split, Iterable):
+    if not isinstance(split, Iterable) or isinstance(split, bytes | bytearray):
         raise InputError(
             "split", None, f"a {type(split).__name__} is not a split file or a list of query ids"
         )
-    ids = list(dict.fromkeys(str(x) for x in split))
+    ids = sorted(dict.fromkeys(_split_id(x) for x in split))
     if not ids:
         raise InputError("split", None, "the split holds no query id")
     return "split", ids
 
 
 def _family(queries: pd.DataFrame, entities: pd.DataFrame | None) -> str:
+    """``spatial`` when entities and queries have ``lat, lon`` (checked: WGS84 degrees or
+    missing), else ``generic``."""
     both = {"lat", "lon"}
     spatial = (
         entities is not None and both <= set(entities.columns) and both <= set(queries.columns)
     )
+    if spatial:
+        _check_coordinates(queries, "queries", "query_id")
+        _check_coordinates(entities, "entities", "doc_id")  # type: ignore[arg-type]
     return "spatial" if spatial else "generic"
+
+
+def _check_coordinates(frame: pd.DataFrame, source: str, key: str) -> None:
+    """``lat``/``lon`` are numbers in [-90, 90] / [-180, 180] or missing.
+
+    Raises:
+        InputError: naming the row's id (column ``key``) and the value.
+    """
+    import numpy as np
+    import pandas as pd
+
+    for column, limit in (("lat", 90.0), ("lon", 180.0)):
+        raw = frame[column]
+        values = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+        bad = (raw.notna().to_numpy() & np.isnan(values)) | (np.abs(values) > limit)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise InputError(
+                source,
+                None,
+                f"{key} {frame[key].iloc[i]!r}: {column} {shown(raw.iloc[i])} is not a number in "
+                f"[-{limit:g}, {limit:g}] (WGS84 degrees)",
+            )
+
+
+def _metrics_given(metrics: object) -> Sequence[str] | str | None:
+    """The ``metrics`` argument when it is a string or a list of strings (or empty)."""
+    if metrics is None or isinstance(metrics, str):
+        return metrics
+    if isinstance(metrics, Sequence) and all(isinstance(m, str) for m in metrics):
+        return metrics
+    raise InputError(
+        "--metrics", None, f"{shown(metrics)}: give metric names (a list or 'hit@1,mrr')"
+    )
 
 
 def adhoc_dataset(inputs: AdhocInputs) -> ImportedDataset:
@@ -174,19 +283,27 @@ def adhoc_dataset(inputs: AdhocInputs) -> ImportedDataset:
     import pandas as pd
 
     name = _name(inputs)
+    metrics_given = _metrics_given(inputs.metrics)
     runs = _runs(inputs)
-    qrels = as_qrels(inputs.qrels, "qrels")
+    qrels = _sorted(as_qrels(inputs.qrels, "qrels"), ["query_id", "doc_id"])
     if inputs.queries is not None:
         queries = as_queries(inputs.queries, "queries").drop_duplicates("query_id")
+        queries = _sorted(queries, ["query_id"])
     else:
         queries = pd.DataFrame({"query_id": qrels["query_id"].drop_duplicates(), "text": ""})
-    entities = None if inputs.entities is None else as_entities(inputs.entities, "entities")
+    entities = None
+    if inputs.entities is not None:
+        entities = _sorted(as_entities(inputs.entities, "entities"), ["doc_id"])
     family = _family(queries, entities)
     try:
-        metrics = [m.label for m in parse_metrics(inputs.metrics or DEFAULT_METRICS[family])]
+        metrics = [m.label for m in parse_metrics(metrics_given or DEFAULT_METRICS[family])]
     except ValueError as exc:
         raise InputError("--metrics", None, str(exc)) from None
     split = _split(inputs.split)
+    if split and not set(split[1]) & set(qrels["query_id"]):
+        raise InputError(
+            "split", None, f"none of the split's {len(split[1]):,} query ids is in the qrels"
+        )
     return ImportedDataset(
         name=name,
         family=family,
@@ -258,12 +375,15 @@ def keyed_adhoc_bundle(inputs: AdhocInputs, folder: str | Path) -> Path:
     when no bundle of that content is there yet, else left as it is. Returns its path.
 
     Safe when several processes make the same bundle at once: each builds its own copy in a
-    temporary folder and the first rename wins; the others remove theirs.
+    temporary folder (``.staging-<pid>-*``) and the first rename wins; the others remove
+    theirs. The staging folder of a process that was killed while writing is removed by a
+    later call once it is an hour old (:func:`remove_stale_staging`).
     """
     dataset = adhoc_dataset(inputs)
     home = Path(folder).expanduser()
     home.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=home))
+    remove_stale_staging(home)
+    staging = Path(tempfile.mkdtemp(prefix=f".staging-{os.getpid()}-", dir=home))
     try:
         built = write_bundle(
             staging / "bundle",
@@ -286,3 +406,30 @@ def keyed_adhoc_bundle(inputs: AdhocInputs, folder: str | Path) -> Path:
     finally:
         with contextlib.suppress(OSError):
             shutil.rmtree(staging)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process
+        return True
+    return True
+
+
+def remove_stale_staging(home: Path, age: float = STALE_STAGING) -> list[Path]:
+    """Remove the staging folders under ``home`` whose process no longer runs and that are
+    older than ``age`` seconds (left by a process killed while writing); returns them."""
+    removed = []
+    now = time.time()
+    for path in home.glob(".staging-*"):
+        pid = path.name.split("-")[1]
+        try:
+            old = now - path.stat().st_mtime > age
+        except OSError:
+            continue
+        if old and not (pid.isdigit() and _alive(int(pid))):
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append(path)
+    return removed

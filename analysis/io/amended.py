@@ -37,6 +37,9 @@ def amended_qrels(qrels: pd.DataFrame, judgements: pd.DataFrame) -> pd.DataFrame
     return out
 
 
+_EMPTY_OR_SPACE = "is empty or holds ASCII whitespace or a NUL character"
+
+
 def qrels_trec_text(qrels: pd.DataFrame) -> str:
     """Qrels as TREC qrels text: ``query_id 0 doc_id relevance`` per line.
 
@@ -44,17 +47,15 @@ def qrels_trec_text(qrels: pd.DataFrame) -> str:
     any other character but ASCII whitespace is written as it is and read back unchanged.
 
     Raises:
-        ValueError: an id is empty, holds ASCII whitespace, or (a query id) starts with ``#``:
-            TREC qrels cannot carry it.
+        ValueError: an id is empty, holds ASCII whitespace or a NUL character, or (a query id)
+            starts with ``#``: TREC qrels cannot carry it.
     """
     for column in ("query_id", "doc_id"):
         ids = qrels[column].astype("str")
         bad = trec_unsafe(ids, column)
         if bad.any():
             first = ids[bad].iloc[0]
-            why = (
-                "starts with '#'" if first.startswith("#") else "is empty or holds ASCII whitespace"
-            )
+            why = "starts with '#'" if first.startswith("#") else _EMPTY_OR_SPACE
             raise ValueError(f"{column} {first!r} {why}")
     lines = [
         f"{q} 0 {d} {int(r)}\n"

@@ -18,14 +18,19 @@ ranx ``.lz4``          ``Run.save("run.lz4")``: the mapping in CBOR, compressed 
 =====================  ====================================================================
 
 Rules (those of every other loader): ids are strings (an integer key of a Python dict becomes
-its decimal text; ``"007"`` stays ``"007"``), an empty id is an error; run scores must be
-finite numbers (``bool``, text, ``NaN``, ``inf`` are errors); relevance must be an integer
-(``1.0`` counts) within int64. An error names the query and the document (and, for a JSON
-file, the line of the query's key when it can be found). Rows keep the mapping's order.
+its decimal text; ``"007"`` stays ``"007"``), an empty id is an error, and so are two keys of
+one mapping that become the same id (``1`` and ``"1"``) and an id that is not valid Unicode
+text (a lone surrogate, ``"\ud800"`` in JSON); run scores must be finite numbers (``bool``,
+text, ``NaN``, ``inf`` are errors; ``Decimal`` and ``Fraction`` count); relevance must be an
+integer (``1.0`` counts) within int64. A mapping with no pair at all is an error, as an empty
+file is. A key given twice in one JSON object (a JSON reader keeps only one of its values) is
+an error naming its line. An error names the query and the document (and, for a JSON file, the
+line of the query's key when it can be found). Rows keep the mapping's order.
 """
 
 from __future__ import annotations
 
+import decimal
 import json
 import math
 import numbers
@@ -68,35 +73,72 @@ def is_lz4(path: str | Path) -> bool:
     return magic(path) == LZ4_MAGIC
 
 
+def shown(value: object, width: int = 60) -> str:
+    """``repr(value)`` (numpy scalars as Python's) on one line (an object whose ``repr`` spans
+    lines, a DataFrame's, has them joined by spaces), cut to ``width`` characters for
+    messages."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    try:
+        text = re.sub(r"\s*[\r\n]\s*", " ", str(repr(value)))
+    except Exception:  # a user object whose __repr__ fails
+        text = f"<{type(value).__name__}>"
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
 def _id(value: object, what: str, source: str, where: str) -> str:
     if isinstance(value, bool) or not isinstance(value, str | numbers.Integral):
-        raise InputError(source, None, f"{where}{what} {value!r} is not a string or an integer")
+        raise InputError(
+            source, None, f"{where}{what} {shown(value)} is not a string or an integer"
+        )
     text = str(value)
     if not text.strip():
         raise InputError(source, None, f"{where}empty {what}")
     return text
 
 
-def _is_number(value: object) -> bool:
-    return isinstance(value, numbers.Real) and not isinstance(value, bool | np.bool_)
+def first_unencodable(texts: Sequence[str]) -> int | None:
+    """Index of the first string that is not valid Unicode (a lone surrogate, which no file
+    format here can hold), or None."""
+    try:
+        "\0".join(texts).encode("utf-8")
+    except UnicodeEncodeError:
+        return next(i for i, t in enumerate(texts) if not _encodes(t))
+    return None
+
+
+def _encodes(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def is_number(value: object) -> bool:
+    """A real number: ``int``, ``float``, numpy numbers, ``Decimal``, ``Fraction``; not a
+    ``bool`` (numpy's either), text or a complex number."""
+    return isinstance(value, numbers.Real | decimal.Decimal) and not isinstance(
+        value, bool | np.bool_
+    )
 
 
 def _bad_value(value: object, kind: str) -> str | None:
     """Why ``value`` cannot be a run score / a relevance, or None."""
     label = "score" if kind == "run" else "relevance"
-    if not _is_number(value):
-        return f"{label} {value!r} is not a number"
+    if not is_number(value):
+        return f"{label} {shown(value)} is not a number"
     try:
         number = float(value)  # type: ignore[arg-type]
     except OverflowError:
         number = math.inf
     if kind == "run":
-        return None if math.isfinite(number) else f"score {value!r} is not a finite number"
+        return None if math.isfinite(number) else f"score {shown(value)} is not a finite number"
     if not math.isfinite(number) or number != math.floor(number):
-        return f"relevance {value!r} is not an integer"
+        return f"relevance {shown(value)} is not an integer"
     whole = int(value) if isinstance(value, numbers.Integral) else int(number)
     if not INT64_MIN <= whole <= INT64_MAX:
-        return f"relevance {value!r} is outside the 64-bit integer range"
+        return f"relevance {shown(value)} is outside the 64-bit integer range"
     return None
 
 
@@ -127,7 +169,7 @@ def _columns(data: Mapping, kind: str, source: str) -> tuple[list, list, list, b
         is_list = isinstance(inner, list | tuple) and kind == "run"
         if not is_list and not isinstance(inner, Mapping):
             what = "a mapping {doc_id: score}" if kind == "run" else "a mapping {doc_id: relevance}"
-            raise InputError(source, None, f"query {query!r}: expected {what}, not {inner!r:.60}")
+            raise InputError(source, None, f"query {query!r}: expected {what}, not {shown(inner)}")
         if ranked is not None and ranked != is_list:
             raise InputError(source, None, f"query {query!r}: mixes ranked lists and scores")
         ranked = is_list
@@ -139,7 +181,25 @@ def _columns(data: Mapping, kind: str, source: str) -> tuple[list, list, list, b
         else:
             docs.extend(inner.keys())
             values.extend(inner.values())
+    _same_ids(data, source)
     return queries, docs, values, bool(ranked)
+
+
+def _same_ids(data: Mapping, source: str) -> None:
+    """Refuse two keys of ``data`` that are the same id once written as text (``1``, ``"1"``)."""
+    texts = [str(k) for k in data]
+    if len(set(texts)) == len(texts):
+        return
+    seen: dict[str, object] = {}
+    for key, text in zip(data, texts, strict=True):
+        if text in seen:
+            raise InputError(
+                source,
+                None,
+                f"query ids {shown(seen[text])} and {shown(key)} are both the id {text!r}; "
+                "use one spelling",
+            )
+        seen[text] = key
 
 
 def _first_bad(values: Sequence[object], kind: str) -> int | None:
@@ -168,6 +228,17 @@ def _doc_ids(queries: Sequence[str], docs: list[object], source: str) -> list[st
     return [_id(d, "doc_id", source, f"query {q!r}: ") for q, d in zip(queries, docs, strict=True)]
 
 
+def _check_text(queries: list[str], docs: list[str], source: str) -> None:
+    """Refuse a query or doc id that is not valid Unicode text (:func:`first_unencodable`)."""
+    for what, ids in (("query_id", queries), ("doc_id", docs)):
+        bad = first_unencodable(ids)
+        if bad is not None:
+            where = f"query {queries[bad]!r}: " if what == "doc_id" else ""
+            raise InputError(
+                source, None, f"{where}{what} {shown(ids[bad])} is not valid Unicode text"
+            )
+
+
 def frame_from_mapping(
     data: object, kind: str, source: str | Path, text: str | None = None
 ) -> pd.DataFrame:
@@ -191,8 +262,13 @@ def frame_from_mapping(
         raise InputError(
             where, None, f"expected a mapping {{query_id: {{doc_id: value}}}}, not {what}"
         )
+    if not data:
+        raise InputError(where, None, "holds no data (an empty mapping)")
     queries, raw_docs, values, ranked = _columns(data, kind, where)
+    if not queries:
+        raise InputError(where, None, "holds no data (every query's mapping is empty)")
     docs = _doc_ids(queries, raw_docs, where)
+    _check_text(queries, docs, where)
     bad = _first_bad(values, kind)
     if bad is not None:
         query, doc = queries[bad], docs[bad]
@@ -221,10 +297,44 @@ def read_ranx_json(path: str | Path, kind: str) -> pd.DataFrame:
     """
     p = check_file(path)
     text = read_text(p)
-    data = parse_json(text, p)
+    data = parse_json(text, p, object_pairs_hook=_Object)
     if isinstance(data, Mapping) and not data:
         raise InputError(p, None, "the file holds no data (an empty JSON object)")
+    _no_repeated_keys(data, p, text)
     return frame_from_mapping(data, kind, p, text)
+
+
+class _Object(dict):
+    """A JSON object that remembers the first key given twice in it (``None``: none)."""
+
+    def __init__(self, pairs: list[tuple[str, object]]) -> None:
+        super().__init__(pairs)
+        self.repeated = None
+        if len(self) != len(pairs):
+            seen: set[str] = set()
+            self.repeated = next(k for k, _ in pairs if k in seen or seen.add(k))  # type: ignore[func-returns-value]
+
+
+def _no_repeated_keys(data: object, path: Path, text: str) -> None:
+    """Refuse a key given twice in one object of a ranx JSON file (with its second line)."""
+    if not isinstance(data, _Object):
+        return
+    if data.repeated is not None:
+        line = _second_line(text, json.dumps(data.repeated) + ":", 0)
+        raise InputError(path, line, f"query {data.repeated!r} is given twice")
+    for query, inner in data.items():
+        if isinstance(inner, _Object) and inner.repeated is not None:
+            start = text.find(json.dumps(query) + ":")
+            line = _second_line(text, json.dumps(inner.repeated) + ":", max(start, 0))
+            raise InputError(path, line, f"query {query!r}: doc {inner.repeated!r} is given twice")
+
+
+def _second_line(text: str, key: str, start: int) -> int | None:
+    """The line of the second ``key`` after ``start`` in ``text`` (None when not found: the key
+    was written with other escapes)."""
+    first = text.find(key, start)
+    second = text.find(key, first + 1) if first >= 0 else -1
+    return text.count("\n", 0, second) + 1 if second >= 0 else None
 
 
 def _lz4_modules() -> tuple[object, object] | None:
@@ -244,9 +354,11 @@ def _decompress(frame_module: object, data: bytes, path: Path) -> bytes:
         out = decompressor.decompress(data, max_length=cap + 1)
     except RuntimeError as exc:
         raise InputError(path, None, f"cannot read the LZ4 data: {exc}") from None
-    if len(out) > cap or not decompressor.eof:
+    if len(out) > cap:
         why = f"larger than the input size limit of {cap} bytes when decompressed"
         raise InputError(path, None, why)
+    if not decompressor.eof:
+        raise InputError(path, None, "the LZ4 data is truncated (the file was cut short)")
     return out
 
 

@@ -25,11 +25,16 @@ an ir_datasets dataset         its ``qrels_iter()`` (qrels), ``queries_iter()`` 
 =============================  ===============================================================
 
 The rules of the file loaders hold: ids are strings (integer ids become their decimal text,
-``"007"`` stays ``"007"``; float, boolean or empty ids are errors), scores are finite numbers,
-relevance an integer within int64. Errors are :class:`~analysis.core.errors.InputError` naming
-the input (``run 'bm25'``) and the row (its index label). A run keeps ``score`` (and ``rank``
-only when it has ranks but no scores: ``score = -rank``, as the loaders do); PyTerrier's
-0-based ``rank`` beside a score is dropped, the ranking comes from the scores.
+``"007"`` stays ``"007"``; float, boolean, missing or empty ids and text that is not valid
+Unicode are errors), scores are finite numbers, relevance an integer within int64, and an input
+with no row is an error (as an empty file is). Errors are
+:class:`~analysis.core.errors.InputError` naming the input (``run 'bm25'``) and the row (its
+index label); an object whose own ``to_pandas()``, ``to_dict()`` or iteration fails, or returns
+something else than promised, is one such error too. A table's column names must be unique;
+ids held in the index (``df.set_index(["query_id", "doc_id"])``) are read as columns. A run
+keeps ``score`` (and ``rank`` only when it has ranks but no scores: ``score = -rank``, as the
+loaders do); PyTerrier's 0-based ``rank`` beside a score is dropped, the ranking comes from the
+scores.
 
 :func:`to_ranx` and :func:`from_ranx` convert to and from ranx objects; only :func:`to_ranx`
 imports ranx (an optional dependency: without it, one error line says to install it).
@@ -37,6 +42,7 @@ imports ranx (an optional dependency: without it, one error line says to install
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -44,15 +50,25 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from analysis.core.errors import InputError, MissingDependency
+from analysis.core.measures import USER_FAILURES, one_line
 from analysis.io import (
+    RANK_RULE,
+    bad_ranks,
     load_entities,
     load_qrels,
     load_queries,
     load_run,
+    no_relevance,
     queries_columns,
     relevance_alias,
 )
-from analysis.io.dicts import frame_from_mapping, mapping_from_frame
+from analysis.io.dicts import (
+    first_unencodable,
+    frame_from_mapping,
+    is_number,
+    mapping_from_frame,
+    shown,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -70,24 +86,60 @@ _PLAIN_TUPLES = {
 }
 
 
+def _call(obj: object, method: str, source: str) -> Any:
+    """``obj.<method>()``, its failure one :class:`InputError` line naming the method."""
+    try:
+        return getattr(obj, method)()
+    except USER_FAILURES as exc:
+        raise InputError(
+            source, None, f"{type(obj).__name__}.{method}() raised {one_line(exc)}"
+        ) from None
+
+
 def _records(rows: Iterable[Any], kind: str, source: str) -> pd.DataFrame:
     """An iterable of named tuples, dicts or plain tuples as a DataFrame."""
     import pandas as pd
 
-    rows = list(rows)
+    try:
+        rows = list(rows)
+    except USER_FAILURES as exc:
+        raise InputError(source, None, f"reading its rows raised {one_line(exc)}") from None
     if not rows:
         raise InputError(source, None, f"no rows (an empty {kind})")
     first = rows[0]
     if isinstance(first, Mapping):
+        _alike(rows, lambda r: isinstance(r, Mapping), "a mapping", source)
         return pd.DataFrame.from_records(rows)
     if isinstance(first, tuple) and hasattr(first, "_fields"):
-        return pd.DataFrame.from_records(rows, columns=list(first._fields))
-    plain = _PLAIN_TUPLES.get(kind)
-    if plain and isinstance(first, tuple | list) and len(first) == len(plain):
-        return pd.DataFrame.from_records(rows, columns=list(plain))
-    raise InputError(
-        source, None, f"rows of {type(first).__name__} are not records with field names"
-    )
+        columns = list(first._fields)
+    else:
+        columns = list(_PLAIN_TUPLES.get(kind, ()))
+        if not (columns and isinstance(first, tuple | list) and len(first) == len(columns)):
+            raise InputError(
+                source, None, f"rows of {type(first).__name__} are not records with field names"
+            )
+    size = len(columns)
+    _alike(rows, lambda r: isinstance(r, tuple | list) and len(r) == size,
+           f"a tuple of {size} fields ({', '.join(columns)})", source)  # fmt: skip
+    return pd.DataFrame.from_records(rows, columns=columns)
+
+
+def _alike(rows: list, fits: Any, what: str, source: str) -> None:
+    """Refuse the first row that is not ``what`` (``fits(row)`` false), as the first row is."""
+    for i, row in enumerate(rows):
+        if not fits(row):
+            raise InputError(source, None, f"row {i}: {shown(row)} is not {what} as row 0 is")
+
+
+def _is_mapping(obj: object) -> bool:
+    """Whether ``obj`` is read as a nested mapping (a dict, a ranx ``Run``/``Qrels``: any
+    object with ``to_dict()`` that is no table)."""
+    import pandas as pd
+
+    if isinstance(obj, Mapping):
+        return True
+    table = isinstance(obj, pd.DataFrame | pd.Series | str | Path) or hasattr(obj, "to_pandas")
+    return not table and hasattr(obj, "to_dict")
 
 
 def _frame(obj: object, kind: str, source: str) -> pd.DataFrame | None:
@@ -95,21 +147,41 @@ def _frame(obj: object, kind: str, source: str) -> pd.DataFrame | None:
     caller) or a ranx object (``to_dict()``)."""
     import pandas as pd
 
-    from analysis.io.tables import with_vocabulary
-
     if isinstance(obj, pd.DataFrame):
         frame = obj
     elif hasattr(obj, "to_pandas") and not isinstance(obj, Mapping):  # pyarrow, polars
-        frame = obj.to_pandas()  # type: ignore[attr-defined]
-    elif isinstance(obj, Mapping) or (hasattr(obj, "to_dict") and not isinstance(obj, pd.Series)):
+        frame = _call(obj, "to_pandas", source)
+        if not isinstance(frame, pd.DataFrame):
+            raise InputError(
+                source, None, f"to_pandas() returned a {type(frame).__name__}, not a DataFrame"
+            )
+    elif _is_mapping(obj):
         return None
     elif hasattr(obj, _DATASET_ITERATORS[kind]):
-        frame = _records(getattr(obj, _DATASET_ITERATORS[kind])(), kind, source)
-    elif isinstance(obj, Iterable) and not isinstance(obj, str | bytes):
+        frame = _records(_call(obj, _DATASET_ITERATORS[kind], source), kind, source)
+    elif isinstance(obj, Iterable) and not isinstance(obj, str | bytes | pd.Series):
         frame = _records(obj, kind, source)
     else:
         raise InputError(source, None, f"cannot read a {type(obj).__name__} as a {kind}")
-    return with_vocabulary(frame.copy())
+    return _columns(frame, kind, source)
+
+
+def _columns(frame: pd.DataFrame, kind: str, source: str) -> pd.DataFrame:
+    """A copy of ``frame`` with the ids of a named index as columns, the project's id names and
+    unique, flat column names; refused when it has no row."""
+    from analysis.io.tables import with_vocabulary
+
+    named = [n for n in frame.index.names if n is not None and n not in frame.columns]
+    frame = frame.reset_index(level=named) if named else frame.copy()
+    if frame.columns.nlevels > 1:
+        raise InputError(source, None, "its columns have several levels; flatten them first")
+    frame = with_vocabulary(frame)
+    repeated = frame.columns[frame.columns.duplicated()]
+    if len(repeated):
+        raise InputError(source, None, f"column {shown(repeated[0])} appears more than once")
+    if not len(frame):
+        raise InputError(source, None, f"no rows (an empty {kind})")
+    return frame
 
 
 def _at(frame: pd.DataFrame, i: int) -> str:
@@ -118,11 +190,12 @@ def _at(frame: pd.DataFrame, i: int) -> str:
 
 
 def _show(value: object) -> str:
-    return repr(value.item() if isinstance(value, np.generic) else value)
+    return shown(value)
 
 
 def _ids(frame: pd.DataFrame, column: str, source: str) -> np.ndarray:
-    """An id column as strings (by position): strings or integers only, none empty."""
+    """An id column as strings (by position): strings or integers only, none missing or empty,
+    all valid Unicode text."""
     import pandas as pd
 
     if column not in frame.columns:
@@ -130,6 +203,11 @@ def _ids(frame: pd.DataFrame, column: str, source: str) -> np.ndarray:
             source, None, f"no {column} column (columns: {', '.join(map(str, frame.columns))})"
         )
     col = frame[column]
+    missing = col.isna().to_numpy()
+    if missing.any():
+        raise InputError(
+            source, None, f"{_at(frame, int(np.flatnonzero(missing)[0]))}: {column} is missing"
+        )
     if isinstance(col.dtype, pd.CategoricalDtype):
         col = col.astype(object)
     kind = col.dtype.kind
@@ -149,6 +227,13 @@ def _ids(frame: pd.DataFrame, column: str, source: str) -> np.ndarray:
                     None,
                     f"{_at(frame, i)}: {column} {_show(v)} is not a string or an integer",
                 )
+    bad = first_unencodable([str(v) for v in values])
+    if bad is not None:
+        raise InputError(
+            source,
+            None,
+            f"{_at(frame, bad)}: {column} {_show(values[bad])} is not valid Unicode text",
+        )
     text = col.astype("str")
     empty = (text.str.strip() == "").to_numpy()
     if empty.any():
@@ -163,17 +248,30 @@ def _numbers(frame: pd.DataFrame, column: str, source: str) -> np.ndarray:
     import pandas as pd
 
     col = frame[column]
-    if col.dtype.kind == "b" or not (pd.api.types.is_numeric_dtype(col) or col.dtype.kind == "O"):
+    numeric = pd.api.types.is_numeric_dtype(col) and col.dtype.kind not in "bc"
+    if not (numeric or col.dtype.kind == "O"):
         raise InputError(source, None, f"column {column} has type {col.dtype}; expected numbers")
-    values = pd.to_numeric(col, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
-    bad = ~np.isfinite(values)
     if col.dtype.kind == "O":
-        bad |= np.asarray([isinstance(v, bool | str) for v in col.tolist()])
+        values = np.asarray([_real(v) for v in col.tolist()], dtype=np.float64)
+    else:
+        values = pd.to_numeric(col, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+    bad = ~np.isfinite(values)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raw = _show(col.iloc[i])
         raise InputError(source, None, f"{_at(frame, i)}: {column} {raw} is not a finite number")
     return values
+
+
+def _real(value: object) -> float:
+    """``value`` of an object column as a float; NaN for what is not a real number (text,
+    booleans, complex numbers, missing values) and ``inf`` beyond the float range."""
+    if not is_number(value):
+        return math.nan
+    try:
+        return float(value)  # type: ignore[arg-type]
+    except OverflowError:
+        return math.inf
 
 
 def _run_table(frame: pd.DataFrame, source: str) -> pd.DataFrame:
@@ -186,6 +284,10 @@ def _run_table(frame: pd.DataFrame, source: str) -> pd.DataFrame:
         out["score"] = _numbers(frame, "score", source)
     elif "rank" in frame.columns:
         ranks = _numbers(frame, "rank", source)
+        if bad_ranks(ranks).any():
+            i = int(np.flatnonzero(bad_ranks(ranks))[0])
+            raw = _show(frame["rank"].iloc[i])
+            raise InputError(source, None, f"{_at(frame, i)}: rank {raw} {RANK_RULE}")
         out["score"] = -ranks
         out["rank"] = ranks.astype(np.int64)
     else:
@@ -200,6 +302,7 @@ def _qrels_table(frame: pd.DataFrame, source: str) -> pd.DataFrame:
     out = pd.DataFrame(
         {"query_id": _ids(frame, "query_id", source), "doc_id": _ids(frame, "doc_id", source)}
     )
+    no_relevance(frame, source, None)
     if "relevance" not in frame.columns:  # a list of relevant pairs
         out["relevance"] = np.ones(len(out), dtype=np.int64)
         return out
@@ -225,7 +328,7 @@ def _run_or_qrels(obj: object, kind: str, source: str) -> pd.DataFrame:
         return load_run(obj) if kind == "run" else load_qrels(obj)
     frame = _frame(obj, kind, source)
     if frame is None:
-        data = obj if isinstance(obj, Mapping) else obj.to_dict()  # type: ignore[attr-defined]
+        data = obj if isinstance(obj, Mapping) else _call(obj, "to_dict", source)
         return frame_from_mapping(data, kind, source)
     return _run_table(frame, source) if kind == "run" else _qrels_table(frame, source)
 
@@ -250,10 +353,38 @@ def as_qrels(obj: object, source: str = "qrels") -> pd.DataFrame:
 
 
 def _text_mapping(obj: Mapping, key: str, source: str) -> pd.DataFrame:
+    """``{id: text}`` as a frame (``None`` and NaN texts are empty)."""
     import pandas as pd
 
-    frame = pd.DataFrame({key: list(obj.keys()), "text": [str(v) for v in obj.values()]})
+    if not obj:
+        raise InputError(source, None, "no rows (an empty mapping)")
+    texts = ["" if v is None or (isinstance(v, float) and v != v) else str(v) for v in obj.values()]
+    frame = pd.DataFrame(
+        {key: pd.Series(list(obj.keys()), dtype=object), "text": pd.Series(texts, dtype=object)}
+    )
     frame[key] = _ids(frame, key, source)
+    return frame
+
+
+def _check_texts(frame: pd.DataFrame, source: str) -> pd.DataFrame:
+    """``frame`` when every text in it is valid Unicode (no lone surrogate, which no file can
+    hold).
+
+    Raises:
+        InputError: naming the row and the column.
+    """
+    for column in frame.columns:
+        if frame[column].dtype.kind != "O":
+            continue
+        values = frame[column].tolist()
+        bad = first_unencodable([v for v in values if isinstance(v, str)])
+        if bad is not None:
+            i = [j for j, v in enumerate(values) if isinstance(v, str)][bad]
+            raise InputError(
+                source,
+                None,
+                f"{_at(frame, i)}: {shown(column)} {shown(values[i])} is not valid Unicode text",
+            )
     return frame
 
 
@@ -264,7 +395,7 @@ def as_queries(obj: object, source: str = "queries") -> pd.DataFrame:
     if isinstance(obj, str | Path):
         return load_queries(obj)
     if isinstance(obj, Mapping):
-        return _text_mapping(obj, "query_id", source)
+        return _check_texts(_text_mapping(obj, "query_id", source), source)
     frame = _frame(obj, "queries", source)
     if frame is None:
         raise InputError(source, None, f"cannot read a {type(obj).__name__} as queries")
@@ -272,8 +403,8 @@ def as_queries(obj: object, source: str = "queries") -> pd.DataFrame:
     if "text" not in frame.columns and "query" not in frame.columns and "title" in frame.columns:
         frame = frame.rename(columns={"title": "text"})
     frame = queries_columns(frame)
-    frame["text"] = frame["text"].fillna("").astype("str")
-    return frame
+    frame["text"] = frame["text"].fillna("").astype(object).map(str)
+    return _check_texts(frame, source)
 
 
 def as_entities(obj: object, source: str = "entities") -> pd.DataFrame:
@@ -292,7 +423,7 @@ def as_entities(obj: object, source: str = "entities") -> pd.DataFrame:
     for column in ("name", "text"):
         if column not in frame.columns:
             frame[column] = ""
-    return frame
+    return _check_texts(frame, source)
 
 
 def to_ranx(obj: object, kind: str = "run", name: str | None = None) -> Any:
@@ -322,4 +453,5 @@ def from_ranx(obj: object) -> pd.DataFrame:
     if not hasattr(obj, "to_dict"):
         raise InputError("ranx", None, f"a {type(obj).__name__} is not a ranx Run or Qrels")
     kind = "qrels" if hasattr(obj, "qrels") else "run"
-    return frame_from_mapping(obj.to_dict(), kind, f"ranx {type(obj).__name__}")  # type: ignore[attr-defined]
+    source = f"ranx {type(obj).__name__}"
+    return frame_from_mapping(_call(obj, "to_dict", source), kind, source)

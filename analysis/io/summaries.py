@@ -14,9 +14,17 @@ Files recognised as the summary of a run file ``<folder>/<stem>.<ext>``:
   per metric; the row whose name is the model's (or the run file's stem), case ignored.
 
 Metric keys are read as the evaluator names them (``hit@1``, ``Recall@20``, ``MRR``, STaRK's
-``rprecision``); keys that are no metric are kept aside. A summary whose values exceed 1 is read
-as percentages (every metric here lies in [0, 1]). Each value keeps the precision it was printed
-with: ``0.2857`` stands for anything in [0.28565, 0.28575].
+``rprecision``); keys that are no metric, values that are not finite numbers (text, booleans,
+``null``, ``NaN``, ``Infinity``, a number too large for a float) and keys that give one metric
+two different values (``"hit@1"`` twice, or ``hit@1`` and ``Hit@1``) are kept aside, as "not
+compared". A summary whose values exceed 1, none of them above 100, is read as percentages
+(every built-in metric lies in [0, 1]). Each value keeps the precision it was printed with:
+``0.2857`` stands for anything in [0.28565, 0.28575].
+
+Only regular files of at most 1 MiB are read, and only when they lie in the folder they are
+found in: a FIFO, a device, a folder named like a summary, or a symbolic link to a file
+elsewhere (outside a bundle, say) is no summary. Of a leaderboard, the row naming the model
+exactly is taken, else the one row naming it in another case; several such rows are no summary.
 """
 
 from __future__ import annotations
@@ -25,14 +33,16 @@ import csv
 import hashlib
 import io
 import json
+import math
 import os
 import re
-from collections.abc import Iterator
+import stat
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from analysis.core.names import parse_metric
-from analysis.io._text import check_json_depth, decode, read_bytes
+from analysis.io._text import check_json_depth, decode
 
 MAX_BYTES = 1 << 20  # a summary is a few hundred bytes; larger files are not summaries
 NAME_COLUMNS = ("model", "method", "name", "run", "retriever")
@@ -106,65 +116,132 @@ def canonical_metric(key: str) -> str | None:
         return None
 
 
-def _values(raw: dict[str, object]) -> tuple[dict[str, tuple[float, float]], tuple, bool]:
-    """(canonical metric -> (value, printed tolerance), ignored keys, percentages) of a flat
-    ``{key: number}`` mapping."""
+def _finite(value: object) -> bool:
+    return (
+        isinstance(value, int | float)
+        and not isinstance(value, bool)
+        and math.isfinite(float(value))
+    )
+
+
+def _values(
+    pairs: Sequence[tuple[str, object]],
+) -> tuple[dict[str, tuple[float, float]], tuple, bool]:
+    """(canonical metric -> (value, printed tolerance), keys not compared, percentages) of the
+    ``(key, value)`` pairs of a flat summary, in order (module docstring)."""
     found: dict[str, tuple[float, float]] = {}
+    keys: dict[str, list[str]] = {}
+    conflict: set[str] = set()
     ignored = []
-    for key, value in raw.items():
+    for key, value in pairs:
         name = canonical_metric(key)
-        if name is None or isinstance(value, bool) or not isinstance(value, int | float):
+        if name is None or not _finite(value):
             ignored.append(str(key))
             continue
         decimals = getattr(value, "decimals", 0 if isinstance(value, int) else 17)
-        found[name] = (float(value), 0.5 * 10.0**-decimals)
-    percent = any(v > 1 for v, _ in found.values())
+        entry = (float(value), 0.5 * 10.0**-decimals)
+        if name in found and found[name][0] != entry[0]:
+            conflict.add(name)
+        found.setdefault(name, entry)
+        keys.setdefault(name, []).append(str(key))
+    for name in conflict:
+        del found[name]
+        ignored += keys[name]
+    percent = any(v > 1 for v, _ in found.values()) and all(v <= 100 for v, _ in found.values())
     if percent:
         found = {k: (v / 100, t / 100) for k, (v, t) in found.items()}
     return found, tuple(ignored), percent
 
 
-def _json(path: Path) -> tuple[object, bytes] | None:
+class _Object(dict):
+    """A JSON object that keeps its ``(key, value)`` pairs (a key may appear twice)."""
+
+    pairs: list[tuple[str, object]]
+
+
+def _object(pairs: list[tuple[str, object]]) -> _Object:
+    out = _Object(pairs)
+    out.pairs = pairs
+    return out
+
+
+def small_file(path: Path) -> bytes | None:
+    """The bytes of ``path`` when it is a regular file of at most :data:`MAX_BYTES` that lies in
+    its own folder (module docstring), else None; never blocks on a FIFO."""
     try:
-        if path.stat().st_size > MAX_BYTES:
+        if not path.resolve().is_relative_to(path.parent.resolve()):
             return None
-        data = read_bytes(path)
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except (OSError, ValueError, RuntimeError):  # missing, unreadable, a symlink loop
+        return None
+    with os.fdopen(fd, "rb") as f:
+        info = os.fstat(f.fileno())
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_BYTES:
+            return None
+        try:
+            data = f.read(MAX_BYTES + 1)
+        except OSError:
+            return None
+    return data if len(data) <= MAX_BYTES else None
+
+
+def _json(path: Path) -> tuple[object, bytes] | None:
+    data = small_file(path)
+    if data is None:
+        return None
+    try:
         text = decode(data, path)
         check_json_depth(text, path)
-        return json.loads(text, parse_float=_number, parse_int=_number), data
-    except (ValueError, OSError):  # InputError is a ValueError: not a summary
+        parsed = json.loads(text, parse_float=_number, parse_int=_number, object_pairs_hook=_object)
+    except (ValueError, RecursionError):  # InputError is a ValueError: not a summary
         return None
+    return parsed, data
+
+
+def _text(value: object) -> str | None:
+    """A string or number as one line of printable text, else None."""
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        return None
+    text = str(value)
+    return text if text.isprintable() else None
+
+
+def _wrapped_fields(data: dict) -> dict:
+    """The keys ``import stark`` adds around the means, each kept only when well-formed."""
+    means = data.get("run_file_means")
+    means = means if isinstance(means, dict) else {}
+    same = data.get("identical_to")
+    same = same if isinstance(same, list) else []
+    return {
+        "split": _text(data.get("split")) or None,
+        "digest": _text(data.get("digest")) or "",
+        "source": _text(data.get("source")) or None,
+        "identical_to": tuple(t for x in same if isinstance(x, str) and (t := _text(x))),
+        "run_file_means": {str(k): float(v) for k, v in means.items() if _finite(v)},
+    }
 
 
 def read_summary(path: str | Path) -> Summary | None:
     """A JSON summary (flat ``{metric: mean}``, or the wrapped form ``import stark`` writes);
-    None when the file is no summary (not JSON, no metric key, too large)."""
+    None when the file is no summary (not JSON, no metric key, too large, not a regular file of
+    its folder: module docstring)."""
     p = Path(path)
     found = _json(p)
-    if found is None or not isinstance(found[0], dict):
+    if found is None or not isinstance(found[0], _Object):
         return None
     data, raw = found
-    wrapped = isinstance(data.get("metrics"), dict)
+    wrapped = isinstance(data.get("metrics"), _Object)
     body = data["metrics"] if wrapped else data
-    values, ignored, percent = _values(body)
+    values, ignored, percent = _values(body.pairs)
     if not values:
         return None
     match = STARK_SUMMARY.match(p.name)
     split = match.group("split") if match else None
     if not wrapped:
         return Summary(p, values, split, hashlib.sha256(raw).hexdigest(), ignored, percent)
-    means = data.get("run_file_means") if isinstance(data.get("run_file_means"), dict) else {}
-    return Summary(
-        p,
-        values,
-        split=str(data["split"]) if data.get("split") else split,
-        digest=str(data.get("digest", "")),
-        ignored=ignored,
-        percent=percent,
-        source=str(data["source"]) if data.get("source") else None,
-        identical_to=tuple(str(x) for x in data.get("identical_to", []) or []),
-        run_file_means={str(k): float(v) for k, v in means.items()},
-    )
+    fields = _wrapped_fields(data)
+    fields["split"] = fields["split"] or split
+    return Summary(p, values, ignored=ignored, percent=percent, **fields)
 
 
 def wrapped(summary: Summary, source: str, identical_to: tuple[str, ...], means: dict) -> dict:
@@ -182,33 +259,39 @@ def wrapped(summary: Summary, source: str, identical_to: tuple[str, ...], means:
     }
 
 
-def _leaderboard_row(path: Path, names: set[str]) -> Summary | None:
-    try:
-        if path.stat().st_size > MAX_BYTES:
-            return None
-        text = decode(read_bytes(path), path)
-    except (ValueError, OSError):
+def _leaderboard_row(path: Path, names: Sequence[str]) -> Summary | None:
+    """The row of the leaderboard CSV ``path`` naming one of ``names`` (module docstring)."""
+    data = small_file(path)
+    if data is None:
         return None
-    rows = list(csv.reader(io.StringIO(text, newline="")))
+    try:
+        rows = list(csv.reader(io.StringIO(decode(data, path), newline="")))
+    except (ValueError, csv.Error):
+        return None
     if not rows:
         return None
     header = [h.strip() for h in rows[0]]
     key = next((i for i, h in enumerate(header) if h.lower() in NAME_COLUMNS), None)
     if key is None:
         return None
-    for row in rows[1:]:
-        if len(row) == len(header) and row[key].strip().lower() in names:
-            raw: dict[str, object] = {}
-            for h, cell in zip(header, row, strict=True):
-                try:
-                    raw[h] = _number(cell.strip())
-                except ValueError:
-                    continue
-            values, ignored, percent = _values(raw)
-            if values:
-                digest = hashlib.sha256(",".join(row).encode()).hexdigest()
-                return Summary(path, values, None, digest, ignored, percent, row=row[key].strip())
-    return None
+    lower = {n.lower() for n in names}
+    matching = [r for r in rows[1:] if len(r) == len(header) and r[key].strip().lower() in lower]
+    exact = [r for r in matching if r[key].strip() in names]
+    chosen = exact if exact else matching
+    if len(chosen) != 1:  # none, or ambiguous
+        return None
+    row = chosen[0]
+    pairs: list[tuple[str, object]] = []
+    for h, cell in zip(header, row, strict=True):
+        try:
+            pairs.append((h, _number(cell.strip())))
+        except ValueError:
+            continue
+    values, ignored, percent = _values(pairs)
+    if not values:
+        return None
+    digest = hashlib.sha256(",".join(row).encode()).hexdigest()
+    return Summary(path, values, None, digest, ignored, percent, row=row[key].strip())
 
 
 def is_summary_file(path: Path) -> bool:
@@ -233,14 +316,14 @@ def summary_paths(run: str | Path) -> list[Path]:
     named += [folder / f"{p.name.split('.')[0]}{SUMMARY_SUFFIX}", folder / "metrics.json"]
     found = [f for f in named if f.is_file()]
     for where in (folder, folder.parent):
-        found += sorted(where.glob("leaderboard*.csv"))
+        found += sorted(f for f in where.glob("leaderboard*.csv") if f.is_file())
     return found
 
 
 def summaries_beside(run: str | Path, model: str | None = None) -> list[Summary]:
     """The summaries of the run file ``run`` (module docstring), in that order."""
     p = Path(run)
-    names = {p.name.split(".")[0].lower(), *([model.lower()] if model else [])}
+    names = [p.name.split(".")[0], *([model] if model else [])]
     out: list[Summary] = []
     for path in summary_paths(p):
         if path.suffix == ".csv":
@@ -277,8 +360,8 @@ def search_root(run: str | Path) -> Path:
 
 
 def _walk(root: Path, depth: int = 5) -> Iterator[Path]:
-    """Summary-named files under ``root`` (at most ``depth`` levels, :data:`MAX_WALK` entries,
-    hidden folders skipped)."""
+    """Summary-named JSON files under ``root`` (at most ``depth`` levels, :data:`MAX_WALK`
+    entries, hidden folders and symbolic links skipped)."""
     seen = 0
     stack = [(root, 0)]
     while stack:
@@ -296,25 +379,28 @@ def _walk(root: Path, depth: int = 5) -> Iterator[Path]:
             path = Path(entry.path)
             if entry.is_dir(follow_symlinks=False) and level < depth:
                 stack.append((path, level + 1))
-            elif path.suffix == ".json" and is_summary_file(path) and _is_file(entry):
+            elif (
+                entry.is_file(follow_symlinks=False)
+                and path.suffix == ".json"
+                and is_summary_file(path)
+            ):
                 yield path
-
-
-def _is_file(entry: os.DirEntry) -> bool:
-    """A regular file (after symlinks); a symlink loop or an unreadable entry is none: a stray
-    link beside the data never stops the command reading it."""
-    try:
-        return entry.is_file()
-    except OSError:
-        return False
 
 
 def nearby_summaries(run: str | Path, exclude: Path | None = None) -> list[Summary]:
     """Other JSON summaries of the collection ``run`` belongs to (:func:`search_root`), to tell
     a copied file."""
     out = []
-    skip = exclude.resolve() if exclude is not None else None
     for path in _walk(search_root(run)):
-        if path.resolve() != skip and (found := read_summary(path)) is not None:
+        if exclude is not None and _same(path, exclude):
+            continue
+        if (found := read_summary(path)) is not None:
             out.append(found)
     return out
+
+
+def _same(a: Path, b: Path) -> bool:
+    try:
+        return a.samefile(b)
+    except OSError:
+        return False

@@ -73,8 +73,11 @@ def tolerance(a: float, b: float, n: int, printed: float = 0.0) -> float:
 
 
 def _fmt(a: float, b: float) -> tuple[str, str]:
-    """Both values with enough decimals to show their difference (4 to 8)."""
+    """Both values with enough decimals to show their difference (4 to 8); six significant
+    digits for a value of 10,000 or more, ``nan`` for a mean over no query."""
     diff = abs(a - b)
+    if not math.isfinite(diff) or max(abs(a), abs(b)) >= 1e4:
+        return f"{a:.6g}", f"{b:.6g}"
     digits = 4 if diff == 0 else min(8, max(4, math.ceil(-math.log10(diff)) + 1))
     return f"{a:.{digits}f}", f"{b:.{digits}f}"
 
@@ -147,7 +150,7 @@ def audit_summary(summary: Summary, run: pd.DataFrame, ctx: AuditContext) -> lis
 
 def _matches(audit: _Audit, metrics: list[str]) -> DataWarning:
     summary = audit.summary
-    extra = f"; not compared: {', '.join(summary.ignored)}" if summary.ignored else ""
+    extra = f"; not compared: {_keys(summary.ignored)}" if summary.ignored else ""
     scale = " (read as percentages)" if summary.percent else ""
     return DataWarning(
         "summary_matches",
@@ -156,6 +159,14 @@ def _matches(audit: _Audit, metrics: list[str]) -> DataWarning:
         f"{audit.label} ({', '.join(metrics)}){extra}",
         level="info",
     )
+
+
+def _keys(keys: Sequence[str], shown: int = 10) -> str:
+    """The first ``shown`` keys (a key that is not one line of printable text quoted, each cut
+    at 40 characters), then how many more."""
+    items = [k if k.isprintable() else repr(k) for k in keys[:shown]]
+    text = ", ".join(k if len(k) <= 40 else k[:39] + "…" for k in items)
+    return text + (f" and {len(keys) - shown:,} more" if len(keys) > shown else "")
 
 
 Cause = tuple[str, str, str]  # (what, the metric's own figures, what follows them)

@@ -129,9 +129,9 @@ TREC_SPACE = " \t\n\r\v\f"
 COMMENT = "#"
 _SPACE_CLASS = "".join(f"\\x{ord(c):02x}" for c in TREC_SPACE)
 _FIELDS = re.compile(f"[^{_SPACE_CLASS}]+")
-_UNSAFE = {
-    "doc_id": f"^$|[{_SPACE_CLASS}]",
-    "query_id": f"^$|^{COMMENT}|[{_SPACE_CLASS}]",
+_UNSAFE = {  # a NUL byte is never text: the readers refuse a file holding one
+    "doc_id": f"^$|[{_SPACE_CLASS}\\x00]",
+    "query_id": f"^$|^{COMMENT}|[{_SPACE_CLASS}\\x00]",
 }
 
 
@@ -142,8 +142,9 @@ def fields(line: str) -> list[str]:
 
 def trec_safe(value: str, column: str = "doc_id") -> bool:
     """True when a TREC file can carry ``value`` in ``column`` and read it back unchanged: the
-    id is not empty and holds no ASCII whitespace (:data:`TREC_SPACE`); a ``query_id`` does not
-    start with ``#`` either (the line would be a comment). Any other character -- a no-break
+    id is not empty and holds no ASCII whitespace (:data:`TREC_SPACE`) and no NUL character (a
+    file holding one is refused, as trec_eval would end the text there); a ``query_id`` does
+    not start with ``#`` either (the line would be a comment). Any other character -- a no-break
     space, CJK text, punctuation -- is safe: the readers keep it, the writers write it.
 
     Raises:

@@ -15,6 +15,12 @@ The same content gives the same bundle folder, untouched, so the app's disk cach
 per-query tables is used again; new content gives a new folder beside it. Bundles are not
 removed by themselves: delete ``<cache>/bundles`` to reclaim the space.
 
+User measures (:func:`analysis.register_measure`) reach the app when they are declared in a
+``.py`` file (a plugin, or any imported module): the server loads those files as plugins,
+besides those of ``RETRIEVAL_DASHBOARD_PLUGINS``. A measure defined in a notebook cell lives
+only in the notebook's process: naming it in ``metrics`` is refused (one line saying to move it
+to a file), and it is not among the app's metrics.
+
 The library does not import Streamlit or the app: without Streamlit installed the call fails
 with one line naming ``pip install 'retrieval-error-dashboard[app]'``. The server is started
 in its own process group (a session on POSIX), so :meth:`Dashboard.stop` ends the launcher,
@@ -44,7 +50,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from analysis.core.errors import MissingDependency
+from analysis.core.errors import InputError, MissingDependency
 from analysis.io.adhoc import AdhocInputs, keyed_adhoc_bundle
 
 APP_EXTRA = "pip install 'retrieval-error-dashboard[app]'"
@@ -239,10 +245,60 @@ def _command(port: int, address: str) -> list[str]:
 
 
 def _environment(bundle: Path) -> dict[str, str]:
+    """This process's environment, the bundle as the only data root, and as plugins those of
+    ``RETRIEVAL_DASHBOARD_PLUGINS`` plus the files of the user measures registered here."""
+    from analysis.core.plugins import ENV, env_plugins, measure_sources
+
     env = dict(os.environ)
     env[ROOTS_ENV] = str(bundle.resolve())
     env["PYTHONUNBUFFERED"] = "1"
+    plugins = list(dict.fromkeys([*env_plugins(env), *measure_sources()[0]]))
+    if plugins:
+        env[ENV] = ",".join(plugins)
     return env
+
+
+def _check_port(port: object) -> int | None:
+    """``port`` as given, None for "a free one" (None or 0).
+
+    Raises:
+        InputError: not an integer in 0-65535.
+    """
+    if port is None or port == 0:
+        return None
+    if isinstance(port, bool) or not isinstance(port, int) or not 0 < port < 65536:
+        raise InputError(
+            "port", None, f"{port!r}: a TCP port is an integer in 1-65535 (None or 0: a free one)"
+        )
+    return port
+
+
+def _check_metrics(metrics: Sequence[str] | str | None) -> None:
+    """Refuse a metric whose user measure the app's process cannot load.
+
+    Raises:
+        InputError: naming the measure and what to do.
+    """
+    from analysis.core.names import parse_metrics
+    from analysis.core.plugins import measure_sources
+
+    local = set(measure_sources()[1])
+    if not metrics or not local:
+        return
+    try:
+        wanted = parse_metrics(metrics)
+    except ValueError:
+        return  # the bundle's own check names it
+    for metric in wanted:
+        if metric.measure in local:
+            raise InputError(
+                "metrics",
+                None,
+                f"{metric.label}: the measure {metric.measure!r} is defined in this notebook or "
+                "script (or a file whose path holds a comma), which the app's own process cannot "
+                "load; define it in a .py file and load that with "
+                "analysis.core.plugins.load_plugin('file.py')",
+            )
 
 
 def _spawn(folder: Path, port: int, address: str) -> Dashboard:
@@ -275,18 +331,20 @@ def serve_bundle(
     timeout: float = 120.0,
 ) -> Dashboard:
     """Start the app on the bundle folder ``bundle`` (the only data root) in the background and
-    return once it answers. ``port``: a free one when None; ``address``: where the server
+    return once it answers. ``port``: a free one when None or 0; ``address``: where the server
     listens (127.0.0.1 unless you pass another, e.g. ``"0.0.0.0"`` to share it on a network,
     behind your own authentication); ``open_browser``: open the URL in this machine's browser.
 
     Raises:
         MissingDependency: Streamlit (or the app) is not installed.
+        InputError: ``port`` is not an integer in 0-65535.
         OSError: ``port`` is taken.
         RuntimeError: the server did not answer within ``timeout`` seconds (with the end of
             its output).
     """
     require_app()
     folder = Path(bundle).expanduser().resolve()
+    port = _check_port(port)
     if port is None:
         port = free_port()
     elif port_answers(port):
@@ -334,7 +392,7 @@ def dashboard(
         name: the bundle's and dataset's name (default ``adhoc``).
         metrics: the headline metrics (default ``hit@1, hit@5, recall@20, mrr, ndcg@10``).
         split: evaluate only these query ids: a split file or an iterable of ids.
-        port: the port on 127.0.0.1 (default: a free one).
+        port: the port on 127.0.0.1 (None or 0: a free one).
         open_browser: also open the URL in this machine's browser.
 
     Returns:
@@ -342,9 +400,12 @@ def dashboard(
 
     Raises:
         MissingDependency: Streamlit is not installed (one line naming the extra).
-        InputError: a run, qrels or other input that cannot be read (one line naming it).
+        InputError: a run, qrels or other input that cannot be read, a port that is not one,
+            a metric of a measure defined in the notebook (one line naming it).
     """
     require_app()
+    _check_port(port)
+    _check_metrics(metrics)
     inputs = AdhocInputs(
         runs=runs,
         qrels=qrels,

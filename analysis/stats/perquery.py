@@ -103,8 +103,10 @@ def per_query_table(
         return pd.DataFrame(empty), warnings
     table = pd.concat(frames, ignore_index=True)
     table.insert(0, "dataset", dataset)
-    meta = queries.drop(columns=[c for c in ("dataset",) if c in queries.columns])
-    meta = meta.drop_duplicates("query_id")
+    # a queries column named like a metric or diagnostic (a user measure "difficulty" beside
+    # a "difficulty" slice) leaves the computed column in place
+    clash = [c for c in queries.columns if c == "dataset" or (c != "query_id" and c in table)]
+    meta = queries.drop(columns=clash).drop_duplicates("query_id")
     table = table.merge(meta, on="query_id", how="left")
     if "text" in table.columns:
         table["text"] = table["text"].fillna("").astype("str")

@@ -115,6 +115,62 @@ def test_an_importer_from_a_plugin(tmp_path: Path) -> None:
     assert (tmp_path / "b" / "bundle.toml").is_file()
 
 
+def _no_match(folder: Path) -> float:
+    return 0.0
+
+
+@pytest.mark.parametrize(
+    ("importer", "message"),
+    [
+        ({"name": "x"}, "register_importer takes an Importer, not a dict"),
+        (Importer("two words", "h", _toy_run, _no_match), "importer name 'two words': use 1-40"),
+        (Importer("-x", "h", _toy_run, _no_match), "importer name '-x': use 1-40"),
+        (Importer("x", "h", _toy_run, _no_match, arguments=(Argument("--root", "h"),)),
+         "importer 'x': option '--root' is not '--word' or is one every importer has"),
+        (Importer("x", "h", _toy_run, _no_match, arguments=(Argument("skb", "h"),)),
+         "importer 'x': option 'skb' is not '--word'"),
+        (Importer("x", "h", _toy_run, _no_match, arguments=(Argument("--a", "h"),) * 2),
+         "importer 'x': option --a is given twice"),
+        (Importer("x", "h", _toy_run, _no_match, crs="maybe"),  # type: ignore[arg-type]
+         "importer 'x': crs is 'none' or 'required', not 'maybe'"),
+        (Importer("x", "h", "run", _no_match), "importer 'x': run and detect must be callable"),
+    ],
+)  # fmt: skip
+def test_an_importer_that_would_break_the_command_line_is_refused(importer, message) -> None:
+    """A clash with a common option broke ``import`` for every importer (argparse's conflict)."""
+    with pytest.raises(ValueError, match=r"^importer|^register_importer") as err:
+        register_importer(importer)
+    assert str(err.value).startswith(message)
+    assert "x" not in registry.importers()
+    assert "two words" not in registry.importers()
+
+
+def test_a_failing_registered_importer_is_one_line(toy: Path, tmp_path: Path) -> None:
+    """A registered importer whose detector raises or returns no number in [0, 1] matches no
+    folder (the scan goes on); one whose run raises is one error line naming it (exit 2)."""
+
+    def detect_fails(folder: Path) -> float:
+        raise RuntimeError("detector bug")
+
+    def run_fails(root, out, **options):
+        raise KeyError("run bug")
+
+    for detect in (detect_fails, lambda f: float("nan"), lambda f: "high", lambda f: 7.0):
+        register_importer(Importer("broken", "h", run_fails, detect))
+        assert suggest_importer(toy) == "toy"
+    args = ["import", "broken", "--root", str(toy), "--out", str(tmp_path / "b")]
+    try:
+        with contextlib.redirect_stderr(io.StringIO()) as err:
+            assert main(args) == 2
+    finally:
+        registry.unregister_importer("broken")
+    assert err.getvalue() == (
+        f"error: {__file__}:{run_fails.__code__.co_firstlineno + 1}: importer broken: "
+        "KeyError: 'run bug'\n"
+    )
+    assert not (tmp_path / "b").exists()
+
+
 def test_the_open_data_page_offers_a_registered_importer(
     toy: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

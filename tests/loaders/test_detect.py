@@ -101,3 +101,18 @@ def test_load_functions_dispatch_and_refuse_wrong_kinds(tmp_path: Path) -> None:
         load_queries(run)
     # an explicit format skips detection
     assert load_run(run, fmt="trec_run")["doc_id"].tolist() == ["d1"]
+
+
+def test_a_first_line_longer_than_detection_reads_says_so(tmp_path: Path) -> None:
+    """A TREC line whose id is longer than the bytes format detection reads was an
+    "unrecognised format"; a shorter one is read."""
+    path = tmp_path / "run.trec"
+    path.write_text("q Q0 " + "x" * 60_000 + " 1 1.0 t\nq Q0 b 2 0.5 t\n")
+    assert load_run(path)["doc_id"].str.len().tolist() == [60_000, 1]
+    path.write_text("q Q0 " + "x" * 70_000 + " 1 1.0 t\nq Q0 b 2 0.5 t\n")
+    with pytest.raises(InputError) as info:
+        load_run(path)
+    assert str(info.value) == (
+        f"{path}:1: the first data line is longer than 65,536 bytes, more than format detection "
+        "reads (an id or a text of that size?)"
+    )

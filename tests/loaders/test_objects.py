@@ -290,3 +290,178 @@ def test_to_ranx_and_from_ranx(monkeypatch, files) -> None:
     back = evaluate(from_ranx(ranx_run), from_ranx(ranx_qrels), METRICS)
     pd.testing.assert_frame_equal(back, evaluate(run, qrels, METRICS))
     assert list(from_ranx(ranx_qrels).columns) == ["query_id", "doc_id", "relevance"]
+
+
+# ------------------------------------------------------------------------- hostile objects
+
+
+class _Raises:
+    """An object whose own methods fail, as a half-built notebook object does."""
+
+    def to_pandas(self):
+        raise RuntimeError("not materialized")
+
+
+class _NotAFrame:
+    def to_pandas(self):
+        return [1, 2]
+
+
+class _BadDict:
+    def to_dict(self):
+        raise KeyError("gone")
+
+
+class _TwoLines:
+    def __repr__(self):
+        return "first\r\n  second"
+
+
+def _rows_then_fail():
+    yield ("q", "d", 1.0)
+    raise ZeroDivisionError("lazy query failed")
+
+
+class _BadStr(Exception):
+    def __str__(self):
+        raise RuntimeError
+
+
+def _raise_bad_str():
+    raise _BadStr
+    yield  # a generator
+
+
+@pytest.mark.parametrize(
+    ("obj", "message"),
+    [
+        (pd.DataFrame({"query_id": pd.array([1, None], dtype="Int64"), "doc_id": ["a", "b"],
+                       "score": [1.0, 2.0]}), "run: row 1: query_id is missing"),
+        (pd.DataFrame({"query_id": ["q", None], "doc_id": ["a", "b"], "score": [1.0, 2.0]}),
+         "run: row 1: query_id is missing"),
+        ({1: {"d": 1.0}, "1": {"e": 2.0}}, "run: query ids 1 and '1' are both the id '1'; use "
+         "one spelling"),
+        ({}, "run: holds no data (an empty mapping)"),
+        ({"q": {}}, "run: holds no data (every query's mapping is empty)"),
+        (pd.DataFrame({"query_id": [], "doc_id": [], "score": []}), "run: no rows (an empty run)"),
+        (pa.table({"query_id": pa.array([], pa.string()), "doc_id": pa.array([], pa.string()),
+                   "score": pa.array([], pa.float64())}), "run: no rows (an empty run)"),
+        (pd.DataFrame([["q", "d", 1.0, 2.0]], columns=["query_id", "doc_id", "score", "score"]),
+         "run: column 'score' appears more than once"),
+        (pd.DataFrame([["q", "d", 1.0]], columns=pd.MultiIndex.from_tuples(
+            [("a", "query_id"), ("a", "doc_id"), ("a", "score")])),
+         "run: its columns have several levels; flatten them first"),
+        ({"q\ud800": {"d": 1.0}}, r"run: query_id 'q\ud800' is not valid Unicode text"),
+        ({"q": {"d\udfff": 1.0}}, r"run: query 'q': doc_id 'd\udfff' is not valid Unicode text"),
+        (pd.DataFrame({"query_id": ["q"], "doc_id": pd.Series(["d\ud800"], dtype=object),
+                       "score": [1.0]}),
+         r"run: row 0: doc_id 'd\ud800' is not valid Unicode text"),
+        (_Raises(), "run: _Raises.to_pandas() raised RuntimeError: not materialized"),
+        (_NotAFrame(), "run: to_pandas() returned a list, not a DataFrame"),
+        (_BadDict(), "run: _BadDict.to_dict() raised KeyError: 'gone'"),
+        (_rows_then_fail(), "run: reading its rows raised ZeroDivisionError: lazy query failed"),
+        (_raise_bad_str(), "run: reading its rows raised _BadStr"),
+        ("runs/a\0b.trec", r"runs/a\0b.trec: a path cannot hold a NUL character"),
+        ({"q": {"d": 10**400}}, "run: query 'q', doc 'd': score 1" + "0" * 58 + "… is not a "
+         "finite number"),
+        (pd.DataFrame({"query_id": ["q"], "doc_id": ["d"], "score": pd.Series([10**400],
+                                                                          dtype=object)}),
+         "run: row 0: score 1" + "0" * 58 + "… is not a finite number"),
+        (pd.DataFrame({"query_id": ["q"], "doc_id": ["d"], "score": [1 + 2j]}),
+         "run: column score has type complex128; expected numbers"),
+        (pd.DataFrame({"query_id": ["q"], "doc_id": ["d"], "score": pd.Series([1j],
+                                                                          dtype=object)}),
+         "run: row 0: score 1j is not a finite number"),
+        (pd.DataFrame({"query_id": ["q"], "doc_id": ["d"], "score": pd.Series([np.bool_(True)],
+                                                                          dtype=object)}),
+         "run: row 0: score True is not a finite number"),
+        ([{"query_id": "q", "doc_id": "d", "score": 1.0}, ("q", "e", 1.0)],
+         "run: row 1: ('q', 'e', 1.0) is not a mapping as row 0 is"),
+        ([("q", "d", 1.0), ("q", "e", 1.0, "tag")], "run: row 1: ('q', 'e', 1.0, 'tag') is not a "
+         "tuple of 3 fields (query_id, doc_id, score) as row 0 is"),
+        ({"q": _TwoLines()}, "run: query 'q': expected a mapping {doc_id: score}, not first "
+         "second"),
+        (pd.DataFrame({"query_id": ["q", "q"], "doc_id": ["a", "b"], "rank": [1.5, 2.0]}),
+         "run: row 0: rank 1.5 is not a whole number below 2^53 in size"),
+        (pd.DataFrame({"query_id": ["q", "q"], "doc_id": ["a", "b"], "rank": [1e30, 2.0]}),
+         "run: row 0: rank 1e+30 is not a whole number below 2^53 in size"),
+    ],
+)  # fmt: skip
+def test_hostile_runs_are_one_line(obj, message) -> None:
+    """Missing ids, mapping keys that are one id, empty inputs, repeated or multi-level
+    columns, text that is no Unicode, objects whose own methods fail or lie, a NUL in a path,
+    a value whose text is huge: one line each, never a traceback or a silent row."""
+    with pytest.raises(InputError) as err:
+        as_run(obj)
+    assert str(err.value) == message
+
+
+def test_texts_that_are_no_unicode_and_qrels_that_are_a_run_are_one_line() -> None:
+    """A lone surrogate in a query's or an entity's text crashed the table's construction; a
+    float score without relevance made every pair of a run relevant, those scored 0 too."""
+    from analysis.io.objects import as_entities
+
+    with pytest.raises(InputError, match=r"^queries: row 0: 'text' '\\ud800' is not valid Unic"):
+        as_queries({"q": "\ud800"})
+    frame = pd.DataFrame({"doc_id": ["d", "e"], "name": pd.Series(["ok", "x\udc00"], dtype=object)})
+    with pytest.raises(InputError, match=r"^entities: row 1: 'name' 'x\\udc00' is not valid"):
+        as_entities(frame)
+    run = pd.DataFrame({"query_id": ["q", "q"], "doc_id": ["a", "b"], "score": [0.5, 0.0]})
+    with pytest.raises(InputError, match=r"^qrels: a score column of type float64 and no rel"):
+        as_qrels(run)
+    assert as_qrels(run.astype({"score": int}))["relevance"].tolist() == [0, 0]  # ranx's qrels
+
+
+def test_ids_in_the_index_are_read_as_columns() -> None:
+    flat = pd.DataFrame({"query_id": ["q", "q"], "doc_id": ["a", "b"], "score": [2.0, 1.0]})
+    indexed = flat.set_index(["query_id", "doc_id"])
+    pd.testing.assert_frame_equal(as_run(indexed), as_run(flat))
+    assert as_qrels(flat.set_index("query_id").rename(columns={"score": "relevance"}).astype(
+        {"relevance": int}))["query_id"].tolist() == ["q", "q"]  # fmt: skip
+
+
+def test_numbers_of_other_types_are_scores_and_query_texts_may_be_missing() -> None:
+    import decimal
+    import fractions
+
+    run = as_run({"q": {"a": decimal.Decimal("1.5"), "b": fractions.Fraction(1, 4)}})
+    assert run["score"].tolist() == [1.5, 0.25]
+    assert as_queries({"q": None, "r": float("nan"), "s": "text"})["text"].tolist() == [
+        "", "", "text"
+    ]  # fmt: skip
+    with pytest.raises(InputError, match=r"^queries: no rows \(an empty mapping\)$"):
+        as_queries({})
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "message"),
+    [
+        ('{\n "q1": {"d1": 1},\n "q1": {"d2": 2}\n}', 3, "query 'q1' is given twice"),
+        ('{"q0": {"d1": 1},\n "q1": {"d1": 1,\n  "d1": 2}}', 3,
+         "query 'q1': doc 'd1' is given twice"),
+        ('{"q1": {}, "q2": {}}', None, "holds no data (every query's mapping is empty)"),
+        ('{"q1": {"d1": ' + "9" * 5000 + "}}", None, "invalid JSON: Exceeds the limit (4300 "
+         "digits) for integer string conversion: value has 5000 digits"),
+        ('{"q1": {"d\\ud800": 1}}', None,
+         r"query 'q1': doc_id 'd\ud800' is not valid Unicode text"),
+    ],
+    ids=["query-twice", "doc-twice", "no-documents", "5000-digits", "surrogate"],
+)  # fmt: skip
+def test_hostile_ranx_json_is_one_line(tmp_path, text, line, message) -> None:
+    """A key given twice (JSON keeps one value: a silent loss), queries without documents, an
+    integer beyond Python's conversion limit, an escaped lone surrogate."""
+    path = tmp_path / "run.json"
+    path.write_text(text)
+    with pytest.raises(InputError) as err:
+        load_run(path)
+    where = f"{path}:{line}" if line else str(path)
+    assert str(err.value) == f"{where}: {message}"
+
+
+def test_a_truncated_lz4_file_says_so(tmp_path) -> None:
+    Run({"q": {f"d{i}": 1.0 for i in range(500)}}).save(tmp_path / "run.lz4")
+    cut = tmp_path / "cut.lz4"
+    cut.write_bytes((tmp_path / "run.lz4").read_bytes()[:-20])
+    with pytest.raises(InputError) as err:
+        load_run(cut)
+    assert str(err.value) == f"{cut}: the LZ4 data is truncated (the file was cut short)"

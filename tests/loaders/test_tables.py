@@ -135,6 +135,14 @@ def test_run_table_checks(tmp_path: Path) -> None:
     run = load_run(path)
     assert run["score"].tolist() == [-2.0, -1.0]
     assert run["rank"].tolist() == [2, 1]
+    # a rank of 1.5 was cut to 1; one of 1e30 wrapped to -2^63 and ranked first
+    for rank in ("1.5", "1e30"):
+        path.write_text(f"query_id,doc_id,rank\n1,a,2\n1,b,{rank}\n")
+        with pytest.raises(InputError) as info:
+            load_run(path)
+        assert str(info.value) == (
+            f"{path}:3: rank {float(rank)!r} is not a whole number below 2^53 in size"
+        )
 
 
 @pytest.mark.parametrize("name", ["run.csv", "run.jsonl", "run.parquet"])
@@ -158,6 +166,9 @@ def test_qrels_table_checks(tmp_path: Path) -> None:
     path = tmp_path / "qrels.csv"
     path.write_text("query_id,doc_id\n007,a\n007,b\n")  # a list of gold pairs
     assert load_qrels(path)["relevance"].tolist() == [1, 1]
+    path.write_text("query_id,doc_id,score\n007,a,0.5\n007,b,0.0\n")  # a run, not qrels
+    with pytest.raises(InputError, match=r"qrels\.csv:1: a score column of type float64 and no"):
+        load_qrels(path)
     path.write_text("query_id,doc_id,relevance\n007,a,1\n007,b,1.5\n")
     with pytest.raises(InputError, match=r"qrels\.csv:3: relevance 1\.5 is not an integer"):
         load_qrels(path)

@@ -21,13 +21,17 @@ An entities or edges table shared by several datasets (a STaRK SKB serves both q
 written once, in the first dataset's folder, and both manifest entries point at it. Models whose
 names are not plain file stems (``ada-002/test``) are listed in the manifest as a
 ``runs = {model = "file"}`` table. Parquet is written with fixed options (zstd, no pandas index)
-so equal data gives equal bytes.
+so equal data gives equal bytes. A dataset's name is its folder in the bundle: a name that is
+not one plain folder name (empty, ``.``, ``..``, holding ``/``, ``\\``, a line break or another
+control character, longer than 100 characters) is refused before anything is written.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
+import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,7 +45,9 @@ from analysis.core import paths
 from analysis.core.errors import InputError
 from analysis.io.atomic import atomic_folder
 
-_SAFE = re.compile(r"[^A-Za-z0-9._-]+")
+_SAFE = re.compile(r"[^\w.-]+")
+#: The longest model file stem, in UTF-8 bytes (file systems allow 255 for a whole name).
+MAX_STEM_BYTES = 100
 
 
 @dataclass
@@ -137,8 +143,41 @@ def write_parquet(frame: pd.DataFrame, path: Path) -> None:
 
 
 def model_file(model: str) -> str:
-    """A file stem for ``model`` (``ada-002/test`` -> ``ada-002__test``)."""
-    return _SAFE.sub("_", model.replace("/", "__")).strip("_") or "model"
+    """A file stem for ``model`` (``ada-002/test`` -> ``ada-002__test``): the name in Unicode
+    NFC with letters and digits of any script, ``.``, ``_`` and ``-`` kept and other runs of
+    characters written ``_``, without a leading dot; a stem longer than
+    :data:`MAX_STEM_BYTES` is cut and ends with ``-`` and 8 hex digits of the name's hash."""
+    text = unicodedata.normalize("NFC", model).replace("/", "__")
+    stem = _SAFE.sub("_", text).strip("_").lstrip(".") or "model"
+    if len(stem.encode()) <= MAX_STEM_BYTES:
+        return stem
+    digest = hashlib.sha256(model.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    cut = stem.encode()[: MAX_STEM_BYTES - 9].decode("utf-8", "ignore")
+    return f"{cut}-{digest}"
+
+
+def check_dataset_name(name: str, option: str = "--name") -> str:
+    """``name`` when it can be a dataset's folder in a bundle (module docstring).
+
+    Raises:
+        InputError: naming ``option``.
+    """
+    text = str(name)
+    bad = (
+        not text.strip()
+        or text in (".", "..")
+        or any(c in text for c in "/\\")
+        or not text.isprintable()
+        or len(text) > 100
+    )
+    if bad:
+        raise InputError(
+            option,
+            None,
+            f"{text[:60]!r}: a dataset name is one folder name (no '/', '\\', '..' or control "
+            "characters, at most 100 characters)",
+        )
+    return text
 
 
 def _toml_str(value: str) -> str:
@@ -208,6 +247,8 @@ def write_bundle(
     (:func:`analysis.io.atomic.atomic_folder`); an existing bundle at ``out`` is replaced only
     then, and a failed write (a full disk) leaves it as it was.
     """
+    for ds in datasets:
+        check_dataset_name(ds.name)
     out.parent.mkdir(parents=True, exist_ok=True)
     shared = {t: _shared_paths(datasets, t) for t in ("entities", "edges")}
 
