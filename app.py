@@ -16,7 +16,7 @@ import streamlit as st
 
 from analysis.core.errors import InputError
 from analysis.present.leaderboard import check_table, leaderboard_html
-from ui import data, paging, widgets
+from ui import data, jobs, paging, widgets
 from ui.state import headline_metrics, sidebar
 from ui.urlstate import url_widget, write_param
 
@@ -51,13 +51,19 @@ def board(dataset: str, split: str | None, key: str, baseline: str | None) -> No
     """One dataset's leaderboard (or its loading error)."""
     ds_spec = sel.bundle.datasets[dataset]
     metrics = headline_metrics(ds_spec)
-    _, found, failed = data.per_query(sel.bundle, [dataset], sel.ties, split)
+    _, found, failed = jobs.need(
+        f"Computing the per-query table of {dataset}", data.per_query, sel.bundle, [dataset],
+        sel.ties, split, name=f"per_query_{key}",
+    )  # fmt: skip
     checks.update(found)
     if failed:
         widgets.show_errors(failed, key="reload_data" if key == "main" else f"reload_{key}")
         return
     try:
-        table = data.leaderboard(sel.bundle, dataset, sel.ties, split, metrics, baseline)
+        table = jobs.need(
+            f"Computing the leaderboard of {dataset} (bootstrap CIs, tests)", data.leaderboard,
+            sel.bundle, dataset, sel.ties, split, metrics, baseline, name=f"leaderboard_{key}",
+        )  # fmt: skip
     except (InputError, OSError) as exc:  # changed on disk since the line above
         widgets.show_errors(
             {dataset: str(exc)}, key="reload_data" if key == "main" else f"reload_{key}"
@@ -88,7 +94,8 @@ baseline = st.selectbox(
 )
 write_param("baseline", None if baseline == NONE else str(baseline))
 base = None if baseline == NONE else str(baseline)
-board(name, sel.split, "main", base)
+with jobs.section():
+    board(name, sel.split, "main", base)
 
 show_all = st.toggle(
     "Leaderboards of every dataset of the bundle",
@@ -103,7 +110,8 @@ if show_all:
         others, ALL_PER_PAGE, key="home_all_page", param="all_page", what="datasets"
     ):
         st.subheader(widgets.escape_markdown(f"Leaderboard: {other}"))
-        board(other, None, other, None)
+        with jobs.section():
+            board(other, None, other, None)
 
 st.subheader("Data checks")
 st.caption("Each finding once: qrels findings for the dataset, run findings with their models.")
@@ -123,3 +131,6 @@ else:
             "message": st.column_config.TextColumn("message", width=1200),
         },
     )
+
+spatial = any(s.family == "spatial" for s in sel.bundle.datasets.values())
+widgets.preload_charts("plotly", *(["deck"] if spatial else []))

@@ -16,7 +16,7 @@ import streamlit as st
 from analysis.present import slicing
 from analysis.present.compare import lists_for_json
 from analysis.stats.perquery import slice_columns
-from ui import cards, data, widgets
+from ui import cards, data, jobs, widgets
 from ui.state import sidebar
 from ui.urlstate import url_widget, write_param
 
@@ -44,7 +44,7 @@ def _int(low: int, high: int):
     return parse
 
 
-@st.cache_resource(max_entries=64, show_spinner="Bootstrapping slice means…")
+@st.cache_resource(max_entries=256, show_spinner="Bootstrapping slice means…")
 def _summary(
     key: tuple, metric: str, column: str, models: tuple[str, ...], top: int, min_n: int,
     _table: pd.DataFrame,
@@ -89,7 +89,10 @@ sel = sidebar()
 st.title("Slices")
 widgets.require_datasets(sel)
 
-table, _warnings, errors = data.per_query(sel.bundle, sel.datasets, sel.ties, sel.split)
+table, _warnings, errors = jobs.need(
+    "Computing the per-query table", data.per_query, sel.bundle, sel.datasets, sel.ties,
+    sel.split,
+)  # fmt: skip
 widgets.show_errors(errors)
 metric = sel.metric
 if table.empty or metric not in table.columns:
@@ -155,7 +158,13 @@ def _charts(
     if not selected:
         st.info("Select at least one model to draw the slice charts.")
         return
-    summary = _summary(key, metric, column, tuple(selected), top, min_n, table)
+    summary = jobs.need(
+        "Bootstrapping slice means", _summary, key, metric, column, tuple(selected), top, min_n,
+        _table=table,
+    )  # fmt: skip
+    for other in columns:  # the page's slice columns: the next choice of column is ready
+        if other != column:
+            jobs.prefetch(_summary, key, metric, other, tuple(selected), top, min_n, _table=table)
     if summary.empty:
         st.info("No slice has at least the minimum number of queries for the selected models.")
         return
@@ -199,7 +208,10 @@ def _worst_table(
         st.info("Model A has no run on the selected dataset.")
         return
     st.text(f"Model A: {model_a}")
-    worst = _worst(key, metric, model_a, tuple(columns), min_n, table)
+    worst = jobs.need(
+        "Finding model A's worst slices", _worst, key, metric, model_a, tuple(columns), min_n,
+        _table=table,
+    )  # fmt: skip
     if worst.empty:
         st.info("No slice has at least the minimum number of queries.")
         return
@@ -229,8 +241,10 @@ def slices_view(
     """Everything below the sidebar. A fragment: changing a control here reruns only this part,
     not the sidebar and the loading of the per-query table."""
     column, selected, sort, top, min_n = _controls(columns, default_column, all_models)
-    _charts(table, key, column, selected, sort, top, min_n)
-    _worst_table(table, key, columns, present, min_n)
+    with jobs.section():
+        _charts(table, key, column, selected, sort, top, min_n)
+    with jobs.section():
+        _worst_table(table, key, columns, present, min_n)
 
 
 slices_view(table, key, columns, default_column, all_models, present)

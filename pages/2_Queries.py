@@ -18,7 +18,7 @@ from analysis.core.errors import InputError
 from analysis.present import querydetail
 from analysis.present.rankings import gold_table, ranking_table
 from analysis.stats import failures
-from ui import data, queries, widgets
+from ui import data, jobs, queries, widgets
 from ui.annotations import annotation_panel
 from ui.state import sidebar
 from ui.urlstate import local_param, url_widget, write_param
@@ -40,7 +40,10 @@ def _go(target: tuple[str, str] | None) -> None:
 
 st.title("Failing queries")
 widgets.require_datasets(sel)
-table, _warnings, errors = data.per_query(sel.bundle, sel.datasets, sel.ties, sel.split)
+table, _warnings, errors = jobs.need(
+    "Computing the per-query table", data.per_query, sel.bundle, sel.datasets, sel.ties,
+    sel.split,
+)  # fmt: skip
 widgets.show_errors(errors)
 if table.empty:
     st.info("No per-query results for the selected dataset.")
@@ -114,12 +117,13 @@ data.prefetch_ranked(sel.bundle, str(sel.dataset), sel.model_a, sel.ties)  # for
 def browse(view: pd.DataFrame, rows: pd.DataFrame, slices: list[str]) -> None:
     """The list and the selected query. A fragment: selecting a row or pressing Previous / Next
     reruns only this part, not the sidebar and the filters."""
+    listed = view.head(queries.LIST_MAX)  # what the list shows (the browser draws it)
     # selection <-> URL (q, qd)
     state = st.session_state.get(TABLE_KEY)
     current = failures.selection_rows(state)
     last = st.session_state.get(LAST_SELECTION)
     if current is not None and last is not None and current != last:
-        picked = failures.selected_query(view, current)  # the user changed the selection
+        picked = failures.selected_query(listed, current)  # the user changed the selection
         write_param("qd", picked[0] if picked else None)
         write_param("q", picked[1] if picked else None)
 
@@ -127,7 +131,7 @@ def browse(view: pd.DataFrame, rows: pd.DataFrame, slices: list[str]) -> None:
     chosen = failures.resolve_query(rows, link_q, link_qd)
     if chosen is not None and link_qd != chosen[0]:
         write_param("qd", chosen[0])
-    position = failures.row_of(view, *chosen) if chosen is not None else None
+    position = failures.row_of(listed, *chosen) if chosen is not None else None
     wanted = [position] if position is not None else []
     if current != wanted:
         # keep the list's highlighted row in step with the query shown (deep link, new filters)
@@ -136,13 +140,14 @@ def browse(view: pd.DataFrame, rows: pd.DataFrame, slices: list[str]) -> None:
 
     left, right = st.columns([2, 3])
     with left:
+        note = queries.list_note(len(listed), len(view))
         st.caption(f"{len(view)} of {len(rows)} queries of model A pass the filters, worst first. "
-                   "Select a row to inspect the query.")  # fmt: skip
+                   f"Select a row to inspect the query.{note}")  # fmt: skip
         if view.empty:
             st.info("No query matches these filters.")
         else:
             st.dataframe(
-                view, hide_index=True, width="stretch", height=LIST_HEIGHT, key=TABLE_KEY,
+                listed, hide_index=True, width="stretch", height=LIST_HEIGHT, key=TABLE_KEY,
                 on_select="rerun", selection_mode="single-row",
                 column_config={
                     "dataset": None,

@@ -16,7 +16,7 @@ import pandas as pd
 import streamlit as st
 
 from analysis.present import compare, overlap
-from ui import cards, data, widgets
+from ui import cards, data, jobs, widgets
 from ui import compare as cmp
 from ui.state import sidebar
 from ui.urlstate import local_param, url_widget, write_param
@@ -30,7 +30,10 @@ if sel.model_a is None or sel.model_b is None:
     st.info("Compare needs two models with a run on the selected dataset; add a run on the "
             "Home page or choose another dataset.")  # fmt: skip
     st.stop()
-table, _warnings, errors = data.per_query(sel.bundle, sel.datasets, sel.ties, sel.split)
+table, _warnings, errors = jobs.need(
+    "Computing the per-query table", data.per_query, sel.bundle, sel.datasets, sel.ties,
+    sel.split,
+)  # fmt: skip
 widgets.show_errors(errors)
 if table.empty or sel.metric not in table.columns:
     st.info("No per-query results to compare for this selection.")
@@ -39,7 +42,8 @@ if table.empty or sel.metric not in table.columns:
 models = (sel.model_a, sel.model_b)
 fp = data.fingerprint(sel.bundle, sel.datasets, sel.ties, sel.split)
 try:
-    base = cmp.paired(fp, models, sel.metric, table)
+    base = jobs.need("Pairing the two models' queries", cmp.paired, fp, models, sel.metric,
+                     _table=table)  # fmt: skip
 except ValueError as exc:
     st.error("The per-query rows of the two models cannot be paired:")
     st.text(str(exc))
@@ -86,7 +90,8 @@ if selected_bin is not None:
 url_widget("cmp_overlap_k", "overlap_k", lambda r: int(r) if r in ("5", "10", "20", "50", "100")
            else None, 10)  # fmt: skip
 k = int(st.session_state["cmp_overlap_k"])
-ranks = cmp.rankings(sel, fp, models, k)
+ranks = jobs.need("Comparing the two rankings (overlap, gold ranks)", cmp.rankings, _sel=sel,
+                  key=fp, models=models, k=k)  # fmt: skip
 about = paired[[c for c in ("query_id", "dataset", "text") if c in paired.columns]]
 lap = ranks["overlap"].merge(about, on="query_id", how="left")
 new, event = cmp.new_event("different")
@@ -103,7 +108,8 @@ elif selected is not None and qd_param != selected[0]:
     write_param("qd", selected[0])
 
 # ---- summary
-summary = cmp.summary(fp, models, sel.metric, paired)
+summary = jobs.need("Computing the paired tests", cmp.summary, fp, models, sel.metric,
+                    _paired=paired)  # fmt: skip
 comp = summary.comparison
 st.subheader("Summary")
 cols = st.columns(5)
@@ -188,10 +194,15 @@ choice = st.selectbox(
 slice_cols = tuple(base["slices"]) if choice == ALL_SLICES else (choice,)
 st.caption("Delta = mean(A − B) on the slice with a seeded 95% bootstrap CI; p_holm: "
            "randomization p-value Holm-corrected over all rows shown.")  # fmt: skip
-try:
-    view = cmp.slices(fp, models, sel.metric, slice_cols, table)
-except ValueError as exc:
-    st.warning("Per-slice comparison not available:")
-    st.text(str(exc))
-else:
-    st.dataframe(view, hide_index=True, width="stretch", key="slice_table")
+with jobs.section():
+    for other in base["slices"]:  # the next choice of column is ready
+        if (other,) != slice_cols:
+            jobs.prefetch(cmp.slices, fp, models, sel.metric, (other,), _table=table)
+    try:
+        view = jobs.need("Comparing slices (bootstrap, randomization)", cmp.slices, fp, models,
+                         sel.metric, slice_cols, _table=table)  # fmt: skip
+    except ValueError as exc:
+        st.warning("Per-slice comparison not available:")
+        st.text(str(exc))
+    else:
+        st.dataframe(view, hide_index=True, width="stretch", key="slice_table")

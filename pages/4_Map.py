@@ -20,7 +20,7 @@ import streamlit as st
 
 from analysis.core.errors import InputError
 from analysis.geo import mapdata as geomap
-from ui import data, widgets
+from ui import data, jobs, widgets
 from ui import map_view as mv
 from ui.state import sidebar
 from ui.urlstate import local_param
@@ -56,7 +56,10 @@ md, tol, basemap, datum = mv.controls(spatial)
 ds = data.dataset(sel.bundle, md)
 dkey = mv.dataset_key(sel.bundle, md)
 try:
-    index, report, largest, histogram = mv.stacks_of(ds.entities, dkey, tol)
+    index, report, largest, histogram = jobs.need(
+        "Finding the dataset's stacks of POIs", mv.stacks_of, _entities=ds.entities, key=dkey,
+        tol=tol,
+    )  # fmt: skip
 except InputError as exc:
     st.error("The POIs of this dataset cannot be analysed:")
     st.code(str(exc), language=None)
@@ -81,7 +84,7 @@ st.caption(
     "sizes) over the dataset's POIs (grey) and the offline context layer. Click a column or a "
     "POI to list every POI at its coordinate below."
 )
-ds_chart = mv.chart_key("map_ds", md, tol)
+ds_chart = "map_ds"  # one key per map whatever it shows: see mv.take_selection
 ds_event = st.pydeck_chart(
     mv.dataset_map(index, dkey, tol, basemap, datum),
     on_select="rerun",
@@ -95,7 +98,9 @@ mv.take_selection(ds_chart, ds_event)
 
 st.subheader("One query on the map")
 query_ids, labels, queries, gold_of = mv.queries_of(ds, dkey)
-table, _warnings, perq_errors = data.per_query(sel.bundle, [md], sel.ties, sel.split)
+table, _warnings, perq_errors = jobs.need(
+    "Computing the per-query table", data.per_query, sel.bundle, [md], sel.ties, sel.split
+)
 widgets.show_errors(perq_errors, key="reload_data_runs")
 models = {
     label: model
@@ -154,8 +159,14 @@ for label, model in models.items():
     keys.append(rkey)
     rankings[label] = geomap.query_ranking(mv.topk(ranked, rkey), q)
     try:
-        diags[label] = mv.diagnostics(ranked, ds, dkey + rkey, sel.k)
-        evals[label] = mv.twin_eval(ranked, ds, dkey + rkey, tol, metric_names)
+        diags[label] = jobs.need(
+            f"Geo diagnostics of model {label}", mv.diagnostics, _ranked=ranked, _ds=ds,
+            key=dkey + rkey, k=sel.k,
+        )  # fmt: skip
+        evals[label] = jobs.need(
+            f"Strict and twin-aware metrics of model {label}", mv.twin_eval, _ranked=ranked,
+            _ds=ds, key=dkey + rkey, tol=tol, metrics=metric_names,
+        )  # fmt: skip
     except InputError as exc:
         st.error(f"Geo diagnostics of model {label} failed:")
         st.code(f"{model} on {md}: {exc}", language=None)
@@ -175,7 +186,7 @@ st.caption(
     "chosen datum). Click a POI or column to list its stack."
     + (f" {len(unlocated)} drawn items have no coordinate." if len(unlocated) else "")
 )
-q_chart = mv.chart_key("map_query", md, tol, q)
+q_chart = "map_query"
 q_event = st.pydeck_chart(
     deck, on_select="rerun", selection_mode="single-object", key=q_chart, height=520
 )

@@ -25,7 +25,7 @@ import streamlit as st
 
 from analysis.io.bundle import Bundle
 from analysis.present import report
-from ui import cards, data, deck, report_view, widgets
+from ui import cards, data, deck, jobs, report_view, widgets
 from ui.state import sidebar
 from ui.urlstate import local_param, write_param
 
@@ -42,7 +42,7 @@ SECTION_HELP = (
 # --------------------------------------------------------------------------- cached content
 
 
-@st.cache_resource(max_entries=8, show_spinner="Computing the report…")
+@st.cache_resource(max_entries=32, show_spinner="Computing the report…")
 def _content(
     bundle_id: str,
     datasets: tuple[str, ...],
@@ -108,7 +108,10 @@ if not present:
 
 widgets.require_datasets(sel)
 
-table, warnings, errors = data.per_query(sel.bundle, sel.datasets, sel.ties, sel.split)
+table, warnings, errors = jobs.need(
+    "Computing the per-query table", data.per_query, sel.bundle, sel.datasets, sel.ties,
+    sel.split,
+)  # fmt: skip
 widgets.show_errors(errors)
 if table.empty or sel.metric not in table.columns:
     st.info("No per-query results for the selected datasets and metric.")
@@ -124,7 +127,8 @@ key = (
     report_view.fingerprint(sel.bundle, loaded),
     sel.split,  # the per-query table is the split's: part of the key
 )
-content = _content(*key, _bundle=sel.bundle, _table=table, _warnings=warnings)
+content = jobs.need("Computing the report (statistics, charts, tables)", _content, *key,
+                    _bundle=sel.bundle, _table=table, _warnings=warnings)  # fmt: skip
 if not content.sections:
     st.info("Nothing to report for the selected datasets.")
     st.stop()

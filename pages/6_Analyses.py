@@ -4,8 +4,9 @@ judgement coverage (judged@k and the queries with the most unjudged documents), 
 significance matrix, and metrics with the reviewers' judgements beside the strict ones (with
 exports).
 
-Page-local URL parameters (bound widgets): ``cat`` (taxonomy category), ``solved``
-(complementarity threshold), ``by`` (oracle slice column).
+Page-local URL parameters (bound widgets): ``tab`` (the open tab; only it is computed and
+drawn), ``cat`` (taxonomy category), ``solved`` (complementarity threshold), ``by`` (oracle
+slice column).
 """
 
 from __future__ import annotations
@@ -20,9 +21,9 @@ from analysis.present.escape import plotly_texts
 from analysis.stats.coverage import has_explicit_negatives, most_unjudged
 from analysis.stats.perquery import slice_columns
 from analysis.stats.significance import model_letters, significance_letters, significance_matrix
-from analysis.stats.taxonomy import CATEGORIES, category_queries, taxonomy_counts
+from analysis.stats.taxonomy import CATEGORIES, category_queries
 from ui import analyses as an
-from ui import data, widgets
+from ui import data, jobs, widgets
 from ui.annotations import store_for, with_authors
 from ui.annotations import who as who_
 from ui.state import sidebar
@@ -36,7 +37,9 @@ st.title("Analyses")
 widgets.require_datasets(sel)
 dataset = sel.dataset  # every analysis reads the sidebar's one dataset (and split)
 st.caption(f"Dataset: {widgets.escape_markdown(dataset)}")
-table, _warnings, errors = data.per_query(sel.bundle, [dataset], sel.ties, sel.split)
+table, _warnings, errors = jobs.need(
+    "Computing the per-query table", data.per_query, sel.bundle, [dataset], sel.ties, sel.split
+)
 widgets.show_errors(errors)
 if table.empty or sel.model_a is None:
     st.info("This dataset has no per-query results (no run, or it could not be loaded).")
@@ -57,7 +60,10 @@ store = store_for(sel)
 judged = store.judgements(dataset) if store is not None else pd.DataFrame()
 marks = an.marks_of(judged)
 tabs = ["Failure taxonomy", "Coverage", "Complementarity", "Disagreement A vs B", "Significance"]
-tab_tax, tab_cov, tab_comp, tab_dis, tab_sig, tab_amend = st.tabs([*tabs, "Amended"])
+# lazy tabs: only the open one is computed and sent (its name in the URL: ``tab``)
+tab_tax, tab_cov, tab_comp, tab_dis, tab_sig, tab_amend = st.tabs(
+    [*tabs, "Amended"], key="tab", on_change="rerun", bind="query-params"
+)
 
 
 def query_list(rows: pd.DataFrame, model: str, columns: list[str], key: str) -> None:
@@ -71,23 +77,26 @@ def query_list(rows: pd.DataFrame, model: str, columns: list[str], key: str) -> 
                  column_config={"open": an.link_column(), "text": text_col})  # fmt: skip
 
 
-with tab_tax:
+with tab_tax, jobs.section():
+    jobs.only_when(tab_tax.open is not False)
     st.caption(
         f"Why each query is missed at k = {k} (the sidebar's cutoff): the first cause that "
         "applies, in this order: " + ", ".join(CATEGORIES[1:]) + ". Suspected missing answers "
         "are retrieved, unjudged entities sharing type and relations with a gold: review them. "
         "Click a count to list its queries below."
     )
-    classified, tax_table, _ = an.taxonomy(key, table, ranked, ds, k)
+    classified, tax_table, _ = jobs.need(
+        "Classifying the failures", an.taxonomy, key, _rows=table, _ranked=ranked, _ds=ds, k=k
+    )
     an.take_count_click("taxonomy_counts", tax_table, "tax_model", "cat")
     st.dataframe(tax_table, hide_index=True, key="taxonomy_counts", on_select="rerun",
                  selection_mode="single-cell")  # fmt: skip
     tax_by = st.selectbox("Counts by slice", [NO_SLICE, *slice_columns(table)], key="tax_by")
+    for other in slice_columns(table):  # the next choice of column is ready
+        jobs.prefetch(an.counts_by_slice, key, k, other, _classified=classified)
     if tax_by != NO_SLICE:
-        by_slice = taxonomy_counts(classified, by=[tax_by]).pivot_table(
-            index=["model", tax_by], columns="category", values="n", sort=False, observed=True
-        )
-        by_slice = by_slice.reindex(columns=list(CATEGORIES)).reset_index()
+        by_slice = jobs.need("Counting failure causes per slice", an.counts_by_slice, key, k,
+                             tax_by, _classified=classified)  # fmt: skip
         an.take_count_click("taxonomy_by_slice", by_slice, "tax_model", "cat", tax_by)
         st.dataframe(by_slice, hide_index=True, key="taxonomy_by_slice", on_select="rerun",
                      selection_mode="single-cell")  # fmt: skip
@@ -106,8 +115,12 @@ with tab_tax:
     if not picked.empty:
         query_list(picked, model, ["first_gold_rank", "n_gold"], "taxonomy_queries")
 
-with tab_cov:
-    per_cov, cov_summary, _ = an.coverage(key, marks, ranked, ds, judged, k)
+with tab_cov, jobs.section():
+    jobs.only_when(tab_cov.open is not False)
+    per_cov, cov_summary, _ = jobs.need(
+        "Measuring judgement coverage", an.coverage, key, marks, _ranked=ranked, _ds=ds,
+        _j=judged, k=k,
+    )  # fmt: skip
     positives_only = not has_explicit_negatives(ds.qrels, ds.spec.relevance_threshold)
     st.caption(
         f"judged@{k}: the share of each query's top {k} that has a relevance judgement (a qrels "
@@ -132,7 +145,10 @@ with tab_cov:
     if not worst.empty:
         query_list(worst, cov_model, [f"unjudged@{k}", f"judged@{k}", "n_top"], "most_unjudged")
     if positives_only and ds.entities is not None:
-        sus = an.suspects(key, marks, cov_model, ranked, ds, judged, k)[0]
+        sus = jobs.need(
+            "Finding suspected missing answers", an.suspects, key, marks, cov_model,
+            _ranked=ranked, _ds=ds, _j=judged, k=k,
+        )[0]  # fmt: skip
         st.subheader("Suspected missing answers")
         st.caption(widgets.escape_markdown(
             f"{len(sus)} retrieved, unjudged documents in the top {k} of {cov_model} "
@@ -144,7 +160,8 @@ with tab_cov:
             cols = ["doc_id", "rank", "type", "gold_id", "shared_relations"]
             query_list(sus, cov_model, cols, "suspects")
 
-with tab_comp:
+with tab_comp, jobs.section():
+    jobs.only_when(tab_comp.open is not False)
     threshold = st.select_slider(
         f"Solved: {metric} at least",
         options=[0.1, 0.25, 0.5, 0.75, 1.0],
@@ -171,7 +188,8 @@ with tab_comp:
     )
     st.dataframe(best, hide_index=True, width="stretch", key="oracle")
 
-with tab_dis:
+with tab_dis, jobs.section():
+    jobs.only_when(tab_dis.open is not False)
     if sel.model_b is None or sel.model_b not in ranked:
         st.info("Choose a model B in the sidebar.")
     else:
@@ -182,13 +200,20 @@ with tab_dis:
                 "of the shared documents). Most different first."
             )
         )
-        diff = an.disagree(key, ranked[sel.model_a], ranked[sel.model_b], k)[0]
+        diff = jobs.need(
+            "Comparing the rankings of A and B", an.disagree, key, _a=ranked[sel.model_a],
+            _b=ranked[sel.model_b], k=k,
+        )[0]  # fmt: skip
         text = ds.queries[["query_id", "text"]].drop_duplicates("query_id")
         diff = diff.merge(text, on="query_id", how="left")
         st.dataframe(diff.head(50), hide_index=True, width="stretch", key="most_different")
 
-with tab_sig:
-    pair_table = an.model_pairs(key, table, metric, tuple(models))
+with tab_sig, jobs.section():
+    jobs.only_when(tab_sig.open is not False)
+    pair_table = jobs.need(
+        "Testing every pair of models (randomization)", an.model_pairs, key, _rows=table,
+        metric=metric, models=tuple(models),
+    )  # fmt: skip
     letters = significance_letters(pair_table, models)
     means = table.groupby("model")[metric].mean()
     board = pd.DataFrame(
@@ -212,7 +237,8 @@ with tab_sig:
     c_p.dataframe(significance_matrix(pair_table, models, "p_holm"), key="p_matrix")
     st.dataframe(pair_table, hide_index=True, width="stretch", key="pairs")
 
-with tab_amend:
+with tab_amend, jobs.section():
+    jobs.only_when(tab_amend.open is not False)
     st.caption(
         f"{len(judged)} judgement(s) on this dataset (made on the Queries page). Metrics with "
         "amendments (qrels plus judgements) beside the strict ones; the strict ones stay the "

@@ -15,7 +15,7 @@ import streamlit as st
 from analysis.core.errors import InputError
 from analysis.io import importers
 from analysis.io.importers import registry
-from ui import open_data, widgets
+from ui import jobs, open_data, widgets
 from ui.state import sidebar
 
 st.set_page_config(page_title="Open data", layout="wide")
@@ -34,12 +34,13 @@ if not choices:
 folder_id = st.selectbox(
     "Folder", list(choices), index=None, placeholder="Choose a folder", key="od_folder"
 )
+open_data.prefetch_scans(choices)
 if folder_id is None:
     st.info("Choose a folder to see its files.")
     st.stop()
 folder = choices[folder_id]
 # the widgets below are keyed by folder: choosing another folder starts afresh
-files, total, more = open_data.scan(folder)
+files, total, more = jobs.need("Reading the folder's files", open_data.scan, folder)
 if files.empty:
     st.info("This folder holds no data file.")
     st.stop()

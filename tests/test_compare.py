@@ -271,6 +271,20 @@ def test_scatter_figure_continuous_is_not_jittered_and_uses_webgl_when_large():
     assert "query" not in trace.hovertext[0]  # large figure: ids and values only
 
 
+def test_scatter_figure_draws_a_seeded_sample_of_a_large_table():
+    paired = _paired(50)
+    fig = compare.scatter_figure(paired, ("a", "b"), "mrr", max_points=20)
+    ids = [q for trace in fig.data for _, q in trace.customdata]
+    assert len(ids) == 20
+    assert set(ids) <= set(paired["query_id"])
+    assert "20 of 50 queries" in fig.layout.title.text
+    again = compare.scatter_figure(paired, ("a", "b"), "mrr", max_points=20)
+    assert [q for trace in again.data for _, q in trace.customdata] == ids
+    whole = compare.scatter_figure(paired, ("a", "b"), "mrr")
+    assert sum(len(trace.customdata) for trace in whole.data) == 50
+    assert whole.layout.title.text is None
+
+
 def test_scatter_figure_marks_selected_query():
     paired = _paired()
     fig = compare.scatter_figure(paired, ("a", "b"), "hit@1", selected=("d2", "q3"))

@@ -29,6 +29,24 @@ def test_streamlit_script_run_context_still_names_its_page() -> None:
     assert ui_compat.page_script_hash() == ""  # outside a script run
 
 
+def test_streamlit_still_has_what_the_page_jobs_use() -> None:
+    """A stop exception, a run identity, the logger of the missing-context warning, the test
+    runtime told from a server's, and the chart components' code files."""
+    module, name = ui_compat.STOP
+    stop = getattr(importlib.import_module(module), name)
+    assert stop is ui_compat.stop_exception()
+    from streamlit.runtime.scriptrunner import ScriptRunContext
+
+    assert "shared" in ScriptRunContext.__dataclass_fields__
+    assert ui_compat.run_identity() is None  # outside a script run
+    assert not ui_compat.in_script_run()
+    assert not ui_compat.in_server()
+    import logging
+
+    assert ui_compat.RUN_CONTEXT_LOGGER in logging.Logger.manager.loggerDict
+    assert len(ui_compat.chart_chunks(("PlotlyChart", "DeckGlJsonChart"))) == 2
+
+
 def test_kaleido_still_keeps_its_server_thread() -> None:
     """The one server per process, whose ``open`` starts the thread the code watches."""
     module, name = present_compat.KALEIDO_SERVER

@@ -11,13 +11,31 @@ noticed and this module adapted:
   shown. Nothing else reads the flag.
 * ``streamlit.runtime.scriptrunner.get_script_run_ctx().page_script_hash``: the page the
   current script run draws (:func:`page_script_hash`), which page-local URL state is kept per.
+* ``get_script_run_ctx()`` itself (:func:`in_script_run`: uploads are a session's, background
+  jobs have none) and its ``shared`` state, new at every run (:func:`run_identity`: a run's
+  budget of waiting, :mod:`ui.jobs`).
+* ``streamlit.runtime.scriptrunner_utils.exceptions.StopException``: what ``st.stop()`` raises
+  (:func:`stop_exception`); a pending job stops its section the same way.
+* AppTest puts a mock in place of the runtime (:func:`in_server`: jobs wait without a budget
+  outside a server).
+* The logger that warns of a missing script run context (:data:`RUN_CONTEXT_LOGGER`), which
+  the jobs' threads, running no script by design, keep quiet.
+* Streamlit's static folder holds each chart component's code as ``<Name>.<hash>.js``
+  (:func:`chart_chunks`), which the home page lets the browser load ahead.
 """
 
 from __future__ import annotations
 
+import functools
+from pathlib import Path
+
 #: The private names this module reads: (module, attribute).
 REPL_FLAG = ("streamlit.delta_generator", "_use_warning_has_been_displayed")
 RUN_CONTEXT = ("streamlit.runtime.scriptrunner", "get_script_run_ctx")
+STOP = ("streamlit.runtime.scriptrunner_utils.exceptions", "StopException")
+RUN_CONTEXT_LOGGER = "streamlit.runtime.scriptrunner_utils.script_run_context"
+#: Streamlit's folder of component code (``<Name>.<hash>.js``), under its package
+STATIC_JS = ("static", "static", "js")
 
 
 def skip_repl_check() -> None:
@@ -37,3 +55,50 @@ def page_script_hash() -> str:
         return ""
     ctx = get_script_run_ctx()
     return str(getattr(ctx, "page_script_hash", "")) if ctx is not None else ""
+
+
+def _run_context():
+    try:
+        from streamlit.runtime.scriptrunner import get_script_run_ctx
+    except ImportError:  # pragma: no cover - streamlit internals moved
+        return None
+    return get_script_run_ctx(suppress_warning=True)
+
+
+def in_script_run() -> bool:
+    """Whether the current thread runs a session's script (not a background thread)."""
+    return _run_context() is not None
+
+
+def run_identity() -> int | None:
+    """An identity of the current script run (``None`` outside one): Streamlit makes new
+    shared state for every run."""
+    ctx = _run_context()
+    shared = getattr(ctx, "shared", None) if ctx is not None else None
+    return id(shared) if shared is not None else None
+
+
+def stop_exception() -> type[BaseException]:
+    """The exception ``st.stop()`` raises (a script control exception Streamlit ends a run
+    with, quietly)."""
+    from streamlit.runtime.scriptrunner_utils.exceptions import StopException
+
+    return StopException
+
+
+def in_server() -> bool:
+    """Whether a Streamlit server runs this process (AppTest puts a mock runtime in place)."""
+    from streamlit.runtime import Runtime
+
+    return Runtime.exists() and type(Runtime.instance()) is Runtime
+
+
+@functools.cache
+def chart_chunks(names: tuple[str, ...]) -> tuple[str, ...]:
+    """The file names of the chart components ``names`` (e.g. ``PlotlyChart``) in Streamlit's
+    static folder; a name with no file is left out."""
+    import streamlit
+
+    folder = Path(streamlit.__file__).parent.joinpath(*STATIC_JS)
+    found = [sorted(folder.glob(f"{name}.*.js")) for name in names]
+    return tuple(files[0].name for files in found if files)

@@ -24,7 +24,7 @@ from analysis.stats.coverage import (
 )
 from analysis.stats.disagree import disagreement, most_different
 from analysis.stats.significance import pairs
-from analysis.stats.taxonomy import CATEGORIES, classify_dataset
+from analysis.stats.taxonomy import CATEGORIES, classify_dataset, taxonomy_counts
 from ui.state import Selection
 
 NO_SLICE = "(none)"
@@ -36,6 +36,17 @@ SLICE = "_analyses_slice"  # (slice column, value) of the last click on the by-s
 def taxonomy(key: tuple, _rows: pd.DataFrame, _ranked: dict, _ds: object, k: int) -> tuple:
     out = classify_dataset(_rows, _ranked, _ds.qrels, _ds.entities, _ds.edges, k=k)
     return out, taxonomy_table(out, list(_ranked)), _ranked
+
+
+@st.cache_resource(show_spinner=False, max_entries=64)
+def counts_by_slice(key: tuple, k: int, by: str, _classified: pd.DataFrame) -> pd.DataFrame:
+    """The taxonomy counts per model and value of slice column ``by``: one row per (model,
+    value), one column per category (:data:`CATEGORIES` order); ``key`` and ``k`` name the
+    classification."""
+    counts = taxonomy_counts(_classified, by=[by]).pivot_table(
+        index=["model", by], columns="category", values="n", sort=False, observed=True
+    )
+    return counts.reindex(columns=list(CATEGORIES)).reset_index()
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)

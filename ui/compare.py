@@ -56,7 +56,7 @@ def summary(key: tuple, models: tuple[str, str], metric: str, _paired: pd.DataFr
     return compare.summarize(_paired)
 
 
-@st.cache_resource(max_entries=32, show_spinner="Comparing slices (bootstrap, randomization)…")
+@st.cache_resource(max_entries=128, show_spinner="Comparing slices (bootstrap, randomization)…")
 def slices(
     key: tuple, models: tuple[str, str], metric: str, cols: tuple[str, ...], _table: pd.DataFrame
 ) -> pd.DataFrame:

@@ -39,6 +39,7 @@ from analysis.io.bundle import (
 from analysis.stats import mean_ci
 from analysis.stats.cache import cached_table
 from analysis.stats.perquery import dashboard_metrics, per_query_table
+from ui import _compat
 
 ROOT = Path(__file__).resolve().parents[1]
 ROOTS_ENV = "RETRIEVAL_DASHBOARD_DATA_ROOTS"
@@ -148,7 +149,11 @@ def dataset(bundle: Bundle, name: str, split: str | None = ALL) -> Dataset:
 
 
 def uploads(name: str) -> dict[str, tuple[str, bytes]]:
-    """Runs uploaded in this session for dataset ``name``: model -> (file name, bytes)."""
+    """Runs uploaded in this session for dataset ``name``: model -> (file name, bytes); none
+    outside a session's run (a background job: :mod:`ui.jobs` runs a session's jobs in its own
+    run when it holds uploads)."""
+    if not _compat.in_script_run():
+        return {}
     return st.session_state.get(UPLOADS, {}).get(name, {})
 
 

@@ -123,32 +123,33 @@ def serving(
     env: Mapping[str, str] | None = None,
     timeout: float = 90.0,
     preload: bool = True,
+    log: Path | None = None,
 ) -> Iterator[str]:
     """Run ``app`` on 127.0.0.1:``port`` (:data:`QUIET`, the app's folder as working directory,
     ``env`` added to this process's environment; ``preload``: see :func:`command`) for the
     duration of the ``with`` block, for browser tests and benchmarks; yields the base URL once
-    ``/_stcore/health`` answers. The server's output goes to a temporary file; it is stopped
-    (terminate, then kill after 10 s) on exit.
+    ``/_stcore/health`` answers. The server's output goes to ``log`` (default: a temporary
+    file); it is stopped (terminate, then kill after 10 s) on exit.
 
     Raises:
         RuntimeError: the server did not answer within ``timeout`` seconds (the message ends
             with the last 2,000 characters of its output).
     """
     url = f"http://127.0.0.1:{port}"
-    with tempfile.TemporaryFile() as log:
+    with log.open("w+b") if log is not None else tempfile.TemporaryFile() as out:
         proc = subprocess.Popen(
             command(app, ["--server.port", str(port), *QUIET], preload),
             cwd=app.parent,
             env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})},
-            stdout=log,
+            stdout=out,
             stderr=subprocess.STDOUT,
         )
         try:
             deadline = time.monotonic() + timeout
             while not healthy(url):
                 if proc.poll() is not None or time.monotonic() > deadline:
-                    log.seek(0)
-                    output = log.read().decode(errors="replace")[-2000:]
+                    out.seek(0)
+                    output = out.read().decode(errors="replace")[-2000:]
                     raise RuntimeError(f"streamlit did not start for {app}: {output}")
                 time.sleep(0.1)
             yield url

@@ -45,7 +45,10 @@ def clear_poi() -> None:
 
 def take_selection(chart_key: str, event: Any) -> None:
     """Select the POI of a new click on chart ``chart_key`` (a selection that differs from the
-    one this chart reported last; a stale selection kept by the widget is ignored)."""
+    one this chart reported last; a stale selection kept by the widget is ignored). Each map
+    keeps one key whatever it shows, so the browser updates the drawn map in place instead of
+    building a new one (a new WebGL context and its shaders, seconds without a GPU); a
+    selection made on the previous data is the one reported last, so it is ignored."""
     selection = dict(event.selection) if event is not None else {}
     signature = json.dumps(selection, sort_keys=True, default=str)
     last = st.session_state.setdefault(LAST_EVENT, {})
@@ -56,13 +59,6 @@ def take_selection(chart_key: str, event: Any) -> None:
     doc = geomap.selected_doc(selection)
     if doc is not None:
         write_param("poi", doc)
-
-
-def chart_key(prefix: str, *parts: object) -> str:
-    """A widget key per dataset/tolerance/query (ids hashed: keys become CSS class names), so
-    a chart's selection never outlives the data it was made on."""
-    digest = hashlib.sha1(json.dumps([str(p) for p in parts]).encode()).hexdigest()[:12]
-    return f"{prefix}_{digest}"
 
 
 # ------------------------------------------------------------------------------ cached work

@@ -85,7 +85,7 @@ def output_folder(name: str) -> Path | None:
     return None if root is None else root / OPENED / safe_name(name)
 
 
-@st.cache_data(ttl=60, max_entries=8, show_spinner="Reading the files…")
+@st.cache_data(ttl=3600, max_entries=64, show_spinner="Reading the files…")
 def _scan(folder: str, key: tuple) -> tuple[pd.DataFrame, int, bool]:
     del key
     found: Scan = survey(folder, data.data_roots())
@@ -143,6 +143,19 @@ def build_bundle(out: Path, name: str, **chosen: Sequence[Path] | Path | None) -
 def refused_links(folder: Path) -> list[Path]:
     """Symlinks under ``folder`` leading out of the data roots (an importer would follow them)."""
     return outside_links(folder, data.data_roots())
+
+
+#: folders whose scan :func:`prefetch_scans` queues (the first ones of the list)
+PREFETCH_FOLDERS = 24
+
+
+def prefetch_scans(choices: dict[str, Path]) -> None:
+    """Queue the scans of the first :data:`PREFETCH_FOLDERS` folders behind every visitor's
+    job (:func:`ui.jobs.prefetch`), so that choosing one lists its files at once."""
+    from ui import jobs
+
+    for folder in list(choices.values())[:PREFETCH_FOLDERS]:
+        jobs.prefetch(scan, folder)
 
 
 def remember(folder: Path) -> None:

@@ -9,6 +9,17 @@ import streamlit as st
 from analysis.stats import failures
 from analysis.stats.perquery import slice_columns
 
+#: rows of the failing-queries list sent to the browser (the worst first; previous / next still
+#: walk every query that passes the filters)
+LIST_MAX = 5_000
+
+
+def list_note(shown: int, passing: int) -> str:
+    """The list's caption addition when it shows only the first ``shown`` of ``passing``."""
+    if shown >= passing:
+        return ""
+    return f" The list shows the worst {shown:,}; search or filter to reach the others."
+
 
 @st.cache_resource(max_entries=8, show_spinner=False)
 def entity_lookup(key: int, _entities: pd.DataFrame) -> tuple[pd.DataFrame, pd.Series]:

@@ -9,12 +9,12 @@ only runs the page. Only the library is imported early (it never imports streaml
 ``ui`` modules create Streamlit caches when imported, and those need Streamlit's runtime,
 which exists only once the server starts.
 
-Then, once the server answers, the app's main page runs once, headless, in the server's own
-runtime: Streamlit's script health check (``server.scriptHealthCheckEnabled``, turned on here;
-``/_stcore/script-health-check`` runs the script in a session of its own and says whether it
-ran without error). The home page's default dataset then has its per-query table and its
-leaderboard computed, or read from the disk cache, and in the caches every session shares
-before a visitor asks for them. ``RETRIEVAL_DASHBOARD_WARM_UP=0`` turns this off.
+Then, once the server answers, the pages are visited once, headless, in the server's own
+runtime (:mod:`ui.warm`: the home page first, then every page of the default dataset, its other
+metrics and slice columns, then the other datasets, each visit in idle time): their tables,
+statistics and figures are computed, or read from the disk cache, into the caches every
+session shares before a visitor asks for them. ``RETRIEVAL_DASHBOARD_WARM_UP=0`` turns this
+off.
 
 The launcher (:mod:`ui.launch`, ``retrieval-dashboard``), the browser tests and the benchmarks
 start the app this way; ``streamlit run app.py`` serves the same app, with a slower first page.
@@ -22,7 +22,6 @@ start the app this way; ``streamlit run app.py`` serves the same app, with a slo
 
 from __future__ import annotations
 
-import contextlib
 import importlib
 import os
 import sys
@@ -50,13 +49,12 @@ PRELOAD: tuple[str, ...] = (
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Import :data:`PRELOAD`, then run Streamlit's command line with ``argv`` (default: this
-    process's arguments), warming the main page up once the server answers (``run`` only);
-    exits with Streamlit's exit code."""
+    process's arguments), warming the pages up once the server answers (``run`` only); exits
+    with Streamlit's exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
     for name in PRELOAD:
         importlib.import_module(name)
-    if len(args) >= 2 and args[0] == "run" and os.environ.get(WARM_UP_ENV, "1") != "0":
-        args[1:1] = ["--server.scriptHealthCheckEnabled", "true"]  # a flag given later wins
+    if warm_up_wanted(args):
         threading.Thread(target=_warm_up, name="warm-up", daemon=True).start()
     from streamlit.web import cli
 
@@ -64,10 +62,15 @@ def main(argv: Sequence[str] | None = None) -> None:
     cli.main(prog_name="streamlit")
 
 
+def warm_up_wanted(args: Sequence[str]) -> bool:
+    """Whether to warm the pages up: a ``run`` command, unless ``RETRIEVAL_DASHBOARD_WARM_UP``
+    is ``0``."""
+    return len(args) >= 2 and args[0] == "run" and os.environ.get(WARM_UP_ENV, "1") != "0"
+
+
 def _warm_up(timeout: float = 120.0) -> None:
-    """Run the app's main page once through the server's script health check, as soon as the
-    server answers (see the module docstring); gives up silently (no server within
-    ``timeout``, a Unix socket, HTTPS, the check turned off or failing)."""
+    """Visit the app's pages headless (:func:`ui.warm.run`) as soon as the server answers;
+    gives up silently (no server within ``timeout``, a Unix socket, HTTPS)."""
     from streamlit import config
     from streamlit.runtime import Runtime
 
@@ -78,14 +81,15 @@ def _warm_up(timeout: float = 120.0) -> None:
         time.sleep(0.05)
     url = _local_url(config.get_option("server.address"), config.get_option("server.port"),
                      config.get_option("server.baseUrlPath"))  # fmt: skip
-    if url is None:
+    if url is None or config.get_option("server.sslCertFile"):
         return
     while not healthy(url):
         if time.monotonic() > deadline:
             return
         time.sleep(0.05)
-    with contextlib.suppress(OSError):  # an error page (503) too: the page shows it itself
-        urllib.request.urlopen(f"{url}/_stcore/script-health-check", timeout=timeout).close()
+    from ui import warm  # the ui modules need the runtime, which exists now
+
+    warm.run(url)
 
 
 def _local_url(address: str | None, port: int, base: str | None) -> str | None:

@@ -24,7 +24,7 @@ from analysis.core.measures import REGISTRY
 from analysis.core.metrics import TIE_POLICIES, parse_metrics
 from analysis.core.plugins import env_plugins, load_plugins
 from analysis.io.bundle import Bundle, DatasetSpec
-from ui import _compat, cards, data
+from ui import _compat, cards, data, visitors
 from ui.urlstate import bounded
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -202,6 +202,7 @@ def navigation() -> None:
 
 def sidebar() -> Selection:
     """Draw the shared sidebar and return the selection (call first on every page)."""
+    visitors.note_run()
     navigation()
     _plugins()
     bundles = data.available_bundles()

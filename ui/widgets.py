@@ -5,6 +5,7 @@ Markdown or HTML)."""
 from __future__ import annotations
 
 import html
+import json
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -13,7 +14,7 @@ import streamlit as st
 from analysis.core.errors import InputError
 from analysis.present._compat import figure_unvalidated
 from analysis.present.export import escape_markdown
-from ui import cards, data
+from ui import _compat, cards, data
 from ui.state import Selection
 
 MAX_UPLOAD_MB = 200
@@ -120,6 +121,38 @@ table.ranking span[class^=mark-] {font-size: 0.75rem; border-radius: 0.3rem;
 table.ranking span.mark-gold {background: #009E73; color: white}
 table.ranking span.mark-twin, table.ranking span.mark-stack {background: #E69F00; color: black}
 </style>"""
+
+
+#: Streamlit's lazily loaded chart components whose code the browser may load ahead
+CHART_CHUNKS = {"plotly": "PlotlyChart", "deck": "DeckGlJsonChart"}
+_PRELOAD_JS = """<script>
+(function () {
+  if (window.__chartsPreloaded) { return; }
+  window.__chartsPreloaded = true;
+  var main = document.querySelector('script[type="module"][src*="static/js/index"]');
+  if (!main) { return; }
+  var load = function () {
+    FILES.reduce(function (done, file) {
+      return done.then(function () {
+        return import(new URL(file, main.src).href).catch(function () {});
+      });
+    }, Promise.resolve());
+  };
+  (window.requestIdleCallback || function (f) { setTimeout(f, 300); })(load, {timeout: 2000});
+})();
+</script>"""
+
+
+def preload_charts(*kinds: str) -> None:
+    """Let the browser load the code of the chart components ``kinds`` (keys of
+    :data:`CHART_CHUNKS`) in idle time, once per browser tab: Streamlit loads a chart's code
+    (plotly.js: 4.7 MB, deck.gl: 3 MB) when the first chart of its kind is drawn, and the
+    browser then spends seconds compiling it while the visitor waits for that page. Loaded
+    here, the code is shared with Streamlit's own loading (one module per URL)."""
+    files = _compat.chart_chunks(tuple(CHART_CHUNKS[k] for k in kinds))
+    if files:
+        js = _PRELOAD_JS.replace("FILES", json.dumps([f"./{f}" for f in files]))
+        st.html(js, unsafe_allow_javascript=True)
 
 
 def upload_expander(sel: Selection) -> None:

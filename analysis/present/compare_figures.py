@@ -38,6 +38,9 @@ MAX_DISTINCT_BARS = 41
 BINS_PER_SIDE = 20
 #: The scatter switches to WebGL (one canvas instead of one SVG element per point) above this.
 WEBGL_ABOVE = 5000
+#: The scatter draws at most this many queries (a seeded random sample beyond: the figure the
+#: browser receives stays under about 1 MB).
+MAX_SCATTER_POINTS = 10_000
 
 
 def _truncate(text: pd.Series, limit: int) -> pd.Series:
@@ -77,6 +80,7 @@ def scatter_figure(
     selected: tuple[str, str] | None = None,
     seed: int = 0,
     webgl_above: int = WEBGL_ABOVE,
+    max_points: int = MAX_SCATTER_POINTS,
 ) -> go.Figure:
     """Per-query scatter, x = A's value, y = B's value, one trace per dataset, and the diagonal
     y = x (points below it are wins of A).
@@ -87,8 +91,14 @@ def scatter_figure(
     click maps back to its query (:func:`point_query`); the hover label shows the ids, the query
     text (truncated; left out above ``webgl_above`` points to keep the figure small) and both
     values. ``selected`` adds a ring around that query (see :func:`highlight_query`). Above
-    ``webgl_above`` points the traces use WebGL.
+    ``webgl_above`` points the traces use WebGL. Above ``max_points`` queries, a random sample of
+    ``max_points`` of them (seeded, in table order) is drawn and the title says so; a selected
+    query outside it gets no ring.
     """
+    total = len(paired)
+    if total > max_points:
+        keep = np.random.default_rng(seed).choice(total, max_points, replace=False)
+        paired = paired.iloc[np.sort(keep)]
     n = len(paired)
     a = paired["a"].to_numpy(dtype=float)
     b = paired["b"].to_numpy(dtype=float)
@@ -96,14 +106,7 @@ def scatter_figure(
     discrete = n > 0 and is_discrete(both)
     dx, dy = _jitter(n, jitter_amplitude(both), seed) if discrete else (np.zeros(n), np.zeros(n))
     x, y = a + dx, b + dy
-    label = plotly_texts(paired["dataset"]) + " / " + plotly_texts(paired["query_id"])
-    if "text" in paired.columns and n <= webgl_above:
-        label = label + "<br>" + plotly_texts(_truncate(paired["text"], HOVER_TEXT_CHARS))
-    values = pd.Series([f"<br>A: {va:.4g}<br>B: {vb:.4g}" for va, vb in zip(a, b, strict=True)])
-    label = label.to_numpy(dtype=object) + values.to_numpy(dtype=object)
-    custom = np.empty((n, 2), dtype=object)
-    custom[:, 0] = paired["dataset"].astype("str").to_numpy()
-    custom[:, 1] = paired["query_id"].astype("str").to_numpy()
+    label, custom = _scatter_labels(paired, a, b, with_text=n <= webgl_above)
     trace_type = go.Scattergl if n > webgl_above else go.Scatter
     datasets = custom[:, 0]
     traces = []
@@ -138,11 +141,30 @@ def scatter_figure(
         height=480,
         clickmode="event+select",
     )  # fmt: skip
+    if n < total:
+        fig.update_layout(title={"text": f"{n:,} of {total:,} queries (seeded random sample)",
+                                 "font": {"size": 12}}, margin={"t": 40})  # fmt: skip
     if selected is not None:
         trace = _selected_trace(fig.data, selected)
         if trace is not None:
             fig.add_trace(trace)
     return fig
+
+
+def _scatter_labels(
+    paired: pd.DataFrame, a: np.ndarray, b: np.ndarray, *, with_text: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    """Hover labels (``dataset / query_id``, the truncated query text when ``with_text`` and the
+    table has one, then A's and B's exact values) and ``customdata`` rows ``[dataset,
+    query_id]`` of the scatter's points, in table order."""
+    label = plotly_texts(paired["dataset"]) + " / " + plotly_texts(paired["query_id"])
+    if "text" in paired.columns and with_text:
+        label = label + "<br>" + plotly_texts(_truncate(paired["text"], HOVER_TEXT_CHARS))
+    values = pd.Series([f"<br>A: {va:.4g}<br>B: {vb:.4g}" for va, vb in zip(a, b, strict=True)])
+    custom = np.empty((len(paired), 2), dtype=object)
+    custom[:, 0] = paired["dataset"].astype("str").to_numpy()
+    custom[:, 1] = paired["query_id"].astype("str").to_numpy()
+    return label.to_numpy(dtype=object) + values.to_numpy(dtype=object), custom
 
 
 def _array(values: object) -> np.ndarray:

@@ -35,6 +35,17 @@ def _by_columns(at, first: list[str]):
     return found[0]
 
 
+TABS = ["Failure taxonomy", "Coverage", "Complementarity", "Disagreement A vs B", "Significance",
+        "Amended"]  # fmt: skip
+
+
+def _open_tab(at, name: str) -> None:
+    """Open tab ``name`` (lazy tabs: its content is computed and drawn by the next run)."""
+    at.query_params["tab"] = name
+    at.run()
+    no_exception(at)
+
+
 def _labelled(elements, label: str):
     found = [e for e in elements if e.label == label]
     assert len(found) == 1, label
@@ -99,7 +110,7 @@ def test_a_click_on_a_count_lists_its_queries():
 
 
 def test_coverage_shows_judged_at_k_per_model_and_the_most_unjudged_queries(notes):
-    at = open_page(PAGE, datasets="stark-mag", a="bm25", metric="hit@5")
+    at = open_page(PAGE, datasets="stark-mag", a="bm25", metric="hit@5", tab="Coverage")
     no_exception(at)
     spec = read_manifest(ROOT / "data" / "demo").datasets["stark-mag"]
     qrels = load_dataset(spec).qrels
@@ -137,7 +148,7 @@ def test_coverage_shows_judged_at_k_per_model_and_the_most_unjudged_queries(note
 
 
 def test_suspected_missing_answers_are_listed_for_review_and_leave_when_judged(notes):
-    at = open_page(PAGE, datasets="stark-amazon", a="bm25", metric="hit@5")
+    at = open_page(PAGE, datasets="stark-amazon", a="bm25", metric="hit@5", tab="Coverage")
     no_exception(at)
     at.selectbox(key="cov_model").select("char-ngram-tfidf").run()
     no_exception(at)
@@ -163,6 +174,7 @@ def test_suspected_missing_answers_are_listed_for_review_and_leave_when_judged(n
     after = _by_columns(at, ["query_id", "text", "doc_id", "rank", "type", "gold_id"])
     pairs = set(map(tuple, after[["query_id", "doc_id"]].to_numpy().tolist()))
     assert (first["query_id"], first["doc_id"]) not in pairs
+    _open_tab(at, "Amended")
     side = _by_columns(at, ["model", "metric", "strict", "amended"]).set_index(["model", "metric"])
     row = side.loc[("char-ngram-tfidf", "hit@5")]  # the doc is in its top 5: a new hit
     assert row["amended"] > row["strict"]
@@ -172,12 +184,18 @@ def test_suspected_missing_answers_are_listed_for_review_and_leave_when_judged(n
 def test_complementarity_disagreement_and_significance_render():
     at = open_page(PAGE, datasets="beijing", a="bm25", b="char-ngram-tfidf", metric="recall")
     no_exception(at)
+    _open_tab(at, "Complementarity")
     inter = _by_columns(at, ["models", "n_models", "n", "share"])
     assert inter["n"].sum() == 400
     oracle = _by_columns(at, ["dataset", "n"])
     assert oracle["oracle"].iloc[0] >= oracle["best_single"].iloc[0]
+    at.select_slider(key="solved").set_value(0.5).run()
+    no_exception(at)
+    assert _by_columns(at, ["models", "n_models", "n", "share"])["n"].sum() == 400
+    _open_tab(at, "Disagreement A vs B")
     diff = _by_columns(at, ["query_id", "jaccard@10", "rbo", "tau_ap"])
     assert diff["rbo"].is_monotonic_increasing
+    _open_tab(at, "Significance")
     letters = _by_columns(at, ["letter", "model"])
     assert letters["letter"].tolist() == ["a", "b", "c"]
     pairs = _by_columns(at, ["dataset", "model_a", "model_b"])
@@ -190,13 +208,10 @@ def test_complementarity_disagreement_and_significance_render():
     assert delta.loc[first["model_a"], first["model_b"]] == pytest.approx(first["delta"])
     assert delta.loc[first["model_b"], first["model_a"]] == pytest.approx(-first["delta"])
     assert p_holm.loc[first["model_b"], first["model_a"]] == pytest.approx(first["p_holm"])
-    at.select_slider(key="solved").set_value(0.5).run()
-    no_exception(at)
-    assert _by_columns(at, ["models", "n_models", "n", "share"])["n"].sum() == 400
 
 
 def test_judgements_give_amended_metrics_beside_strict(notes):
-    at = open_page(PAGE, datasets="geo-glue", a="bm25")
+    at = open_page(PAGE, datasets="geo-glue", a="bm25", tab="Amended")
     no_exception(at)
     assert not [d for d in at.dataframe if list(d.value.columns)[:2] == ["model", "metric"]]
     store = AnnotationStore(database_path(ROOT / "data" / "demo", notes))
@@ -293,6 +308,20 @@ def test_every_demo_dataset_renders_without_exception():
         at = open_page(PAGE, dataset=name, a="bm25")
         no_exception(at)
         assert at.dataframe[0].value["queries"].gt(0).all(), name
+        for tab in TABS[1:-1]:  # only the open tab is drawn
+            _open_tab(at, tab)
+            assert at.dataframe, (name, tab)
+        _open_tab(at, "Amended")  # no judgement yet: a caption and the annotations' export
+        assert any("judgement(s) on this dataset" in c.value for c in at.caption), name
+
+
+def test_only_the_open_tab_is_drawn():
+    at = open_page(PAGE, dataset="beijing", a="bm25")
+    assert _frame(at, "taxonomy_counts") is not None
+    assert not [d for d in at.dataframe if list(d.value.columns)[:2] == ["letter", "model"]]
+    _open_tab(at, "Significance")
+    assert _frame(at, "taxonomy_counts") is None
+    assert _by_columns(at, ["letter", "model"])["letter"].tolist() == ["a", "b", "c"]
 
 
 def test_queries_page_shows_the_panel_for_the_selected_query(notes):

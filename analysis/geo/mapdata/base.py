@@ -25,8 +25,9 @@ MAX_K = 50
 KEEP_RANKS = 100
 #: Distance (m) between consecutive rings of the display jitter spiral.
 JITTER_STEP_M = 2.0
-#: The dataset map draws at most this many POIs (every n-th one) under the stack columns.
-MAX_BACKGROUND_POIS = 10_000
+#: The dataset map draws at most this many POIs (every n-th one) under the stack columns (each
+#: with its tooltip, ~170 bytes: the map stays under ~0.5 MB; every stack is drawn).
+MAX_BACKGROUND_POIS = 2_500
 TIP_CHARS = 120
 EPS = 1e-9
 _M_PER_DEG = EARTH_RADIUS_M * math.pi / 180.0
@@ -151,11 +152,20 @@ def jitter(
     return la, lo
 
 
+#: decimals of drawn coordinates: 1e-6 degree is about 0.1 m (equal points stay equal)
+COORD_DECIMALS = 6
+
+
 def _records(frame: pd.DataFrame, columns: Sequence[str]) -> list[dict[str, Any]]:
-    """Rows as JSON-ready dicts of plain Python values (no numpy scalars; NaN becomes None)."""
+    """Rows as JSON-ready dicts of plain Python values (no numpy scalars; NaN becomes None);
+    coordinates (columns ending in ``lat``/``lon``) rounded to :data:`COORD_DECIMALS`
+    decimals, which the browser draws the same and receives in fewer bytes."""
     lists = []
     for col in columns:
-        values = frame[col].tolist()
+        values = frame[col]
+        if col.endswith(("lat", "lon")) and pd.api.types.is_float_dtype(values.dtype):
+            values = values.round(COORD_DECIMALS)
+        values = values.tolist()
         if pd.api.types.is_float_dtype(frame[col].dtype):
             values = [None if v != v else v for v in values]  # v != v: NaN
         lists.append(values)

@@ -1,0 +1,205 @@
+"""Browser timing for the click benchmark: what a person waits for after a click, and what the
+page sent.
+
+An action (a click) is timed from the mouse event to the end of the rerun it caused, painted:
+
+1. the server's ``script_finished`` message on the app's websocket (Streamlit's ForwardMsg,
+   decoded here; a fast rerun can flip the page's script state to "running" and back within
+   one React render, so the page attribute alone can miss it);
+2. ``[data-testid=stApp][data-test-script-state=notRunning]`` and no section still waiting
+   for its data (an element whose class starts with ``st-key-pending``: the app's
+   placeholders, which a fragment replaces once the data is there);
+3. every plotly chart drawn (its ``.main-svg``) and two animation frames (the browser has
+   painted what it was given).
+
+The part after the ``script_finished`` message is the *paint* time. Bytes: websocket payloads
+and HTTP response bodies (Chrome DevTools' encoded lengths, e.g. a lazily loaded plotly or
+deck.gl chunk) received during the action.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from ui.launch import READY
+
+FRAMES = "() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))"
+PENDING = "[class*='st-key-pending']"
+#: every plotly chart on the page has drawn its SVG (plotly.js is loaded lazily, then draws)
+CHARTS_DRAWN = """() => [...document.querySelectorAll('[data-testid=stPlotlyChart]')]
+  .every(c => c.querySelector('.main-svg'))"""
+
+
+@dataclass
+class Wire:
+    """What one browser page received: the arrival time of each ``script_finished`` message
+    and the bytes of websocket frames and HTTP bodies (running totals)."""
+
+    finished: list[float] = field(default_factory=list)
+    ws_bytes: int = 0
+    http_bytes: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.ws_bytes + self.http_bytes
+
+
+@dataclass
+class Timing:
+    """One action: seconds until painted, until the server's ``script_finished``, bytes, and the
+    CPU seconds the browser's processes and the servers used meanwhile (less sensitive to the
+    load of a shared machine than wall times)."""
+
+    seconds: float
+    server: float
+    nbytes: int
+    browser_cpu: float = 0.0
+    server_cpu: float = 0.0
+
+    @property
+    def paint(self) -> float:
+        return max(0.0, self.seconds - self.server)
+
+
+WIRES: dict[int, Wire] = {}
+
+
+def watch(page) -> Wire:
+    """Start recording ``page``'s websocket messages and HTTP bodies (:class:`Wire`)."""
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+    wire = WIRES.setdefault(id(page), Wire())
+    page.set_default_timeout(180_000)  # a loaded machine
+
+    def on_frame(payload: bytes | str) -> None:
+        wire.ws_bytes += len(payload)
+        if isinstance(payload, bytes):
+            try:
+                kind = ForwardMsg.FromString(payload).WhichOneof("type")
+            except Exception:
+                return
+            if kind == "script_finished":
+                wire.finished.append(time.perf_counter())
+
+    page.on("websocket", lambda ws: ws.on("framereceived", on_frame))
+    cdp = page.context.new_cdp_session(page)
+    cdp.send("Network.enable")
+
+    def on_loaded(event: dict) -> None:
+        wire.http_bytes += int(event.get("encodedDataLength", 0))
+
+    cdp.on("Network.loadingFinished", on_loaded)
+    return wire
+
+
+def cpu_seconds() -> tuple[float, float]:
+    """CPU seconds (user + system) used so far by this process's chromium descendants and by
+    its other descendants (the servers), without the children that already ended."""
+    import psutil
+
+    browser = servers = 0.0
+    for proc in psutil.Process().children(recursive=True):
+        try:
+            times = proc.cpu_times()
+            used = times.user + times.system
+            if "chrom" in proc.name() or "headless" in proc.name():
+                browser += used
+            elif "node" not in proc.name():
+                servers += used
+        except psutil.Error:
+            continue
+    return browser, servers
+
+
+def settle(page, start: float, timeout_ms: float = 120_000) -> float:
+    """Wait until the page is ready, holds no pending section and has drawn its charts; returns
+    the seconds since ``start``."""
+    page.wait_for_selector(READY, timeout=timeout_ms)
+    page.wait_for_function(
+        f"() => !document.querySelector({PENDING!r})", timeout=timeout_ms, polling=20
+    )
+    page.wait_for_function(CHARTS_DRAWN, timeout=timeout_ms, polling=20)
+    page.wait_for_selector(READY, timeout=timeout_ms)
+    page.evaluate(FRAMES)
+    return time.perf_counter() - start
+
+
+def timed(page, action: Callable[[], None], timeout: float = 120.0) -> Timing:
+    """Run ``action`` (a click, a navigation) and wait for the rerun it caused, painted."""
+    wire = WIRES[id(page)]
+    n0, b0 = len(wire.finished), wire.total
+    cpu0 = cpu_seconds()
+    start = time.perf_counter()
+    action()
+    while len(wire.finished) == n0:
+        if time.perf_counter() - start > timeout:
+            raise SystemExit("error: an action caused no rerun within the timeout")
+        page.wait_for_timeout(5)
+    seconds = settle(page, start, timeout * 1000)
+    # a rerun that follows within 150 ms (a placeholder's fragment, a URL fix) belongs to it
+    runs = len(wire.finished)
+    page.wait_for_timeout(150)
+    if len(wire.finished) != runs or page.locator(READY).count() == 0:
+        seconds = settle(page, start, timeout * 1000)
+    cpu1 = cpu_seconds()
+    return Timing(seconds, wire.finished[n0] - start, wire.total - b0,
+                  cpu1[0] - cpu0[0], cpu1[1] - cpu0[1])  # fmt: skip
+
+
+def open_page(page, url: str) -> Timing:
+    """Load ``url`` in ``page`` (watched) and wait for its first run, painted."""
+    return timed(page, lambda: page.goto(url))
+
+
+def pick_option(page, scope: str, label: str, i: int) -> Callable[[], None]:
+    """An action choosing another option of the selectbox labelled ``label`` in ``scope``:
+    opens the list and clicks option ``i`` modulo its length (the current option skipped)."""
+    box = page.locator(f"{scope} [data-testid=stSelectbox]").filter(
+        has=page.get_by_text(label, exact=True)
+    )
+    field_ = box.first.locator("input[role=combobox]").first
+    current = field_.input_value()
+    field_.scroll_into_view_if_needed()
+    box.first.locator("button[aria-haspopup=listbox]").first.click()
+    options = page.locator("[role=listbox] [role=option]")
+    options.first.wait_for(timeout=60_000)
+    texts = [t.strip() for t in options.all_inner_texts()]
+    choices = [j for j, text in enumerate(texts) if text != current] or [0]
+    return options.nth(choices[i % len(choices)]).click
+
+
+def pick_radio(page, scope: str, label: str, i: int) -> Callable[[], None]:
+    """An action choosing another option of the radio group labelled ``label``."""
+    group = page.locator(f"{scope} [data-testid=stRadio]").filter(
+        has=page.get_by_text(label, exact=True)
+    )
+    options = group.first.locator("[data-testid=stRadioOption]")
+    count = options.count()
+    checked = [j for j in range(count) if options.nth(j).get_attribute("data-selected") == "true"]
+    choices = [j for j in range(count) if j not in checked] or [0]
+    return options.nth(choices[i % len(choices)]).click
+
+
+def click_row(page, table_key: str, row: int) -> Callable[[], None]:
+    """An action ticking the selection checkbox of ``row`` in the dataframe with ``key``."""
+    grid = page.locator(f".st-key-{table_key} [data-testid=stDataFrame]")
+    grid.wait_for(timeout=30_000)
+    box = grid.bounding_box()
+    assert box is not None
+    x, y = box["x"] + 18, box["y"] + 35 + 35 * row + 17
+    return lambda: page.mouse.click(x, y)
+
+
+def page_link(page, label: str) -> Callable[[], None]:
+    """An action clicking the sidebar link to the page labelled ``label``."""
+    link = page.locator("[data-testid=stSidebar] [data-testid=stPageLink-NavLink]").filter(
+        has_text=re.compile(f"^{re.escape(label)}$")
+    )
+    return link.first.click
+
+
+def present(page, selector: str) -> bool:
+    return page.locator(selector).count() > 0
