@@ -47,7 +47,6 @@ query wording and per-domain settings are data: ``demo/vocab/*.toml``.
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -55,6 +54,8 @@ from pathlib import Path
 import numpy as np
 
 from analysis.baselines import BM25, CharNgramTfidf, RelationAwareRetriever, SpatialFusion
+from analysis.io.atomic import atomic_folder
+from analysis.io.importers._write import check_out
 from demo import dense
 from demo.amazon import amazon
 from demo.common import DATASETS, SPATIAL_METRICS, STARK_METRICS, TOP_K, Dataset, Rng
@@ -123,25 +124,39 @@ def build_datasets(seed: int = 0) -> list[Dataset]:
 
 
 def generate_bundle(out_dir: Path, seed: int = 0) -> None:
-    """Generate the demo bundle into ``out_dir`` (replacing the datasets' folders there).
+    """Generate the demo bundle into ``out_dir`` (replacing a bundle there).
 
     Writes ``bundle.toml`` and, per dataset, ``queries.parquet``, ``qrels.parquet``,
     ``entities.parquet``, ``edges.parquet`` (STaRK only) and ``runs/<model>.parquet``. The output
-    depends on ``seed`` only: the same seed gives byte-identical files.
+    depends on ``seed`` only: the same seed gives byte-identical files. The bundle is built in a
+    folder beside ``out_dir`` and swapped in when complete
+    (:func:`analysis.io.atomic.atomic_folder`); a non-empty folder without ``bundle.toml`` is
+    refused, never replaced.
+
+    Raises:
+        InputError: ``out_dir`` is a file, device or non-bundle folder, or cannot be written.
     """
     out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    check_out(out_dir, [])
     datasets = build_datasets(seed)
-    for ds in datasets:
-        _run_models(ds)
-        folder = out_dir / ds.name
-        if folder.exists():
-            shutil.rmtree(folder)
-        write_parquet(ds.queries, folder / "queries.parquet")
-        write_parquet(ds.qrels, folder / "qrels.parquet")
-        write_parquet(ds.entities, folder / "entities.parquet")
-        if ds.edges is not None:
-            write_parquet(ds.edges, folder / "edges.parquet")
-        for model, run in ds.runs.items():
-            write_parquet(run, folder / "runs" / f"{model}.parquet")
-    (out_dir / "bundle.toml").write_text(manifest(datasets, seed), encoding="utf-8", newline="\n")
+
+    def build(folder: Path) -> None:
+        for ds in datasets:
+            _run_models(ds)
+            _write_dataset(ds, folder / ds.name)
+        (folder / "bundle.toml").write_text(
+            manifest(datasets, seed), encoding="utf-8", newline="\n"
+        )
+
+    atomic_folder(out_dir, build)
+
+
+def _write_dataset(ds: Dataset, folder: Path) -> None:
+    write_parquet(ds.queries, folder / "queries.parquet")
+    write_parquet(ds.qrels, folder / "qrels.parquet")
+    write_parquet(ds.entities, folder / "entities.parquet")
+    if ds.edges is not None:
+        write_parquet(ds.edges, folder / "edges.parquet")
+    for model, run in ds.runs.items():
+        write_parquet(run, folder / "runs" / f"{model}.parquet")

@@ -409,7 +409,8 @@ def test_trec_text_refuses_ids_it_cannot_carry():
     assert qrels_trec_text(ok) == "1 0 a 2\n"
     with pytest.raises(ValueError, match="whitespace"):
         qrels_trec_text(ok.assign(doc_id=["a b"]))
-    with pytest.raises(ValueError, match=r"^doc_id 'a\\x00b' is empty or holds whitespace or"):
+    nul = r"^doc_id 'a\\x00b' is empty or holds ASCII whitespace or a NUL"
+    with pytest.raises(ValueError, match=nul):
         qrels_trec_text(ok.assign(doc_id=["a\0b"]))  # trec_eval would read the id 'a'
 
 

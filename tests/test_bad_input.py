@@ -29,7 +29,23 @@ from analysis.core.metrics import evaluate_run
 from analysis.io import load_qrels, load_queries, load_run
 from analysis.io.bundle import load_dataset, load_model_run, read_manifest
 from analysis.io.spatial import load_pois
-from tests.bad_input.corpus import CASES, GOOD, HERE, KINDS, OUTCOMES, WARNING_TEXT, Case, cases
+from tests.bad_input.corpus import (
+    CASES,
+    COMMAND_KINDS,
+    FILE_KINDS,
+    GOOD,
+    HERE,
+    KINDS,
+    MADE_KINDS,
+    OUTCOMES,
+    OUTPUT_COMMANDS,
+    PATH_INPUTS,
+    RECIPES,
+    WARNING_TEXT,
+    Case,
+    cases,
+)
+from tests.bad_input.made import run_case
 
 ROOT = Path(__file__).resolve().parents[1]
 RUN_LIKE = ("run", "qrels", "stark_qa", "stark_eval")
@@ -56,7 +72,12 @@ def test_case_is_well_formed(case: Case) -> None:
     assert case.outcome in OUTCOMES
     assert case.description
     assert "\n" not in case.description
-    assert case.path.is_dir() if case.kind == "bundle" else case.path.is_file()
+    if case.kind in MADE_KINDS:  # made at test time by its recipe
+        assert case.make in RECIPES
+        assert case.command in (OUTPUT_COMMANDS if case.kind == "output" else PATH_INPUTS)
+        assert not case.path.exists()
+    else:
+        assert case.path.is_dir() if case.kind in ("bundle", "report") else case.path.is_file()
     if case.outcome == "error":
         assert case.message, "an error case names a substring of its message"
         assert not case.warnings
@@ -67,13 +88,14 @@ def test_case_is_well_formed(case: Case) -> None:
         assert set(case.warnings) <= set(WARNING_TEXT)
     if case.kind in RUN_LIKE:
         assert case.companion().is_file()
-    assert case.error_path().exists() or case.error_path().name == "bundle.toml"
+    if case.kind in FILE_KINDS:
+        assert case.error_path().exists() or case.error_path().name == "bundle.toml"
 
 
 def test_every_corpus_file_belongs_to_a_case() -> None:
     named = {c.path for c in CASES} | {c.companion() for c in CASES if c.kind in RUN_LIKE}
     named |= set(GOOD.values())
-    bundles = [c.path for c in cases("bundle")]
+    bundles = [c.path for c in cases("bundle", "report")]
     for path in HERE.rglob("*"):
         if path.is_dir() or path.parent == HERE:  # the manifest and the helper module
             continue
@@ -121,7 +143,7 @@ def _load(case: Case) -> set[str] | pd.DataFrame:
     return load_pois(path, crs=case.crs)
 
 
-@pytest.mark.parametrize("case", cases(outcome="error"), ids=_ids)
+@pytest.mark.parametrize("case", cases(*FILE_KINDS, outcome="error"), ids=_ids)
 def test_loader_error_names_file_line_and_problem(case: Case) -> None:
     with pytest.raises(InputError) as info:
         _load(case)
@@ -132,7 +154,9 @@ def test_loader_error_names_file_line_and_problem(case: Case) -> None:
     assert info.value.line == case.line
 
 
-@pytest.mark.parametrize("case", cases(outcome="warning") + cases(outcome="ok"), ids=_ids)
+@pytest.mark.parametrize(
+    "case", cases(*FILE_KINDS, outcome="warning") + cases(*FILE_KINDS, outcome="ok"), ids=_ids
+)
 def test_loader_loads_and_reports_exactly_the_expected_warnings(case: Case) -> None:
     result = _load(case)
     if case.kind == "pois":
@@ -222,14 +246,14 @@ def _run_cli(args: list[str]) -> subprocess.CompletedProcess[str]:
     )
 
 
-def _check_cli(case: Case, code: int, out: str, err: str) -> None:
+def _check_cli(case: Case, code: int, out: str, err: str, named: Path | None = None) -> None:
     assert "Traceback" not in out
     assert "Traceback" not in err
     if case.outcome == "error":
         assert code == 2, (out, err)
         lines = err.splitlines()
         assert len(lines) == 1, err
-        assert lines[0].startswith("error: " + case.expected_prefix()), lines[0]
+        assert lines[0].startswith("error: " + case.expected_prefix(named)), lines[0]
         assert case.message in lines[0]
         return
     assert code == 0, (out, err)
@@ -246,12 +270,22 @@ def _check_cli(case: Case, code: int, out: str, err: str) -> None:
         assert json.loads(out)["n_pois"] > 0
 
 
-@pytest.mark.parametrize("case", CASES, ids=_ids)
+@pytest.mark.parametrize("case", cases(*FILE_KINDS), ids=_ids)
 def test_cli_gives_the_expected_outcome(case: Case) -> None:
     """``evaluate`` (runs, qrels, STaRK), ``validate --bundle`` (bundles), ``geo`` (POIs), as a
     separate process: exit code, the one stderr line, the warnings on stdout."""
     proc = _run_cli(_cli_args(case))
     _check_cli(case, proc.returncode, proc.stdout, proc.stderr)
+
+
+@pytest.mark.parametrize("case", cases(*COMMAND_KINDS, *MADE_KINDS), ids=_ids)
+def test_command_cases_give_the_expected_outcome(case: Case, tmp_path: Path) -> None:
+    """Outputs (a full device, a pipe, a read-only folder, a full disk, ... as ``--out`` of a
+    command), input paths (a symlink loop, a name too long, an unreadable file, ...), tiny
+    bundles reported, huge ``disagree --k``, annotation CSVs: exit code, the one stderr line
+    naming the path (or flag), no traceback."""
+    proc, named = run_case(case, tmp_path)
+    _check_cli(case, proc.returncode, proc.stdout, proc.stderr, named)
 
 
 @pytest.mark.parametrize("case", cases(*RUN_LIKE), ids=_ids)

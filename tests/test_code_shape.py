@@ -21,7 +21,6 @@ STILL_LONG = {
     "analysis/core/checks.py:data_warnings",
     "analysis/stats/slices.py:compare_slices",
     "analysis/core/metrics.py:evaluate_arrays",
-    "analysis/io/bundle.py:_dataset",
     "analysis/present/report/build.py:bundle_content",
     "ui/state.py:sidebar",
 }

@@ -20,7 +20,7 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from analysis.cli import main
-from tests.bad_input.corpus import CASES, GOOD, HERE, Case
+from tests.bad_input.corpus import FILE_KINDS, GOOD, HERE, Case, cases
 from tests.helpers import run_cli
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -104,7 +104,7 @@ def test_demo_and_corpus_are_never_written(
         proc = _cli(*args)
         assert proc.returncode == 0, proc.stderr
     # the whole corpus through the CLI (in process: the same main(); errors exit 2)
-    for case in CASES:
+    for case in cases(*FILE_KINDS):
         code = main(_cli_args(case))
         assert code == (2 if case.outcome == "error" else 0), case.file
     capsys.readouterr()

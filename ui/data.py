@@ -22,6 +22,7 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
+from analysis.core import paths
 from analysis.core.errors import DataWarning, InputError
 from analysis.core.measures import user_fingerprint
 from analysis.core.metrics import rank_run
@@ -182,14 +183,20 @@ def add_upload(dataset_name: str, file_name: str, content: bytes) -> str:
 
 
 def _read_upload(file_name: str, content: bytes) -> pd.DataFrame:
+    """The uploaded run, read from a private temporary copy; a copy that cannot be written (a
+    full temporary folder) is an InputError naming the upload, as a bad file is."""
     suffix = "".join(Path(file_name).suffixes[-2:]) or ".txt"
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / f"upload{suffix}"
-        path.write_bytes(content)
-        try:
-            return load_run(path)
-        except InputError as exc:
-            raise InputError(file_name, exc.line, exc.message) from None
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / f"upload{suffix}"
+            with paths.reading(file_name, "cannot be stored for reading"):
+                path.write_bytes(content)
+            try:
+                return load_run(path)
+            except InputError as exc:
+                raise InputError(file_name, exc.line, exc.message) from None
+    except OSError as exc:  # the temporary folder itself
+        raise paths.path_error(file_name, exc, "cannot be stored for reading") from None
 
 
 def models_of(bundle: Bundle, datasets: list[str]) -> list[str]:

@@ -31,8 +31,10 @@ applies; relative paths in ``RETRIEVAL_DASHBOARD_DATA_ROOTS`` are made absolute 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import importlib.util
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -163,6 +165,52 @@ def serving(
                 proc.wait()
 
 
+#: Signals the launcher passes on to the app, and how long it then waits before killing it
+FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+STOP_GRACE_S = 20.0
+
+
+def _die_with_parent() -> None:  # pragma: no cover - runs in the child before exec
+    """Linux: the app gets SIGTERM when the launcher dies, even by SIGKILL."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
+def run_forwarding(cmd: Sequence[str], *, cwd: Path, env: Mapping[str, str]) -> int:
+    """Run ``cmd`` as a child and wait for it; SIGINT, SIGTERM and SIGHUP sent to the launcher
+    are passed on to the child, which then has :data:`STOP_GRACE_S` seconds to stop before it is
+    killed, so stopping the launcher (Ctrl-C, ``kill``) never leaves the server running. On
+    Linux the child is also stopped when the launcher dies without a chance to forward.
+
+    Returns the child's exit code (``128 + n`` when it ended by signal n)."""
+    received: list[int] = []
+    proc = subprocess.Popen(
+        list(cmd), cwd=cwd, env=dict(env),
+        preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
+    )  # fmt: skip
+
+    def forward(signum: int, frame: object) -> None:
+        received.append(signum)
+        with contextlib.suppress(ProcessLookupError):
+            proc.send_signal(signum)
+
+    previous = {signum: signal.signal(signum, forward) for signum in FORWARDED}
+    try:
+        deadline = None
+        while proc.poll() is None:
+            if received and deadline is None:
+                deadline = time.monotonic() + STOP_GRACE_S
+            if deadline is not None and time.monotonic() > deadline:
+                proc.kill()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=0.2)
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+    code = proc.returncode
+    return 128 - code if code < 0 else code
+
+
 def missing_app() -> str | None:
     """One line naming the extra to install when Streamlit is missing, else None."""
     if importlib.util.find_spec("streamlit") is None:
@@ -225,7 +273,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if prepared is None:
         return 2
     extra, env = prepared
-    return subprocess.call(command(app, extra), cwd=app.parent, env=env)
+    return run_forwarding(command(app, extra), cwd=app.parent, env=env)
 
 
 if __name__ == "__main__":

@@ -11,7 +11,9 @@ Commands:
     report     one self-contained offline HTML report of a bundle
     demo       regenerate the demo bundle
     disagree   per-query rank overlap of two runs without qrels (Jaccard@k, RBO, tau_AP)
-    notes      export annotations (CSV) and a dataset's amended qrels (TREC) of a bundle
+    notes      export annotations (CSV) and a dataset's amended qrels (TREC) of a bundle;
+               ``notes import`` loads tags, notes and judgements from a CSV
+    coverage   judged@k of every model of a bundle dataset (the Analyses page's coverage)
 
 Bad input exits with code 2 and one line ``error: <file>:<line>: <what is wrong>`` on stderr.
 
@@ -29,7 +31,10 @@ it can be called inside another program.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import errno
 import importlib
+import os
 import signal
 import sys
 import threading
@@ -52,6 +57,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "analysis.cli.demo",
     "analysis.cli.disagree",
     "analysis.cli.notes",
+    "analysis.cli.coverage",
 )
 
 
@@ -75,11 +81,14 @@ def build_parser() -> _Parser:
 
 
 def _leaves(sub: argparse._SubParsersAction) -> list[argparse.ArgumentParser]:
-    """The parsers that run a command (``import stark``, not ``import``)."""
+    """The parsers that run a command (``import stark``, not ``import``; ``notes`` and
+    ``notes import`` both, as ``notes`` runs without its optional action)."""
     out = []
     for parser in dict.fromkeys(sub.choices.values()):
         nested = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
-        out += [leaf for action in nested for leaf in _leaves(action)] if nested else [parser]
+        if not nested or not all(action.required for action in nested):
+            out.append(parser)
+        out += [leaf for action in nested for leaf in _leaves(action)]
     return out
 
 
@@ -119,37 +128,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     SIGTERM). A stopped command prints one line, leaves no partial ``--out`` (files are written
     beside and renamed when whole) and no spill folder of the out-of-core engine: both signals
     become an exception in the main thread, so that every cleanup runs (the out-of-core engine
-    then interrupts its DuckDB query)."""
-    from analysis.core.errors import InputError, missing_extra
-
+    then interrupts its DuckDB query). Standard output that cannot be written (``> /dev/full``,
+    a full disk) is an error too (exit code 2), not a success."""
     argv = sys.argv[1:] if argv is None else list(argv)
     replaced = _catch_stops()
     try:
-        from analysis.core.plugins import load_plugins
-
-        early = _early(argv)
-        load_plugins(early.plugin)
-        if early.help_metrics:
-            return _help_metrics()
-        args = build_parser().parse_args(argv)
-        load_plugins(getattr(args, "plugin", ()))  # an abbreviated --plugin
-        if getattr(args, "help_metrics", False):
-            return _help_metrics()
-        by_name = {name: module for module in _modules() for name in module.NAMES}
-        return by_name[args.command].run(args)
-    except InputError as exc:
-        sys.stderr.write(f"error: {exc}\n")
-        return 2
-    except OSError as exc:  # a file that vanished or cannot be opened between checks and reads
-        where = f"{exc.filename}: " if exc.filename else ""
-        sys.stderr.write(f"error: {where}{exc.strerror or exc}\n")
-        return 2
-    except ImportError as exc:  # an optional package the command needs (one line naming it)
-        message = missing_extra(exc)
-        if message is None:
-            raise
-        sys.stderr.write(f"error: {message}\n")
-        return 2
+        code = _run(argv)
+        return code if code != 0 else _flush_stdout()
     except BaseException as exc:
         if not _STOPPED and not isinstance(exc, KeyboardInterrupt):
             raise
@@ -161,6 +146,73 @@ def main(argv: Sequence[str] | None = None) -> int:
         for signum, handler in replaced.items():
             signal.signal(signum, handler)
         _STOPPED.clear()
+
+
+def _dispatch(argv: list[str]) -> int:
+    """Load the plugins, parse ``argv`` and run its command."""
+    from analysis.core.plugins import load_plugins
+
+    early = _early(argv)
+    load_plugins(early.plugin)
+    if early.help_metrics:
+        return _help_metrics()
+    args = build_parser().parse_args(argv)
+    load_plugins(getattr(args, "plugin", ()))  # an abbreviated --plugin
+    if getattr(args, "help_metrics", False):
+        return _help_metrics()
+    by_name = {name: module for module in _modules() for name in module.NAMES}
+    return by_name[args.command].run(args)
+
+
+def _run(argv: list[str]) -> int:
+    """:func:`_dispatch` with bad input and unwritable files as one line (exit code 2)."""
+    from analysis.core.errors import InputError, missing_extra
+    from analysis.core.paths import describe
+
+    try:
+        return _dispatch(argv)
+    except InputError as exc:
+        sys.stderr.write(f"error: {exc}\n")
+        return 2
+    except ImportError as exc:  # an optional package the command needs (one line naming it)
+        message = missing_extra(exc)
+        if message is None:
+            raise
+        sys.stderr.write(f"error: {message}\n")
+        return 2
+    except OSError as exc:  # a file that vanished or cannot be opened between checks and reads
+        if exc.filename:
+            sys.stderr.write(f"error: {exc.filename}: {describe(exc)}\n")
+        elif exc.errno in _WRITE_ERRORS:  # print() to a full disk or a closed pipe
+            _silence_stdout()
+            sys.stderr.write(f"error: stdout: cannot write: {describe(exc)}\n")
+        else:
+            sys.stderr.write(f"error: {describe(exc)}\n")
+        return 2
+
+
+_WRITE_ERRORS = {errno.ENOSPC, errno.EPIPE, errno.EIO, errno.EFBIG, errno.EDQUOT}
+
+
+def _silence_stdout() -> None:
+    """Point standard output at the null device once it failed, so that the text still in its
+    buffer is dropped instead of failing again when the interpreter exits."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+
+
+def _flush_stdout() -> int:
+    """0 when everything printed reached standard output, else 2 with one line on stderr."""
+    try:
+        sys.stdout.flush()
+    except OSError as exc:
+        from analysis.core.paths import describe
+
+        _silence_stdout()
+        sys.stderr.write(f"error: stdout: cannot write: {describe(exc)}\n")
+        return 2
+    return 0
 
 
 def _help_metrics() -> int:

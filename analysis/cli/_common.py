@@ -20,6 +20,10 @@ from analysis.io.atomic import atomic_write
 from analysis.io.csvsafe import neutralize_arrow
 
 if TYPE_CHECKING:
+    from analysis.io.annotations import AnnotationStore
+    from analysis.io.bundle import Bundle, DatasetSpec
+
+if TYPE_CHECKING:
     from analysis.io.adhoc import AdhocInputs
 
 
@@ -162,3 +166,25 @@ def adhoc_inputs(args: argparse.Namespace) -> AdhocInputs:
         split=args.split,
         groups=groups,
     )
+
+
+def notes_store(bundle_root: Path, notes_dir: str | None) -> AnnotationStore:
+    """The bundle's annotation store; a ``--notes-dir`` inside the bundle is named as such (an
+    error of the database itself names the database)."""
+    from analysis.io.annotations import AnnotationStore, database_path
+
+    try:
+        path = database_path(bundle_root, notes_dir)
+    except InputError as exc:
+        if notes_dir is None:
+            raise
+        raise InputError("--notes-dir", None, str(exc)) from None
+    return AnnotationStore(path)
+
+
+def bundle_dataset(bundle: Bundle, name: str) -> DatasetSpec:
+    """The dataset ``name`` of the bundle; an unknown name is one line naming the known ones."""
+    if name not in bundle.datasets:
+        known = ", ".join(list(bundle.datasets)[:20])
+        raise InputError("--dataset", None, f"no dataset {name!r} (known: {known})")
+    return bundle.datasets[name]

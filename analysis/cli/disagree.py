@@ -17,7 +17,13 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         help="per-query disagreement of two runs without qrels (jaccard@k, rbo, tau_ap)",
     )
     cmd.add_argument("--run", action="append", required=True, help="a run file; give it twice")
-    cmd.add_argument("--k", type=int, default=10, help="compare the top k of each run (10)")
+    cmd.add_argument(
+        "--k",
+        type=int,
+        default=10,
+        help="compare the top k of each run (10; at most 10000; beyond the longest list the "
+        "values are those of the whole lists)",
+    )
     cmd.add_argument("--p", type=float, default=0.9, help="RBO persistence, 0 < p < 1 (0.9)")
     cmd.add_argument("--ties", choices=TIE_POLICIES, default="trec_eval", help="tie policy")
     cmd.add_argument(
@@ -29,12 +35,12 @@ def run(args: argparse.Namespace) -> int:
     from analysis.cli._output import write_frame
     from analysis.io import load_run
     from analysis.io.atomic import refuse_overwrite
-    from analysis.stats.disagree import disagreement, most_different
+    from analysis.stats.disagree import MAX_K, disagreement, most_different
 
     if len(args.run) != 2:
         raise InputError("--run", None, f"give exactly two runs, got {len(args.run)}")
-    if args.k < 1:
-        raise InputError("--k", None, f"must be at least 1, got {args.k}")
+    if not 1 <= args.k <= MAX_K:
+        raise InputError("--k", None, f"must be from 1 to {MAX_K}, got {args.k}")
     if not 0.0 < args.p < 1.0:
         raise InputError("--p", None, f"must be strictly between 0 and 1, got {args.p}")
     out = Path(args.out)

@@ -1,4 +1,5 @@
-"""``geo``: duplicate-coordinate and twin report of a POI file, as JSON."""
+"""``geo``: duplicate-coordinate and twin report of a POI file, as JSON (stdout, or ``--out``
+written atomically)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     geo.add_argument("--pois", required=True, help="POI file (CSV with lat/lon, LIST, GeoGLUE…)")
     geo.add_argument("--tolerance-m", type=float, default=0.0, help="stack tolerance in metres")
     geo.add_argument("--crs", default=None, help="CRS of projected coordinates, e.g. EPSG:2385")
+    geo.add_argument("--out", default=None, help="write the JSON here (default: stdout)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -27,6 +29,17 @@ def run(args: argparse.Namespace) -> int:
             "--tolerance-m", None, f"must be a finite number of metres >= 0, not {args.tolerance_m}"
         )
 
+    if args.out is not None:
+        from analysis.io.atomic import refuse_overwrite
+
+        refuse_overwrite(args.out, [args.pois])
     pois = load_pois(args.pois, crs=args.crs)
-    print(json.dumps(stack_report(pois, tolerance_m=args.tolerance_m), ensure_ascii=False))
+    text = json.dumps(stack_report(pois, tolerance_m=args.tolerance_m), ensure_ascii=False)
+    if args.out is None:
+        print(text)
+        return 0
+    from analysis.io.atomic import atomic_write_text
+
+    atomic_write_text(args.out, text + "\n")
+    print(f"report written to {args.out}")
     return 0

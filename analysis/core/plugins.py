@@ -19,11 +19,12 @@ import importlib
 import importlib.util
 import os
 import re
+import stat
 import sys
 from collections.abc import Iterable, Mapping
-from pathlib import Path
 from types import ModuleType
 
+from analysis.core import paths
 from analysis.core.errors import InputError
 from analysis.core.measures import (
     REGISTRY,
@@ -43,9 +44,16 @@ def _is_path(spec: str) -> bool:
     return spec.endswith(".py") or os.sep in spec or "/" in spec
 
 
+def _key(spec: str) -> str:
+    """A plugin's identity: its resolved path (a symlink loop or a name too long is one line
+    naming it), or its module name."""
+    return str(paths.resolve(spec)) if _is_path(spec) else spec
+
+
 def _from_path(spec: str) -> ModuleType:
-    path = Path(spec).expanduser().resolve()
-    if not path.is_file():
+    path = paths.resolve(spec)
+    info = paths.stat(path, missing_ok=True)  # a name too long, permission: one line
+    if info is None or not stat.S_ISREG(info.st_mode):
         raise InputError(spec, None, "plugin: no such file")
     name = "analysis_plugin_" + re.sub(r"\W", "_", path.stem)
     found = importlib.util.spec_from_file_location(name, path)
@@ -64,7 +72,7 @@ def _from_path(spec: str) -> ModuleType:
 def _origin(spec: str) -> str | None:
     """The file of the plugin ``spec`` (where its own frames are), if it can be found."""
     if _is_path(spec):
-        return str(Path(spec).expanduser().resolve())
+        return _key(spec)
     try:
         found = importlib.util.find_spec(spec)
     except (ImportError, ValueError):
@@ -100,7 +108,7 @@ def load_plugin(spec: str) -> ModuleType:
             failure, the exception in one line).
     """
     spec = _checked(spec)
-    key = str(Path(spec).expanduser().resolve()) if _is_path(spec) else spec
+    key = _key(spec)
     if key in _LOADED:
         return _LOADED[key]
     try:
@@ -131,7 +139,7 @@ def env_plugins(environ: Mapping[str, str] | None = None) -> list[str]:
 def forget(spec: str) -> None:
     """Forget that ``spec`` was loaded (the next :func:`load_plugin` runs it again)."""
     spec = str(spec).strip()
-    key = str(Path(spec).expanduser().resolve()) if _is_path(spec) else spec
+    key = _key(spec)
     module = _LOADED.pop(key, None)
     if module is not None:
         sys.modules.pop(module.__name__, None)

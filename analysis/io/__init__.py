@@ -51,7 +51,7 @@ from analysis.io._text import (
     check_file,
     first_data_line,
     head_text,
-    source_path,
+    magic,
 )
 
 if TYPE_CHECKING:  # the table readers (and pandas) are imported where used: the command line
@@ -90,11 +90,11 @@ def _looks_like_geobloom(line: str) -> bool:
 def detect_format(path: str | Path) -> str:
     """Guess the format of a file from its name and first data line (see the module table)."""
     p = check_file(path)
-    magic = _magic(p)
-    if magic == dicts.LZ4_MAGIC:
+    start = magic(p)
+    if start == dicts.LZ4_MAGIC:
         return "ranx_lz4"
     name = p.name.lower().removesuffix(".gz")
-    if name.endswith(".parquet") or magic == b"PAR1":
+    if name.endswith(".parquet") or start == b"PAR1":
         return "table"
     if name.endswith(".index"):
         return "split_index"
@@ -144,12 +144,6 @@ def detect_format(path: str | Path) -> str:
         "unrecognised format (expected a TREC run/qrels, a STaRK CSV or a table "
         "with query_id/doc_id columns)",
     )
-
-
-def _magic(path: Path) -> bytes:
-    """The first four bytes of the file as stored (before any decompression)."""
-    with source_path(path).open("rb") as f:
-        return f.read(4)
 
 
 def _check_ids(frame: pd.DataFrame, path: Path) -> None:

@@ -47,6 +47,7 @@ from typing import BinaryIO
 
 import numpy as np
 
+from analysis.core import paths
 from analysis.core.errors import InputError
 
 BOM = "\ufeff"
@@ -138,12 +139,9 @@ def check_file(path: str | Path) -> Path:
         return p
     if "\0" in str(p):
         raise InputError(str(p).replace("\0", "\\0"), None, "a path cannot hold a NUL character")
-    try:
-        info = p.stat()
-    except FileNotFoundError:
-        raise InputError(p, None, "no such file") from None
-    except OSError as exc:
-        raise InputError(p, None, f"cannot open: {exc.strerror or exc}") from None
+    info = paths.stat(p, missing_ok=True)  # a loop, permission, a long name: one line
+    if info is None:
+        raise InputError(p, None, "no such file")
     mode = info.st_mode
     if stat.S_ISDIR(mode):
         raise InputError(p, None, "is a folder, not a file")
@@ -164,10 +162,15 @@ def source_path(path: str | Path) -> Path:
     return _SPOOLED.get(str(p), p)
 
 
+def magic(path: str | Path, n_bytes: int = 4) -> bytes:
+    """The first bytes of the file as stored (before any decompression)."""
+    with paths.reading(path, "cannot open"), source_path(path).open("rb") as f:
+        return f.read(n_bytes)
+
+
 def is_gzip(path: str | Path) -> bool:
     """True when the file starts with the gzip magic bytes (whatever its name)."""
-    with source_path(path).open("rb") as f:
-        return f.read(2) == b"\x1f\x8b"
+    return magic(path, 2) == b"\x1f\x8b"
 
 
 class _CappedGzip(io.RawIOBase):
@@ -218,9 +221,10 @@ def open_binary(path: str | Path) -> BinaryIO:
     Reading past a limit raises InputError; the caller closes the stream."""
     p = check_file(path)
     src = _SPOOLED.get(str(p), p)
-    if is_gzip(p):
-        return io.BufferedReader(_CappedGzip(p, src), buffer_size=_CHUNK)  # type: ignore[return-value]
-    return src.open("rb")
+    with paths.reading(p, "cannot open"):
+        if is_gzip(p):
+            return io.BufferedReader(_CappedGzip(p, src), buffer_size=_CHUNK)  # type: ignore[return-value]
+        return src.open("rb")
 
 
 @contextlib.contextmanager

@@ -12,6 +12,7 @@ import pandas as pd
 
 from analysis.core.errors import InputError
 from analysis.io.atomic import atomic_write_text
+from analysis.io.trec import trec_unsafe
 
 __all__ = ["amended_qrels", "qrels_trec_text", "write_trec_qrels"]
 
@@ -36,20 +37,26 @@ def amended_qrels(qrels: pd.DataFrame, judgements: pd.DataFrame) -> pd.DataFrame
     return out
 
 
+_EMPTY_OR_SPACE = "is empty or holds ASCII whitespace or a NUL character"
+
+
 def qrels_trec_text(qrels: pd.DataFrame) -> str:
     """Qrels as TREC qrels text: ``query_id 0 doc_id relevance`` per line.
 
+    Ids follow the readers' one rule (:func:`analysis.io.trec.trec_safe`): a no-break space or
+    any other character but ASCII whitespace is written as it is and read back unchanged.
+
     Raises:
-        ValueError: an id is empty or holds whitespace or a NUL character (TREC qrels cannot
-            carry it: trec_eval splits fields on whitespace and ends a text at NUL).
+        ValueError: an id is empty, holds ASCII whitespace or a NUL character, or (a query id)
+            starts with ``#``: TREC qrels cannot carry it.
     """
     for column in ("query_id", "doc_id"):
         ids = qrels[column].astype("str")
-        bad = ids.str.contains(r"[\s\x00]", regex=True) | (ids == "")
+        bad = trec_unsafe(ids, column)
         if bad.any():
-            raise ValueError(
-                f"{column} {ids[bad].iloc[0]!r} is empty or holds whitespace or a NUL character"
-            )
+            first = ids[bad].iloc[0]
+            why = "starts with '#'" if first.startswith("#") else _EMPTY_OR_SPACE
+            raise ValueError(f"{column} {first!r} {why}")
     lines = [
         f"{q} 0 {d} {int(r)}\n"
         for q, d, r in qrels[["query_id", "doc_id", "relevance"]].itertuples(index=False)
@@ -61,8 +68,8 @@ def write_trec_qrels(qrels: pd.DataFrame, out: str | Path) -> None:
     """Write qrels as TREC qrels, atomically (:func:`analysis.io.atomic.atomic_write_text`).
 
     Raises:
-        InputError: an id holds whitespace (TREC qrels cannot carry it: nothing is written) or
-            the file cannot be written.
+        InputError: an id is not TREC-safe (:func:`qrels_trec_text`; nothing is written) or the
+            file cannot be written.
     """
     try:
         text = qrels_trec_text(qrels)

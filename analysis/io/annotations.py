@@ -33,7 +33,8 @@ starts with.
 Several users of one server (threads) and several processes may write at once: the database is
 in WAL mode (readers never block the writer), every connection waits up to ``busy_timeout``
 (10 s) for a lock, every write is one short ``BEGIN IMMEDIATE`` transaction on its own
-connection, and a write still refused as busy is retried a few times. Nothing is cached in
+connection (many rows at once, :meth:`AnnotationStore.write_all`, are one transaction: all or
+none), and a write still refused as busy is retried a few times. Nothing is cached in
 memory: every read sees every committed write.
 
 CSV export (:meth:`AnnotationStore.export_csv`): cells a spreadsheet would run as a formula
@@ -55,13 +56,14 @@ import os
 import re
 import sqlite3
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
 import pandas as pd
 
+from analysis.core import paths
 from analysis.core.errors import InputError
 from analysis.io.annotations_schema import SCHEMA_VERSION, TooNew, migrate
 from analysis.io.csvsafe import neutralize_row, unneutralize
@@ -150,13 +152,15 @@ def database_path(bundle_root: str | Path, folder: str | Path | None = None) -> 
     """The annotation database of the bundle in ``bundle_root`` (module docstring).
 
     Raises:
-        InputError: the notes folder lies inside the bundle (the input data).
+        InputError: the notes folder lies inside the bundle (the input data); the message says
+            to set :data:`NOTES_ENV` only when ``folder`` is not given (it came from there).
     """
-    root = Path(bundle_root).resolve()
-    target = (Path(folder).expanduser() if folder is not None else notes_dir()).resolve()
+    root = paths.resolve(bundle_root)
+    target = paths.resolve(folder if folder is not None else notes_dir())
     if target == root or target.is_relative_to(root):
+        fix = "choose a notes folder outside it" if folder is not None else f"set {NOTES_ENV}"
         raise InputError(
-            target, None, f"the notes folder is inside the bundle {root}; set {NOTES_ENV}"
+            target, None, f"the notes folder is inside the bundle {root} (input data); {fix}"
         )
     digest = hashlib.sha256(str(root).encode("utf-8")).hexdigest()[:16]
     name = re.sub(r"[^A-Za-z0-9._-]+", "_", root.name).strip("._") or "bundle"
@@ -177,6 +181,72 @@ def _clean_tag(tag: str) -> str:
     if len(text) > MAX_TAG:
         raise ValueError(f"a tag has at most {MAX_TAG} characters, got {len(text)}")
     return text
+
+
+#: One change of the store: (sql, params, history row), see :meth:`AnnotationStore._change`.
+_Change = tuple[str, tuple, tuple]
+_NOTE_UPSERT = (
+    "INSERT INTO notes (dataset, query_id, note, author, updated) VALUES (?, ?, ?, ?, ?) "
+    "ON CONFLICT (dataset, query_id) DO UPDATE SET "
+    "note = excluded.note, author = excluded.author, updated = excluded.updated"
+)
+_JUDGEMENT_UPSERT = (
+    "INSERT INTO judgements (dataset, query_id, doc_id, relevance, author, updated) "
+    "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (dataset, query_id, doc_id) DO UPDATE SET "
+    "relevance = excluded.relevance, author = excluded.author, updated = excluded.updated"
+)
+
+
+def _tag_change(dataset: object, query_id: object, tag: str, who: str, now: float) -> _Change:
+    """Tag a query (again: no change, the first author stays)."""
+    ds, qid, text = _clean_id(dataset, "dataset"), _clean_id(query_id, "query_id"), _clean_tag(tag)
+    return (
+        "INSERT OR IGNORE INTO tags (dataset, query_id, tag, author, created) "
+        "VALUES (?, ?, ?, ?, ?)",
+        (ds, qid, text, who, now),
+        ("tag", ds, qid, "", text, who, now),
+    )
+
+
+def _note_change(dataset: object, query_id: object, note: object, who: str, now: float) -> _Change:
+    """Set the note of a query; a blank note deletes it."""
+    text = _no_nul(str(note), "a note")
+    if len(text) > MAX_NOTE:
+        raise ValueError(f"a note has at most {MAX_NOTE} characters, got {len(text)}")
+    ds, qid = _clean_id(dataset, "dataset"), _clean_id(query_id, "query_id")
+    if not text.strip():
+        delete = "DELETE FROM notes WHERE dataset = ? AND query_id = ?"
+        return delete, (ds, qid), ("note", ds, qid, "", None, who, now)
+    return _NOTE_UPSERT, (ds, qid, text, who, now), ("note", ds, qid, "", text, who, now)
+
+
+def _judgement_change(
+    key: tuple[object, object, object], relevance: int | None, who: str, now: float
+) -> _Change:
+    """Judge ``(dataset, query_id, doc_id)``; ``None`` removes the judgement."""
+    ds, qid = _clean_id(key[0], "dataset"), _clean_id(key[1], "query_id")
+    doc = _clean_id(key[2], "doc_id")
+    log_key = ("judgement", ds, qid, doc)
+    if relevance is None:
+        delete = "DELETE FROM judgements WHERE dataset = ? AND query_id = ? AND doc_id = ?"
+        return delete, (ds, qid, doc), (*log_key, None, who, now)
+    if isinstance(relevance, bool) or int(relevance) != relevance or relevance < 0:
+        raise ValueError(f"relevance must be a non-negative integer, got {relevance!r}")
+    rel = int(relevance)
+    return _JUDGEMENT_UPSERT, (ds, qid, doc, rel, who, now), (*log_key, str(rel), who, now)
+
+
+def _row_change(dataset: str, row: tuple[str, str, str, object], who: str, now: float) -> _Change:
+    """The change of one ``(kind, query_id, doc_id, value)`` row of
+    :meth:`AnnotationStore.write_all`."""
+    kind, query_id, doc_id, value = row
+    if kind == "tag":
+        return _tag_change(dataset, query_id, str(value), who, now)
+    if kind == "note":
+        return _note_change(dataset, query_id, value, who, now)
+    if kind == "judgement":
+        return _judgement_change((dataset, query_id, doc_id), value, who, now)  # type: ignore[arg-type]
+    raise ValueError(f"kind must be tag, note or judgement, not {kind!r}")
 
 
 @dataclass(frozen=True)
@@ -348,14 +418,7 @@ class AnnotationStore:
     def add_tag(self, dataset: str, query_id: str, tag: str, author: str = ANONYMOUS) -> None:
         """Tag a query (again: no change, the first author stays). Raises ValueError on an
         empty or overlong tag or author."""
-        ds, qid = _clean_id(dataset, "dataset"), _clean_id(query_id, "query_id")
-        text, who, now = _clean_tag(tag), clean_author(author), time.time()
-        self._write(
-            "INSERT OR IGNORE INTO tags (dataset, query_id, tag, author, created) "
-            "VALUES (?, ?, ?, ?, ?)",
-            (ds, qid, text, who, now),
-            ("tag", ds, qid, "", text, who, now),
-        )
+        self._write(*_tag_change(dataset, query_id, tag, clean_author(author), time.time()))
 
     def remove_tag(self, dataset: str, query_id: str, tag: str, author: str = ANONYMOUS) -> None:
         """Remove a tag of a query (absent: no change)."""
@@ -398,26 +461,13 @@ class AnnotationStore:
             ValueError: a note longer than 20,000 characters or holding a NUL character.
             NoteConflict: see ``expected_version``.
         """
-        text = _no_nul(str(note), "a note")
-        if len(text) > MAX_NOTE:
-            raise ValueError(f"a note has at most {MAX_NOTE} characters, got {len(text)}")
-        ds, qid = _clean_id(dataset, "dataset"), _clean_id(query_id, "query_id")
-        who, now = clean_author(author), time.time()
+        sql, params, log = _note_change(dataset, query_id, note, clean_author(author), time.time())
+        ds, qid = params[0], params[1]
 
         def body(con: sqlite3.Connection) -> int:
             current = self._note_state(con, ds, qid)
             if expected_version is not None and current.version != int(expected_version):
                 raise NoteConflict(current)
-            if not text.strip():
-                sql, params = "DELETE FROM notes WHERE dataset = ? AND query_id = ?", (ds, qid)
-                log: tuple = ("note", ds, qid, "", None, who, now)
-            else:
-                sql = (
-                    "INSERT INTO notes (dataset, query_id, note, author, updated) "
-                    "VALUES (?, ?, ?, ?, ?) ON CONFLICT (dataset, query_id) DO UPDATE SET "
-                    "note = excluded.note, author = excluded.author, updated = excluded.updated"
-                )
-                params, log = (ds, qid, text, who, now), ("note", ds, qid, "", text, who, now)
             changed = self._change(con, sql, params, log)
             return current.version if changed is None else int(changed)
 
@@ -486,24 +536,34 @@ class AnnotationStore:
         Raises:
             ValueError: relevance not an integer (or a negative one), author too long.
         """
-        ds, qid = _clean_id(dataset, "dataset"), _clean_id(query_id, "query_id")
-        doc = _clean_id(doc_id, "doc_id")
+        key = (dataset, query_id, doc_id)
+        self._write(*_judgement_change(key, relevance, clean_author(author), time.time()))
+
+    def write_all(
+        self,
+        dataset: str,
+        changes: Iterable[tuple[str, str, str, object]],
+        author: str = ANONYMOUS,
+    ) -> int:
+        """Write many annotations of one dataset in one transaction: all of them or none (a bad
+        value, a full disk, an I/O error or a stop midway leaves the store as it was).
+
+        ``changes``: ``(kind, query_id, doc_id, value)`` rows -- ``("tag", q, "", tag)``,
+        ``("note", q, "", text)`` (a blank note deletes), ``("judgement", q, doc, relevance)``
+        (``None`` removes), applied in order as :meth:`add_tag`, :meth:`set_note` and
+        :meth:`set_judgement` would. Every value is checked before anything is written.
+        Returns how many changes took effect (a tag a query already has is none).
+
+        Raises:
+            ValueError: an unknown kind, a bad id, tag, note, relevance or author.
+            InputError: the database cannot be written (full disk, I/O error, too new).
+        """
         who, now = clean_author(author), time.time()
-        if relevance is None:
-            self._write(
-                "DELETE FROM judgements WHERE dataset = ? AND query_id = ? AND doc_id = ?",
-                (ds, qid, doc),
-                ("judgement", ds, qid, doc, None, who, now),
-            )
-            return
-        if isinstance(relevance, bool) or int(relevance) != relevance or relevance < 0:
-            raise ValueError(f"relevance must be a non-negative integer, got {relevance!r}")
-        self._write(
-            "INSERT INTO judgements (dataset, query_id, doc_id, relevance, author, updated) "
-            "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (dataset, query_id, doc_id) DO UPDATE SET "
-            "relevance = excluded.relevance, author = excluded.author, updated = excluded.updated",
-            (ds, qid, doc, int(relevance), who, now),
-            ("judgement", ds, qid, doc, str(int(relevance)), who, now),
+        built = [_row_change(dataset, row, who, now) for row in changes]
+        if not built:  # nothing to write: no database is created for it
+            return 0
+        return self._transaction(
+            lambda con: sum(self._change(con, *change) is not None for change in built)
         )
 
     def judgements(self, dataset: str | None = None, query_id: str | None = None) -> pd.DataFrame:

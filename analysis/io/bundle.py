@@ -46,22 +46,26 @@ function to every folder and file.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+import stat
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
 
+from analysis.core import paths
 from analysis.core.errors import InputError
 from analysis.core.names import parse_metrics
 from analysis.io import load_entities, load_qrels, load_queries, load_run, stark, tables
 from analysis.io._text import parse_toml, read_text
-from analysis.io.confine import is_confined
+from analysis.io.confine import is_confined as is_confined  # re-exported
 from analysis.io.groups import RunGroup, group_run, parse_groups, parse_run_metadata
 
 MANIFEST = "bundle.toml"
 ROOTS_ENV = "RETRIEVAL_DASHBOARD_DATA_ROOTS"
 MAX_MANIFEST_BYTES = 16 << 20  # thousands of datasets fit in well under 1 MiB
+MAX_DATASETS = 1000
+MAX_RUNS = 1000  # per dataset
 ALL_SPLIT = "all"
 FAMILIES = ("stark", "spatial", "generic")
 RUN_SUFFIXES = (".run", ".txt", ".trec", ".tsv", ".csv", ".parquet", ".jsonl", ".res")
@@ -177,7 +181,7 @@ class Dataset:
 def configured_roots() -> list[Path]:
     """The data roots of ``RETRIEVAL_DASHBOARD_DATA_ROOTS`` (resolved; empty when unset)."""
     raw = os.environ.get(ROOTS_ENV, "")
-    return [Path(p).expanduser().resolve() for p in raw.split(os.pathsep) if p]
+    return [paths.resolve(p) for p in raw.split(os.pathsep) if p]
 
 
 def bundle_files(bundle: Bundle) -> list[Path]:
@@ -193,12 +197,17 @@ def bundle_files(bundle: Bundle) -> list[Path]:
     return out
 
 
-def _find(folder: Path, stem: str) -> Path | None:
-    """``folder/stem.*`` (first match in name order), or None."""
-    if not folder.is_dir():
-        return None
-    matches = sorted(p for p in folder.iterdir() if p.is_file() and p.name.split(".")[0] == stem)
-    return matches[0] if matches else None
+def _files_in(folder: Path) -> list[Path]:
+    """The files directly in ``folder``, in name order (empty when it is not a folder)."""
+    try:
+        return sorted(p for p in folder.iterdir() if p.is_file())
+    except OSError:
+        return []
+
+
+def _find(files: list[Path], stem: str) -> Path | None:
+    """The first of ``files`` named ``stem.*``, or None."""
+    return next((p for p in files if p.name.split(".")[0] == stem), None)
 
 
 def _model_name(path: Path) -> str:
@@ -228,20 +237,30 @@ def read_manifest(
             folder and the data roots.
     """
     p = Path(path)
-    manifest = p / MANIFEST if p.is_dir() else p
-    if not manifest.is_file():
+    given = paths.stat(p, missing_ok=True)  # a loop, permission, a long name: one line
+    manifest = p / MANIFEST if given is not None and stat.S_ISDIR(given.st_mode) else p
+    info = paths.stat(manifest, missing_ok=True)
+    if info is None or not stat.S_ISREG(info.st_mode):
         raise InputError(manifest, None, "no bundle manifest (bundle.toml) here")
     root = manifest.parent
-    if manifest.stat().st_size > MAX_MANIFEST_BYTES:
+    if info.st_size > MAX_MANIFEST_BYTES:
         raise InputError(
             manifest, None, f"larger than {MAX_MANIFEST_BYTES >> 20} MiB: not a manifest"
         )
-    allowed = [root.resolve(), *(configured_roots() if roots is None else roots)]
+    extra = configured_roots() if roots is None else [paths.resolve(r) for r in roots]
+    allowed = [paths.resolve(root), *extra]
     text = read_text(manifest)  # InputError naming the line of a byte that is not UTF-8
     data = parse_toml(text, manifest)  # syntax errors and too-deep nesting name the line
     raw = data.get("datasets")
     if not isinstance(raw, dict) or not raw:
         raise InputError(manifest, None, "no [datasets.<name>] table")
+    if len(raw) > MAX_DATASETS:
+        raise InputError(
+            manifest,
+            None,
+            f"{len(raw)} datasets: a bundle holds at most {MAX_DATASETS} (split it into several "
+            "bundles)",
+        )
     datasets: dict[str, DatasetSpec] = {}
     broken: dict[str, str] = {}
     for name, body in raw.items():
@@ -260,92 +279,91 @@ def read_manifest(
     )
 
 
-def _dataset(
-    manifest: Path, root: Path, name: str, body: object, allowed: list[str | Path]
-) -> DatasetSpec:
-    def fail(message: str) -> InputError:
-        return InputError(manifest, None, f"dataset {name!r}: {message}")
+class _Entry:
+    """One ``[datasets.<name>]`` table being checked: its paths, resolved once each, must stay
+    inside the allowed (already resolved) folders."""
 
-    def confine(what: str, path: Path) -> Path:
-        if not is_confined(path, allowed):
-            raise fail(
-                f"{what} resolves to {path.resolve()}, outside the bundle folder and the data "
+    def __init__(self, manifest: Path, root: Path, name: str, body: dict, allowed: list) -> None:
+        self.manifest, self.root, self.name, self.body = manifest, root, name, body
+        self.allowed = allowed
+        self._defaults: list[Path] | None = None
+
+    def fail(self, message: str) -> InputError:
+        return InputError(self.manifest, None, f"dataset {self.name!r}: {message}")
+
+    def real(self, what: str, path: Path) -> Path:
+        """The resolved path (a symlink loop or permission problem names the entry)."""
+        try:
+            return paths.resolve(path)
+        except InputError as exc:
+            raise self.fail(f"{what}: {exc.message}") from None
+
+    def confine(self, what: str, real: Path) -> Path:
+        if not any(real.is_relative_to(r) for r in self.allowed):
+            raise self.fail(
+                f"{what} resolves to {real}, outside the bundle folder and the data "
                 f"roots (add its folder to {ROOTS_ENV})"
             )
-        return path.resolve()
+        return real
 
+    def named(self, what: str, value: object) -> Path:
+        """A path the manifest names (relative to the bundle): it must exist and be confined."""
+        real = self.real(what, self.root / str(value))
+        if not real.exists():
+            raise self.fail(f"{what} does not exist")
+        return self.confine(what, real)
+
+    def path_of(self, key: str, default_stem: str | None = None) -> Path | None:
+        value = self.body.get(key)
+        if value is None:
+            if default_stem is None:
+                return None
+            if self._defaults is None:  # one listing of <dataset>/ for every default
+                self._defaults = _files_in(self.root / self.name)
+            found = _find(self._defaults, default_stem)
+            what = f"{key} {found.name!r}" if found is not None else ""
+            return self.confine(what, self.real(what, found)) if found is not None else None
+        if not isinstance(value, str):
+            raise self.fail(f"{key} must be a path string")
+        return self.named(f"{key} {value!r}", value)
+
+
+def _dataset(
+    manifest: Path, root: Path, name: str, body: object, allowed: list[Path]
+) -> DatasetSpec:
     if not isinstance(body, dict):
-        raise fail("expected a table of keys")
+        raise InputError(manifest, None, f"dataset {name!r}: expected a table of keys")
+    entry = _Entry(manifest, root, name, body, allowed)
     unknown = sorted(set(body) - _KEYS)
     if unknown:
-        raise fail(f"unknown key(s) {', '.join(unknown)}")
-
-    def path_of(key: str, default_stem: str | None = None) -> Path | None:
-        value = body.get(key)
-        if value is None:
-            found = _find(root / name, default_stem) if default_stem else None
-            return confine(f"{key} {found.name!r}", found) if found is not None else None
-        if not isinstance(value, str):
-            raise fail(f"{key} must be a path string")
-        resolved = (root / value).resolve()
-        if not resolved.exists():
-            raise fail(f"{key} {value!r} does not exist")
-        return confine(f"{key} {value!r}", root / value)
-
+        raise entry.fail(f"unknown key(s) {', '.join(unknown)}")
     family = str(body.get("family", "generic"))
     if family not in FAMILIES:
-        raise fail(f"family must be one of {', '.join(FAMILIES)}")
-    qrels = path_of("qrels", "qrels")
+        raise entry.fail(f"family must be one of {', '.join(FAMILIES)}")
+    qrels = entry.path_of("qrels", "qrels")
     if qrels is None:
-        raise fail('no qrels (set qrels = "..." or add <dataset>/qrels.*)')
-    runs = {
-        m: confine(f"run {m!r}", p) for m, p in _runs(body.get("runs"), root, name, fail).items()
-    }
-    metrics = body.get("metrics", DEFAULT_METRICS[family])
-    if not isinstance(metrics, list | tuple) or not all(isinstance(m, str) for m in metrics):
-        raise fail("metrics must be a list of names")
-    if not metrics:
-        raise fail('metrics is empty: name at least one metric, e.g. metrics = ["mrr"]')
-    try:
-        parse_metrics(list(metrics))
-    except ValueError as exc:
-        raise fail(f"metrics: {exc}") from None
-    splits_raw = body.get("splits", {})
-    if not isinstance(splits_raw, dict):
-        raise fail('splits must be a table {split = "file"}')
-    splits = {}
-    for split, value in splits_raw.items():
-        resolved = (root / str(value)).resolve()
-        if not resolved.exists():
-            raise fail(f"split file {value!r} does not exist")
-        splits[str(split)] = confine(f"split file {value!r}", root / str(value))
-    default_split = body.get("split")
-    if default_split is not None:
-        if not isinstance(default_split, str):
-            raise fail("split must be the name of one of the splits")
-        if default_split != ALL_SPLIT and default_split not in splits:
-            known = ", ".join([*splits, ALL_SPLIT])
-            raise fail(f"split {default_split!r} is not one of the splits (known: {known})")
-        if default_split == ALL_SPLIT:
-            default_split = None
+        raise entry.fail('no qrels (set qrels = "..." or add <dataset>/qrels.*)')
+    runs = {m: entry.confine(f"run {m!r}", p) for m, p in _runs(entry).items()}
+    metrics = _metrics(entry, family)
+    splits, default_split = _splits(entry)
     threshold = body.get("relevance_threshold", 1)
     if not isinstance(threshold, int) or threshold < 1:
-        raise fail("relevance_threshold must be an integer >= 1")
-    groups, run_metadata = _groups(body, list(runs), root, fail, confine)
+        raise entry.fail("relevance_threshold must be an integer >= 1")
+    groups, run_metadata = _groups(entry, list(runs))
     return DatasetSpec(
         name=name,
         family=family,
-        queries=path_of("queries", "queries"),
+        queries=entry.path_of("queries", "queries"),
         qrels=qrels,
         runs=runs,
-        entities=path_of("entities", "entities"),
-        edges=path_of("edges", "edges"),
-        metrics=tuple(metrics),
+        entities=entry.path_of("entities", "entities"),
+        edges=entry.path_of("edges", "edges"),
+        metrics=metrics,
         query_type=body.get("query_type"),
         splits=splits,
         default_split=default_split,
-        query_groups=path_of("query_groups"),
-        metapaths=path_of("metapaths"),
+        query_groups=entry.path_of("query_groups"),
+        metapaths=entry.path_of("metapaths"),
         crs=body.get("crs"),
         relevance_threshold=threshold,
         description=str(body.get("description", "")),
@@ -355,46 +373,73 @@ def _dataset(
 
 
 def _groups(
-    body: dict,
-    runs: list[str],
-    root: Path,
-    fail: Callable[[str], InputError],
-    confine: Callable[[str, Path], Path],
+    entry: _Entry, runs: list[str]
 ) -> tuple[dict[str, RunGroup], dict[str, dict[str, float]]]:
     """The dataset's ``groups`` and ``run_metadata`` (:mod:`analysis.io.groups`); fold query
     files must exist and be confined like every other file."""
 
     def fold_file(what: str, value: str) -> Path:
-        if not (root / value).resolve().is_file():
-            raise fail(f"{what}: {value!r} is not a file")
-        return confine(what, root / value)
+        if not entry.real(what, entry.root / value).is_file():
+            raise entry.fail(f"{what}: {value!r} is not a file")
+        return entry.named(what, value)
 
-    groups = parse_groups(body.get("groups"), runs, fail, fold_file)
-    return groups, parse_run_metadata(body.get("run_metadata"), [*runs, *groups], fail)
+    groups = parse_groups(entry.body.get("groups"), runs, entry.fail, fold_file)
+    metadata = parse_run_metadata(entry.body.get("run_metadata"), [*runs, *groups], entry.fail)
+    return groups, metadata
 
 
-def _runs(
-    value: object, root: Path, name: str, fail: Callable[[str], InputError]
-) -> dict[str, Path]:
+def _metrics(entry: _Entry, family: str) -> tuple[str, ...]:
+    metrics = entry.body.get("metrics", DEFAULT_METRICS[family])
+    if not isinstance(metrics, list | tuple) or not all(isinstance(m, str) for m in metrics):
+        raise entry.fail("metrics must be a list of names")
+    if not metrics:
+        raise entry.fail('metrics is empty: name at least one metric, e.g. metrics = ["mrr"]')
+    try:
+        parse_metrics(list(metrics))
+    except ValueError as exc:
+        raise entry.fail(f"metrics: {exc}") from None
+    return tuple(metrics)
+
+
+def _splits(entry: _Entry) -> tuple[dict[str, Path], str | None]:
+    splits_raw = entry.body.get("splits", {})
+    if not isinstance(splits_raw, dict):
+        raise entry.fail('splits must be a table {split = "file"}')
+    splits = {str(s): entry.named(f"split file {v!r}", v) for s, v in splits_raw.items()}
+    default_split = entry.body.get("split")
+    if default_split is None:
+        return splits, None
+    if not isinstance(default_split, str):
+        raise entry.fail("split must be the name of one of the splits")
+    if default_split != ALL_SPLIT and default_split not in splits:
+        known = ", ".join([*splits, ALL_SPLIT])
+        raise entry.fail(f"split {default_split!r} is not one of the splits (known: {known})")
+    return splits, None if default_split == ALL_SPLIT else default_split
+
+
+def _runs(entry: _Entry) -> dict[str, Path]:
+    """Model -> resolved run file: a ``{model = "file"}`` table, or the run files of a folder
+    (``<dataset>/runs`` by default); at most :data:`MAX_RUNS`."""
+    value = entry.body.get("runs")
     if isinstance(value, dict):
         out = {}
         for model, rel in value.items():
-            resolved = (root / str(rel)).resolve()
+            resolved = entry.real(f"run {model!r}", entry.root / str(rel))
             if not resolved.is_file():
-                raise fail(f"run {model!r}: {rel!r} is not a file")
+                raise entry.fail(f"run {model!r}: {rel!r} is not a file")
             out[str(model)] = resolved
-        return out
-    folder = (root / (value if isinstance(value, str) else f"{name}/runs")).resolve()
-    if not folder.is_dir():
-        raise fail(f"runs folder {folder.name!r} does not exist")
-    files = sorted(
-        p
-        for p in folder.iterdir()
-        if p.is_file() and p.name.removesuffix(".gz").endswith(RUN_SUFFIXES)
-    )
-    if not files:
-        raise fail("the runs folder holds no run file")
-    return {_model_name(p): p for p in files}
+    else:
+        where = value if isinstance(value, str) else f"{entry.name}/runs"
+        folder = entry.real(f"runs folder {where!r}", entry.root / where)
+        if not folder.is_dir():
+            raise entry.fail(f"runs folder {folder.name!r} does not exist")
+        files = [p for p in _files_in(folder) if p.name.removesuffix(".gz").endswith(RUN_SUFFIXES)]
+        if not files:
+            raise entry.fail("the runs folder holds no run file")
+        out = {_model_name(p): entry.real(f"run {p.name!r}", p) for p in files}
+    if len(out) > MAX_RUNS:
+        raise entry.fail(f"{len(out)} runs: a dataset holds at most {MAX_RUNS}")
+    return out
 
 
 def resolve_split(spec: DatasetSpec, split: str | None = None) -> str | None:

@@ -42,7 +42,14 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from analysis.core.errors import InputError
-from analysis.io._text import check_file, max_input_bytes, parse_json, read_text, source_path
+from analysis.io._text import (
+    check_file,
+    magic,
+    max_input_bytes,
+    parse_json,
+    read_text,
+    source_path,
+)
 from analysis.io.trec import INT64_MAX, INT64_MIN
 
 if TYPE_CHECKING:
@@ -63,8 +70,7 @@ def looks_like_ranx_json(head: str) -> bool:
 
 def is_lz4(path: str | Path) -> bool:
     """Whether the file starts with the LZ4 frame magic number (ranx's ``.lz4`` files)."""
-    with source_path(path).open("rb") as f:
-        return f.read(4) == LZ4_MAGIC
+    return magic(path) == LZ4_MAGIC
 
 
 def shown(value: object, width: int = 60) -> str:

@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from analysis.core import paths
 from analysis.core.errors import InputError
 
 DOMAINS = ("amazon", "mag", "prime")
@@ -87,7 +88,7 @@ def read_pickle(path: Path) -> Any:
         InputError: unreadable, truncated, or needing a class other than plain data.
     """
     try:
-        with path.open("rb") as fh:
+        with paths.reading(path, "cannot open"), path.open("rb") as fh:
             return _PlainUnpickler(fh).load()
     except pickle.UnpicklingError as exc:
         raise InputError(path, None, f"not a plain-data pickle ({exc})") from None

@@ -32,6 +32,7 @@ from analysis.io._text import (
     check_file,
     check_json_depth,
     head_text,
+    magic,
     parse_json,
     read_text,
     source_path,
@@ -88,8 +89,7 @@ def read_table(path: str | Path) -> pd.DataFrame:
 
 
 def _magic(path: Path) -> bytes:
-    with source_path(path).open("rb") as f:
-        return f.read(4)
+    return magic(path)
 
 
 def _duplicates(names: list[str], path: Path, line: int | None) -> None:

@@ -122,13 +122,45 @@ def read_trec_run_table(path: str | Path) -> pa.Table:
     return _slow_run(p)
 
 
-# trec_eval splits fields on ASCII whitespace; both readers do the same
-_FIELDS = re.compile(r"[^ \t\n\r\v\f]+")
+#: The characters trec_eval splits fields on (ASCII whitespace only); every reader and writer
+#: of TREC files here uses this one definition.
+TREC_SPACE = " \t\n\r\v\f"
+#: A line whose first field starts with this is a comment (trec_eval 10)
+COMMENT = "#"
+_SPACE_CLASS = "".join(f"\\x{ord(c):02x}" for c in TREC_SPACE)
+_FIELDS = re.compile(f"[^{_SPACE_CLASS}]+")
+_UNSAFE = {  # a NUL byte is never text: the readers refuse a file holding one
+    "doc_id": f"^$|[{_SPACE_CLASS}\\x00]",
+    "query_id": f"^$|^{COMMENT}|[{_SPACE_CLASS}\\x00]",
+}
 
 
 def fields(line: str) -> list[str]:
     """The fields of a line, split on ASCII whitespace only (as trec_eval does)."""
     return _FIELDS.findall(line)
+
+
+def trec_safe(value: str, column: str = "doc_id") -> bool:
+    """True when a TREC file can carry ``value`` in ``column`` and read it back unchanged: the
+    id is not empty and holds no ASCII whitespace (:data:`TREC_SPACE`) and no NUL character (a
+    file holding one is refused, as trec_eval would end the text there); a ``query_id`` does
+    not start with ``#`` either (the line would be a comment). Any other character -- a no-break
+    space, CJK text, punctuation -- is safe: the readers keep it, the writers write it.
+
+    Raises:
+        ValueError: ``column`` is neither ``query_id`` nor ``doc_id``."""
+    return re.search(_pattern(column), str(value)) is None
+
+
+def trec_unsafe(ids: pd.Series, column: str = "doc_id") -> pd.Series:
+    """The boolean mask of the ids that are not :func:`trec_safe` (vectorized)."""
+    return ids.astype("str").str.contains(_pattern(column), regex=True)
+
+
+def _pattern(column: str) -> str:
+    if column not in _UNSAFE:
+        raise ValueError(f"column must be query_id or doc_id, not {column!r}")
+    return _UNSAFE[column]
 
 
 def _id_bytes(chunk: pa.Array) -> tuple[np.ndarray, np.ndarray]:
@@ -181,7 +213,7 @@ def _slow_table(
     values: list = []
     for number, line in iter_lines(read_text(path)):
         fields = _FIELDS.findall(line)
-        if not fields or fields[0].startswith("#"):
+        if not fields or fields[0].startswith(COMMENT):
             continue
         if len(fields) < n_fields:
             raise InputError(

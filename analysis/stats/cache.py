@@ -24,7 +24,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from collections.abc import Callable, Iterable, Mapping
 from functools import cache
 from pathlib import Path
@@ -33,7 +32,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from analysis.core.errors import DataWarning
+from analysis.core.errors import DataWarning, InputError
+from analysis.io.atomic import atomic_write
 
 CACHE_ENV = "RETRIEVAL_DASHBOARD_CACHE_DIR"
 MAX_BYTES = 2 << 30  # prune() budget: 2 GiB
@@ -123,20 +123,15 @@ def read_entry(path: Path) -> tuple[pd.DataFrame, Warnings] | None:
 
 
 def write_entry(path: Path, table: pd.DataFrame, warnings: Warnings) -> bool:
-    """Write atomically (temporary file in the same folder, then rename); False when the
-    folder cannot be written (nothing is left behind)."""
+    """Write through the project's one writer (:func:`analysis.io.atomic.atomic_write`: a
+    temporary file in the same folder, checked, synced, renamed); False when the folder cannot
+    be written or the disk is full (nothing is left behind)."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         arrow = pa.Table.from_pandas(table, preserve_index=False)
         meta = {**(arrow.schema.metadata or {}), _WARNINGS_KEY: _encode_warnings(warnings)}
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".parquet")
-        os.close(fd)
-        try:
-            pq.write_table(arrow.replace_schema_metadata(meta), tmp)
-            Path(tmp).replace(path)
-        finally:
-            Path(tmp).unlink(missing_ok=True)
-    except (OSError, pa.ArrowException):
+        atomic_write(path, lambda tmp: pq.write_table(arrow.replace_schema_metadata(meta), tmp))
+    except (OSError, InputError, pa.ArrowException):
         return False
     return True
 

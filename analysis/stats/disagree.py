@@ -34,8 +34,14 @@ A query one run has no document for gets ``jaccard@k = 0`` and ``rbo = 0``; τ_A
 shared documents and is NaN with fewer (a single shared document gives NaN, not 1). A query
 with no document in either list cannot occur (it would not be in either run).
 
-Everything is vectorized over queries: the top-k lists are a ``(queries, k)`` integer matrix,
-compared in chunks of queries to bound memory.
+``k`` is capped by the longest list of either run: beyond it every top-k list is the whole
+list, so ``--k 3000`` on runs of 100 documents per query computes (and reports, under the name
+``jaccard@3000``) the values of k = 100. ``k`` above :data:`MAX_K` is refused.
+
+Everything is vectorized over queries: the top-k lists are a ``(queries, k)`` integer matrix;
+documents are matched between the two lists by sorting (no ``k × k`` comparison), and τ_AP
+counts concordant pairs by merging sorted halves, level by level: memory is O(queries × k) and
+time O(queries × k log² k).
 """
 
 from __future__ import annotations
@@ -45,9 +51,10 @@ import pandas as pd
 
 from analysis.core.metrics import TiePolicy, rank_run
 
-__all__ = ["disagreement", "most_different", "rbo_ext", "tau_ap", "top_k_matrix"]
+__all__ = ["MAX_K", "disagreement", "most_different", "rbo_ext", "tau_ap", "top_k_matrix"]
 
-_CHUNK_CELLS = 1 << 22  # pairwise comparisons per chunk (queries × k × k booleans)
+#: The largest cutoff accepted: a (queries × k) matrix per run is held in memory.
+MAX_K = 10_000
 
 
 def top_k_matrix(
@@ -66,22 +73,42 @@ def top_k_matrix(
     return out
 
 
+def _positions(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """For each cell of ``a``: the position in the same row of ``b`` of the same doc code, -1
+    when ``b`` lacks it or the cell is padding. One sort of ``b``'s (row, code) keys and a
+    binary search per cell of ``a``: O(n k log(n k)) time, O(n k) memory."""
+    n, k = a.shape
+    out = np.full((n, k), -1, dtype=np.int64)
+    if n == 0 or k == 0:
+        return out
+    span = int(max(a.max(), b.max())) + 2  # codes are >= -1; a key is row * span + code + 1
+    step = max(1, (1 << 62) // span)  # rows per chunk, so that every key fits in int64
+    cols = np.arange(k, dtype=np.int64)
+    for start in range(0, n, step):
+        sa, sb = a[start : start + step], b[start : start + step]
+        valid = sb.ravel() >= 0
+        if not valid.any():
+            continue
+        rows = np.arange(len(sa), dtype=np.int64)[:, None] * span
+        keys_b = (rows + sb + 1).ravel()[valid]
+        where_b = np.broadcast_to(cols, sb.shape).ravel()[valid]
+        order = np.argsort(keys_b, kind="stable")
+        keys_b, where_b = keys_b[order], where_b[order]
+        keys_a = (rows + sa + 1).ravel()
+        idx = np.minimum(np.searchsorted(keys_b, keys_a), len(keys_b) - 1)
+        hit = (sa.ravel() >= 0) & (keys_b[idx] == keys_a)
+        out[start : start + step] = np.where(hit, where_b[idx], -1).reshape(sa.shape)
+    return out
+
+
 def _match_depths(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """For each position of ``a``: the position in ``b`` of the same doc (-1 if absent).
 
     Returns ``(pos_in_b, pos_in_a_of_b, depth)``: ``depth`` is ``max(i, j) + 1`` for a doc at
     position i of a and j of b (the depth at which it joins the overlap), ``k + 1`` when b lacks it.
     """
-    n, k = a.shape
-    pos_b = np.full((n, k), -1, dtype=np.int64)
-    pos_a = np.full((n, k), -1, dtype=np.int64)
-    step = max(1, _CHUNK_CELLS // max(1, k * k))
-    for start in range(0, n, step):
-        sa, sb = a[start : start + step], b[start : start + step]
-        eq = (sa[:, :, None] == sb[:, None, :]) & (sa[:, :, None] >= 0)
-        hit_a, hit_b = eq.any(axis=2), eq.any(axis=1)
-        pos_b[start : start + step] = np.where(hit_a, eq.argmax(axis=2), -1)
-        pos_a[start : start + step] = np.where(hit_b, eq.argmax(axis=1), -1)
+    k = a.shape[1]
+    pos_b, pos_a = _positions(a, b), _positions(b, a)
     i = np.arange(k)[None, :]
     depth = np.where(pos_b >= 0, np.maximum(i, pos_b) + 1, k + 1)
     return pos_b, pos_a, depth
@@ -126,35 +153,54 @@ def rbo_ext(a: np.ndarray, b: np.ndarray, p: float = 0.9) -> np.ndarray:
     return np.clip(value, 0.0, 1.0)
 
 
+def _smaller_before(rows: np.ndarray, rank: np.ndarray, value: np.ndarray) -> np.ndarray:
+    """For each element: how many elements of its row with a smaller ``rank`` have a smaller
+    ``value`` (values distinct within a row; ``rank`` 0..m-1 within each row).
+
+    Bottom-up merge counting, vectorized over every row at once: at the level of width w, each
+    element in the right half of its block of 2w ranks counts the left-half elements of the
+    block below its value (one sort per level, log2(max m) levels)."""
+    counts = np.zeros(len(value), dtype=np.int64)
+    top = int(rank.max()) + 1 if len(rank) else 0
+    width = 1
+    while width < top:
+        block = rank // (2 * width)
+        right = (rank // width) % 2 == 1
+        order = np.lexsort((value, block, rows))
+        r_s, b_s, left_s = rows[order], block[order], ~right[order]
+        before = np.cumsum(left_s) - left_s  # left elements before each, over every group
+        start = np.r_[True, (r_s[1:] != r_s[:-1]) | (b_s[1:] != b_s[:-1])]
+        group = np.cumsum(start) - 1
+        before = before - before[np.flatnonzero(start)][group]
+        counts[order[~left_s]] += before[~left_s]
+        width *= 2
+    return counts
+
+
 def _tau_ap_directed(pos_x: np.ndarray) -> np.ndarray:
     """τ_AP(X | ref) over the docs both lists hold, from ``pos_x[r, i]`` = position in X of the
-    doc at position i of the reference list (-1 when X lacks it or position i is padding)."""
-    k = pos_x.shape[1]
+    doc at position i of the reference list (-1 when X lacks it or position i is padding).
+
+    ``C(i)``, the shared docs above position i in the reference that X also ranks above it, is
+    counted by :func:`_smaller_before` (no ``k × k`` comparison)."""
     shared = pos_x >= 0
     m = shared.sum(axis=1)
-    ref_rank = np.cumsum(shared, axis=1)  # rank among the shared docs, in reference order
-    big = np.where(shared, pos_x, k)
-    above_ref = np.arange(k)[:, None] > np.arange(k)[None, :]  # [i, j]: j above i in ref
-    above_x = big[:, :, None] > big[:, None, :]  # [r, i, j]: X ranks j above i
-    both = above_x & above_ref[None] & shared[:, None, :] & shared[:, :, None]
-    c = both.sum(axis=2).astype(np.float64)
+    rows, cols = np.nonzero(shared)  # row-major: reference order within each row
+    rank = (np.cumsum(shared, axis=1) - 1)[rows, cols]  # 0-based rank among the shared docs
+    c = _smaller_before(rows, rank, pos_x[rows, cols]).astype(np.float64)
+    terms = np.where(rank >= 1, c / np.maximum(rank, 1), 0.0)
+    total = np.bincount(rows, weights=terms, minlength=len(pos_x))
     with np.errstate(divide="ignore", invalid="ignore"):
-        terms = np.where(shared & (ref_rank >= 2), c / np.maximum(ref_rank - 1, 1), 0.0)
-        tau = 2.0 / (m - 1) * terms.sum(axis=1) - 1.0
+        tau = 2.0 / (m - 1) * total - 1.0
     return np.where(m >= 2, tau, np.nan)
 
 
 def tau_ap(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Symmetric τ_AP of each row pair: ``(τ_AP(a | b) + τ_AP(b | a)) / 2`` over the docs both
     rows hold (module docstring). NaN with fewer than two shared docs."""
-    n, k = a.shape
-    out = np.full(n, np.nan)
-    step = max(1, _CHUNK_CELLS // max(1, k * k))
-    for start in range(0, n, step):
-        pos_b, pos_a, _ = _match_depths(a[start : start + step], b[start : start + step])
-        # pos_b: for a's docs, their position in b (reference a); pos_a: the converse
-        out[start : start + step] = (_tau_ap_directed(pos_b) + _tau_ap_directed(pos_a)) / 2.0
-    return out
+    pos_b, pos_a, _ = _match_depths(a, b)
+    # pos_b: for a's docs, their position in b (reference a); pos_a: the converse
+    return (_tau_ap_directed(pos_b) + _tau_ap_directed(pos_a)) / 2.0
 
 
 def jaccard(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -180,15 +226,20 @@ def disagreement(
     Rows follow the queries of A (first appearance), then the queries only B has; see the module
     docstring for the formulas and edge cases.
 
+    ``k`` larger than the longest list of either run computes the values of that length (the
+    same numbers: every list is whole); the column keeps the name ``jaccard@<k>``.
+
     Raises:
-        ValueError: ``k < 1`` or ``p`` outside (0, 1).
+        ValueError: ``k`` not an integer in 1..:data:`MAX_K`, or ``p`` outside (0, 1).
     """
-    if isinstance(k, bool) or int(k) != k or k < 1:
-        raise ValueError(f"k must be a positive integer, got {k!r}")
+    if isinstance(k, bool) or int(k) != k or not 1 <= k <= MAX_K:
+        raise ValueError(f"k must be an integer from 1 to {MAX_K}, got {k!r}")
     if not 0.0 < p < 1.0:
         raise ValueError(f"p must be strictly between 0 and 1, got {p!r}")
-    k = int(k)
+    label = f"jaccard@{int(k)}"
     ra, rb = rank_run(run_a, ties), rank_run(run_b, ties)
+    longest = max([int(r["rank"].max()) for r in (ra, rb) if len(r)], default=1)
+    k = min(int(k), longest)
     qa, qb = ra["query_id"].astype("str"), rb["query_id"].astype("str")
     query_ids = pd.Index(pd.concat([qa, qb], ignore_index=True).drop_duplicates())
     docs = pd.concat(
@@ -200,7 +251,7 @@ def disagreement(
     return pd.DataFrame(
         {
             "query_id": pd.Series(query_ids, dtype="str"),
-            f"jaccard@{k}": jaccard(a, b),
+            label: jaccard(a, b),
             "rbo": rbo_ext(a, b, p),
             "tau_ap": tau_ap(a, b),
         }

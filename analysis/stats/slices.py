@@ -72,9 +72,10 @@ def bucket_numeric(series: pd.Series, n_buckets: int = 4, *, digits: int = 3) ->
     """Quantile buckets of a numeric column, as an ordered categorical with readable labels.
 
     With the n present values sorted, the lower edge of bucket j (j = 0..k-1) is the value at
-    0-based position ``ceil(j * n / k)``: k buckets of (nearly) equal counts when values are
-    distinct; edges are de-duplicated, so heavily tied data gives fewer buckets, none empty.
-    Bucket j holds ``edge_j <= x < edge_{j+1}``; the last holds ``edge_last <= x <= max``.
+    0-based position ``min(ceil(j * n / k), n - 1)``: k buckets of (nearly) equal counts when
+    values are distinct; edges are de-duplicated, so heavily tied data (or fewer than k values)
+    gives fewer buckets, none empty. Bucket j holds ``edge_j <= x < edge_{j+1}``; the last
+    holds ``edge_last <= x <= max``.
     Labels: integer data ``"1–3"`` (inclusive, en dash) or ``"7"``; other data ``"[0.1, 0.5)"``,
     last ``"[0.5, 2.3]"``, with at least ``digits`` significant digits (more when needed to keep
     labels distinct). Missing values stay missing; index and name are kept.

@@ -3,12 +3,14 @@ lists, uploads kept per browser session, and the per-query cache sized per bundl
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
 
 from analysis.present.report import write_report
 from tests.app.conftest import ROOT, leaderboards, no_exception, open_page
+from tests.bad_input.corpus import HERE
 from ui import data
 
 PAGES = [None, *(p.name for p in sorted((ROOT / "pages").glob("*.py")))]
@@ -60,6 +62,25 @@ def test_datasets_of_one_to_five_queries_render_every_page_and_the_report(
     html = out.read_text(encoding="utf-8")
     assert "bm25" in html
     assert "dense" in html
+
+
+@pytest.mark.parametrize(
+    "shape", ["two_queries_ragged", "one_query", "no_relevant", "model_missing_queries", "unjudged"]
+)
+def test_every_page_on_hostile_tiny_datasets(roots: Path, tmp_path: Path, shape: str) -> None:
+    """The report corpus' tiny bundles (ragged lists, texts of different lengths, one model, a
+    model missing queries, no relevant document) and qrels judging no query of the run: every
+    page runs without an exception or an error message."""
+    if shape == "unjudged":
+        from tests.test_report_tiny import _unjudged
+
+        _unjudged(roots / shape)
+    else:
+        shutil.copytree(HERE / "report" / shape, roots / shape)
+    for page in PAGES:
+        at = open_page(page)
+        no_exception(at)
+        assert not at.error, (page, [e.value for e in at.error])
 
 
 def test_a_dataset_named_twice_in_the_url_counts_once(roots: Path) -> None:
@@ -207,3 +228,19 @@ def test_a_stopped_computation_is_done_by_the_session_that_waited() -> None:
     assert isinstance(got[0][0], _Stop)
     assert got[1] == ["mine"]
     assert store.get(("key",), lambda: "other") == "mine"
+
+
+def test_an_upload_that_cannot_be_stored_is_one_error_naming_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import errno
+
+    from analysis.core.errors import InputError
+
+    def full(self, content):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(Path, "write_bytes", full)
+    with pytest.raises(InputError) as info:
+        data._read_upload("mine.run", b"q1 Q0 d1 1 1.0 x\n")
+    assert str(info.value) == "mine.run: cannot be stored for reading: no space left on the device"

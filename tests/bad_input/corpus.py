@@ -1,6 +1,10 @@
 """The bad-input corpus: ``cases.toml`` read into :class:`Case` objects (see that file for the
 fields). Shared by ``tests/test_bad_input.py``, ``tests/app/test_safety.py`` and
-``tests/test_no_writes.py``."""
+``tests/test_no_writes.py``.
+
+Cases of the kinds in :data:`MADE_KINDS` are paths git cannot hold (symlink loops, FIFOs,
+devices, read-only folders, names too long): their ``make`` recipe builds them in a temporary
+folder at test time (:func:`make`)."""
 
 from __future__ import annotations
 
@@ -9,8 +13,25 @@ from dataclasses import dataclass
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-KINDS = ("run", "qrels", "stark_qa", "stark_eval", "bundle", "pois")
+#: kinds read by the loaders (one file or bundle folder each)
+FILE_KINDS = ("run", "qrels", "stark_qa", "stark_eval", "bundle", "pois")
+#: kinds run through one command: a bundle reported (``report``), a run compared with itself
+#: (``disagree``), a CSV loaded into the notes (``notes_import``)
+COMMAND_KINDS = ("report", "disagree", "notes_import")
+#: kinds made at test time: an output target (``output``), an input path (``path``)
+MADE_KINDS = ("output", "path")
+KINDS = (*FILE_KINDS, *COMMAND_KINDS, *MADE_KINDS)
 OUTCOMES = ("error", "warning", "ok")
+#: recipes of made paths (see :func:`make`)
+RECIPES = (
+    "regular", "device", "fifo", "folder", "missing_folder", "file_as_folder", "symlink_loop",
+    "long_name", "readonly_folder", "file_size_limit", "unreadable", "symlink_ok",
+)  # fmt: skip
+#: commands an ``output`` case writes with, and inputs a ``path`` case replaces
+OUTPUT_COMMANDS = ("evaluate", "evaluate_bundle", "compare", "disagree", "report", "deck",
+                   "notes_csv", "notes_qrels", "coverage", "geo", "import", "bundle",
+                   "demo")  # fmt: skip
+PATH_INPUTS = ("run", "qrels", "bundle", "pois", "csv", "manifest_qrels", "plugin")
 GOOD = {
     "run": HERE / "good" / "run.txt",
     "qrels": HERE / "good" / "qrels.txt",
@@ -42,6 +63,10 @@ class Case:
     run: str | None = None
     crs: str | None = None
     error_file: str | None = None
+    make: str | None = None
+    command: str | None = None
+    k: int | None = None
+    source: str | None = None
 
     @property
     def id(self) -> str:
@@ -69,13 +94,14 @@ class Case:
 
     def error_path(self) -> Path:
         """The file the error message names."""
-        if self.kind == "bundle":
+        if self.kind in ("bundle", "report"):
             return (self.path / (self.error_file or "bundle.toml")).resolve()
         return self.path
 
     def expected_prefix(self, path: Path | str | None = None) -> str:
-        """``<file>:<line>: `` (or ``<file>: ``) that the error message starts with."""
-        where = str(path if path is not None else self.error_path())
+        """``<file>:<line>: `` (or ``<file>: ``) that the error message starts with: ``path``,
+        else the command-line flag the error names (``source``), else :meth:`error_path`."""
+        where = str(path if path is not None else self.source or self.error_path())
         return f"{where}:{self.line}: " if self.line is not None else f"{where}: "
 
 

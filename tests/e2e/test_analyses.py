@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from tests.e2e.conftest import assert_no_exception, screenshot, wait_ready
+from tests.e2e.conftest import WAIT_MS, assert_no_exception, screenshot, wait_ready
 
 pytestmark = pytest.mark.e2e
 
@@ -24,7 +24,7 @@ def test_a_click_on_a_count_lists_its_queries_and_coverage_shows(server, page):
     wait_ready(page)
     assert_no_exception(page)
     grid = page.locator(COUNTS)
-    grid.wait_for(timeout=30_000)
+    grid.wait_for(timeout=WAIT_MS)
     box = grid.bounding_box()
     assert box is not None
     # the model cell of the second row, then to the "near miss" count with the arrow keys
@@ -36,13 +36,13 @@ def test_a_click_on_a_count_lists_its_queries_and_coverage_shows(server, page):
     assert_no_exception(page)
     # the second row is bm25 (the first bm25-kb-propagation, the boxes' defaults)
     caption = page.get_by_text(re.compile(r"^\d+ queries of bm25 are 'near miss'\.$"))
-    caption.wait_for(timeout=30_000)
+    caption.wait_for(timeout=WAIT_MS)
     assert screenshot(page, "analyses-taxonomy-click").stat().st_size > 10_000
 
     page.get_by_role("tab", name="Coverage").click()
     page.get_by_text("judged@5: the share of each query's top 5", exact=False).wait_for(
-        timeout=30_000
+        timeout=WAIT_MS
     )
-    page.get_by_text("Suspected missing answers", exact=True).wait_for(timeout=30_000)
+    page.get_by_text("Suspected missing answers", exact=True).wait_for(timeout=WAIT_MS)
     assert_no_exception(page)
     assert screenshot(page, "analyses-coverage").stat().st_size > 10_000

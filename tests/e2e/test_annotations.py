@@ -8,7 +8,14 @@ from pathlib import Path
 import pytest
 
 from analysis.io.annotations import AnnotationStore, database_path, default_author
-from tests.e2e.conftest import ROOT, assert_no_exception, screenshot, wait_ready
+from tests.e2e.conftest import (
+    ROOT,
+    SERVER_START_S,
+    WAIT_MS,
+    assert_no_exception,
+    screenshot,
+    wait_ready,
+)
 from ui.annotations import _key
 from ui.launch import free_port, serving
 
@@ -19,7 +26,8 @@ QUERY = "/Queries?datasets=stark-mag&a=bm25&q=5&qd=stark-mag"
 
 def _serving(notes: Path):
     """The app on a free port with its notes database in ``notes``."""
-    return serving(ROOT / "app.py", free_port(), env={"RETRIEVAL_DASHBOARD_NOTES_DIR": str(notes)})
+    env = {"RETRIEVAL_DASHBOARD_NOTES_DIR": str(notes)}
+    return serving(ROOT / "app.py", free_port(), env=env, timeout=SERVER_START_S)
 
 
 def _pick_tag(page, box: str, tag: str) -> None:
@@ -31,7 +39,7 @@ def _pick_tag(page, box: str, tag: str) -> None:
     for _ in range(3):
         page.locator(f"{box} input").click()
         try:
-            option.wait_for(timeout=10_000)
+            option.wait_for(timeout=WAIT_MS)
         except PlaywrightTimeout:
             page.keyboard.press("Escape")
             continue
@@ -62,7 +70,7 @@ def test_tag_and_judgement_survive_a_server_restart(browser, tmp_path):
         wait_ready(page)
         assert_no_exception(page)
         page.get_by_text("No document of this query has been judged yet.").wait_for(
-            state="detached", timeout=30_000
+            state="detached", timeout=WAIT_MS
         )
         context.close()
 
@@ -81,11 +89,11 @@ def test_tag_and_judgement_survive_a_server_restart(browser, tmp_path):
         wait_ready(page)
         assert_no_exception(page)
         chip = page.locator(f"{tags_box} .react-aria-ComboBox [data-tag]")
-        chip.first.wait_for(timeout=30_000)
+        chip.first.wait_for(timeout=WAIT_MS)
         assert chip.count() == 1
         assert "label error" in chip.first.inner_text()
         assert page.get_by_text("No document of this query has been judged yet.").count() == 0
-        page.get_by_text("label error: E2E Reviewer,", exact=False).wait_for(timeout=30_000)
+        page.get_by_text("label error: E2E Reviewer,", exact=False).wait_for(timeout=WAIT_MS)
         # a new session starts from the default name again
         assert page.get_by_role("textbox", name="Your name").input_value() == default_author()
         assert screenshot(page, "annotations").stat().st_size > 10_000
@@ -94,6 +102,6 @@ def test_tag_and_judgement_survive_a_server_restart(browser, tmp_path):
         wait_ready(page)
         assert_no_exception(page)
         page.get_by_role("tab", name="Amended").click()
-        page.get_by_text("1 judgement(s) on this dataset", exact=False).wait_for(timeout=30_000)
+        page.get_by_text("1 judgement(s) on this dataset", exact=False).wait_for(timeout=WAIT_MS)
         assert page.get_by_role("button", name="Amended qrels (TREC)").count() == 1
         context.close()

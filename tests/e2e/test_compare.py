@@ -8,7 +8,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.conftest import assert_no_exception, screenshot, wait_ready
+from tests.e2e.conftest import WAIT_MS, assert_no_exception, screenshot, wait_ready
 
 pytestmark = pytest.mark.e2e
 
@@ -18,7 +18,7 @@ DETAIL = re.compile(r"^query id: .+$")
 def _shown_query(page) -> str:
     """The "query id: …" line of the query detail (waits for it)."""
     line = page.locator("[data-testid=stText]").filter(has_text=DETAIL).first
-    line.wait_for(timeout=30_000)
+    line.wait_for(timeout=WAIT_MS)
     return line.inner_text().strip()
 
 
@@ -49,7 +49,7 @@ def test_clicking_a_scatter_point_opens_the_query_and_the_url_reopens_it(server,
     _click_a_point(page)
     # Streamlit writes the URL with history.replaceState: poll the URL rather than wait for a
     # navigation
-    expect(page).to_have_url(re.compile(r"[?&]q="), timeout=30_000)
+    expect(page).to_have_url(re.compile(r"[?&]q="), timeout=WAIT_MS)
     wait_ready(page)
     assert_no_exception(page)
     shown = _shown_query(page)

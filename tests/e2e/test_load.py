@@ -2,13 +2,18 @@
 
 Five browser contexts (five Streamlit sessions) open Home, Slices, Queries, Compare and Map
 together, then each moves on to the next page, again all at once. Every page must reach the
-ready state without an ``stException`` and show its own heading, within 120 s for the whole
-test. The server listens on 127.0.0.1 only, and the pages may not send a request anywhere else.
+ready state without an ``stException`` and show its own heading; each wait may take up to the
+suite's :data:`~tests.e2e.conftest.WAIT_MS`. The test runs beside two CPU hogs it starts
+itself (two busy processes, stopped when it ends), so it proves the waits hold on a busy
+machine: it checks that every session gets there, not how fast. The server
+listens on 127.0.0.1 only, and the pages may not send a request anywhere else.
 """
 
 from __future__ import annotations
 
-import time
+import subprocess
+import sys
+from collections.abc import Iterator
 from urllib.parse import urlsplit
 
 import pytest
@@ -17,7 +22,6 @@ from tests.e2e.conftest import READY, assert_no_exception
 
 pytestmark = pytest.mark.e2e
 
-BUDGET_S = 120
 PAGES = [
     ("/?metric=ndcg&k=10", "Leaderboard"),
     ("/Slices?slice=n_gold_bucket", "Mean per slice"),
@@ -27,11 +31,19 @@ PAGES = [
 ]
 
 
-def _remaining(deadline: float) -> float:
-    left = (deadline - time.monotonic()) * 1000
-    if left <= 0:
-        pytest.fail(f"five concurrent sessions did not all render within {BUDGET_S} s")
-    return left
+@pytest.fixture
+def cpu_hogs() -> Iterator[None]:
+    """Two processes that keep a CPU core busy each while the test runs."""
+    hogs = [
+        subprocess.Popen([sys.executable, "-c", "while True: pass"], stdin=subprocess.DEVNULL)
+        for _ in range(2)
+    ]
+    try:
+        yield
+    finally:
+        for hog in hogs:
+            hog.kill()
+            hog.wait()
 
 
 def _open_all(pages, server: str, targets: list[tuple[str, str]]) -> None:
@@ -40,17 +52,17 @@ def _open_all(pages, server: str, targets: list[tuple[str, str]]) -> None:
         page.goto(server + path, wait_until="commit")
 
 
-def _wait_all(pages, targets: list[tuple[str, str]], deadline: float) -> None:
+def _wait_all(pages, targets: list[tuple[str, str]]) -> None:
+    """Each page's ready state and heading (the contexts' default limit, WAIT_MS, each)."""
     for page, (path, heading) in zip(pages, targets, strict=True):
-        page.wait_for_selector(READY, timeout=_remaining(deadline))
-        page.get_by_text(heading, exact=False).first.wait_for(timeout=_remaining(deadline))
-        page.wait_for_selector(READY, timeout=_remaining(deadline))
+        page.wait_for_selector(READY)
+        page.get_by_text(heading, exact=False).first.wait_for()
+        page.wait_for_selector(READY)
         assert_no_exception(page)
         assert page.locator("[data-testid=stAlertContentError]").count() == 0, path
 
 
-def test_five_sessions_on_different_pages_at_once(server, browser) -> None:
-    deadline = time.monotonic() + BUDGET_S
+def test_five_sessions_on_different_pages_at_once(server, browser, cpu_hogs) -> None:
     host = urlsplit(server).hostname
     assert host == "127.0.0.1"
     outside: list[str] = []
@@ -71,13 +83,12 @@ def test_five_sessions_on_different_pages_at_once(server, browser) -> None:
             context.route("**/*", guard)
             pages.append(context.new_page())
         _open_all(pages, server, PAGES)
-        _wait_all(pages, PAGES, deadline)
+        _wait_all(pages, PAGES)
         # every session moves on to the next page, all at once
         rotated = PAGES[1:] + PAGES[:1]
         _open_all(pages, server, rotated)
-        _wait_all(pages, rotated, deadline)
+        _wait_all(pages, rotated)
     finally:
         for context in contexts:
             context.close()
     assert not outside, outside
-    assert time.monotonic() < deadline

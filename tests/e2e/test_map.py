@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from tests.e2e.conftest import SHOTS, assert_no_exception, screenshot, wait_ready
+from tests.e2e.conftest import (
+    SHOTS,
+    WAIT_MS,
+    assert_no_exception,
+    screenshot,
+    wait_drawn,
+    wait_ready,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -20,11 +27,11 @@ def test_map_renders_and_click_selects_poi(server, page):
     assert "poi=" not in page.url
     page.get_by_text("No POI selected", exact=False).first.wait_for()
     charts = page.locator(CHART)
-    charts.nth(1).locator("canvas").first.wait_for(state="visible", timeout=120_000)
+    charts.nth(1).locator("canvas").first.wait_for(state="visible", timeout=WAIT_MS)
     assert charts.count() == 2
     canvas = charts.nth(1).locator("canvas").first
     canvas.scroll_into_view_if_needed()
-    page.wait_for_timeout(1500)  # let deck.gl draw the first frame
+    wait_drawn(canvas)  # deck.gl has drawn its first frame
     box = canvas.bounding_box()
     assert box is not None
     assert box["width"] > 300
@@ -34,11 +41,11 @@ def test_map_renders_and_click_selects_poi(server, page):
     page.wait_for_timeout(300)
     page.mouse.click(*centre)
     # Streamlit writes the URL with history.replaceState (no navigation event)
-    page.wait_for_function("() => /[?&]poi=/.test(window.location.search)", timeout=30_000)
+    page.wait_for_function("() => /[?&]poi=/.test(window.location.search)", timeout=WAIT_MS)
     wait_ready(page)
     assert_no_exception(page)
     table = page.locator(".st-key-map_poi_box [data-testid=stDataFrame]")
-    table.wait_for(state="visible", timeout=30_000)
+    table.wait_for(state="visible", timeout=WAIT_MS)
     assert "q=test-1" in page.url
     table.scroll_into_view_if_needed()
     assert screenshot(page, "map").stat().st_size > 10_000
@@ -63,18 +70,11 @@ def test_map_offline_context_layer_and_basemap_message(server, page):
     wait_ready(page)
     assert_no_exception(page)
     charts = page.locator(CHART)
-    charts.nth(1).locator("canvas").first.wait_for(state="visible", timeout=120_000)
+    charts.nth(1).locator("canvas").first.wait_for(state="visible", timeout=WAIT_MS)
     canvas = charts.nth(1).locator("canvas").first
     canvas.scroll_into_view_if_needed()
-    page.wait_for_timeout(2500)  # deck.gl draws the layers and builds the CJK font atlas
     # the canvas is not blank: district lines, labels and the scale bar are drawn
-    drawn = canvas.evaluate(
-        """c => { const g = c.getContext('webgl2') || c.getContext('webgl');
-                  const w = c.width, h = c.height, px = new Uint8Array(4 * w * h);
-                  g.readPixels(0, 0, w, h, g.RGBA, g.UNSIGNED_BYTE, px);
-                  let n = 0; for (let i = 3; i < px.length; i += 4) if (px[i] > 0) n++;
-                  return n / (w * h); }"""
-    )
+    drawn = wait_drawn(canvas)
     assert drawn is None or drawn > 0.001
     assert outside == []
     SHOTS.mkdir(parents=True, exist_ok=True)
@@ -85,6 +85,6 @@ def test_map_offline_context_layer_and_basemap_message(server, page):
     wait_ready(page)
     assert_no_exception(page)
     message = page.get_by_text("The CARTO basemap could not be loaded", exact=False)
-    message.wait_for(state="visible", timeout=20_000)
+    message.wait_for(state="visible", timeout=WAIT_MS)
     assert any("cartocdn" in u for u in outside)  # the browser tried, and could not
     screenshot(page, "map-carto-offline")

@@ -13,7 +13,14 @@ from pathlib import Path
 import pytest
 
 from analysis.io import load_qrels, load_run
-from tests.e2e.conftest import ROOT, assert_no_exception, screenshot, wait_ready
+from tests.e2e.conftest import (
+    ROOT,
+    SERVER_START_S,
+    WAIT_MS,
+    assert_no_exception,
+    screenshot,
+    wait_ready,
+)
 from tests.helpers import run_cli
 from tests.loaders.ranx_shaped import Run
 
@@ -55,7 +62,7 @@ def _assert_leaderboard(page, trec: dict[str, Path]) -> None:
     """Each model's row shows, in its cells' titles, the means of ``evaluate`` on its files."""
     for model in ("bm25", "ngram"):
         row = page.locator(f'table.leaderboard tr[data-model="{model}"]')
-        row.wait_for(timeout=60_000)
+        row.wait_for(timeout=WAIT_MS)
         titles = [c.get_attribute("title") for c in row.locator("td[title]").all()]
         shown = {t.split(" = ")[0]: t.split(" = ")[1].split(",")[0] for t in titles if t}
         assert shown == _evaluate_means(trec[model], trec["qrels"]), model
@@ -122,7 +129,7 @@ def test_command_line_form_opens_the_app_on_the_runs(trec, page, tmp_path) -> No
         command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
     )
     try:
-        deadline = time.monotonic() + 120  # a generous bound for a loaded machine
+        deadline = time.monotonic() + SERVER_START_S  # a generous bound for a busy machine
         while not healthy(f"http://127.0.0.1:{port}"):
             assert server.poll() is None, (tmp_path / "server.log").read_text()
             assert time.monotonic() < deadline, (tmp_path / "server.log").read_text()

@@ -8,7 +8,7 @@ import pytest
 from playwright.sync_api import expect
 
 from analysis.io.bundle import load_dataset, read_manifest
-from tests.e2e.conftest import ROOT, assert_no_exception, screenshot, wait_ready
+from tests.e2e.conftest import ROOT, WAIT_MS, assert_no_exception, screenshot, wait_ready
 
 pytestmark = pytest.mark.e2e
 
@@ -25,7 +25,7 @@ def _query_text(dataset: str, query_id: str) -> str:
 
 def _shown_query(page) -> str:
     code = page.locator("div.query-text").first
-    code.wait_for(timeout=30_000)
+    code.wait_for(timeout=WAIT_MS)
     return code.inner_text().strip()
 
 
@@ -45,11 +45,11 @@ def test_find_and_inspect_a_failing_query_with_entity_text(server, page):
     search = page.get_by_test_id("stTextInputField").first
     search.fill("glove")
     search.press("Enter")
-    expect(page).to_have_url(re.compile(r"[?&]search=glove"), timeout=30_000)
+    expect(page).to_have_url(re.compile(r"[?&]search=glove"), timeout=WAIT_MS)
     wait_ready(page)
 
     _click_row(page, 0)
-    expect(page).to_have_url(re.compile(r"[?&]q=[^&]+"), timeout=30_000)
+    expect(page).to_have_url(re.compile(r"[?&]q=[^&]+"), timeout=WAIT_MS)
     wait_ready(page)
     assert_no_exception(page)
     query_id = re.search(r"[?&]q=([^&]+)", page.url).group(1)
@@ -81,7 +81,7 @@ def test_poi_query_shows_distances(server, page):
     page.goto(f"{server}/Queries?dataset=geo-glue&a=bm25&metric=recall@10")
     wait_ready(page)
     _click_row(page, 0)
-    expect(page).to_have_url(re.compile(r"[?&]q=[^&]+"), timeout=30_000)
+    expect(page).to_have_url(re.compile(r"[?&]q=[^&]+"), timeout=WAIT_MS)
     wait_ready(page)
     assert_no_exception(page)
     ranking = page.locator("table.ranking").last

@@ -13,7 +13,7 @@ from playwright.sync_api import expect
 
 from analysis.io.bundle import Dataset, load_dataset, read_manifest
 from analysis.present.slicing import slice_labels
-from tests.e2e.conftest import assert_no_exception, screenshot, wait_ready
+from tests.e2e.conftest import WAIT_MS, assert_no_exception, screenshot, wait_ready
 from tests.e2e.test_compare import _click_a_point
 from tests.e2e.test_compare import _shown_query as _compare_query
 from tests.e2e.test_queries import _click_row, _shown_query
@@ -34,7 +34,7 @@ def test_real_geoglue_failing_query_with_poi_names_and_text(real_server, real_ro
     caption = page.get_by_text(re.compile(r"\d+ of 200 queries of model A pass the filters"))
     caption.first.wait_for()  # the test split (200 queries), failures only
     _click_row(page, 0)
-    expect(page).to_have_url(re.compile(r"[?&]q=test-\d+"), timeout=30_000)
+    expect(page).to_have_url(re.compile(r"[?&]q=test-\d+"), timeout=WAIT_MS)
     wait_ready(page)
     assert_no_exception(page)
     query_id = re.search(r"[?&]q=(test-\d+)", page.url).group(1)
@@ -62,7 +62,7 @@ def test_real_geoglue_compare_two_baselines_and_open_a_query(real_server, real_r
     assert_no_exception(page)
     page.get_by_text("Per query: A against B").first.wait_for()
     _click_a_point(page)
-    expect(page).to_have_url(re.compile(r"[?&]q=test-\d+"), timeout=30_000)
+    expect(page).to_have_url(re.compile(r"[?&]q=test-\d+"), timeout=WAIT_MS)
     wait_ready(page)
     assert_no_exception(page)
     query_id = re.search(r"[?&]q=(test-\d+)", page.url).group(1)

@@ -12,7 +12,7 @@ import pytest
 from playwright.sync_api import expect
 
 from analysis.present.report import write_report
-from tests.e2e.conftest import SHOTS, assert_no_exception, screenshot, wait_ready
+from tests.e2e.conftest import READY, SHOTS, WAIT_MS, assert_no_exception, screenshot, wait_ready
 
 pytestmark = pytest.mark.e2e
 
@@ -73,7 +73,7 @@ def test_report_file_renders_charts_offline(browser, tmp_path):
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     page.goto(out.as_uri())
     charts = page.locator(".plotly-graph-div.js-plotly-plot")
-    expect(charts).to_have_count(n_charts, timeout=30_000)
+    expect(charts).to_have_count(n_charts, timeout=WAIT_MS)
     for i in range(n_charts):
         chart = charts.nth(i)
         chart.scroll_into_view_if_needed()
@@ -144,13 +144,13 @@ def test_deck_file_fits_and_navigates_by_keyboard_offline(browser, tmp_path):
 
 def test_report_page_download(server, page, tmp_path):
     page.goto(f"{server}/Report?datasets=geo-glue&a=bm25&section=leaderboard")
-    wait_ready(page, timeout=120_000)
+    wait_ready(page)
     assert_no_exception(page)
-    expect(page.locator("[data-testid=stPlotlyChart]").first).to_be_visible(timeout=60_000)
+    expect(page.locator("[data-testid=stPlotlyChart]").first).to_be_visible(timeout=WAIT_MS)
     expect(page.locator("[data-testid=stSidebar]")).to_be_visible()
     screenshot(page, "report")
 
-    with page.expect_download(timeout=60_000) as info:
+    with page.expect_download(timeout=WAIT_MS) as info:
         page.get_by_role("button", name=re.compile("Download the report")).click()
     assert info.value.suggested_filename == "demo_all_recall-1_report.html"  # headline metric
     path = tmp_path / "downloaded.html"
@@ -159,12 +159,12 @@ def test_report_page_download(server, page, tmp_path):
     assert text.startswith("<!DOCTYPE html>")
     assert "Slices of geo-glue" in text
     assert EXTERNAL.search(text.split("<body>", 1)[1].split("<script", 1)[0]) is None
-    with page.expect_download(timeout=60_000) as info:
+    with page.expect_download(timeout=WAIT_MS) as info:
         page.get_by_role("button", name=re.compile("Download the slides")).click()
     assert info.value.suggested_filename == "demo_all_recall-1_slides.html"
 
     page.get_by_text("Presentation mode").click()
-    expect(page).to_have_url(re.compile(r"[?&]present=1"), timeout=30_000)
+    expect(page).to_have_url(re.compile(r"[?&]present=1"), timeout=WAIT_MS)
     wait_ready(page)
     assert_no_exception(page)
     expect(page.locator("[data-testid=stSidebar]")).to_be_hidden()
@@ -177,7 +177,7 @@ def test_deck_in_the_app_fits_and_keys_move(server, browser, width, height):
     context = browser.new_context(viewport={"width": width, "height": height})
     page = context.new_page()
     page.goto(f"{server}/Report?present=1&slide=1")
-    wait_ready(page, timeout=180_000)
+    wait_ready(page)
     assert_no_exception(page)
     for testid in ("stSidebar", "stHeader", "stToolbar", "stDecoration"):
         expect(page.locator(f"[data-testid={testid}]")).to_be_hidden()
@@ -190,7 +190,11 @@ def test_deck_in_the_app_fits_and_keys_move(server, browser, width, height):
     for i in range(1, total + 1):
         expect(page.locator(".st-key-deck_nav")).to_contain_text(f"Slide {i} of {total}")
         assert re.search(rf"[?&]slide={i}(&|$)", page.url)
-        page.wait_for_timeout(400)  # charts draw
+        page.wait_for_selector(READY)
+        page.wait_for_function(  # every chart of the slide has drawn its SVG
+            "() => [...document.querySelectorAll('[data-testid=stPlotlyChart]')]"
+            ".every(el => el.querySelector('.main-svg'))"
+        )
         _assert_fits(page, f"app slide {i} at {width}x{height}")
         cropped = page.evaluate(
             """() => [...document.querySelectorAll('[data-testid=stPlotlyChart]')].map(el => {
@@ -207,7 +211,7 @@ def test_deck_in_the_app_fits_and_keys_move(server, browser, width, height):
         if i < total:
             page.keyboard.press(keys[i % 3])
             page.wait_for_function(
-                f"() => /[?&]slide={i + 1}(&|$)/.test(location.search)", timeout=30_000
+                f"() => /[?&]slide={i + 1}(&|$)/.test(location.search)", timeout=WAIT_MS
             )
             wait_ready(page)
             assert_no_exception(page)
@@ -225,7 +229,7 @@ def test_deck_in_the_app_fits_and_keys_move(server, browser, width, height):
     # the link reopens the same slide in presentation mode
     other = context.new_page()
     other.goto(page.url)
-    wait_ready(other, timeout=120_000)
+    wait_ready(other)
     expect(other.locator("[data-testid=stSidebar]")).to_be_hidden()
     expect(other.locator(".st-key-deck_nav")).to_contain_text(f"Slide {total - 2} of {total}")
     context.close()

@@ -423,7 +423,7 @@ def test_duplicate_and_empty_ids(tmp_path: Path) -> None:
 
 
 def test_unreadable_files(tmp_path: Path) -> None:
-    with pytest.raises(InputError, match="file not found"):
+    with pytest.raises(InputError, match="no such file"):
         load_pois(tmp_path / "missing.csv")
     latin = tmp_path / "latin.csv"
     latin.write_bytes("doc_id,text,lat,lon\n1,caf\xe9,1,1\n".encode("latin-1"))

@@ -27,6 +27,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from analysis.core import paths
 from analysis.core import ranking as rk
 from analysis.core.errors import InputError
 
@@ -59,7 +60,7 @@ def head(path: Path, n: int = 1 << 16) -> str:
 
 
 def _magic(path: Path) -> bytes:
-    with path.open("rb") as f:
+    with paths.reading(path, "cannot open"), path.open("rb") as f:
         return f.read(4)
 
 

@@ -31,8 +31,6 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import shutil
-import tempfile
 import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -43,8 +41,9 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from analysis.core import progress
+from analysis.core import paths, progress
 from analysis.core.errors import InputError
+from analysis.io.atomic import atomic_folder
 from analysis.io.groups import RunGroup
 
 _SAFE = re.compile(r"[^\w.-]+")
@@ -106,9 +105,9 @@ def check_out(out: str | Path, inputs: Iterable[str | Path]) -> Path:
     Raises:
         InputError: ``out`` is an input, lies inside one, or is an existing non-bundle file.
     """
-    target = Path(out).expanduser().resolve()
+    target = paths.resolve(out)
     for item in inputs:
-        src = Path(item).expanduser().resolve()
+        src = paths.resolve(item)
         if target == src or target.is_relative_to(src) or src.is_relative_to(target):
             raise InputError(
                 out, None, f"--out must lie outside the input {src.name!r} (inputs are only read)"
@@ -267,17 +266,18 @@ def write_bundle(
 ) -> Path:
     """Write the datasets as a bundle at ``out`` (see the module docstring); returns ``out``.
 
-    Built in a temporary folder beside ``out`` and renamed at the end; an existing bundle at
-    ``out`` is replaced only then.
+    Built in a temporary folder beside ``out``, synced and renamed at the end
+    (:func:`analysis.io.atomic.atomic_folder`); an existing bundle at ``out`` is replaced only
+    then, and a failed write (a full disk) leaves it as it was.
     """
     for ds in datasets:
         check_dataset_name(ds.name)
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
     shared = {t: _shared_paths(datasets, t) for t in ("entities", "edges")}
     shown = progress.current()
     shown.plan(sum(len(ds.runs) for ds in datasets), "run files written")
-    try:
+
+    def build(tmp: Path) -> None:
         for ds in datasets:
             folder = tmp / ds.name
             write_parquet(ds.queries, folder / "queries.parquet")
@@ -297,19 +297,8 @@ def write_bundle(
                 path = folder / "runs" / f"{model_file(model)}.metrics.json"
                 path.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
         (tmp / "bundle.toml").write_text(_manifest(name, description, datasets), encoding="utf-8")
-        tmp.chmod(0o755)
-        if out.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old.", dir=out.parent))
-            old.rmdir()
-            out.rename(old)
-            tmp.rename(out)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            tmp.rename(out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return out
+
+    return atomic_folder(out, build)
 
 
 def run_frame(run: pd.DataFrame) -> pd.DataFrame:

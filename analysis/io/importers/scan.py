@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from analysis.core import paths
 from analysis.core.errors import InputError
 from analysis.io import detect_format, load_entities, load_qrels, load_queries, load_run
 from analysis.io._text import check_json_depth, read_text
@@ -288,10 +289,10 @@ def build_bundle(
 
     if not qrels:
         raise InputError(out, None, "choose at least one qrels file")
-    target = out.resolve()
+    target = paths.resolve(out)
     chosen = [*qrels, *queries, entities, *runs, *splits, *query_groups, *metapaths]
     for path in chosen:
-        if path is not None and Path(path).resolve().is_relative_to(target):
+        if path is not None and paths.resolve(path).is_relative_to(target):
             raise InputError(out, None, "the bundle folder may not hold an input file")
     qrels_table = _concat([load_qrels(p) for p in qrels])
     if queries:

@@ -33,6 +33,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from analysis.core import paths
 from analysis.core.errors import InputError
 from analysis.io import spatial
 from analysis.io.importers import spatial_checks
@@ -55,7 +56,7 @@ def split_of(path: Path, root: Path) -> str:
 
 
 def _root(root: str | Path) -> Path:
-    src = Path(root).expanduser().resolve()
+    src = paths.resolve(root)
     if not src.is_dir():
         raise InputError(root, None, "the folder does not exist")
     return src

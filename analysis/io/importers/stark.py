@@ -55,7 +55,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from analysis.core import progress
+from analysis.core import paths, progress
 from analysis.core.errors import InputError
 from analysis.io import detect_format, load_run
 from analysis.io._text import head_text, iter_lines
@@ -192,7 +192,7 @@ class _Domain:
 
     def _old_ids(self, path: Path) -> None:
         """Keep an ``old_id`` column (a re-keyed Amazon QA file) for the id mapping."""
-        with path.open("rb") as fh:
+        with paths.reading(path, "cannot open"), path.open("rb") as fh:
             header = fh.readline().decode("utf-8-sig", "replace")
         if "old_id" not in [h.strip() for h in header.split(",")]:
             return
@@ -389,7 +389,7 @@ def import_stark(
         InputError: no QA file, ``out`` inside the input, any unreadable file (one line naming
             it), a stale eval.py file with conflicting rows.
     """
-    src = Path(root).expanduser().resolve()
+    src = paths.resolve(root)
     if not src.is_dir():
         raise InputError(root, None, "the STaRK folder does not exist")
     inputs = [src] + ([Path(skb)] if skb is not None else [])

@@ -82,12 +82,8 @@ def _base_name(path: Path) -> str:
 def _read_text(path: PathLike) -> _Source:
     """Read a whole file as text (gzip by its magic bytes, bounded by the input limits of
     :mod:`analysis.io._text`, pipes as streams), UTF-8 with optional BOM."""
-    p = Path(path)
-    if not p.exists():
-        raise InputError(p, None, "file not found")
-    if p.is_dir():
-        raise InputError(p, None, "is a folder, expected a file")
-    if p.name.lower().endswith(".gz") and not is_gzip(check_file(p)):
+    p = check_file(path)  # missing, a folder, a symlink loop, ...: one line naming it
+    if p.name.lower().endswith(".gz") and not is_gzip(p):
         raise InputError(p, None, "cannot read file (named .gz but not gzip data)")
     raw = read_bytes(p)
     try:

@@ -22,7 +22,11 @@ from analysis.present.report.document import render_html
 from analysis.present.report.model import ReportContent, canonical, default_models
 from analysis.stats.perquery import dashboard_metrics, per_query_table
 
-__all__ = ["build_report", "bundle_content", "write_report"]
+__all__ = ["MAX_REPORT_DATASETS", "build_report", "bundle_content", "write_report"]
+
+#: Datasets in one report: each adds its figures, tables and worst queries (about a second and
+#: a few hundred kB of HTML); larger bundles are reported a selection at a time.
+MAX_REPORT_DATASETS = 100
 
 
 def _load(
@@ -32,10 +36,20 @@ def _load(
     names = list(bundle.datasets) if not datasets else list(dict.fromkeys(datasets))
     unknown = [n for n in names if n not in bundle.datasets]
     if unknown:
+        known = list(bundle.datasets)
+        more = f", ... ({len(known)} in all)" if len(known) > 20 else ""
         raise InputError(
             "--datasets",
             None,
-            f"unknown dataset(s) {', '.join(unknown)}; the bundle has {', '.join(bundle.datasets)}",
+            f"unknown dataset(s) {', '.join(unknown[:20])}; the bundle has "
+            f"{', '.join(known[:20])}{more}",
+        )
+    if len(names) > MAX_REPORT_DATASETS:
+        raise InputError(
+            "--datasets",
+            None,
+            f"{len(names)} datasets: a report covers at most {MAX_REPORT_DATASETS} (about a "
+            "second each); choose them with --datasets a,b,...",
         )
     frames = []
     warnings: dict[tuple[str, str], list[DataWarning]] = {}

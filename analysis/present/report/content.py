@@ -141,10 +141,10 @@ def build_content(
         return dataset_numbers(rows, metric=metric, shown=shown, **settings)  # type: ignore[arg-type]
 
     get = numbers or compute
+    by_dataset = dict(tuple(table.groupby(table["dataset"].astype(str), sort=False)))
     per: dict[str, DatasetNumbers] = {}
     for name in datasets:
-        rows = table.loc[table["dataset"] == name]
-        per[name] = get(name, rows, chosen[name], shown[name])
+        per[name] = get(name, by_dataset[name], chosen[name], shown[name])
     models = list(dict.fromkeys(table["model"].astype(str)))
     colours = model_colours(models, model_names)
 
@@ -182,7 +182,7 @@ def build_content(
 
     if analyses is not None:
         for name in datasets:
-            found[name] = tuple(analyses(name, table.loc[table["dataset"] == name], chosen[name]))
+            found[name] = tuple(analyses(name, by_dataset[name], chosen[name]))
         sections.append(_analyses_section(found, datasets))
     written = annotations_section(annotations or {}, datasets)
     if written is not None:
@@ -347,6 +347,9 @@ def _slices_section(per, datasets, model_a, colours) -> Section:
                 group="dataset",
             )
         )
+    if not blocks:  # a tiny dataset: every query has the same slice values
+        none = "No slice column takes two values on these queries: there is nothing to compare."
+        blocks.append(Block("slices-none", "text", "No slices", text=(none,)))
     return Section(
         "slices",
         "Slices",

@@ -146,9 +146,10 @@ def default_models(table: pd.DataFrame, datasets: Sequence[str]) -> tuple[str | 
     """Models A and B when none is given: the models with a run on the most datasets (ties: the
     first seen in the table), A first."""
     counts: dict[str, int] = {}
-    for name in datasets:
-        for model in pd.unique(table.loc[table["dataset"] == name, "model"].astype(str)):
-            counts[model] = counts.get(model, 0) + 1
+    wanted = set(datasets)
+    pairs = table[["dataset", "model"]].astype(str).drop_duplicates()
+    for model in pairs.loc[pairs["dataset"].isin(wanted), "model"]:
+        counts[model] = counts.get(model, 0) + 1
     order = sorted(counts, key=lambda m: -counts[m])  # stable: first seen wins ties
     return (order[0] if order else None, order[1] if len(order) > 1 else None)
 
