@@ -486,6 +486,9 @@ def _cache_decorators(path: Path) -> Iterator[tuple[int, ast.Call]]:
 
 
 def test_every_streamlit_cache_is_bounded() -> None:
+    """Every cache has a constant ``max_entries`` of at most 256: the slice caches hold up to
+    one small summary table per (slice column, model pair, metric) the warm-up computes; the
+    per-query tables and anything as large keep 64 or fewer."""
     files = [ROOT / "app.py", *sorted((ROOT / "pages").glob("*.py")), *(ROOT / "ui").glob("*.py")]
     found = 0
     for path in files:
@@ -496,5 +499,5 @@ def test_every_streamlit_cache_is_bounded() -> None:
             assert "max_entries" in keywords, f"{path.name}:{line}: no max_entries"
             value = keywords["max_entries"]
             assert isinstance(value, ast.Constant)
-            assert 1 <= value.value <= 64, f"{path.name}:{line}"
+            assert 1 <= value.value <= 256, f"{path.name}:{line}"
     assert found >= 10
