@@ -171,7 +171,7 @@ class _QuietWorkers(logging.Filter):
         return threading.current_thread().name != THREAD_NAME
 
 
-@st.cache_resource(show_spinner=False)
+@st.cache_resource(max_entries=1, show_spinner=False)
 def pool() -> _Pool:
     """The process's jobs (shared by every session; cleared with Streamlit's caches)."""
     logger = logging.getLogger(_compat.RUN_CONTEXT_LOGGER)

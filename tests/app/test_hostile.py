@@ -4,7 +4,8 @@
   values, query ids, entities, tags, note and author are Markdown, KaTeX, Streamlit directives,
   HTML, links and plotly templates) on every page and both splits: nothing is rendered as
   markup, and the names are shown as text;
-* the "every dataset" leaderboards of a 2,000-dataset bundle are computed a page at a time;
+* the "every dataset" leaderboards of a 1,000-dataset bundle (the most a bundle holds) are
+  computed a page at a time;
 * long ``values=`` links are parsed in linear time and over-long URL values are ignored.
 """
 
@@ -81,13 +82,13 @@ def test_hostile_names_never_render_as_markup(
 def test_every_dataset_leaderboards_come_a_page_at_a_time(
     roots: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A bundle of 2,000 datasets (all reading one small qrels and run): the toggle computes
-    the leaderboards of one page of ten, not 2,000."""
+    """A bundle of 1,000 datasets, the most a manifest may hold (all reading one small qrels
+    and run): the toggle computes the leaderboards of one page of ten, not 1,000."""
     folder = roots / "many"
     (folder / "shared" / "runs").mkdir(parents=True)
     (folder / "shared" / "qrels.txt").write_text("q1 0 d1 1\nq2 0 d2 1\n")
     (folder / "shared" / "runs" / "bm25.run").write_text("q1 Q0 d1 1 2.0 t\nq2 Q0 d3 1 1.0 t\n")
-    names = [f"ds{i:04d}" for i in range(2000)]
+    names = [f"ds{i:04d}" for i in range(1000)]
     (folder / "bundle.toml").write_text(
         'name = "many"\n'
         + "".join(
@@ -108,15 +109,15 @@ def test_every_dataset_leaderboards_come_a_page_at_a_time(
     no_exception(at)
     board = leaderboards(at)
     assert board["dataset"].tolist() == names[:11]  # the selected one, then page 1
-    assert "Datasets 1–10 of 1,999." in [c.value for c in at.caption]
+    assert "Datasets 1–10 of 999." in [c.value for c in at.caption]
     assert sorted(set(evaluated)) == names[:11]
     box = at.number_input(key="home_all_page")
-    assert box.max == 200
-    box.set_value(200).run()
+    assert box.max == 100
+    box.set_value(100).run()
     no_exception(at)
-    assert leaderboards(at)["dataset"].tolist() == [names[0], *names[1991:]]
-    assert at.query_params["all_page"] == "200"
-    assert len(set(evaluated)) == 11 + 9  # still not 2,000
+    assert leaderboards(at)["dataset"].tolist() == [names[0], *names[991:]]
+    assert at.query_params["all_page"] == "100"
+    assert len(set(evaluated)) == 11 + 9  # still not 1,000
 
 
 def test_long_values_link_is_parsed_and_an_overlong_one_ignored(hostile_root: Path) -> None:
