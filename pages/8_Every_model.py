@@ -18,7 +18,7 @@ from analysis.stats import failures
 from analysis.stats.allmodels import MAX_MODELS, OUTCOMES, bounded, outcome_counts, query_limit
 from ui import analyses as an
 from ui import compare as cmp
-from ui import data, models_view, widgets
+from ui import data, jobs, models_view, widgets
 from ui.state import sidebar
 from ui.urlstate import url_widget, write_param
 
@@ -27,7 +27,10 @@ st.set_page_config(page_title="Every model", layout="wide")
 sel = sidebar()
 st.title("Every model, per query")
 widgets.require_datasets(sel)
-table, _warnings, errors = data.per_query(sel.bundle, sel.datasets, sel.ties, sel.split)
+table, _warnings, errors = jobs.need(
+    "Computing the per-query table", data.per_query, sel.bundle, sel.datasets, sel.ties,
+    sel.split,
+)  # fmt: skip
 widgets.show_errors(errors)
 dataset = str(sel.dataset)
 models = [m for m in data.models_of(sel.bundle, [dataset]) if m in set(table.get("model", []))]

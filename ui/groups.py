@@ -12,7 +12,7 @@ from analysis.core.errors import InputError
 from analysis.present.groups import fold_table
 from analysis.present.pareto import cost_keys, pareto_figure, pareto_points
 from analysis.stats.groups import fold_summary, group_members
-from ui import data, widgets
+from ui import data, jobs, widgets
 from ui.state import Selection
 from ui.urlstate import url_widget, write_param
 
@@ -29,6 +29,13 @@ def _figure(key: tuple, metric: str, cost: str, lower: bool, _board, _meta, _mem
     points = pareto_points(_board, _meta, metric, cost, members=_members, lower_is_better=lower)
     figure = pareto_figure(points, metric, cost, lower_is_better=lower)
     return {"figure": figure.to_dict(), "points": points}
+
+
+def _per_query(sel: Selection, name: str, split: str | None) -> tuple | None:
+    """The dataset's per-query table once the leaderboard's job has computed it, else None
+    (the leaderboard above shows the progress and reruns the page when it is done)."""
+    args = (sel.bundle, [name], sel.ties, split)
+    return data.per_query(*args) if jobs.ready(data.per_query, *args) else None
 
 
 def cost_section(sel: Selection, name: str, split: str | None, metrics: list[str]) -> None:
@@ -49,8 +56,12 @@ def cost_section(sel: Selection, name: str, split: str | None, metrics: list[str
     write_param("cost", None if cost == keys[0] else str(cost))
     more = "Turn off for a number where more is better (throughput)."
     lower = right.toggle("Lower is better", value=True, key="home_cost_lower", help=more)
-    board = data.leaderboard(sel.bundle, name, sel.ties, split, metrics)
-    table, _, _ = data.per_query(sel.bundle, [name], sel.ties, split)
+    found = _per_query(sel, name, split)
+    if found is None:
+        return
+    table = found[0]
+    board = jobs.need(f"Computing the leaderboard of {name}", data.leaderboard, sel.bundle, name,
+                      sel.ties, split, metrics, name="leaderboard_cost")  # fmt: skip
     members = {m: g for g, (kind, runs) in group_members(table).items() if kind == "seeds"
                for m in runs}  # fmt: skip
     fp = data.fingerprint(sel.bundle, [name], sel.ties, split)
@@ -71,7 +82,10 @@ def _folds(key: tuple, column: str, metrics: tuple[str, ...], models: tuple, _ta
 def fold_section(sel: Selection, name: str, split: str | None, metrics: list[str]) -> None:
     """Metrics per fold and pooled, for every model, when the dataset has a fold group."""
     assert sel.bundle is not None
-    table, _, errors = data.per_query(sel.bundle, [name], sel.ties, split)
+    found = _per_query(sel, name, split)
+    if found is None:
+        return
+    table, _, errors = found
     if errors or table.empty:
         return
     columns = [c for c in table.columns if c == "fold" or str(c).startswith("fold (")]

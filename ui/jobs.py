@@ -245,6 +245,13 @@ def need(label: str, fn: Callable[..., T], *args: Any, name: str = "", **kwargs:
     raise Pending
 
 
+def ready(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> bool:
+    """Whether ``fn(*args, **kwargs)`` is done as a job (or the session holds uploads, which
+    compute on the page): a part of a page that only adds to what another part waits for can
+    then be drawn without a placeholder of its own."""
+    return _has_uploads() or job_key(fn, args, kwargs) in pool().done
+
+
 def prefetch(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
     """Queue ``fn(*args, **kwargs)`` as a job behind every visitor's (the value the page will
     likely need next, e.g. another slice column), without waiting for it. Nothing is queued

@@ -17,7 +17,8 @@ from ui import data, jobs, warm
 
 PAGE_FILES = {"": None, "Slices": "1_Slices.py", "Queries": "2_Queries.py",
               "Compare": "3_Compare.py", "Map": "4_Map.py", "Report": "5_Report.py",
-              "Analyses": "6_Analyses.py", "Open_data": "7_Open_data.py"}  # fmt: skip
+              "Analyses": "6_Analyses.py", "Open_data": "7_Open_data.py",
+              "Every_model": "8_Every_model.py"}  # fmt: skip
 WAIT = 120  # seconds: generous limits for a loaded machine, never a timing assertion
 
 
