@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from analysis.core import paths, progress
+from analysis.core import progress
 from analysis.core import ranking as rk
 from analysis.core.engines import source as src
 from analysis.core.engines.reduce import Result
@@ -33,10 +33,8 @@ def _parquet_files(run: str | Path) -> tuple[Path, ...] | None:
     p = Path(run)
     if src.is_glob(run) or p.is_dir():
         return src.run_source(run).files
-    if p.is_file():
-        with paths.reading(p, "cannot open"), p.open("rb") as f:
-            if f.read(4) == b"PAR1":
-                return (p,)
+    if p.is_file() and src.is_parquet(p):
+        return (p,)
     return None
 
 

@@ -59,9 +59,13 @@ def head(path: Path, n: int = 1 << 16) -> str:
     return data.decode("utf-8", errors="replace").lstrip("\ufeff")
 
 
-def _magic(path: Path) -> bytes:
+PARQUET_MAGIC = b"PAR1"
+
+
+def is_parquet(path: Path) -> bool:
+    """The file starts with Parquet's magic bytes (an unreadable file is one line naming it)."""
     with paths.reading(path, "cannot open"), path.open("rb") as f:
-        return f.read(4)
+        return f.read(4) == PARQUET_MAGIC
 
 
 def is_glob(path: str | Path) -> bool:
@@ -95,7 +99,7 @@ def run_source(path: str | Path) -> RunSource:
         if not files:
             what = "matches no file" if is_glob(path) else "holds no .parquet file"
             raise InputError(p, None, f"the {'glob' if is_glob(path) else 'folder'} {what}")
-        other = next((f for f in files if _magic(f) != b"PAR1"), None)
+        other = next((f for f in files if not is_parquet(f)), None)
         if other is not None:
             raise InputError(other, None, "not a Parquet file (a folder or glob of a run "
                              "holds Parquet files only)")  # fmt: skip
@@ -104,7 +108,7 @@ def run_source(path: str | Path) -> RunSource:
         return RunSource("parquet", p, tuple(files), score=_score_column(names))
     if not p.exists():
         raise InputError(p, None, "no such file")
-    if _magic(p) == b"PAR1":
+    if is_parquet(p):
         names = set(schema(p).names)
         _require(names, p)
         return RunSource("parquet", p, (p,), score=_score_column(names))
