@@ -234,7 +234,7 @@ def need(label: str, fn: Callable[..., T], *args: Any, name: str = "", **kwargs:
     ``pending_<name>`` with ``label``) when the job is not done within the run's budget; an
     error of ``fn`` is raised here."""
     key = job_key(fn, args, kwargs)
-    if _has_uploads() or key in pool().done:
+    if _done(key):
         return fn(*args, **kwargs)  # computed before: from the function's cache
     warm = warming_up()
     future = pool().submit(key, lambda: fn(*args, **kwargs), WARM_UP if warm else VISITOR)
@@ -249,7 +249,11 @@ def ready(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> bool:
     """Whether ``fn(*args, **kwargs)`` is done as a job (or the session holds uploads, which
     compute on the page): a part of a page that only adds to what another part waits for can
     then be drawn without a placeholder of its own."""
-    return _has_uploads() or job_key(fn, args, kwargs) in pool().done
+    return _done(job_key(fn, args, kwargs))
+
+
+def _done(key: tuple) -> bool:
+    return _has_uploads() or key in pool().done
 
 
 def prefetch(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
