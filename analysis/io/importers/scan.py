@@ -19,11 +19,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Required, TypedDict, Unpack
 
 import pandas as pd
 
 from analysis.core import paths
 from analysis.core.errors import InputError
+from analysis.core.options import check_options
 from analysis.io import detect_format, load_entities, load_qrels, load_queries, load_run
 from analysis.io._text import check_json_depth, read_text
 from analysis.io.bundle import DEFAULT_METRICS
@@ -260,18 +262,21 @@ def _concat(frames: list[pd.DataFrame]) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
 
 
-def build_bundle(
-    out: Path,
-    name: str,
-    *,
-    qrels: Sequence[Path],
-    queries: Sequence[Path] = (),
-    entities: Path | None = None,
-    runs: Sequence[Path] = (),
-    splits: Sequence[Path] = (),
-    query_groups: Sequence[Path] = (),
-    metapaths: Sequence[Path] = (),
-) -> ImportResult:
+class BundleFiles(TypedDict, total=False):
+    """The files :func:`build_bundle` reads, by role: ``qrels`` (required, one or more),
+    ``queries``, ``entities`` (one file or ``None``), ``runs``, ``splits`` (``*.index``),
+    ``query_groups`` (AvaTaR's ``query_groups/*.json``) and ``metapaths``."""
+
+    qrels: Required[Sequence[Path]]
+    queries: Sequence[Path]
+    entities: Path | None
+    runs: Sequence[Path]
+    splits: Sequence[Path]
+    query_groups: Sequence[Path]
+    metapaths: Sequence[Path]
+
+
+def build_bundle(out: Path, name: str, **files: Unpack[BundleFiles]) -> ImportResult:
     """Write a one-dataset bundle named ``name`` at ``out`` from the chosen files (converted to
     Parquet; inputs are only read). Several queries or qrels files are concatenated (the first
     row of a repeated query id wins). Models are named by file stem (with the folder when two
@@ -287,6 +292,10 @@ def build_bundle(
     """
     from analysis.io.importers.stark import _groups, _metapaths, _slices
 
+    check_options("build_bundle", files, BundleFiles)
+    qrels, queries = files.get("qrels", ()), files.get("queries", ())
+    entities, runs, splits = files.get("entities"), files.get("runs", ()), files.get("splits", ())
+    query_groups, metapaths = files.get("query_groups", ()), files.get("metapaths", ())
     if not qrels:
         raise InputError(out, None, "choose at least one qrels file")
     target = paths.resolve(out)
