@@ -190,18 +190,16 @@ class _Shop:
     # ---- query templates: each returns a Query (gold = product indices) or raises NoQuery
     def templates(self) -> Templates:
         """The synthesized and human templates, with their weights, in drawing order."""
-        t = Templates()
-        for weight, template in (
-            (0.1, self.q_text2), (0.12, self.q_review), (0.1, self.q_text1),
-            (0.07, self.q_broad), (0.12, self.q_color), (0.12, self.q_brand),
-            (0.13, self.q_same_brand), (0.15, self.q_bought), (0.07, self.q_compatible),
-        ):  # fmt: skip
-            t.synthesized(weight)(template)
-        for weight, template in (
-            (0.3, self.h_need), (0.3, self.h_short), (0.2, self.h_brand), (0.2, self.h_bought),
-        ):  # fmt: skip
-            t.human(weight)(template)
-        return t
+        return Templates.of(
+            synthesized=(
+                (0.1, self.q_text2), (0.12, self.q_review), (0.1, self.q_text1),
+                (0.07, self.q_broad), (0.12, self.q_color), (0.12, self.q_brand),
+                (0.13, self.q_same_brand), (0.15, self.q_bought), (0.07, self.q_compatible),
+            ),
+            human=(
+                (0.3, self.h_need), (0.3, self.h_short), (0.2, self.h_brand), (0.2, self.h_bought),
+            ),
+        )  # fmt: skip
 
     def anchor(self, rng: Rng) -> int:
         return int(rng.integers(self.n))

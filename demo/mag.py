@@ -191,18 +191,16 @@ class _Library:
 
     def templates(self) -> Templates:
         """The synthesized and human templates, with their weights, in drawing order."""
-        t = Templates()
-        for weight, template in (
-            (0.2, self.q_inst), (0.16, self.q_author), (0.16, self.q_cites),
-            (0.16, self.q_coauthor), (0.16, self.q_topic), (0.16, self.q_field_year),
-        ):  # fmt: skip
-            t.synthesized(weight)(template)
-        for weight, template in (
-            (0.25, self.h_author_year), (0.35, self.h_interest), (0.2, self.h_cited_inst),
-            (0.2, self.h_shares),
-        ):  # fmt: skip
-            t.human(weight)(template)
-        return t
+        return Templates.of(
+            synthesized=(
+                (0.2, self.q_inst), (0.16, self.q_author), (0.16, self.q_cites),
+                (0.16, self.q_coauthor), (0.16, self.q_topic), (0.16, self.q_field_year),
+            ),
+            human=(
+                (0.25, self.h_author_year), (0.35, self.h_interest), (0.2, self.h_cited_inst),
+                (0.2, self.h_shares),
+            ),
+        )  # fmt: skip
 
     def paper(self, rng: Rng) -> int:
         return int(rng.integers(N_PAPERS))

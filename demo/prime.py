@@ -205,23 +205,21 @@ class _Biology:
     # ---- query templates: each returns a Query (gold = node indices) or raises NoQuery
     def templates(self) -> Templates:
         """The synthesized and human templates, with their weights, in drawing order."""
-        t = Templates()
         anat_gene = self.expressed(
             "q_anat_gene", self.gene_bp, "process", lambda bp: self.say(bp, 0.5)
         )
-        for weight, template in (
-            (0.12, self.q_drug_gene), (0.1, self.q_drug_cc), (0.12, self.q_dis_drug),
-            (0.12, anat_gene), (0.11, self.q_gene_dis), (0.12, self.q_dis_text),
-            (0.1, self.q_gene_text), (0.11, self.q_ppi), (0.1, self.q_family),
-        ):  # fmt: skip
-            t.synthesized(weight)(template)
         h_gene = self.expressed("h_gene", self.gene_mf, "does", lambda mf: self.does(mf, 0.6))
-        for weight, template in (
-            (0.3, self.h_symptoms), (0.25, self.h_prescribed), (0.25, h_gene),
-            (0.2, self.h_target_sounds),
-        ):  # fmt: skip
-            t.human(weight)(template)
-        return t
+        return Templates.of(
+            synthesized=(
+                (0.12, self.q_drug_gene), (0.1, self.q_drug_cc), (0.12, self.q_dis_drug),
+                (0.12, anat_gene), (0.11, self.q_gene_dis), (0.12, self.q_dis_text),
+                (0.1, self.q_gene_text), (0.11, self.q_ppi), (0.1, self.q_family),
+            ),
+            human=(
+                (0.3, self.h_symptoms), (0.25, self.h_prescribed), (0.25, h_gene),
+                (0.2, self.h_target_sounds),
+            ),
+        )  # fmt: skip
 
     def say(self, i: int, p: float) -> str:
         """The name of entity ``i``, or with probability ``p`` its lay paraphrase."""
