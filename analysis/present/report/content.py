@@ -58,7 +58,6 @@ from analysis.stats.paired import holm_bounds
 __all__ = ["build_content"]
 
 NumbersOf = Callable[[str, pd.DataFrame, str, Sequence[str]], DatasetNumbers]
-AnalysesOf = Callable[[str, pd.DataFrame, str], Sequence[ReportPart]]
 
 
 def _concat(frames: Sequence[pd.DataFrame]) -> pd.DataFrame:
