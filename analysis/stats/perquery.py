@@ -127,7 +127,18 @@ def per_query_table(
         empty = {c: pd.Series(dtype="str") for c in ("dataset", "model", "query_id")}
         empty |= {m: pd.Series(dtype="float64") for m in wanted}
         return pd.DataFrame(empty), warnings
-    table = pd.concat(frames, ignore_index=True)
+    table = _with_query_slices(pd.concat(frames, ignore_index=True), dataset, queries)
+    if groups:
+        from analysis.stats.groups import add_group_rows
+
+        spread = [m.name for m in parse_metrics(list(headline))] if headline else []
+        table = add_group_rows(table, groups, spread=spread)
+    return table, warnings
+
+
+def _with_query_slices(table: pd.DataFrame, dataset: str, queries: pd.DataFrame) -> pd.DataFrame:
+    """The models' rows with the dataset's name, the queries' columns (text, type, metadata)
+    and the derived slices ``query_length`` and ``n_gold_bucket``."""
     table.insert(0, "dataset", dataset)
     # a queries column named like a metric or diagnostic (a user measure "difficulty" beside
     # a "difficulty" slice) leaves the computed column in place
@@ -140,12 +151,7 @@ def per_query_table(
     if "query_type" in table.columns:
         table["query_type"] = table["query_type"].fillna("unknown").astype("str")
     table["n_gold_bucket"] = n_gold_bucket(table["n_gold"]).astype("str")
-    if groups:
-        from analysis.stats.groups import add_group_rows
-
-        spread = [m.name for m in parse_metrics(list(headline))] if headline else []
-        table = add_group_rows(table, groups, spread=spread)
-    return table, warnings
+    return table
 
 
 def _headline_warnings(

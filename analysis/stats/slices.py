@@ -262,7 +262,20 @@ def compare_slices(
         empty = pd.DataFrame({c: pd.Series(dtype=object) for c in _COMPARE_COLUMNS})
         empty.attrs["n_unpaired"] = int(n_unpaired)
         return empty
-    out = pd.DataFrame.from_records(records)
+    out = _with_tests(pd.DataFrame.from_records(records), diffs, options, seed)
+    out = out[list(_COMPARE_COLUMNS)]
+    out.attrs["n_unpaired"] = int(n_unpaired)
+    return out
+
+
+def _with_tests(
+    out: pd.DataFrame, diffs: list[np.ndarray], options: SliceOptions, seed: int
+) -> pd.DataFrame:
+    """The rows with their bootstrap CIs (NaN for the rows ``ci_top`` leaves out), t-test and
+    sign-flip p-values, Holm's adjustment of the chosen test and the Monte-Carlo floor flags."""
+    confidence = options.get("confidence", 0.95)
+    n_resamples = options.get("n_resamples", 10_000)
+    test = options.get("test", "randomization")
     wanted = np.arange(len(diffs))
     ci_top = options.get("ci_top")
     if ci_top is not None:
@@ -279,9 +292,21 @@ def compare_slices(
     out["p_holm"] = holm(out["p_randomization" if test == "randomization" else "p_t"])
     out["p_floor"] = at_floor(p_rand, exact, n_resamples)
     out["p_holm_bound"] = holm_bounds(p_rand, out["p_floor"]) if test == "randomization" else False
-    out = out[list(_COMPARE_COLUMNS)]
-    out.attrs["n_unpaired"] = int(n_unpaired)
     return out
+
+
+def _slices_against(comp: pd.DataFrame, min_size: int) -> pd.DataFrame:
+    """:func:`slice_finder` against a model B: the slices of ``comp`` (one metric) with at least
+    ``min_size`` pairs, Holm over them, the overall delta beside, A's worst trail first."""
+    overall = float(comp.loc[comp["slice"] == ALL_LABEL, "delta"].iloc[0])
+    ranked = comp.loc[(comp["slice"] != ALL_LABEL) & (comp["n"] >= min_size)].copy()
+    ranked["p_holm"] = holm(ranked["p_randomization"])
+    ranked["p_holm_bound"] = holm_bounds(ranked["p_randomization"], ranked["p_floor"])
+    ranked["overall_delta"] = overall
+    ranked = ranked.drop(columns="metric")
+    ranked = ranked.sort_values(["delta", "n"], ascending=[True, False], kind="stable")
+    ranked.attrs["n_unpaired"] = comp.attrs["n_unpaired"]
+    return ranked.reset_index(drop=True)
 
 
 def _paired(
@@ -389,15 +414,7 @@ def slice_finder(
             per_query, [metric], model, model_b, slice_cols,
             confidence=confidence, n_resamples=n_resamples, seed=seed,
         )  # fmt: skip
-        overall = float(comp.loc[comp["slice"] == ALL_LABEL, "delta"].iloc[0])
-        ranked = comp.loc[(comp["slice"] != ALL_LABEL) & (comp["n"] >= min_size)].copy()
-        ranked["p_holm"] = holm(ranked["p_randomization"])
-        ranked["p_holm_bound"] = holm_bounds(ranked["p_randomization"], ranked["p_floor"])
-        ranked["overall_delta"] = overall
-        ranked = ranked.drop(columns="metric")
-        ranked = ranked.sort_values(["delta", "n"], ascending=[True, False], kind="stable")
-        ranked.attrs["n_unpaired"] = comp.attrs["n_unpaired"]
-        return ranked.reset_index(drop=True)
+        return _slices_against(comp, min_size)
 
     rows = _model_rows(per_query, model, [*_QUERY_KEYS, *slice_cols, metric])
     values = _metric_values(rows, metric)
