@@ -258,6 +258,41 @@ def _model_names(runs: Sequence[Path]) -> dict[str, Path]:
     return out
 
 
+def _query_table(qrels_table: pd.DataFrame, files: BundleFiles) -> pd.DataFrame:
+    """The queries of the chosen files (else the qrels' query ids without text), one row per
+    query id, without split or gold columns, with the query groups' and metapaths' slices."""
+    from analysis.io.importers.stark import _groups, _metapaths, _slices
+
+    queries = files.get("queries", ())
+    if queries:
+        query_table = _concat([load_queries(p) for p in queries])
+    else:
+        ids = qrels_table["query_id"].drop_duplicates()
+        query_table = pd.DataFrame({"query_id": ids, "text": ""})
+    drop = [c for c in query_table.columns if c == "split" or c in GOLD_COLUMNS]
+    query_table = query_table.drop(columns=drop).drop_duplicates("query_id").reset_index(drop=True)
+    query_table["query_id"] = query_table["query_id"].astype("str")
+    query_table = _slices(query_table, [_groups(p) for p in files.get("query_groups", ())])
+    return _slices(query_table, [_metapaths(p) for p in files.get("metapaths", ())])
+
+
+def _family(
+    query_table: pd.DataFrame, entity_table: pd.DataFrame | None, read: Sequence[Path]
+) -> str:
+    """``stark`` when a qrels or queries file is a STaRK QA file (the queries then get their
+    ``query_type``: human when every such file is a human-generated one), ``spatial`` when
+    the entities have ``lat, lon``, else ``generic``."""
+    stark_files = [p.name for p in read if p.name.startswith("stark_qa")]
+    if "query_type" not in query_table.columns and stark_files:
+        human = all("human" in n for n in stark_files)
+        query_table["query_type"] = "human" if human else "synthesized"
+    if stark_files:
+        return "stark"
+    if entity_table is not None and {"lat", "lon"} <= set(entity_table.columns):
+        return "spatial"
+    return "generic"
+
+
 def _concat(frames: list[pd.DataFrame]) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
 
@@ -290,41 +325,21 @@ def build_bundle(out: Path, name: str, **files: Unpack[BundleFiles]) -> ImportRe
         InputError: no qrels file, a chosen file that cannot be read in its role, an input
             inside ``out``.
     """
-    from analysis.io.importers.stark import _groups, _metapaths, _slices
-
     check_options("build_bundle", files, BundleFiles)
     qrels, queries = files.get("qrels", ()), files.get("queries", ())
     entities, runs, splits = files.get("entities"), files.get("runs", ()), files.get("splits", ())
-    query_groups, metapaths = files.get("query_groups", ()), files.get("metapaths", ())
+    chosen = [*qrels, *queries, entities, *runs, *splits]
+    chosen += [*files.get("query_groups", ()), *files.get("metapaths", ())]
     if not qrels:
         raise InputError(out, None, "choose at least one qrels file")
     target = paths.resolve(out)
-    chosen = [*qrels, *queries, entities, *runs, *splits, *query_groups, *metapaths]
     for path in chosen:
         if path is not None and paths.resolve(path).is_relative_to(target):
             raise InputError(out, None, "the bundle folder may not hold an input file")
     qrels_table = _concat([load_qrels(p) for p in qrels])
-    if queries:
-        query_table = _concat([load_queries(p) for p in queries])
-    else:
-        ids = qrels_table["query_id"].drop_duplicates()
-        query_table = pd.DataFrame({"query_id": ids, "text": ""})
-    drop = [c for c in query_table.columns if c == "split" or c in GOLD_COLUMNS]
-    query_table = query_table.drop(columns=drop).drop_duplicates("query_id").reset_index(drop=True)
-    query_table["query_id"] = query_table["query_id"].astype("str")
-    query_table = _slices(query_table, [_groups(p) for p in query_groups])
-    query_table = _slices(query_table, [_metapaths(p) for p in metapaths])
+    query_table = _query_table(qrels_table, files)
     entity_table = _load(entities, "entities") if entities is not None else None
-    stark_files = [p.name for p in (*qrels, *queries) if p.name.startswith("stark_qa")]
-    if "query_type" not in query_table.columns and stark_files:
-        human = all("human" in n for n in stark_files)
-        query_table["query_type"] = "human" if human else "synthesized"
-    if stark_files:
-        family = "stark"
-    elif entity_table is not None and {"lat", "lon"} <= set(entity_table.columns):
-        family = "spatial"
-    else:
-        family = "generic"
+    family = _family(query_table, entity_table, [*qrels, *queries])
     split_ids = {
         p.name.removesuffix(".index"): read_split_index(p)["query_id"].tolist() for p in splits
     }
