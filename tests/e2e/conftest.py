@@ -6,7 +6,18 @@ Every wait is for a state (the script's ``notRunning`` state, a heading, a URL, 
 never a sleep sized for an idle machine, and every wait may take up to :data:`WAIT_MS` (240 s;
 ``RETRIEVAL_DASHBOARD_E2E_WAIT_S`` changes it): every browser context, navigation and
 ``expect`` uses it, so the suite passes on a busy machine (the load test runs beside two
-CPU hogs it starts) and only a page that never gets there fails."""
+CPU hogs it starts) and only a page that never gets there fails.
+
+Servers: :func:`server` (the demo bundle, as the README's command serves it) lives for the
+whole session, since most files use it, and keeps the app's background warm-up of every page
+(``RETRIEVAL_DASHBOARD_WARM_UP``), as a user's server has; so do the servers
+``tests/e2e/test_warm_up.py`` starts to test the warm-up itself and those the notebook and
+command-line forms start in ``tests/e2e/test_notebook.py`` (stopping them stops the warm-up
+too). Every other server belongs to one test file (the 60-value bundle, the real-data bundles,
+the audit, paper, 8-model and hostile bundles, the annotation restarts): it is module-scoped
+(:func:`serve_for_module`) or lives within one test, so it stops when its file ends instead of
+running beside the rest of the session, and it runs without the warm-up (:data:`NO_WARM_UP`),
+whose visits of every page of every dataset would only compete with the file's own clicks."""
 
 from __future__ import annotations
 
@@ -36,17 +47,17 @@ def server(chromium_path: str) -> Iterator[str]:
     yield from _serve({})
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def wide_server(chromium_path: str, tmp_path_factory) -> Iterator[str]:
     """Base URL of a server on a bundle with a 60-value slice column (MoR metapaths' shape)."""
     del chromium_path
     from tests.app.conftest import make_wide_bundle
 
     root = make_wide_bundle(tmp_path_factory.mktemp("wide"))
-    yield from _serve({"RETRIEVAL_DASHBOARD_DATA_ROOTS": str(root)})
+    yield from serve_for_module({"RETRIEVAL_DASHBOARD_DATA_ROOTS": str(root)})
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def real_roots(real_dir: Path, tmp_path_factory) -> Path:
     """A data root with bundles written by the importers from the shared real files: ``geo``
     (``import geoglue --baselines``: 1,000 GeoGLUE queries over 5,000 Hangzhou POIs with names
@@ -66,11 +77,11 @@ def real_roots(real_dir: Path, tmp_path_factory) -> Path:
     return roots
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def real_server(chromium_path: str, real_roots: Path) -> Iterator[str]:
     """Base URL of a server on :func:`real_roots`."""
     del chromium_path
-    yield from _serve({"RETRIEVAL_DASHBOARD_DATA_ROOTS": str(real_roots)})
+    yield from serve_for_module({"RETRIEVAL_DASHBOARD_DATA_ROOTS": str(real_roots)})
 
 
 def _stark_folder(real: Path, folder: Path) -> Path:
@@ -118,7 +129,19 @@ def synthetic_stark_run(real: Path, out: Path, depth: int = 100, seed: int = 0) 
     out.write_text("\n".join(lines) + "\n")
 
 
+#: the environment that turns the server's warm-up off (see the module docstring)
+NO_WARM_UP = {"RETRIEVAL_DASHBOARD_WARM_UP": "0"}
+
+
+def serve_for_module(extra: dict[str, str]) -> Iterator[str]:
+    """The base URL of a server (as :func:`_serve`) for one test file's module-scoped fixture:
+    without the warm-up."""
+    yield from _serve({**NO_WARM_UP, **extra})
+
+
 def _serve(extra: dict[str, str]) -> Iterator[str]:
+    """The base URL of a server on app.py with ``extra`` added to the environment, for as long
+    as the generator is open."""
     from ui.launch import free_port, serving
 
     try:

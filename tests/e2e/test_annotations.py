@@ -9,6 +9,7 @@ import pytest
 
 from analysis.io.annotations import AnnotationStore, database_path, default_author
 from tests.e2e.conftest import (
+    NO_WARM_UP,
     ROOT,
     SERVER_START_S,
     WAIT_MS,
@@ -25,8 +26,8 @@ QUERY = "/Queries?datasets=stark-mag&a=bm25&q=5&qd=stark-mag"
 
 
 def _serving(notes: Path):
-    """The app on a free port with its notes database in ``notes``."""
-    env = {"RETRIEVAL_DASHBOARD_NOTES_DIR": str(notes)}
+    """The app on a free port with its notes database in ``notes`` (no warm-up)."""
+    env = {**NO_WARM_UP, "RETRIEVAL_DASHBOARD_NOTES_DIR": str(notes)}
     return serving(ROOT / "app.py", free_port(), env=env, timeout=SERVER_START_S)
 
 

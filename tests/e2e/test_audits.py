@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from analysis.io.importers import import_stark
-from tests.e2e.conftest import _serve, assert_no_exception, screenshot, wait_ready
+from tests.e2e.conftest import assert_no_exception, screenshot, serve_for_module, wait_ready
 from tests.importers.test_import_stark import audit_collection
 
 pytestmark = pytest.mark.e2e
@@ -21,7 +21,7 @@ pytestmark = pytest.mark.e2e
 CHECKS = "[data-testid=stDataFrame]"  # Home's only dataframe: the data checks
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def audit_roots(tmp_path_factory) -> Path:
     """A data root with the hand-made collection (``collection/``) and the bundle ``audits``
     imported from its ``toy`` knowledge base."""
@@ -31,10 +31,10 @@ def audit_roots(tmp_path_factory) -> Path:
     return roots
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def audit_server(chromium_path: str, audit_roots: Path) -> Iterator[str]:
     del chromium_path
-    yield from _serve({"RETRIEVAL_DASHBOARD_DATA_ROOTS": str(audit_roots)})
+    yield from serve_for_module({"RETRIEVAL_DASHBOARD_DATA_ROOTS": str(audit_roots)})
 
 
 def _checks(page, url: str, name: str) -> str:
@@ -89,7 +89,7 @@ def test_open_data_imports_avatars_flickr_layout_and_shows_its_notes(audit_serve
     screenshot(page, "audits-open-data-flickr-import")
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def real_audit_roots(real_dir: Path, tmp_path_factory) -> Path:
     """A writable data root ``local`` holding the bundle ``prime`` imported from the real Prime
     folder."""
@@ -99,14 +99,14 @@ def real_audit_roots(real_dir: Path, tmp_path_factory) -> Path:
     return roots
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def real_audit_server(chromium_path: str, real_audit_roots: Path, real_dir: Path) -> Iterator[str]:
     """Two data roots: ``local`` (first, so bundles are written there) and the real folder
     (only read); with two roots, ids start with the root's name (``local/prime``,
     ``real/stark/prime``)."""
     del chromium_path
     roots = os.pathsep.join([str(real_audit_roots), str(real_dir)])
-    yield from _serve({"RETRIEVAL_DASHBOARD_DATA_ROOTS": roots})
+    yield from serve_for_module({"RETRIEVAL_DASHBOARD_DATA_ROOTS": roots})
 
 
 @pytest.mark.real

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.conftest import _serve, assert_no_exception, screenshot, wait_ready
+from tests.e2e.conftest import assert_no_exception, screenshot, serve_for_module, wait_ready
 
 pytestmark = pytest.mark.e2e
 
@@ -57,7 +57,7 @@ def eight_server(chromium_path: str, tmp_path_factory) -> Iterator[str]:
     """A server on the 8-model bundle."""
     del chromium_path
     root = make_eight_bundle(tmp_path_factory.mktemp("eight"))
-    yield from _serve({"RETRIEVAL_DASHBOARD_DATA_ROOTS": str(root)})
+    yield from serve_for_module({"RETRIEVAL_DASHBOARD_DATA_ROOTS": str(root)})
 
 
 def _click_first_cell(page) -> None:

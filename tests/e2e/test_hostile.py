@@ -26,7 +26,7 @@ import pytest
 
 from analysis.io.annotations import AnnotationStore, database_path, read_export_csv
 from tests import hostile
-from tests.e2e.conftest import ROOT, assert_no_exception, screenshot, wait_ready
+from tests.e2e.conftest import NO_WARM_UP, ROOT, assert_no_exception, screenshot, wait_ready
 from ui import urlstate
 from ui.annotations import _key
 from ui.launch import free_port, serving
@@ -73,6 +73,7 @@ def attacked(chromium_path: str, tmp_path_factory) -> Iterator[tuple[str, Path, 
     hostile.annotate(hostile.make_hostile_bundle(roots / "h"), notes)
     hostile.make_open_data_tree(roots, base / "outside")
     env = {
+        **NO_WARM_UP,
         "RETRIEVAL_DASHBOARD_DATA_ROOTS": str(roots),
         "RETRIEVAL_DASHBOARD_NOTES_DIR": str(notes),
         "RETRIEVAL_DASHBOARD_CACHE_DIR": str(base / "cache"),

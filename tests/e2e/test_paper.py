@@ -22,7 +22,7 @@ from playwright.sync_api import expect
 
 from analysis.present.palette import model_colours
 from analysis.present.paper import has_cjk
-from tests.e2e.conftest import ROOT, _serve, assert_no_exception, screenshot, wait_ready
+from tests.e2e.conftest import ROOT, assert_no_exception, screenshot, serve_for_module, wait_ready
 from tests.figure_check import clipped, rotated, text_boxes
 
 pytestmark = [pytest.mark.e2e, pytest.mark.real]
@@ -73,7 +73,7 @@ def paper_roots(real_dir: Path, tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def paper_server(chromium_path: str, paper_roots: Path) -> Iterator[str]:
     del chromium_path
-    yield from _serve({"RETRIEVAL_DASHBOARD_DATA_ROOTS": str(paper_roots)})
+    yield from serve_for_module({"RETRIEVAL_DASHBOARD_DATA_ROOTS": str(paper_roots)})
 
 
 def _open(page, url: str) -> None:
