@@ -5,8 +5,8 @@ chromium (no browser download). Marked ``e2e``; they skip when chromium is absen
 Every wait is for a state (the script's ``notRunning`` state, a heading, a URL, a drawn canvas),
 never a sleep sized for an idle machine, and every wait may take up to :data:`WAIT_MS` (240 s;
 ``RETRIEVAL_DASHBOARD_E2E_WAIT_S`` changes it): every browser context, navigation and
-``expect`` uses it, so the suite passes on a busy machine (the load test runs beside two
-CPU hogs it starts) and only a page that never gets there fails.
+``expect`` uses it, so the suite passes on a busy machine (the load test runs five sessions
+beside a CPU hog it starts) and only a page that never gets there fails.
 
 Servers: :func:`server` (the demo bundle, as the README's command serves it) lives for the
 whole session, since most files use it, and keeps the app's background warm-up of every page
