@@ -194,6 +194,19 @@ def wait_ready(page, timeout: float = WAIT_MS) -> None:
     page.wait_for_selector(READY, timeout=timeout)
 
 
+def wait_charts_drawn(page, timeout: float = WAIT_MS) -> None:
+    """Wait until every element of the page has been drawn: no element is still the skeleton
+    Streamlit shows while it loads the element's code (plotly's, the data grid's ...), and every
+    plotly chart has drawn its SVG (which plotly does after the script run)."""
+    page.wait_for_function(
+        "() => !document.querySelector('[data-testid=stApp] [data-testid=stSkeleton]') && "
+        "[...document.querySelectorAll('[data-testid=stPlotlyChart]')]"
+        ".every(el => el.querySelector('.main-svg'))",
+        timeout=timeout,
+        polling=100,
+    )
+
+
 def wait_drawn(canvas, timeout: float = WAIT_MS) -> float | None:
     """Wait until a deck.gl (WebGL) canvas has drawn something; returns the share of pixels
     drawn (``None`` when the canvas has no WebGL context to read)."""

@@ -26,7 +26,14 @@ import pytest
 
 from analysis.io.annotations import AnnotationStore, database_path, read_export_csv
 from tests import hostile
-from tests.e2e.conftest import NO_WARM_UP, ROOT, assert_no_exception, screenshot, wait_ready
+from tests.e2e.conftest import (
+    NO_WARM_UP,
+    ROOT,
+    assert_no_exception,
+    screenshot,
+    wait_charts_drawn,
+    wait_ready,
+)
 from ui import urlstate
 from ui.annotations import _key
 from ui.launch import free_port, serving
@@ -114,7 +121,7 @@ def test_hostile_names_are_drawn_as_text(browser, attacked, name, path, params) 
     context = browser.new_context(viewport={"width": 1400, "height": 1400})
     page = context.new_page()
     _goto(page, url + path + "?" + urlencode({"split": hostile.SPLIT_DEV, **params}))
-    page.wait_for_timeout(1500)  # plotly draws its SVG after the script run
+    wait_charts_drawn(page, timeout=LONG)
     assert page.evaluate(MARKUP_JS) == []
     text = _text(page)
     assert hostile.RED in text or name == "map"  # names are shown, literally (maps: canvas)
