@@ -49,8 +49,8 @@ def _checks(page, url: str, name: str) -> str:
     table = page.locator(CHECKS).last
     table.wait_for(timeout=60_000)
     table.scroll_into_view_if_needed()
-    screenshot(page, name)
-    table.screenshot(path=str(screenshot(page, name).with_name(f"{name}-table.png")))
+    shot = screenshot(page, name)
+    table.screenshot(path=str(shot.with_name(f"{name}-table.png")))
     return " | ".join(table.locator("td").all_text_contents())
 
 
