@@ -172,13 +172,46 @@ def test_report_page_download(server, page, tmp_path):
     expect(page).to_have_url(re.compile(r"[?&]slide=1"))
 
 
-@pytest.mark.parametrize(("width", "height"), SIZES)
-def test_deck_in_the_app_fits_and_keys_move(server, browser, width, height):
+#: every plotly chart of the page has drawn its SVG at the height its element has now (after a
+#: resize, plotly redraws at the new height)
+CHARTS_AT_SIZE_JS = """() => [...document.querySelectorAll('[data-testid=stPlotlyChart]')]
+  .every(el => { const svg = el.querySelector('.main-svg');
+                 return svg && Math.abs(svg.getBoundingClientRect().height
+                                        - el.getBoundingClientRect().height) <= 2; })"""
+
+
+def _check_slide_at(page, i: int, width: int, height: int, charts: list[float]) -> None:
+    """Slide ``i`` in a ``width`` x ``height`` window: it fits, its charts are whole (their
+    heights added to ``charts``); a screenshot."""
+    page.set_viewport_size({"width": width, "height": height})
+    page.wait_for_selector(READY)
+    page.wait_for_function(CHARTS_AT_SIZE_JS)
+    _assert_fits(page, f"app slide {i} at {width}x{height}")
+    cropped = page.evaluate(
+        """() => [...document.querySelectorAll('[data-testid=stPlotlyChart]')].map(el => {
+             const svg = el.querySelector('.main-svg');
+             return svg ? svg.getBoundingClientRect().height - el.getBoundingClientRect().height
+                        : 0; })"""
+    )
+    assert all(c <= 2 for c in cropped), (i, width, cropped)  # the whole chart is shown
+    charts += page.evaluate(
+        """() => [...document.querySelectorAll('[data-testid=stPlotlyChart] .main-svg')]
+             .map(svg => svg.getBoundingClientRect().height)"""
+    )
+    page.screenshot(path=str(SHOTS / f"deck-app-{width}x{height}-{i:02d}.png"))
+
+
+def test_deck_in_the_app_fits_at_both_sizes_and_keys_move(server, browser):
+    """Each slide is checked at both window sizes (the layout is CSS of the window's size, so a
+    resize shows what a window of that size opens on, without another rerun per slide)."""
+    width, height = SIZES[0]
     context = browser.new_context(viewport={"width": width, "height": height})
     page = context.new_page()
     page.goto(f"{server}/Report?present=1&slide=1")
     wait_ready(page)
     assert_no_exception(page)
+    page.locator(".st-key-deck_nav").wait_for()  # the slide (its content may be a job)
+    page.locator(".st-key-deck_slide h2").first.wait_for()
     for testid in ("stSidebar", "stHeader", "stToolbar", "stDecoration"):
         expect(page.locator(f"[data-testid={testid}]")).to_be_hidden()
     font = page.evaluate("() => getComputedStyle(document.querySelector('h2')).fontFamily")
@@ -186,28 +219,12 @@ def test_deck_in_the_app_fits_and_keys_move(server, browser, width, height):
     total = int(re.search(r"of (\d+)", page.locator(".st-key-deck_nav").inner_text()).group(1))
     assert 6 <= total <= 12
     keys = ["ArrowRight", "PageDown", "Space"]
-    charts: list[float] = []
+    charts: dict[tuple[int, int], list[float]] = {size: [] for size in SIZES}
     for i in range(1, total + 1):
         expect(page.locator(".st-key-deck_nav")).to_contain_text(f"Slide {i} of {total}")
         assert re.search(rf"[?&]slide={i}(&|$)", page.url)
-        page.wait_for_selector(READY)
-        page.wait_for_function(  # every chart of the slide has drawn its SVG
-            "() => [...document.querySelectorAll('[data-testid=stPlotlyChart]')]"
-            ".every(el => el.querySelector('.main-svg'))"
-        )
-        _assert_fits(page, f"app slide {i} at {width}x{height}")
-        cropped = page.evaluate(
-            """() => [...document.querySelectorAll('[data-testid=stPlotlyChart]')].map(el => {
-                 const svg = el.querySelector('.main-svg');
-                 return svg ? svg.getBoundingClientRect().height - el.getBoundingClientRect().height
-                            : 0; })"""
-        )
-        assert all(c <= 2 for c in cropped), (i, cropped)  # the whole chart is shown
-        charts += page.evaluate(
-            """() => [...document.querySelectorAll('[data-testid=stPlotlyChart] .main-svg')]
-                 .map(svg => svg.getBoundingClientRect().height)"""
-        )
-        page.screenshot(path=str(SHOTS / f"deck-app-{width}x{height}-{i:02d}.png"))
+        for size in SIZES:
+            _check_slide_at(page, i, *size, charts[size])
         if i < total:
             page.keyboard.press(keys[i % 3])
             page.wait_for_function(
@@ -216,18 +233,20 @@ def test_deck_in_the_app_fits_and_keys_move(server, browser, width, height):
             wait_ready(page)
             assert_no_exception(page)
     # charts use the height the window leaves (not a fixed 440 px): 60-85 % of the window
-    assert charts, "the deck has chart slides"
-    _record(f"app chart heights at {width}x{height}", {"min": min(charts), "max": max(charts)})
-    assert min(charts) >= 0.55 * height, charts
-    assert max(charts) <= 0.85 * height, charts
+    for (width, height), found in charts.items():
+        assert found, "the deck has chart slides"
+        _record(f"app chart heights at {width}x{height}", {"min": min(found), "max": max(found)})
+        assert min(found) >= 0.55 * height, (width, found)
+        assert max(found) <= 0.85 * height, (width, found)
     page.keyboard.press("PageUp")
     page.wait_for_function(f"() => /[?&]slide={total - 1}(&|$)/.test(location.search)")
     wait_ready(page)
     page.keyboard.press("ArrowLeft")
     page.wait_for_function(f"() => /[?&]slide={total - 2}(&|$)/.test(location.search)")
     wait_ready(page)
-    # the link reopens the same slide in presentation mode
+    # the link reopens the same slide in presentation mode, in a window of the other size
     other = context.new_page()
+    other.set_viewport_size({"width": SIZES[0][0], "height": SIZES[0][1]})
     other.goto(page.url)
     wait_ready(other)
     expect(other.locator("[data-testid=stSidebar]")).to_be_hidden()
