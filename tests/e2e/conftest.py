@@ -194,6 +194,22 @@ def wait_ready(page, timeout: float = WAIT_MS) -> None:
     page.wait_for_selector(READY, timeout=timeout)
 
 
+#: a page's part whose job still runs (its progress bar, in a container ``pending_<name>``)
+PENDING = "[data-testid=stApp] [class*='st-key-pending_']"
+
+
+def wait_jobs_done(page, timeout: float = WAIT_MS) -> None:
+    """Wait until the page shows no job's progress bar and the script has finished the rerun
+    that a finished job starts (the run may be ready while a part still waits for its job)."""
+    wait_ready(page, timeout=timeout)
+    page.wait_for_function(
+        f"() => !document.querySelector({PENDING!r}) && !!document.querySelector({READY!r})",
+        timeout=timeout,
+        polling=100,
+    )
+    wait_ready(page, timeout=timeout)
+
+
 def wait_charts_drawn(page, timeout: float = WAIT_MS) -> None:
     """Wait until every element of the page has been drawn: no element is still the skeleton
     Streamlit shows while it loads the element's code (plotly's, the data grid's ...), and every

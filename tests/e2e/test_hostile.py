@@ -32,6 +32,7 @@ from tests.e2e.conftest import (
     assert_no_exception,
     screenshot,
     wait_charts_drawn,
+    wait_jobs_done,
     wait_ready,
 )
 from ui import urlstate
@@ -121,6 +122,7 @@ def test_hostile_names_are_drawn_as_text(browser, attacked, name, path, params) 
     context = browser.new_context(viewport={"width": 1400, "height": 1400})
     page = context.new_page()
     _goto(page, url + path + "?" + urlencode({"split": hostile.SPLIT_DEV, **params}))
+    wait_jobs_done(page, timeout=LONG)  # the page's every part, not a job's progress bar
     wait_charts_drawn(page, timeout=LONG)
     assert page.evaluate(MARKUP_JS) == []
     text = _text(page)

@@ -12,7 +12,15 @@ import pytest
 from playwright.sync_api import expect
 
 from analysis.present.report import write_report
-from tests.e2e.conftest import READY, SHOTS, WAIT_MS, assert_no_exception, screenshot, wait_ready
+from tests.e2e.conftest import (
+    READY,
+    SHOTS,
+    WAIT_MS,
+    assert_no_exception,
+    screenshot,
+    wait_jobs_done,
+    wait_ready,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -208,10 +216,8 @@ def test_deck_in_the_app_fits_at_both_sizes_and_keys_move(server, browser):
     context = browser.new_context(viewport={"width": width, "height": height})
     page = context.new_page()
     page.goto(f"{server}/Report?present=1&slide=1")
-    wait_ready(page)
+    wait_jobs_done(page)  # the deck's content is a job
     assert_no_exception(page)
-    page.locator(".st-key-deck_nav").wait_for()  # the slide (its content may be a job)
-    page.locator(".st-key-deck_slide h2").first.wait_for()
     for testid in ("stSidebar", "stHeader", "stToolbar", "stDecoration"):
         expect(page.locator(f"[data-testid={testid}]")).to_be_hidden()
     font = page.evaluate("() => getComputedStyle(document.querySelector('h2')).fontFamily")
