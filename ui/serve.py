@@ -54,10 +54,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     for name in PRELOAD:
         importlib.import_module(name)
+    from streamlit.web import cli  # before the warm-up thread imports streamlit too
+
     if warm_up_wanted(args):
         threading.Thread(target=_warm_up, name="warm-up", daemon=True).start()
-    from streamlit.web import cli
-
     sys.argv = ["streamlit", *args]
     cli.main(prog_name="streamlit")
 
