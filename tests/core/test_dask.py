@@ -18,8 +18,8 @@ from analysis.core.engines import Options
 from analysis.core.engines import dask as dask_engine
 from analysis.core.errors import InputError
 from analysis.core.metrics import evaluate_arrays, qrels_arrays, run_arrays
-from tests.helpers import ALL_METRICS
 from tests.core.test_duckdb import _cli, _codes, _collection, _csv_bytes, _parquet
+from tests.helpers import ALL_METRICS
 
 
 def evaluate_dask(run: Path, qrels: tuple, metrics: list[str], **options: object) -> tuple:

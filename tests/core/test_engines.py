@@ -22,8 +22,8 @@ from analysis.core import engines
 from analysis.core.engines import Options, auto, passes
 from analysis.core.metrics import evaluate_arrays, qrels_arrays, run_arrays
 from analysis.core.progress import Progress
-from tests.helpers import ALL_METRICS, assert_matches_pytrec, random_collection
 from tests.core.test_duckdb import UNICODE, _codes, _csv_bytes, _frame
+from tests.helpers import ALL_METRICS, assert_matches_pytrec, random_collection
 
 ENCODINGS = ("string", "large_string", "dictionary", "binary", "integer")
 LAYOUTS = ("one file", "row groups, query-major", "row groups, random order", "parts")
