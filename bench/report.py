@@ -114,36 +114,34 @@ def _once(bundle: Path, workdir: Path, root: Path) -> dict[str, float]:
     out["load"] = time.perf_counter() - start
     names = list(loaded)
     a, b = report.default_models(table, names)
-    common = {
-        "headline": {n: list(loaded[n].spec.metrics) for n in names},
-        "model_a": a,
-        "model_b": b,
-        "warnings": warnings,
-        "bundle": manifest.name,
-    }
+    headline = {n: list(loaded[n].spec.metrics) for n in names}
+
+    def build(numbers=None):
+        if not hasattr(report, "ReportSources"):  # a revision before the options records
+            return report.build_content(
+                table, headline=headline, model_a=a, model_b=b, warnings=warnings,
+                bundle=manifest.name, numbers=numbers,
+            )  # fmt: skip
+        return report.build_content(
+            table, headline=headline, model_a=a, model_b=b,
+            sources=report.ReportSources(warnings=warnings, numbers=numbers),
+            settings=report.ReportSettings(bundle=manifest.name),
+        )  # fmt: skip
+
     start = time.perf_counter()
-    content = report.build_content(
-        table,
-        **common,
-    )
+    content = build()
     out["content"] = time.perf_counter() - start
     per = content.per_dataset
     start = time.perf_counter()
-    report.build_content(
-        table,
-        **common,
-        numbers=lambda name, rows, metric, shown: per[name],
-    )
+    build(lambda name, rows, metric, shown: per[name])
     out["cached"] = time.perf_counter() - start
     bases = {
         n: report.ModelNumbers(p.board, p.best_vs_rest, p.slice_summary, p.causes)
         for n, p in per.items()
     }
     start = time.perf_counter()
-    report.build_content(
-        table,
-        **common,
-        numbers=lambda name, rows, metric, shown: report.dataset_numbers(
+    build(
+        lambda name, rows, metric, shown: report.dataset_numbers(
             rows,
             metric=metric,
             shown=shown,

@@ -25,52 +25,97 @@ V: Final = vocabulary("mag")
 ask: Final = Phrasebook(V.queries).ask
 
 
+FIELDS: Final = list(V.fields)
+TOPICS: Final = [(f, t) for f in FIELDS for t in V.fields[f]]
+N_AUTHORS: Final = 1100
+N_PAPERS: Final = 2800
+
+
 def mag(rng: Rng) -> Dataset:
     """STaRK-MAG-like: 2,800 papers by 1,100 authors of 26 institutions, 8 fields with 40
     topics, citations mostly to older papers of the same topic; queries by institution, author,
     citation, co-authorship, topic and method."""
-    fields = list(V.fields)
-    topics = [(f, t) for f in fields for t in V.fields[f]]
-    n_topics = len(topics)
+    lib = _Library(rng)
+    kb = lib.knowledge_base()
+    ids_other = digit_ids(rng, len(kb) - N_PAPERS, 0, 1_200_000)  # authors, institutions, fields
+    ids = digit_ids(rng, N_PAPERS, 1_200_000, 1_870_000) + ids_other
+    return stark_dataset(rng, StarkDomain.from_table(V.domain), kb, ids, lib.templates())
+
+
+def _people(rng: Rng) -> tuple[list[str], list[str], np.ndarray]:
+    """26 institutions, 1,100 distinct author names and each author's institution."""
     insts = [pick(rng, V.institution_forms).format(p=p) for p in sample(rng, V.places, 26)]
-    n_auth = 1100
     names: dict[str, None] = {}
-    while len(names) < n_auth:
+    while len(names) < N_AUTHORS:
         f, l_ = pick(rng, V.first_names), pick(rng, V.last_names)
         style = int(rng.integers(3))
         nm = f"{f} {l_}" if style else f"{f} {chr(65 + int(rng.integers(26)))}. {l_}"
         names[nm] = None
-    authors = list(names)
-    auth_inst = rng.choice(len(insts), n_auth, p=zipf(len(insts), 0.6))
-    inst_auth = [np.flatnonzero(auth_inst == i) for i in range(len(insts))]
+    auth_inst = rng.choice(len(insts), N_AUTHORS, p=zipf(len(insts), 0.6))
+    return insts, list(names), auth_inst
 
-    n_pap = 2800
+
+def _topics(rng: Rng) -> tuple[np.ndarray, np.ndarray]:
+    """Per paper its topic and a second topic (mostly of the same field, never the first)."""
+    n_topics = len(TOPICS)
     topic_w = zipf(n_topics, 0.5)[rng.permutation(n_topics)]
-    p_topic = rng.choice(n_topics, n_pap, p=topic_w)
+    p_topic = rng.choice(n_topics, N_PAPERS, p=topic_w)
     p_topic2 = np.array(
         [
-            pick(rng, [j for j in range(n_topics) if topics[j][0] == topics[t][0] and j != t])
+            pick(rng, [j for j in range(n_topics) if TOPICS[j][0] == TOPICS[t][0] and j != t])
             if rng.random() < 0.6
             else int(rng.integers(n_topics))
             for t in p_topic
         ]
     )
     p_topic2[p_topic2 == p_topic] = (p_topic2[p_topic2 == p_topic] + 1) % n_topics
-    p_year = rng.integers(2005, 2021, n_pap)
-    p_method = rng.integers(len(V.methods), size=n_pap)
+    return p_topic, p_topic2
+
+
+def _teams(rng: Rng, inst_auth: list[np.ndarray]) -> list[list[int]]:
+    """Per paper its authors: 1-4 of one institution, sometimes one more from anywhere."""
     p_auth: list[list[int]] = []
-    for _ in range(n_pap):
-        i = int(rng.choice(len(insts), p=zipf(len(insts), 0.6)))
+    n_insts = len(inst_auth)
+    for _ in range(N_PAPERS):
+        i = int(rng.choice(n_insts, p=zipf(n_insts, 0.6)))
         pool = inst_auth[i]
         k = min(int(rng.integers(1, 5)), len(pool))
         team = [int(a) for a in rng.choice(pool, k, replace=False, p=zipf(len(pool), 0.9))]
         if rng.random() < 0.3:
-            team.append(int(rng.integers(n_auth)))
+            team.append(int(rng.integers(N_AUTHORS)))
         p_auth.append(list(dict.fromkeys(team)))
-    titles, texts = [], []
-    for i in range(n_pap):
-        t, t2 = topics[p_topic[i]][1], topics[p_topic2[i]][1]
-        m, asp, ctx = V.methods[p_method[i]], pick(rng, V.aspects), pick(rng, V.contexts)
+    return p_auth
+
+
+class _Library:
+    """The papers of one demo dataset (drawn in ``__init__``), their knowledge base and the
+    query templates over them."""
+
+    def __init__(self, rng: Rng) -> None:
+        self.rng = rng
+        self.insts, self.authors, self.auth_inst = _people(rng)
+        inst_auth = [np.flatnonzero(self.auth_inst == i) for i in range(len(self.insts))]
+        self.p_topic, self.p_topic2 = _topics(rng)
+        self.p_year = rng.integers(2005, 2021, N_PAPERS)
+        self.p_method = rng.integers(len(V.methods), size=N_PAPERS)
+        self.p_auth = _teams(rng, inst_auth)
+        self.titles: list[str] = []
+        self.texts = [self._text(i) for i in range(N_PAPERS)]
+        self.cites = self._cites()
+        self.auth_papers: list[list[int]] = [[] for _ in range(N_AUTHORS)]
+        for i, team in enumerate(self.p_auth):
+            for a in team:
+                self.auth_papers[a].append(i)
+        self.paper_has_inst = np.zeros((N_PAPERS, len(self.insts)), bool)
+        for i, team in enumerate(self.p_auth):
+            self.paper_has_inst[i, self.auth_inst[team]] = True
+
+    def _text(self, i: int) -> str:
+        """Paper ``i``'s document (title, abstract, authors, fields, year, venue); records its
+        title."""
+        rng = self.rng
+        t, t2 = TOPICS[self.p_topic[i]][1], TOPICS[self.p_topic2[i]][1]
+        m, asp, ctx = V.methods[self.p_method[i]], pick(rng, V.aspects), pick(rng, V.contexts)
         title = pick(
             rng,
             [
@@ -80,158 +125,160 @@ def mag(rng: Rng) -> Dataset:
                 f"{asp.capitalize()} of {t} in {ctx}",
             ],
         )
-        titles.append(title)
+        self.titles.append(title)
         abstract = (
             f"We study the {asp} of {t} using {m}. Our results show {pick(rng, V.findings)} "
             f"for {t2} in {ctx}."
         )
-        texts.append(
+        return (
             f"- paper: {title}\n- abstract: {abstract}\n- authors: "
-            f"{', '.join(authors[a] for a in p_auth[i])}\n- fields of study: "
-            f"{topics[p_topic[i]][0]}; {t.capitalize()}; {t2.capitalize()}\n"
-            f"- year: {p_year[i]}\n- venue: {pick(rng, V.venues)}"
+            f"{', '.join(self.authors[a] for a in self.p_auth[i])}\n- fields of study: "
+            f"{TOPICS[self.p_topic[i]][0]}; {t.capitalize()}; {t2.capitalize()}\n"
+            f"- year: {self.p_year[i]}\n- venue: {pick(rng, V.venues)}"
         )
-    cites: list[list[int]] = [[] for _ in range(n_pap)]
-    by_topic = [np.flatnonzero(p_topic == j) for j in range(n_topics)]
-    for i in range(n_pap):
-        older_same = [int(j) for j in by_topic[p_topic[i]] if p_year[j] < p_year[i]]
-        for _ in range(int(rng.integers(0, 9))):
-            j = (
-                pick(rng, older_same)
-                if older_same and rng.random() < 0.7
-                else int(rng.integers(n_pap))
-            )
-            if j != i and j not in cites[i]:
-                cites[i].append(j)
-    auth_papers = [[] for _ in range(n_auth)]
-    for i, team in enumerate(p_auth):
-        for a in team:
-            auth_papers[a].append(i)
-    paper_has_inst = np.zeros((n_pap, len(insts)), bool)
-    for i, team in enumerate(p_auth):
-        paper_has_inst[i, auth_inst[team]] = True
 
-    field_names = fields + [t[1].capitalize() for t in topics]
-    kb = KnowledgeBase()
-    kb.add(
-        "paper",
-        titles,
-        texts,
-        year=[int(y) for y in p_year],
-        field=[topics[t][0] for t in p_topic],
-    )
-    auth_ix = kb.add(
-        "author",
-        authors,
-        [f"- author: {a}\n- papers: {len(auth_papers[i])}" for i, a in enumerate(authors)],
-    )
-    inst_ix = kb.add("institution", insts, [f"- institution: {x}" for x in insts])
-    field_ix = kb.add(
-        "field_of_study", field_names, [f"- field of study: {f}" for f in field_names]
-    )
-    for i in range(n_pap):
-        for a in p_auth[i]:
-            kb.link(i, "written_by", auth_ix[a])
-        kb.link(i, "has_field", field_ix[fields.index(topics[p_topic[i]][0])])
-        for t in (p_topic[i], p_topic2[i]):
-            kb.link(i, "has_field", field_ix[len(fields) + t])
-        for j in cites[i]:
-            kb.link(i, "cites", j)
-    for a in range(n_auth):
-        kb.link(auth_ix[a], "affiliated_with", inst_ix[auth_inst[a]])
-    ids_other = digit_ids(rng, len(kb) - n_pap, 0, 1_200_000)  # authors, institutions, fields
-    ids = digit_ids(rng, n_pap, 1_200_000, 1_870_000) + ids_other
+    def _cites(self) -> list[list[int]]:
+        """Per paper up to 8 cited papers, mostly older ones of the same topic."""
+        rng, p_topic, p_year = self.rng, self.p_topic, self.p_year
+        cites: list[list[int]] = [[] for _ in range(N_PAPERS)]
+        by_topic = [np.flatnonzero(p_topic == j) for j in range(len(TOPICS))]
+        for i in range(N_PAPERS):
+            older_same = [int(j) for j in by_topic[p_topic[i]] if p_year[j] < p_year[i]]
+            for _ in range(int(rng.integers(0, 9))):
+                j = (
+                    pick(rng, older_same)
+                    if older_same and rng.random() < 0.7
+                    else int(rng.integers(N_PAPERS))
+                )
+                if j != i and j not in cites[i]:
+                    cites[i].append(j)
+        return cites
 
-    def paper(rng: Rng) -> int:
-        return int(rng.integers(n_pap))
+    def knowledge_base(self) -> KnowledgeBase:
+        """Papers, authors, institutions and fields of study with their edges."""
+        field_names = FIELDS + [t[1].capitalize() for t in TOPICS]
+        kb = KnowledgeBase()
+        kb.add(
+            "paper",
+            self.titles,
+            self.texts,
+            year=[int(y) for y in self.p_year],
+            field=[TOPICS[t][0] for t in self.p_topic],
+        )
+        auth_ix = kb.add(
+            "author",
+            self.authors,
+            [
+                f"- author: {a}\n- papers: {len(self.auth_papers[i])}"
+                for i, a in enumerate(self.authors)
+            ],
+        )
+        inst_ix = kb.add("institution", self.insts, [f"- institution: {x}" for x in self.insts])
+        field_ix = kb.add(
+            "field_of_study", field_names, [f"- field of study: {f}" for f in field_names]
+        )
+        for i in range(N_PAPERS):
+            for a in self.p_auth[i]:
+                kb.link(i, "written_by", auth_ix[a])
+            kb.link(i, "has_field", field_ix[FIELDS.index(TOPICS[self.p_topic[i]][0])])
+            for t in (self.p_topic[i], self.p_topic2[i]):
+                kb.link(i, "has_field", field_ix[len(FIELDS) + t])
+            for j in self.cites[i]:
+                kb.link(i, "cites", j)
+        for a in range(N_AUTHORS):
+            kb.link(auth_ix[a], "affiliated_with", inst_ix[self.auth_inst[a]])
+        return kb
 
-    templates = Templates()
+    def templates(self) -> Templates:
+        """The synthesized and human templates, with their weights, in drawing order."""
+        return Templates.of(
+            synthesized=(
+                (0.2, self.q_inst), (0.16, self.q_author), (0.16, self.q_cites),
+                (0.16, self.q_coauthor), (0.16, self.q_topic), (0.16, self.q_field_year),
+            ),
+            human=(
+                (0.25, self.h_author_year), (0.35, self.h_interest), (0.2, self.h_cited_inst),
+                (0.2, self.h_shares),
+            ),
+        )  # fmt: skip
 
-    @templates.synthesized(0.2)
-    def q_inst(rng: Rng) -> Query:
-        a = paper(rng)
-        inst = int(auth_inst[pick(rng, p_auth[a])])
-        t = p_topic[a]
-        mask = paper_has_inst[:, inst] & ((p_topic == t) | (p_topic2 == t))
-        f, tn = topics[t]
+    def paper(self, rng: Rng) -> int:
+        return int(rng.integers(N_PAPERS))
+
+    def q_inst(self, rng: Rng) -> Query:
+        a = self.paper(rng)
+        inst = int(self.auth_inst[pick(rng, self.p_auth[a])])
+        t = self.p_topic[a]
+        mask = self.paper_has_inst[:, inst] & ((self.p_topic == t) | (self.p_topic2 == t))
+        f, tn = TOPICS[t]
         if rng.random() < 0.5:
-            mask &= p_year == p_year[a]
+            mask &= self.p_year == self.p_year[a]
             name = "q_inst_year"
         else:
             name = "q_inst"
         gold = np.flatnonzero(mask)
-        return ask(rng, name, gold, year=p_year[a], field=f, institution=insts[inst], topic=tn)
+        institution = self.insts[inst]
+        return ask(rng, name, gold, year=self.p_year[a], field=f, institution=institution, topic=tn)
 
-    @templates.synthesized(0.16)
-    def q_author(rng: Rng) -> Query:
-        a = paper(rng)
-        au = pick(rng, p_auth[a])
-        t = p_topic[a]
-        gold = [i for i in auth_papers[au] if t in (p_topic[i], p_topic2[i])]
-        return ask(rng, "q_author", gold, author=authors[au], topic=topics[t][1])
+    def q_author(self, rng: Rng) -> Query:
+        a = self.paper(rng)
+        au = pick(rng, self.p_auth[a])
+        t = self.p_topic[a]
+        gold = [i for i in self.auth_papers[au] if t in (self.p_topic[i], self.p_topic2[i])]
+        return ask(rng, "q_author", gold, author=self.authors[au], topic=TOPICS[t][1])
 
-    def coauthored(rng: Rng) -> tuple[int, Sequence[int]]:
+    def coauthored(self, rng: Rng) -> tuple[int, Sequence[int]]:
         """A paper and the other papers of its authors (:class:`NoQuery` when there are none)."""
-        x = paper(rng)
-        return x, some(sorted({j for a in p_auth[x] for j in auth_papers[a]} - {x}))
+        x = self.paper(rng)
+        return x, some(sorted({j for a in self.p_auth[x] for j in self.auth_papers[a]} - {x}))
 
-    def on_a_topic(rng: Rng, related: Sequence[int]) -> tuple[int, list[int]]:
+    def on_a_topic(self, rng: Rng, related: Sequence[int]) -> tuple[int, list[int]]:
         """The topic of one of the ``related`` papers, and the related papers about it."""
-        t = p_topic[pick(rng, related)]
-        return t, [j for j in related if t in (p_topic[j], p_topic2[j])]
+        t = self.p_topic[pick(rng, related)]
+        return t, [j for j in related if t in (self.p_topic[j], self.p_topic2[j])]
 
-    @templates.synthesized(0.16)
-    def q_cites(rng: Rng) -> Query:
-        x = paper(rng)
-        t, gold = on_a_topic(rng, some(cites[x]))
-        return ask(rng, "q_cites", gold, topic=topics[t][1], title=titles[x])
+    def q_cites(self, rng: Rng) -> Query:
+        x = self.paper(rng)
+        t, gold = self.on_a_topic(rng, some(self.cites[x]))
+        return ask(rng, "q_cites", gold, topic=TOPICS[t][1], title=self.titles[x])
 
-    @templates.synthesized(0.16)
-    def q_coauthor(rng: Rng) -> Query:
-        x, co = coauthored(rng)
-        t, gold = on_a_topic(rng, co)
-        return ask(rng, "q_coauthor", gold, title=titles[x], topic=topics[t][1])
+    def q_coauthor(self, rng: Rng) -> Query:
+        x, co = self.coauthored(rng)
+        t, gold = self.on_a_topic(rng, co)
+        return ask(rng, "q_coauthor", gold, title=self.titles[x], topic=TOPICS[t][1])
 
-    @templates.synthesized(0.16)
-    def q_topic(rng: Rng) -> Query:
-        a = paper(rng)
-        t, t2 = p_topic[a], p_topic2[a]
-        gold = np.flatnonzero((p_topic == t) & (p_topic2 == t2))
-        return ask(rng, "q_topic", gold, topic=topics[t][1], topic2=topics[t2][1])
+    def q_topic(self, rng: Rng) -> Query:
+        a = self.paper(rng)
+        t, t2 = self.p_topic[a], self.p_topic2[a]
+        gold = np.flatnonzero((self.p_topic == t) & (self.p_topic2 == t2))
+        return ask(rng, "q_topic", gold, topic=TOPICS[t][1], topic2=TOPICS[t2][1])
 
-    @templates.synthesized(0.16)
-    def q_field_year(rng: Rng) -> Query:
-        a = paper(rng)
-        t, m = p_topic[a], p_method[a]
-        gold = np.flatnonzero((p_topic == t) & (p_method == m))
-        return ask(rng, "q_field_year", gold, topic=topics[t][1], method=V.methods[m])
+    def q_field_year(self, rng: Rng) -> Query:
+        a = self.paper(rng)
+        t, m = self.p_topic[a], self.p_method[a]
+        gold = np.flatnonzero((self.p_topic == t) & (self.p_method == m))
+        return ask(rng, "q_field_year", gold, topic=TOPICS[t][1], method=V.methods[m])
 
-    @templates.human(0.25)
-    def h_author_year(rng: Rng) -> Query:
-        a = paper(rng)
-        au = pick(rng, p_auth[a])
-        gold = [i for i in auth_papers[au] if p_year[i] == p_year[a]]
-        return ask(rng, "h_author_year", gold, author=authors[au], year=p_year[a])
+    def h_author_year(self, rng: Rng) -> Query:
+        a = self.paper(rng)
+        au = pick(rng, self.p_auth[a])
+        gold = [i for i in self.auth_papers[au] if self.p_year[i] == self.p_year[a]]
+        return ask(rng, "h_author_year", gold, author=self.authors[au], year=self.p_year[a])
 
-    @templates.human(0.35)
-    def h_interest(rng: Rng) -> Query:
-        a = paper(rng)
-        t, t2 = p_topic[a], p_topic2[a]
-        gold = np.flatnonzero((p_topic == t) & (p_topic2 == t2))
-        topic, topic2 = topics[t][1].lower(), topics[t2][1].lower()
+    def h_interest(self, rng: Rng) -> Query:
+        a = self.paper(rng)
+        t, t2 = self.p_topic[a], self.p_topic2[a]
+        gold = np.flatnonzero((self.p_topic == t) & (self.p_topic2 == t2))
+        topic, topic2 = TOPICS[t][1].lower(), TOPICS[t2][1].lower()
         return ask(rng, "h_interest", gold, topic=topic, topic2=topic2)
 
-    @templates.human(0.2)
-    def h_cited_inst(rng: Rng) -> Query:
-        x = paper(rng)
-        j0 = pick(rng, some(cites[x]))
-        inst = int(auth_inst[pick(rng, p_auth[j0])])
-        gold = [j for j in cites[x] if paper_has_inst[j, inst]]
-        return ask(rng, "h_cited_inst", gold, institution=insts[inst], title=titles[x])
+    def h_cited_inst(self, rng: Rng) -> Query:
+        x = self.paper(rng)
+        j0 = pick(rng, some(self.cites[x]))
+        inst = int(self.auth_inst[pick(rng, self.p_auth[j0])])
+        gold = [j for j in self.cites[x] if self.paper_has_inst[j, inst]]
+        return ask(rng, "h_cited_inst", gold, institution=self.insts[inst], title=self.titles[x])
 
-    @templates.human(0.2)
-    def h_shares(rng: Rng) -> Query:
-        x, co = coauthored(rng)
-        return ask(rng, "h_shares", co, title=titles[x].lower())
-
-    return stark_dataset(rng, StarkDomain.from_table(V.domain), kb, ids, templates)
+    def h_shares(self, rng: Rng) -> Query:
+        x, co = self.coauthored(rng)
+        return ask(rng, "h_shares", co, title=self.titles[x].lower())

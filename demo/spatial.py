@@ -248,6 +248,34 @@ def list_city(rng: Rng, name: str) -> Dataset:
     )
 
 
+def _geo_poi(rng: Rng, district: str, road: str, num: int, cat: int | None) -> tuple[str, str, int]:
+    """A new GeoGLUE-like POI on ``road`` number ``num`` of ``district``: its name, its text
+    (name, category levels, address, district) and its category (``cat``, else drawn)."""
+    c = int(rng.integers(len(_GEO_CATS))) if cat is None else cat
+    en, big, mid, smalls, sufs = _GEO_CATS[c]
+    k = int(rng.integers(len(smalls)))
+    small = smalls[k]
+    if en == "school":  # 小学 / 中学 / 幼儿园: the name says which
+        sufs = [sufs[k]]
+    if en == "road":
+        nm = road
+    elif en == "bank":
+        bank = pick(rng, ["华信银行", "长城商业银行", "民泰银行", "江南农商银行"])
+        nm = f"{bank}{pick(rng, sufs)}({road}支行)"
+    elif en == "gas station":
+        nm = f"{pick(rng, ['鑫源', '顺通', '恒泰'])}加油站({road})"
+    else:
+        nm = f"{pick(rng, V.name_prefixes)}{pick(rng, sufs)}"
+        if rng.random() < 0.3:
+            nm += (
+                f"({road}店)"
+                if en in ("restaurant", "shop", "training")
+                else f"{int(rng.integers(1, 9))}号楼"
+            )
+    text = f"{nm},{big},{mid},{small},{road}{num}号,{district}"
+    return nm, text, c
+
+
 def geoglue(rng: Rng) -> Dataset:
     """GeoGLUE-like (Hangzhou): ~4,000 POIs in sites shifted ~1 km and snapped to a 1e-4 degree
     grid (coordinate stacks of up to 16, twin records), 400 queries with one gold each, located
@@ -283,34 +311,6 @@ def geoglue(rng: Rng) -> Dataset:
         for _ in city.districts
     ]
 
-    def one_poi(
-        rng: Rng, d: int, road: str, num: int, cat: int | None = None
-    ) -> tuple[str, str, int]:
-        c = int(rng.integers(len(_GEO_CATS))) if cat is None else cat
-        en, big, mid, smalls, sufs = _GEO_CATS[c]
-        k = int(rng.integers(len(smalls)))
-        small = smalls[k]
-        if en == "school":  # 小学 / 中学 / 幼儿园: the name says which
-            sufs = [sufs[k]]
-        if en == "road":
-            nm = road
-        elif en == "bank":
-            bank = pick(rng, ["华信银行", "长城商业银行", "民泰银行", "江南农商银行"])
-            nm = f"{bank}{pick(rng, sufs)}({road}支行)"
-        elif en == "gas station":
-            nm = f"{pick(rng, ['鑫源', '顺通', '恒泰'])}加油站({road})"
-        else:
-            nm = f"{pick(rng, V.name_prefixes)}{pick(rng, sufs)}"
-            if rng.random() < 0.3:
-                nm += (
-                    f"({road}店)"
-                    if en in ("restaurant", "shop", "training")
-                    else f"{int(rng.integers(1, 9))}号楼"
-                )
-        dz = city.districts[d][1]
-        text = f"{nm},{big},{mid},{small},{road}{num}号,{dz}"
-        return nm, text, c
-
     p_name, p_text, p_cat, p_site, p_road, p_num, twin_of = [], [], [], [], [], [], []
     for s in range(n_sites):
         d = int(s_dist[s])
@@ -332,7 +332,7 @@ def geoglue(rng: Rng) -> Dataset:
                 p_name.append(p_name[j]), p_text.append(p_text[j]), p_cat.append(p_cat[j])
                 twin_of.append(j if twin_of[j] < 0 else twin_of[j])
             else:
-                nm, text, c = one_poi(rng, d, road, num, cat)
+                nm, text, c = _geo_poi(rng, city.districts[d][1], road, num, cat)
                 p_name.append(nm), p_text.append(text), p_cat.append(c)
                 twin_of.append(-1)
             p_site.append(s), p_road.append(road), p_num.append(num)

@@ -92,6 +92,20 @@ class Templates:
     def __init__(self) -> None:
         self.by_kind: dict[str, list[tuple[Template, float]]] = {"synthesized": [], "human": []}
 
+    @classmethod
+    def of(
+        cls,
+        synthesized: Sequence[tuple[float, Template]],
+        human: Sequence[tuple[float, Template]],
+    ) -> Templates:
+        """The templates given as ``(weight, template)`` pairs, by kind, in drawing order."""
+        templates = cls()
+        for weight, template in synthesized:
+            templates.synthesized(weight)(template)
+        for weight, template in human:
+            templates.human(weight)(template)
+        return templates
+
     def synthesized(self, weight: float) -> Callable[[Template], Template]:
         return self._register("synthesized", weight)
 

@@ -65,23 +65,29 @@ def _content(
     def ranked(name: str, model: str) -> pd.DataFrame:
         return data.ranked_run(_bundle, name, model, ties)
 
+    sources = report.ReportSources(
+        dataset=dataset,
+        ranked=ranked,
+        warnings=_warnings,
+        costs=report_view.costs(_bundle, datasets),
+        numbers=lambda name, rows, m, shown: report_view.dataset_numbers(
+            bundle_id, name, (stamps[name], split), m, tuple(shown), model_a, model_b, ties, rows
+        ),
+    )
+    settings = report.ReportSettings(
+        bundle=_bundle.name,
+        ties=ties,
+        splits=dict.fromkeys(datasets, split) if split else None,
+        model_names=data.models_of(_bundle, list(_bundle.datasets)),
+    )
     return report.build_content(
         _table,
         headline={n: list(_bundle.datasets[n].metrics) for n in datasets},
         model_a=model_a,
         model_b=model_b,
         metric=metric,
-        dataset=dataset,
-        ranked=ranked,
-        warnings=_warnings,
-        bundle=_bundle.name,
-        ties=ties,
-        splits=dict.fromkeys(datasets, split) if split else None,
-        model_names=data.models_of(_bundle, list(_bundle.datasets)),
-        costs=report_view.costs(_bundle, datasets),
-        numbers=lambda name, rows, m, shown: report_view.dataset_numbers(
-            bundle_id, name, (stamps[name], split), m, tuple(shown), model_a, model_b, ties, rows
-        ),
+        sources=sources,
+        settings=settings,
     )
 
 

@@ -297,7 +297,8 @@ def test_summary_names_the_best_model_and_significant_difference():
     table, warnings, *_ = _synthetic({"good": good, "bad": bad})
     content = report.build_content(
         table, headline={"ds": ["hit@1", "mrr"]}, model_a="bad", model_b="good",
-        warnings=warnings, bundle="b", n_resamples=2000,
+        sources=report.ReportSources(warnings=warnings),
+        settings=report.ReportSettings(bundle="b", n_resamples=2000),
     )  # fmt: skip
     text = "\n".join(content.summary)
     assert "Best on ds by hit@1: good with 1.000 (95% CI 1.000–1.000, n = 40)" in text
@@ -327,7 +328,8 @@ def test_a_tie_is_said_as_a_tie_and_no_p_value_is_printed_without_a_finding():
     table, warnings, *_ = _synthetic({"a": a, "b": b})
     content = report.build_content(
         table, headline={"ds": ["hit@1"]}, model_a="a", model_b="b",
-        warnings=warnings, n_resamples=500,
+        sources=report.ReportSources(warnings=warnings),
+        settings=report.ReportSettings(n_resamples=500),
     )  # fmt: skip
     board = content.numbers["leaderboard"]
     means = board.loc[board["metric"] == "hit@1"].set_index("model")["mean"]
@@ -359,7 +361,8 @@ def test_summary_reports_ties_and_missing_queries():
     table, warnings, *_ = _synthetic({"tied": tied, "other": other})
     content = report.build_content(
         table, headline={"ds": ["hit@1"]}, model_a="tied", model_b="other",
-        warnings=warnings, n_resamples=500,
+        sources=report.ReportSources(warnings=warnings),
+        settings=report.ReportSettings(n_resamples=500),
     )  # fmt: skip
     text = "\n".join(content.summary)
     causes = content.numbers["causes"].set_index("model")
@@ -376,8 +379,9 @@ def test_more_gold_than_k_is_a_cause():
     runs = {"m": [[(f"g{i}", 1.0)] for i in range(40)], "n": [[("z", 1.0)] for _ in range(40)]}
     table, *_ = _synthetic(runs, n_gold=3)
     content = report.build_content(
-        table, headline={"ds": ["recall@1"]}, model_a="m", model_b="n", n_resamples=200
-    )
+        table, headline={"ds": ["recall@1"]}, model_a="m", model_b="n",
+        settings=report.ReportSettings(n_resamples=200),
+    )  # fmt: skip
     assert content.numbers["causes"].set_index("model").loc["m", "more gold than k"] == 40
     assert any(s.startswith("Caps: m on ds: 40 of 40 queries") for s in content.summary)
 
@@ -385,8 +389,9 @@ def test_more_gold_than_k_is_a_cause():
 def test_single_model_and_empty_table():
     table, *_ = _synthetic({"only": [[(f"g{i}", 1.0)] for i in range(40)]})
     content = report.build_content(
-        table, headline={"ds": ["hit@1"]}, model_a="only", model_b=None, n_resamples=200
-    )
+        table, headline={"ds": ["hit@1"]}, model_a="only", model_b=None,
+        settings=report.ReportSettings(n_resamples=200),
+    )  # fmt: skip
     compare = next(s for s in content.sections if s.key == "compare")
     assert [b.kind for b in compare.blocks] == ["text"]
     assert "Only one model is selected: no A vs B comparison." in content.summary
@@ -410,8 +415,9 @@ def test_worst_queries_order_and_rankings():
     spec = DatasetSpec(name="ds", family="generic", queries=None, qrels=Path("x"), runs={})
     ds = Dataset(spec=spec, queries=queries, qrels=qrels, entities=None, edges=None)
     content = report.build_content(
-        table, headline={"ds": ["hit@1"]}, model_a="a", model_b="b", dataset=lambda _: ds,
-        ranked=lambda _, m: rank_run(runs[m]), n_resamples=200, top_queries=3,
+        table, headline={"ds": ["hit@1"]}, model_a="a", model_b="b",
+        sources=report.ReportSources(dataset=lambda _: ds, ranked=lambda _, m: rank_run(runs[m])),
+        settings=report.ReportSettings(n_resamples=200, top_queries=3),
     )  # fmt: skip
     section = next(s for s in content.sections if s.key == "worst-queries")
     worst = section.blocks[0].table

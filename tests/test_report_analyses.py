@@ -12,7 +12,13 @@ import pytest
 from analysis.core.metrics import rank_run
 from analysis.io.bundle import load_dataset, load_model_run, read_manifest
 from analysis.present.analyses_report import analyses_parts
-from analysis.present.report import build_content, build_deck, bundle_content, render_html
+from analysis.present.report import (
+    ReportSources,
+    build_content,
+    build_deck,
+    bundle_content,
+    render_html,
+)
 from analysis.present.report.deck import MAX_SLIDES
 from analysis.stats.perquery import per_query_table
 
@@ -37,8 +43,7 @@ def test_report_has_the_analyses_section_with_the_parts_of_each_dataset(demo_pri
         headline={spec.name: list(spec.metrics)},
         model_a=models[0],
         model_b=models[1],
-        dataset=lambda name: ds,
-        ranked=lambda name, model: ranked[model],
+        sources=ReportSources(dataset=lambda name: ds, ranked=lambda name, model: ranked[model]),
     )
     section = next(s for s in content.sections if s.key == "analyses")
     assert section.title == "Beyond the averages"

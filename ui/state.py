@@ -205,63 +205,11 @@ def sidebar() -> Selection:
     visitors.note_run()
     navigation()
     _plugins()
-    bundles = data.available_bundles()
-    ids = list(bundles)
-    bundle_id = str(
-        _select(
-            "Bundle",
-            "bundle",
-            ids,
-            ids[0] if ids else "",
-            help="A folder with a bundle.toml under the configured data roots.",
-        )
-    )
-    bundle: Bundle | None = None
-    try:
-        bundle = data.load_bundle(bundles[bundle_id]) if bundle_id in bundles else None
-    except (InputError, OSError) as exc:
-        st.sidebar.error(_escape(f"The bundle could not be read: {exc}"))
-    for name, message in (bundle.broken if bundle else {}).items():
-        st.sidebar.error(_escape(f"Dataset {name} is left out: {message}"))
-    names = list(bundle.datasets) if bundle else []
-    _adopt_legacy_dataset(names)
-    with_runs = [n for n in names if bundle and data.models_of(bundle, [n])]
-    dataset = _select(
-        "Dataset",
-        "dataset",
-        names,
-        (with_runs or names or [None])[0],  # open on the first dataset with a run
-        help="Every page shows this dataset (one benchmark dataset at a time: no statistic "
-        "pools queries of different datasets). The home page lists every dataset's leaderboard.",
-    )
+    bundle_id, bundle = _bundle()
+    dataset = _dataset(bundle)
     spec = bundle.datasets.get(str(dataset)) if bundle else None
-
-    split: str | None = None
-    split_names, split_default = splits_of(spec)
-    if split_names:
-        split = str(
-            _select(
-                "Split",
-                "split",
-                split_names,
-                split_default,
-                help="The queries of one split of the dataset (the manifest's default split "
-                "first); 'all' = every query.",
-            )
-        )
-
-    models = data.models_of(bundle, [str(dataset)]) if bundle and dataset else []
-    model_a = _select(
-        "Model A",
-        "model_a",
-        models or [None],
-        models[0] if models else None,
-        help="The model most views show; Compare puts it against model B. Only models with a "
-        "run on the selected dataset are offered.",
-    )
-    others = [m for m in models if m != model_a] or [None]
-    model_b = _select("Model B", "model_b", others, others[0], help="The model compared with A.")
-
+    split = _split(spec)
+    model_a, model_b = _models(bundle, dataset)
     metric = _metric(spec)
     ties = _select(
         "Ties",
@@ -287,6 +235,79 @@ def sidebar() -> Selection:
 
     cjk_font_warning(bundle, selection.dataset)
     return selection
+
+
+def _bundle() -> tuple[str, Bundle | None]:
+    """The bundle selector and the bundle read (``None``: none, or unreadable, said in the
+    sidebar with each dataset the manifest had to leave out)."""
+    bundles = data.available_bundles()
+    ids = list(bundles)
+    bundle_id = str(
+        _select(
+            "Bundle",
+            "bundle",
+            ids,
+            ids[0] if ids else "",
+            help="A folder with a bundle.toml under the configured data roots.",
+        )
+    )
+    bundle: Bundle | None = None
+    try:
+        bundle = data.load_bundle(bundles[bundle_id]) if bundle_id in bundles else None
+    except (InputError, OSError) as exc:
+        st.sidebar.error(_escape(f"The bundle could not be read: {exc}"))
+    for name, message in (bundle.broken if bundle else {}).items():
+        st.sidebar.error(_escape(f"Dataset {name} is left out: {message}"))
+    return bundle_id, bundle
+
+
+def _dataset(bundle: Bundle | None) -> str | None:
+    """The dataset selector; it opens on the first dataset with a run."""
+    names = list(bundle.datasets) if bundle else []
+    _adopt_legacy_dataset(names)
+    with_runs = [n for n in names if bundle and data.models_of(bundle, [n])]
+    return _select(
+        "Dataset",
+        "dataset",
+        names,
+        (with_runs or names or [None])[0],  # open on the first dataset with a run
+        help="Every page shows this dataset (one benchmark dataset at a time: no statistic "
+        "pools queries of different datasets). The home page lists every dataset's leaderboard.",
+    )
+
+
+def _split(spec: DatasetSpec | None) -> str | None:
+    """The split selector, when the dataset has splits (the manifest's default first)."""
+    split_names, split_default = splits_of(spec)
+    if not split_names:
+        return None
+    return str(
+        _select(
+            "Split",
+            "split",
+            split_names,
+            split_default,
+            help="The queries of one split of the dataset (the manifest's default split "
+            "first); 'all' = every query.",
+        )
+    )
+
+
+def _models(bundle: Bundle | None, dataset: str | None) -> tuple[str | None, str | None]:
+    """The model A and model B selectors: the models with a run on the dataset (B: the
+    others)."""
+    models = data.models_of(bundle, [str(dataset)]) if bundle and dataset else []
+    model_a = _select(
+        "Model A",
+        "model_a",
+        models or [None],
+        models[0] if models else None,
+        help="The model most views show; Compare puts it against model B. Only models with a "
+        "run on the selected dataset are offered.",
+    )
+    others = [m for m in models if m != model_a] or [None]
+    model_b = _select("Model B", "model_b", others, others[0], help="The model compared with A.")
+    return model_a, model_b
 
 
 def _metric(spec: DatasetSpec | None) -> str:

@@ -5,6 +5,7 @@ counts of a split."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -36,38 +37,67 @@ def _unknown_ids_hint(n_extra: int, n_run: int, n_missing: int, n_qrels: int) ->
     )
 
 
+@dataclass(frozen=True)
+class Coverage:
+    """Which queries one evaluation saw.
+
+    ``run_to_qrels``: per run query, its index among the qrels queries (-1: not in the qrels);
+    ``n_ret`` and ``n_rel``: per qrels query, the documents retrieved and the relevant ones.
+    With a split, ``outside_split`` says per run query whether it lies outside the split and
+    ``n_split_dropped`` counts the qrels queries the split dropped; ``n_not_candidates`` counts
+    the gold ids the STaRK variant dropped."""
+
+    run_to_qrels: np.ndarray
+    n_ret: np.ndarray
+    n_rel: np.ndarray
+    outside_split: np.ndarray | None = None
+    n_split_dropped: int = 0
+    n_not_candidates: int = 0
+
+
 def data_warnings(
     q: Any,
     ranked: Any,
-    run_to_qrels: np.ndarray,
-    n_ret: np.ndarray,
-    n_rel: np.ndarray,
+    coverage: Coverage,
     wanted: Sequence[Metric],
     tied_queries: np.ndarray | None,
     tie_sensitive: np.ndarray | None,
-    outside_split: np.ndarray | None = None,
-    n_split_dropped: int = 0,
-    n_not_candidates: int = 0,
 ) -> list[DataWarning]:
-    """The warnings of one evaluation (``q``: the prepared qrels, ``ranked``: the ranked run).
+    """The warnings of one evaluation (``q``: the prepared qrels, ``ranked``: the ranked run),
+    in this order: the split and STaRK-variant notes, queries missing from the run, run queries
+    not in the qrels, queries without a relevant document, duplicate docs and qrels rows,
+    answer sets larger than a recall cutoff, ties.
 
-    With a split (``outside_split``: per run query, whether it lies outside the split), run
-    queries outside the split are not reported as "not in the qrels"; an ``info`` note counts
-    them and the qrels queries dropped.
+    With a split, run queries outside the split are not reported as "not in the qrels"; an
+    ``info`` note counts them and the qrels queries dropped.
     """
-    out: list[DataWarning] = []
-    nq = len(q.queries)
-    if outside_split is not None:
-        n_outside = int(outside_split.sum())
+    missing = np.flatnonzero(coverage.n_ret == 0)
+    return [
+        *_notes(len(q.queries), coverage),
+        *_coverage_warnings(q, ranked, coverage, missing),
+        *_duplicate_warnings(q, ranked),
+        *_cap_warnings(q, coverage.n_rel, wanted),
+        *_tie_warnings(q, tied_queries, tie_sensitive),
+    ]
+
+
+def _notes(nq: int, coverage: Coverage) -> list[DataWarning]:
+    """The ``info`` notes: what the split kept and dropped, the gold ids that are not
+    candidates."""
+    out = []
+    if coverage.outside_split is not None:
+        n_outside = int(coverage.outside_split.sum())
         out.append(
             DataWarning(
                 "split",
                 nq,
-                f"split: {nq} queries evaluated; {n_split_dropped} queries of the qrels outside "
-                f"the split dropped, {n_outside} queries of the run outside the split ignored",
+                f"split: {nq} queries evaluated; {coverage.n_split_dropped} queries of the qrels "
+                f"outside the split dropped, {n_outside} queries of the run outside the split "
+                "ignored",
                 level="info",
             )
         )
+    n_not_candidates = coverage.n_not_candidates
     if n_not_candidates:
         out.append(
             DataWarning(
@@ -77,7 +107,16 @@ def data_warnings(
                 level="info",
             )
         )
-    missing = np.flatnonzero(n_ret == 0)
+    return out
+
+
+def _coverage_warnings(
+    q: Any, ranked: Any, coverage: Coverage, missing: np.ndarray
+) -> list[DataWarning]:
+    """Queries missing from the run, run queries not in the qrels (outside the split ones
+    aside), queries without a relevant document."""
+    out = []
+    nq = len(q.queries)
     if len(missing):
         out.append(
             DataWarning(
@@ -88,12 +127,13 @@ def data_warnings(
                 _examples(rk.take(q.queries, missing).to_pylist()),
             )
         )
-    unknown = run_to_qrels < 0
-    if outside_split is not None:
-        unknown &= ~outside_split
+    outside = coverage.outside_split
+    unknown = coverage.run_to_qrels < 0
+    if outside is not None:
+        unknown &= ~outside
     extra = np.flatnonzero(unknown)
     if len(extra):
-        n_run = int(len(run_to_qrels) - (outside_split.sum() if outside_split is not None else 0))
+        n_run = int(len(coverage.run_to_qrels) - (outside.sum() if outside is not None else 0))
         hint = _unknown_ids_hint(len(extra), n_run, len(missing), nq)
         out.append(
             DataWarning(
@@ -104,7 +144,7 @@ def data_warnings(
                 _examples(rk.take(ranked.dictionary, extra).to_pylist()),
             )
         )
-    no_rel = np.flatnonzero(n_rel == 0)
+    no_rel = np.flatnonzero(coverage.n_rel == 0)
     if len(no_rel):
         out.append(
             DataWarning(
@@ -114,6 +154,12 @@ def data_warnings(
                 _examples(rk.take(q.queries, no_rel).to_pylist()),
             )
         )
+    return out
+
+
+def _duplicate_warnings(q: Any, ranked: Any) -> list[DataWarning]:
+    """Duplicate documents in the run, duplicate qrels rows."""
+    out = []
     if ranked.n_duplicate_rows:
         out.append(
             DataWarning(
@@ -132,6 +178,12 @@ def data_warnings(
                 "each pair keeps its maximum relevance",
             )
         )
+    return out
+
+
+def _cap_warnings(q: Any, n_rel: np.ndarray, wanted: Sequence[Metric]) -> list[DataWarning]:
+    """Per recall cutoff k, the queries with more than k relevant documents."""
+    out = []
     for k in sorted({m.k for m in wanted if m.measure == "recall" and m.k is not None}):
         over = np.flatnonzero(n_rel > k)
         if len(over):
@@ -144,16 +196,23 @@ def data_warnings(
                     _examples(rk.take(q.queries, over).to_pylist()),
                 )
             )
-    if tied_queries is not None and len(tied_queries):
-        detail = ""
-        if tie_sensitive is not None:
-            detail = f"; {int(tie_sensitive.sum())} of them change value with the tie order"
-        out.append(
-            DataWarning(
-                "ties",
-                len(tied_queries),
-                f"{len(tied_queries)} queries have tied scores{detail}",
-                _examples(rk.take(q.queries, tied_queries).to_pylist()),
-            )
-        )
     return out
+
+
+def _tie_warnings(
+    q: Any, tied_queries: np.ndarray | None, tie_sensitive: np.ndarray | None
+) -> list[DataWarning]:
+    """The queries with tied scores, and how many of them change value with the tie order."""
+    if tied_queries is None or not len(tied_queries):
+        return []
+    detail = ""
+    if tie_sensitive is not None:
+        detail = f"; {int(tie_sensitive.sum())} of them change value with the tie order"
+    return [
+        DataWarning(
+            "ties",
+            len(tied_queries),
+            f"{len(tied_queries)} queries have tied scores{detail}",
+            _examples(rk.take(q.queries, tied_queries).to_pylist()),
+        )
+    ]

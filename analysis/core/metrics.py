@@ -72,7 +72,7 @@ import pyarrow.compute as pc
 from analysis.core import depth
 from analysis.core import kernels as kn
 from analysis.core import ranking as rk
-from analysis.core.checks import data_warnings
+from analysis.core.checks import Coverage, data_warnings
 from analysis.core.errors import DataWarning, InputError
 from analysis.core.inputs import (
     Qrels,
@@ -94,6 +94,7 @@ from analysis.core.names import (  # noqa: F401 (re-exported: the public names o
     parse_metric,
     parse_metrics,
 )
+from analysis.core.options import check_options
 
 _OVERLAP_ROWS = 1 << 18  # runs from this size prepare their qrels on a thread of their own
 
@@ -295,27 +296,63 @@ def evaluate_arrays(
     qrels: pd.DataFrame | QrelsArrays,
     metrics: str | Iterable[str] = DEFAULT_METRICS,
     *,
-    ties: TiePolicy = "trec_eval",
-    relevance_threshold: int = 1,
-    diagnostics: bool = False,
-    split: Split = None,
-    compat: Compat = "trec_eval",
-    candidates: Split = None,
     ranking: list[_Ranked] | None = None,
+    **options: Unpack[Options],
 ) -> tuple[pa.Array, dict[str, np.ndarray], list[DataWarning], list[Metric]]:
     """:func:`evaluate_run` on a run given as columns (Arrow id arrays and a score array), for
     large files read straight into Arrow; returns ``(query ids, columns, warnings, metrics)``.
+    ``options`` are those of :func:`evaluate_run` (an unknown one is a ``TypeError``);
     ``ranking``: a list the ranked run is appended to (see
     :func:`analysis.core.ranked.evaluate_run_ranked`)."""
+    check_options("evaluate_arrays", options, Options)
     wanted = parse_metrics(metrics)
-    if int(relevance_threshold) < 1:
+    threshold = options.get("relevance_threshold", 1)
+    if int(threshold) < 1:
         raise ValueError("relevance_threshold must be at least 1")
+    compat, candidates = options.get("compat", "trec_eval"), options.get("candidates")
     if compat not in COMPAT:
         raise ValueError(f"unknown compatibility variant {compat!r} (known: {', '.join(COMPAT)})")
     if compat == "stark" and candidates is None:
         raise ValueError("compat='stark' needs the candidate doc ids (candidates=...)")
+    split = options.get("split")
+    arrays, n_split_dropped, n_not_candidates = _scoped_qrels(qrels, split, compat, candidates)
+    ranked, q = _rank_with_qrels(queries, docs, scores, options.get("ties", "trec_eval"), arrays)
+    if ranking is not None:
+        ranking.append(ranked)
+    # query numbering: run code -> qrels index (and qrels row -> run code: ranked.qrels_code)
+    run_to_qrels = rk.index_of(ranked.dictionary, q.queries)
+    judged, rows = _judge(ranked, q, run_to_qrels, wanted, threshold, compat)
+    values = kn.scores(wanted, judged)
+    columns: dict[str, np.ndarray] = {m.label: values[m.label] for m in wanted}
+    n_found = np.bincount(judged.qi[judged.relevant], minlength=judged.nq)
+    if options.get("diagnostics", False):
+        columns.update(_diagnostic_columns(wanted, ranked, run_to_qrels, rows, judged, values))
+    outside = None
+    if split is not None:
+        outside = rk.to_numpy(pc.invert(pc.is_in(ranked.dictionary, value_set=split_array(split))))
+    coverage = Coverage(
+        run_to_qrels, judged.n_ret, judged.n_rel, outside, n_split_dropped, n_not_candidates
+    )
+    warnings = data_warnings(
+        q,
+        ranked,
+        coverage,
+        wanted,
+        _tied_queries(ranked, run_to_qrels),
+        columns.get("tie_sensitive"),
+    )
+    warnings += depth.depth_warnings(q.queries, judged.n_ret, judged.n_rel, n_found, wanted)
+    return q.queries, columns, warnings, wanted
+
+
+def _scoped_qrels(
+    qrels: pd.DataFrame | QrelsArrays, split: Split, compat: Compat, candidates: Split
+) -> tuple[QrelsArrays, int, int]:
+    """The qrels as arrays, cut to the split and (STaRK variant) to the candidates, with the
+    number of qrels queries the split dropped (qrels already cut by
+    :func:`analysis.io.bundle.load_dataset` carry that count) and of gold ids dropped as not
+    candidates."""
     arrays = qrels if isinstance(qrels, tuple) else qrels_arrays(qrels)
-    # qrels already cut to the split by load_dataset carry how many queries the cut dropped
     n_split_dropped = 0 if isinstance(qrels, tuple) else int(qrels.attrs.get("split_dropped", 0))
     if split is not None:
         arrays, n_dropped_here = restrict_qrels(arrays, split)
@@ -323,32 +360,47 @@ def evaluate_arrays(
     n_not_candidates = 0
     if compat == "stark":
         arrays, n_not_candidates = candidate_qrels(arrays, candidates)
+    return arrays, n_split_dropped, n_not_candidates
+
+
+def _rank_with_qrels(
+    queries: rk.Ids, docs: rk.Ids, scores: np.ndarray, ties: TiePolicy, arrays: QrelsArrays
+) -> tuple[_Ranked, Qrels]:
+    """The ranked run and the prepared qrels; from :data:`_OVERLAP_ROWS` rows the qrels are
+    prepared on a second core while the run is put in order."""
     if len(scores) < _OVERLAP_ROWS:
         q = prepare_qrels(*arrays)
-        ranked = _rank(queries, docs, scores, ties, q)
-    else:  # the qrels are prepared on a second core while the run is put in order
-        with ThreadPoolExecutor(max_workers=1) as pool:
-            future = pool.submit(prepare_qrels, *arrays)
-            ranked = _rank(queries, docs, scores, ties, future)
-            q = future.result()
-    if ranking is not None:
-        ranking.append(ranked)
-    nq = len(q.queries)
+        return _rank(queries, docs, scores, ties, q), q
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        future = pool.submit(prepare_qrels, *arrays)
+        ranked = _rank(queries, docs, scores, ties, future)
+        return ranked, future.result()
 
-    # query numbering: run code -> qrels index (and qrels row -> run code: ranked.qrels_code)
-    run_to_qrels = rk.index_of(ranked.dictionary, q.queries)
+
+def _judge(
+    ranked: _Ranked,
+    q: Qrels,
+    run_to_qrels: np.ndarray,
+    wanted: Sequence[Metric],
+    threshold: int,
+    compat: Compat,
+) -> tuple[Judged, np.ndarray]:
+    """The ranked rows with a positive gain as :class:`Judged` (with the per-query counts and
+    ideal DCGs; LIST's variant: duplicate gold rows count, binary gains, an ideal list of
+    min(rows, k) docs), and those rows' positions in the ranked run."""
+    nq = len(q.queries)
     rows, qrows = rk.lookup_pairs(ranked.codes, ranked.doc_codes, ranked.qrels_code)
     rel_hit = q.relevance[qrows]
     positive = rel_hit > 0  # only positive gains matter
-    rows, rel_rows, qrows = rows[positive], rel_hit[positive], qrows[positive]
+    rows, rel_rows = rows[positive], rel_hit[positive]
     qi = run_to_qrels[ranked.codes[rows]]
     rank = ranked.rank_of(rows)
     gain = rel_rows.astype(np.float64)
-    relevant = rel_rows >= relevance_threshold
+    relevant = rel_rows >= threshold
     in_qrels = run_to_qrels >= 0
     n_ret = np.zeros(nq, dtype=np.int64)
     n_ret[run_to_qrels[in_qrels]] = ranked.sizes[in_qrels]
-    is_rel = q.relevance >= relevance_threshold
+    is_rel = q.relevance >= threshold
     n_rel = np.bincount(q.query_index[is_rel], minlength=nq).astype(np.float64)
     cutoffs = {m.k for m in wanted if m.measure == "ndcg"}
     recall_denominator = None
@@ -361,39 +413,44 @@ def evaluate_arrays(
             for m in wanted
             if m.measure == "recall"
         }
-        gain = (rel_rows >= relevance_threshold).astype(np.float64)  # binary gains
+        gain = (rel_rows >= threshold).astype(np.float64)  # binary gains
     else:
         idcg = kn.ideal_dcg(q.query_index, q.relevance, nq, cutoffs)
     judged = Judged(qi, rank, gain, relevant, n_rel, n_ret, idcg, recall_denominator)
-    values = kn.scores(wanted, judged)
+    return judged, rows
 
-    columns: dict[str, np.ndarray] = {m.label: values[m.label] for m in wanted}
-    ties_found = ranked.ties
-    n_found = np.bincount(qi[relevant], minlength=nq)
-    if diagnostics:
-        first = np.full(nq, np.inf)
-        np.minimum.at(first, qi[relevant], rank[relevant])  # few rows: relevant retrieved docs
-        columns["n_gold"] = n_rel.astype(np.int64)
-        columns["n_retrieved"] = n_ret
-        columns["first_gold_rank"] = np.where(np.isfinite(first), first, np.nan)
-        columns["missing_from_run"] = n_ret == 0
-        columns["no_relevant"] = n_rel == 0
-        columns.update(depth.depth_flags(n_ret, n_rel, n_found))
-        bounds = _tie_diagnostics(wanted, ranked, ties_found, run_to_qrels, rows, judged, values)
-        columns.update(bounds)
-    tied_queries = None
-    if ties_found is not None:
-        tied_codes = np.unique(ranked.codes[ties_found.rows])
-        tied_queries = run_to_qrels[tied_codes][run_to_qrels[tied_codes] >= 0]
-    outside = None
-    if split is not None:
-        outside = rk.to_numpy(pc.invert(pc.is_in(ranked.dictionary, value_set=split_array(split))))
-    warnings = data_warnings(
-        q, ranked, run_to_qrels, n_ret, n_rel, wanted, tied_queries,
-        columns.get("tie_sensitive"), outside, n_split_dropped, n_not_candidates,
-    )  # fmt: skip
-    warnings += depth.depth_warnings(q.queries, n_ret, n_rel, n_found, wanted)
-    return q.queries, columns, warnings, wanted
+
+def _diagnostic_columns(
+    wanted: Sequence[Metric],
+    ranked: _Ranked,
+    run_to_qrels: np.ndarray,
+    rows: np.ndarray,
+    judged: Judged,
+    values: dict[str, np.ndarray],
+) -> dict[str, np.ndarray]:
+    """``n_gold``, ``n_retrieved``, ``first_gold_rank`` (nan: no relevant doc retrieved),
+    ``missing_from_run``, ``no_relevant``, the depth flags and the tie diagnostics."""
+    qi, rank, relevant = judged.qi, judged.rank, judged.relevant
+    first = np.full(judged.nq, np.inf)
+    np.minimum.at(first, qi[relevant], rank[relevant])  # few rows: relevant retrieved docs
+    n_found = np.bincount(qi[relevant], minlength=judged.nq)
+    return {
+        "n_gold": judged.n_rel.astype(np.int64),
+        "n_retrieved": judged.n_ret,
+        "first_gold_rank": np.where(np.isfinite(first), first, np.nan),
+        "missing_from_run": judged.n_ret == 0,
+        "no_relevant": judged.n_rel == 0,
+        **depth.depth_flags(judged.n_ret, judged.n_rel, n_found),
+        **_tie_diagnostics(wanted, ranked, ranked.ties, run_to_qrels, rows, judged, values),
+    }
+
+
+def _tied_queries(ranked: _Ranked, run_to_qrels: np.ndarray) -> np.ndarray | None:
+    """The qrels indexes of the queries with tied scores (``None``: the run has no ties)."""
+    if ranked.ties is None:
+        return None
+    tied_codes = np.unique(ranked.codes[ranked.ties.rows])
+    return run_to_qrels[tied_codes][run_to_qrels[tied_codes] >= 0]
 
 
 def _tie_diagnostics(

@@ -109,6 +109,12 @@ def detect_format(path: str | Path) -> str:
     found = first_data_line(head)
     if found is None:
         raise InputError(p, None, "the file holds no data")
+    return _line_format(p, head, found)
+
+
+def _line_format(p: Path, head: str, found: tuple[int, str]) -> str:
+    """The format of a text file from its first data line ``found`` (line number, text) in
+    ``head``, the file's first bytes; an :class:`InputError` naming the line when none fits."""
     _, line = found
     columns = {c.strip().strip('"') for c in line.replace("\t", ",").split(",")}
     if "," in line or "\t" in line:

@@ -190,35 +190,55 @@ def amazon_doc(node: dict, max_entries: int = AMAZON_MAX_ENTRIES) -> tuple[str, 
         text = " ".join(map(str, description)).strip(" ")
         if text:
             doc += f"- description: {text}\n"
+    extras = (
+        _amazon_features(node) + _amazon_reviews(node, max_entries) + _amazon_qa(node, max_entries)
+    )
+    return title, doc + extras, "product"
+
+
+def _amazon_features(node: dict) -> str:
+    """The ``- features:`` part: every feature that is not an ASIN note, numbered from 1."""
     features = node.get("feature")
-    feature_text = ""
-    if features:
-        feature_text = "- features: \n"
-        for i, feature in enumerate(features):
-            if feature and "asin" not in str(feature).lower():
-                feature_text += f"#{i + 1}: {feature}\n"
-    review_text = ""
+    if not features:
+        return ""
+    feature_text = "- features: \n"
+    for i, feature in enumerate(features):
+        if feature and "asin" not in str(feature).lower():
+            feature_text += f"#{i + 1}: {feature}\n"
+    return feature_text
+
+
+def _amazon_reviews(node: dict, max_entries: int) -> str:
+    """The ``- reviews:`` part: the reviews by votes (most first), numbered as stored; at most
+    ``max_entries + 2`` of them (STaRK's loop stops after the index passes ``max_entries``)."""
     reviews = node.get("review")
-    if reviews:
-        review_text = "- reviews: \n"
-        order = np.argsort(-np.array([_vote(r) for r in reviews]), kind="quicksort")
-        for i, j in enumerate(order):
-            review = reviews[j]
-            review_text += (
-                f'#{j + 1}:\nsummary: {review.get("summary")}\ntext: "{review.get("reviewText")}"\n'
-            )
-            if i > max_entries:
-                break
-    qa_text = ""
+    if not reviews:
+        return ""
+    review_text = "- reviews: \n"
+    order = np.argsort(-np.array([_vote(r) for r in reviews]), kind="quicksort")
+    for i, j in enumerate(order):
+        review = reviews[j]
+        review_text += (
+            f'#{j + 1}:\nsummary: {review.get("summary")}\ntext: "{review.get("reviewText")}"\n'
+        )
+        if i > max_entries:
+            break
+    return review_text
+
+
+def _amazon_qa(node: dict, max_entries: int) -> str:
+    """The ``- Q&A:`` part: the questions and answers in order, at most ``max_entries + 2``
+    (as the reviews)."""
     qas = node.get("qa")
-    if qas:
-        qa_text = "- Q&A: \n"
-        for i, qa in enumerate(qas):
-            question, answer = qa.get("question"), qa.get("answer")
-            qa_text += f'#{i + 1}:\nquestion: "{question}"\nanswer: "{answer}"\n'
-            if i > max_entries:
-                break
-    return title, doc + feature_text + review_text + qa_text, "product"
+    if not qas:
+        return ""
+    qa_text = "- Q&A: \n"
+    for i, qa in enumerate(qas):
+        question, answer = qa.get("question"), qa.get("answer")
+        qa_text += f'#{i + 1}:\nquestion: "{question}"\nanswer: "{answer}"\n'
+        if i > max_entries:
+            break
+    return qa_text
 
 
 def _mag_counts(doc: str, node: dict, label: str) -> str:

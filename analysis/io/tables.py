@@ -26,13 +26,13 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from analysis.core.engines.source import is_parquet
 from analysis.core.errors import InputError
 from analysis.io._text import (
     ASCII_SPACE,
     check_file,
     check_json_depth,
     head_text,
-    magic,
     parse_json,
     read_text,
     source_path,
@@ -81,15 +81,11 @@ def read_table(path: str | Path) -> pd.DataFrame:
     """
     p = check_file(path)
     name = p.name.lower().removesuffix(".gz")
-    if name.endswith(".parquet") or _magic(p) == b"PAR1":
+    if name.endswith(".parquet") or is_parquet(source_path(p)):
         return with_vocabulary(_read_parquet(p))
     if name.endswith((".jsonl", ".ndjson", ".json")):
         return with_vocabulary(_read_jsonl(p))
     return with_vocabulary(_read_csv(p, sep="\t" if name.endswith(".tsv") else None))
-
-
-def _magic(path: Path) -> bytes:
-    return magic(path)
 
 
 def _duplicates(names: list[str], path: Path, line: int | None) -> None:
@@ -271,7 +267,7 @@ def table_columns(path: str | Path) -> list[str]:
     """Column names of a table file without reading it all (for format detection)."""
     p = check_file(path)
     name = p.name.lower().removesuffix(".gz")
-    if name.endswith(".parquet") or _magic(p) == b"PAR1":
+    if name.endswith(".parquet") or is_parquet(source_path(p)):
         try:
             return list(pq.read_schema(source_path(p)).names)
         except (pa.ArrowException, OSError) as exc:

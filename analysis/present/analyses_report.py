@@ -14,10 +14,12 @@ import html
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TypedDict, Unpack
 
 import pandas as pd
 import plotly.graph_objects as go
 
+from analysis.core.options import check_options
 from analysis.present.export import PLOTLY_CONFIG, plotly_text, to_html
 from analysis.present.palette import FONT_FAMILY, model_colours
 from analysis.present.slicing import sort_slice_rows
@@ -154,6 +156,16 @@ def _taxonomy_figure(
     return fig
 
 
+class PartsOptions(TypedDict, total=False):
+    """The keyword options of :func:`analyses_parts`."""
+
+    metric: str
+    k: int
+    threshold: float
+    by: Sequence[str]
+    colours: Mapping[str, str] | None
+
+
 def analyses_parts(
     dataset: str,
     per_query: pd.DataFrame,
@@ -161,21 +173,22 @@ def analyses_parts(
     qrels: pd.DataFrame,
     entities: pd.DataFrame | None = None,
     edges: pd.DataFrame | None = None,
-    *,
-    metric: str = "hit@10",
-    k: int = 10,
-    threshold: float = 1.0,
-    by: Sequence[str] = (),
-    colours: Mapping[str, str] | None = None,
+    **options: Unpack[PartsOptions],
 ) -> list[ReportPart]:
     """The section's parts for one dataset: the taxonomy counts (table and figure), the
     UpSet-style intersections of the solved queries (``metric >= threshold``) and the oracle
     best-of-N (overall and by the ``by`` slice columns).
 
     ``per_query`` holds the dataset's rows (every model); ``ranked`` maps each model to its
-    ranked run (for the suspected missing answers); ``colours``: model -> colour (default:
+    ranked run (for the suspected missing answers). Options (keywords, :class:`PartsOptions`):
+    ``metric`` (``"hit@10"``), the taxonomy's cutoff ``k`` (10), ``threshold`` (1.0), ``by``
+    (no slice columns) and ``colours``: model -> colour (default:
     :func:`~analysis.present.palette.model_colours` of the dataset's models).
     """
+    check_options("analyses_parts", options, PartsOptions)
+    metric, k = options.get("metric", "hit@10"), options.get("k", 10)
+    threshold, colours = options.get("threshold", 1.0), options.get("colours")
+    by = options.get("by", ())
     rows = per_query[per_query["dataset"] == dataset] if "dataset" in per_query else per_query
     models = list(dict.fromkeys(rows["model"]))
     classified = classify_dataset(rows, ranked, qrels, entities, edges, k=k)

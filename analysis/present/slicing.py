@@ -24,11 +24,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from typing import TypedDict, Unpack
 
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from analysis.core.options import check_options
 from analysis.present.axislabels import axis_labels, wrap_label
 from analysis.present.escape import plotly_text
 from analysis.present.palette import FONT_FAMILY, SEQUENTIAL_SCALE, model_colours
@@ -175,19 +177,29 @@ def _metric_rows(table: pd.DataFrame, metric: str, columns: Sequence[str]) -> pd
     return table.loc[np.isfinite(values.to_numpy(dtype=float, na_value=np.nan))]
 
 
+class SummaryOptions(TypedDict, total=False):
+    """The keyword options of :func:`slice_summary`: the bootstrap's ``confidence``,
+    ``n_resamples`` and ``seed``, the values kept (``top_n``) and the smallest row
+    (``min_size``)."""
+
+    confidence: float
+    n_resamples: int
+    seed: int | None
+    top_n: int | None
+    min_size: int
+
+
 def slice_summary(
     table: pd.DataFrame,
     metric: str,
     column: str,
     models: Sequence[str] | None = None,
-    *,
-    confidence: float = 0.95,
-    n_resamples: int = 10_000,
-    seed: int | None = 0,
-    top_n: int | None = None,
-    min_size: int = 1,
+    **options: Unpack[SummaryOptions],
 ) -> pd.DataFrame:
     """Mean of ``metric`` per (model, value of ``column``) with n and a bootstrap CI.
+
+    Options (keywords, :class:`SummaryOptions`): ``confidence`` (0.95), ``n_resamples``
+    (10,000), ``seed`` (0), ``top_n`` (``None``) and ``min_size`` (1).
 
     Each row is ``mean_ci`` of the metric over that model's queries in that slice (a row equals
     :func:`analysis.stats.bootstrap_ci` on those values, same seed). Rows with a NaN metric are
@@ -207,6 +219,8 @@ def slice_summary(
     Raises:
         ValueError: ``metric``, ``column`` or ``model`` not in the table; bad CI settings.
     """
+    check_options("slice_summary", options, SummaryOptions)
+    top_n, min_size = options.get("top_n"), options.get("min_size", 1)
     rows = _metric_rows(table, metric, [column])
     order = list(dict.fromkeys(rows["model"].astype(str))) if models is None else list(models)
     rows = rows.loc[rows["model"].astype(str).isin(order)]
@@ -225,8 +239,8 @@ def slice_summary(
         }
     )
     out = mean_ci(
-        frame, metric, by=["model", _LABEL], confidence=confidence,
-        n_resamples=n_resamples, seed=seed,
+        frame, metric, by=["model", _LABEL], confidence=options.get("confidence", 0.95),
+        n_resamples=options.get("n_resamples", 10_000), seed=options.get("seed", 0),
     )  # fmt: skip
     out = out.rename(columns={_LABEL: "value"})
     value_rank = {v: i for i, v in enumerate(order_slice_values(out["value"]))}

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from typing import TypedDict, Unpack
 
 import numpy as np
 import pandas as pd
@@ -20,6 +21,7 @@ import pandas as pd
 from analysis.core.errors import DataWarning
 from analysis.core.measures import REGISTRY, dashboard_measures
 from analysis.core.metrics import TiePolicy, evaluate_run, parse_metrics
+from analysis.core.options import check_options
 from analysis.core.ranked import RankedRun, evaluate_run_ranked
 from analysis.geo import GeoIndex, geo_index, model_geo_columns, ranked_geo_columns
 from analysis.io.groups import RunGroup
@@ -56,20 +58,30 @@ def dashboard_metrics(extra: Iterable[str] = ()) -> list[str]:
     return names
 
 
+class TableOptions(TypedDict, total=False):
+    """The keyword options of :func:`per_query_table`."""
+
+    metrics: Sequence[str] | None
+    ties: TiePolicy
+    relevance_threshold: int
+    headline: Sequence[str]
+    entities: pd.DataFrame | None
+    groups: Mapping[str, RunGroup] | None
+
+
 def per_query_table(
     queries: pd.DataFrame,
     qrels: pd.DataFrame,
     runs: Mapping[str, pd.DataFrame],
     *,
     dataset: str,
-    metrics: Sequence[str] | None = None,
-    ties: TiePolicy = "trec_eval",
-    relevance_threshold: int = 1,
-    headline: Sequence[str] = (),
-    entities: pd.DataFrame | None = None,
-    groups: Mapping[str, RunGroup] | None = None,
+    **options: Unpack[TableOptions],
 ) -> tuple[pd.DataFrame, dict[str, list[DataWarning]]]:
     """Evaluate every run of one dataset and join the query slices.
+
+    Options (keywords, :class:`TableOptions`): ``metrics`` (default: the dashboard's),
+    ``ties`` (``"trec_eval"``), ``relevance_threshold`` (1), ``headline``, ``entities`` and
+    ``groups``, as below.
 
     ``groups`` (run groups of the dataset: seeds or folds of one model) add one row per group
     and query, a ``seeds`` column and fold slice columns
@@ -95,20 +107,38 @@ def per_query_table(
         ``(table, warnings)``: the long per-query table (one row per qrels query and model)
         and the data-check warnings of each model.
     """
+    check_options("per_query_table", options, TableOptions)
+    metrics, headline = options.get("metrics"), options.get("headline", ())
+    entities, groups = options.get("entities"), options.get("groups")
     wanted = list(metrics) if metrics is not None else dashboard_metrics()
-    options = {"ties": ties, "relevance_threshold": relevance_threshold, "diagnostics": True}
+    evaluation = {
+        "ties": options.get("ties", "trec_eval"),
+        "relevance_threshold": options.get("relevance_threshold", 1),
+        "diagnostics": True,
+    }
     shown = parse_metrics(headline or wanted)
     recall_k = {m.k for m in shown if m.k and m.measure == "recall"}
     names = {m.name for m in shown}
     geo = None
     if _located(queries) and _located(entities):
         geo = (qrels, queries, entities.dropna(subset=["lat", "lon"]))
-    frames, warnings = _model_frames(runs, qrels, wanted, options, geo, (recall_k, names))
+    frames, warnings = _model_frames(runs, qrels, wanted, evaluation, geo, (recall_k, names))
     if not frames:  # typed columns, so that concatenating with other datasets keeps floats
         empty = {c: pd.Series(dtype="str") for c in ("dataset", "model", "query_id")}
         empty |= {m: pd.Series(dtype="float64") for m in wanted}
         return pd.DataFrame(empty), warnings
-    table = pd.concat(frames, ignore_index=True)
+    table = _with_query_slices(pd.concat(frames, ignore_index=True), dataset, queries)
+    if groups:
+        from analysis.stats.groups import add_group_rows
+
+        spread = [m.name for m in parse_metrics(list(headline))] if headline else []
+        table = add_group_rows(table, groups, spread=spread)
+    return table, warnings
+
+
+def _with_query_slices(table: pd.DataFrame, dataset: str, queries: pd.DataFrame) -> pd.DataFrame:
+    """The models' rows with the dataset's name, the queries' columns (text, type, metadata)
+    and the derived slices ``query_length`` and ``n_gold_bucket``."""
     table.insert(0, "dataset", dataset)
     # a queries column named like a metric or diagnostic (a user measure "difficulty" beside
     # a "difficulty" slice) leaves the computed column in place
@@ -121,12 +151,7 @@ def per_query_table(
     if "query_type" in table.columns:
         table["query_type"] = table["query_type"].fillna("unknown").astype("str")
     table["n_gold_bucket"] = n_gold_bucket(table["n_gold"]).astype("str")
-    if groups:
-        from analysis.stats.groups import add_group_rows
-
-        spread = [m.name for m in parse_metrics(list(headline))] if headline else []
-        table = add_group_rows(table, groups, spread=spread)
-    return table, warnings
+    return table
 
 
 def _headline_warnings(

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Literal
+from typing import Literal, TypedDict, Unpack
 
 import numpy as np
 import pandas as pd
 
+from analysis.core.options import check_options
 from analysis.stats._common import (
     _COMPARE_COLUMNS,
     _QUERY_KEYS,
@@ -183,19 +184,31 @@ def _largest_deltas(rows: pd.DataFrame, top: int) -> np.ndarray:
     return np.sort(np.r_[np.flatnonzero(is_all), others[by_size[: max(int(top), 0)]]])
 
 
+class FinderOptions(TypedDict, total=False):
+    """The keyword options of :func:`slice_finder`: the bootstrap ``confidence``,
+    ``n_resamples`` and ``seed`` of the resampling and the smallest slice (``min_size``)."""
+
+    confidence: float
+    n_resamples: int
+    seed: int | None
+    min_size: int
+
+
+class SliceOptions(FinderOptions, total=False):
+    """The keyword options of :func:`compare_slices`: those of :class:`FinderOptions`, the test
+    Holm adjusts (``test``) and how many slices get a CI (``ci_top``)."""
+
+    test: Literal["randomization", "t"]
+    ci_top: int | None
+
+
 def compare_slices(
     per_query: pd.DataFrame,
     metric_cols: Sequence[str],
     model_a: str,
     model_b: str,
     slice_cols: Sequence[str] = (),
-    *,
-    confidence: float = 0.95,
-    n_resamples: int = 10_000,
-    seed: int | None = 0,
-    min_size: int = 1,
-    test: Literal["randomization", "t"] = "randomization",
-    ci_top: int | None = None,
+    **options: Unpack[SliceOptions],
 ) -> pd.DataFrame:
     """Per-slice paired comparison of model A against model B, with Holm correction.
 
@@ -214,7 +227,9 @@ def compare_slices(
     (:func:`analysis.stats.paired.holm_bounds`); show them with ``format_p(p, bound=...)``
     (slices x metrics, ``all`` rows included).
 
-    ``ci_top``: for callers that show only the slices with the largest |delta|, only the
+    Options (keywords, :class:`SliceOptions`): ``confidence`` (0.95), ``n_resamples`` (10,000),
+    ``seed`` (0), ``min_size`` (1), ``test`` (``"randomization"`` or ``"t"``) and ``ci_top``
+    (``None``). ``ci_top``: for callers that show only the slices with the largest |delta|, only the
     ``all`` rows and the ``ci_top`` other rows with the largest |delta| (in table order on equal
     |delta|, i.e. a stable sort) get a bootstrap CI; the others get NaN. Every other column,
     p-values and Holm included, is unchanged, and the CIs computed are the same numbers.
@@ -227,6 +242,10 @@ def compare_slices(
         ValueError: missing columns, unknown model, A == B, duplicated queries, NaN metric values
             on paired queries, no query scored by both models, bad settings.
     """
+    check_options("compare_slices", options, SliceOptions)
+    confidence = options.get("confidence", 0.95)
+    n_resamples = options.get("n_resamples", 10_000)
+    min_size, test = options.get("min_size", 1), options.get("test", "randomization")
     metrics = list(metric_cols)
     slice_cols = list(slice_cols)
     _check_slice_args(per_query, metrics, slice_cols, min_size)
@@ -235,8 +254,71 @@ def compare_slices(
         raise ValueError(f"test must be 'randomization' or 't', got {test!r}")
     if model_a == model_b:
         raise ValueError(f"model_a and model_b are the same model ({model_a!r})")
-    seed = _resolve_seed(seed)
+    seed = _resolve_seed(options.get("seed", 0))
+    paired, a_cols, b_cols, n_unpaired = _paired(per_query, metrics, (model_a, model_b), slice_cols)
+    groups = _slice_groups(paired, slice_cols, min_size, include_all=True)
+    records, diffs = _slice_records(groups, metrics, a_cols, b_cols)
+    if not records:  # no slice reaches min_size (a dataset of a few queries): no rows
+        empty = pd.DataFrame({c: pd.Series(dtype=object) for c in _COMPARE_COLUMNS})
+        empty.attrs["n_unpaired"] = int(n_unpaired)
+        return empty
+    out = _with_tests(pd.DataFrame.from_records(records), diffs, options, seed)
+    out = out[list(_COMPARE_COLUMNS)]
+    out.attrs["n_unpaired"] = int(n_unpaired)
+    return out
 
+
+def _with_tests(
+    out: pd.DataFrame, diffs: list[np.ndarray], options: SliceOptions, seed: int
+) -> pd.DataFrame:
+    """The rows with their bootstrap CIs (NaN for the rows ``ci_top`` leaves out), t-test and
+    sign-flip p-values, Holm's adjustment of the chosen test and the Monte-Carlo floor flags."""
+    confidence = options.get("confidence", 0.95)
+    n_resamples = options.get("n_resamples", 10_000)
+    test = options.get("test", "randomization")
+    wanted = np.arange(len(diffs))
+    ci_top = options.get("ci_top")
+    if ci_top is not None:
+        wanted = _largest_deltas(out, ci_top)
+    low, high = np.full(len(diffs), np.nan), np.full(len(diffs), np.nan)
+    low[wanted], high[wanted] = _bootstrap_ci_rows(
+        [diffs[i] for i in wanted], confidence, n_resamples, seed
+    )
+    out["ci_low"] = low
+    out["ci_high"] = high
+    out["p_t"] = _t_pvalues(diffs)
+    p_rand, exact = _signflip_rows(diffs, n_resamples, seed)
+    out["p_randomization"] = p_rand
+    out["p_holm"] = holm(out["p_randomization" if test == "randomization" else "p_t"])
+    out["p_floor"] = at_floor(p_rand, exact, n_resamples)
+    out["p_holm_bound"] = holm_bounds(p_rand, out["p_floor"]) if test == "randomization" else False
+    return out
+
+
+def _slices_against(comp: pd.DataFrame, min_size: int) -> pd.DataFrame:
+    """:func:`slice_finder` against a model B: the slices of ``comp`` (one metric) with at least
+    ``min_size`` pairs, Holm over them, the overall delta beside, A's worst trail first."""
+    overall = float(comp.loc[comp["slice"] == ALL_LABEL, "delta"].iloc[0])
+    ranked = comp.loc[(comp["slice"] != ALL_LABEL) & (comp["n"] >= min_size)].copy()
+    ranked["p_holm"] = holm(ranked["p_randomization"])
+    ranked["p_holm_bound"] = holm_bounds(ranked["p_randomization"], ranked["p_floor"])
+    ranked["overall_delta"] = overall
+    ranked = ranked.drop(columns="metric")
+    ranked = ranked.sort_values(["delta", "n"], ascending=[True, False], kind="stable")
+    ranked.attrs["n_unpaired"] = comp.attrs["n_unpaired"]
+    return ranked.reset_index(drop=True)
+
+
+def _paired(
+    per_query: pd.DataFrame,
+    metrics: Sequence[str],
+    models: tuple[str, str],
+    slice_cols: Sequence[str],
+) -> tuple[pd.DataFrame, list[np.ndarray], list[np.ndarray], int]:
+    """A's rows (query keys, slice columns, metrics) joined with B's metrics on the query keys,
+    each metric's values of A and of B on those pairs (finite, else ``ValueError``), and the
+    number of queries scored by only one of the two."""
+    model_a, model_b = models
     keys = list(_QUERY_KEYS)
     rows_a = _model_rows(per_query, model_a, [*keys, *slice_cols, *metrics])
     rows_b = _model_rows(per_query, model_b, [*keys, *metrics])
@@ -246,7 +328,6 @@ def compare_slices(
     if paired.empty:
         raise ValueError(f"no (dataset, query_id) is scored by both {model_a!r} and {model_b!r}")
     n_unpaired = len(rows_a) + len(rows_b) - 2 * len(paired)
-
     a_cols, b_cols = [], []
     for m in metrics:
         a_vals = _metric_values(paired, m)
@@ -255,8 +336,17 @@ def compare_slices(
         _finite_or_raise(b_vals, m, f"for {model_b!r} on paired queries")
         a_cols.append(a_vals)
         b_cols.append(b_vals)
+    return paired, a_cols, b_cols, n_unpaired
 
-    groups = _slice_groups(paired, slice_cols, min_size, include_all=True)
+
+def _slice_records(
+    groups: Sequence[tuple[str, str, np.ndarray]],
+    metrics: Sequence[str],
+    a_cols: Sequence[np.ndarray],
+    b_cols: Sequence[np.ndarray],
+) -> tuple[list[dict[str, object]], list[np.ndarray]]:
+    """Per slice and metric: n, means, delta, wins/ties/losses and effect size, and the
+    differences ``a - b`` the CIs and tests are computed from."""
     records: list[dict[str, object]] = []
     diffs: list[np.ndarray] = []
     for col, label, pos in groups:
@@ -279,29 +369,7 @@ def compare_slices(
                     "effect_size": _effect_size(d),
                 }
             )
-    if not records:  # no slice reaches min_size (a dataset of a few queries): no rows
-        empty = pd.DataFrame({c: pd.Series(dtype=object) for c in _COMPARE_COLUMNS})
-        empty.attrs["n_unpaired"] = int(n_unpaired)
-        return empty
-    out = pd.DataFrame.from_records(records)
-    wanted = np.arange(len(diffs))
-    if ci_top is not None:
-        wanted = _largest_deltas(out, ci_top)
-    low, high = np.full(len(diffs), np.nan), np.full(len(diffs), np.nan)
-    low[wanted], high[wanted] = _bootstrap_ci_rows(
-        [diffs[i] for i in wanted], confidence, n_resamples, seed
-    )
-    out["ci_low"] = low
-    out["ci_high"] = high
-    out["p_t"] = _t_pvalues(diffs)
-    p_rand, exact = _signflip_rows(diffs, n_resamples, seed)
-    out["p_randomization"] = p_rand
-    out["p_holm"] = holm(out["p_randomization" if test == "randomization" else "p_t"])
-    out["p_floor"] = at_floor(p_rand, exact, n_resamples)
-    out["p_holm_bound"] = holm_bounds(p_rand, out["p_floor"]) if test == "randomization" else False
-    out = out[list(_COMPARE_COLUMNS)]
-    out.attrs["n_unpaired"] = int(n_unpaired)
-    return out
+    return records, diffs
 
 
 def slice_finder(
@@ -310,11 +378,8 @@ def slice_finder(
     model: str,
     slice_cols: Sequence[str],
     *,
-    min_size: int = 10,
     model_b: str | None = None,
-    confidence: float = 0.95,
-    n_resamples: int = 10_000,
-    seed: int | None = 0,
+    **options: Unpack[FinderOptions],
 ) -> pd.DataFrame:
     """Rank slices (one value of one slice column) where a model does worst.
 
@@ -330,27 +395,26 @@ def slice_finder(
     by ``delta`` ascending (where A trails B the most first; reverse the order, or swap the
     models, for A's largest gains).
 
+    Options (keywords, :class:`FinderOptions`): ``min_size`` (10), ``confidence`` (0.95),
+    ``n_resamples`` (10,000), ``seed`` (0).
+
     Numeric columns should be bucketed first (:func:`bucket_numeric`, :func:`n_gold_bucket`).
     """
+    check_options("slice_finder", options, FinderOptions)
+    confidence = options.get("confidence", 0.95)
+    n_resamples = options.get("n_resamples", 10_000)
+    min_size = options.get("min_size", 10)
     slice_cols = list(slice_cols)
     _check_slice_args(per_query, [metric], slice_cols, min_size)
     _check_resampling(confidence, n_resamples)
-    seed = _resolve_seed(seed)
+    seed = _resolve_seed(options.get("seed", 0))
 
     if model_b is not None:
         comp = compare_slices(
             per_query, [metric], model, model_b, slice_cols,
             confidence=confidence, n_resamples=n_resamples, seed=seed,
         )  # fmt: skip
-        overall = float(comp.loc[comp["slice"] == ALL_LABEL, "delta"].iloc[0])
-        ranked = comp.loc[(comp["slice"] != ALL_LABEL) & (comp["n"] >= min_size)].copy()
-        ranked["p_holm"] = holm(ranked["p_randomization"])
-        ranked["p_holm_bound"] = holm_bounds(ranked["p_randomization"], ranked["p_floor"])
-        ranked["overall_delta"] = overall
-        ranked = ranked.drop(columns="metric")
-        ranked = ranked.sort_values(["delta", "n"], ascending=[True, False], kind="stable")
-        ranked.attrs["n_unpaired"] = comp.attrs["n_unpaired"]
-        return ranked.reset_index(drop=True)
+        return _slices_against(comp, min_size)
 
     rows = _model_rows(per_query, model, [*_QUERY_KEYS, *slice_cols, metric])
     values = _metric_values(rows, metric)

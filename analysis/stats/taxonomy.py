@@ -31,10 +31,12 @@ diagnostics, not spatial, no suspects given) are simply never assigned.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from typing import TypedDict, Unpack
 
 import numpy as np
 import pandas as pd
 
+from analysis.core.options import check_options
 from analysis.stats.coverage import has_explicit_negatives, suspected_missing_answers
 
 __all__ = [
@@ -184,22 +186,34 @@ def category_queries(classified: pd.DataFrame, model: str, category: str) -> pd.
     return rows.reset_index(drop=True)
 
 
+class ClassifyOptions(TypedDict, total=False):
+    """The keyword options of :func:`classify_dataset`."""
+
+    k: int
+    candidate_types: Iterable[str] | None
+    relevance_threshold: int
+    suspects: bool
+
+
 def classify_dataset(
     per_query: pd.DataFrame,
     ranked: Mapping[str, pd.DataFrame],
     qrels: pd.DataFrame,
     entities: pd.DataFrame | None = None,
     edges: pd.DataFrame | None = None,
-    *,
-    k: int = 10,
-    candidate_types: Iterable[str] | None = None,
-    relevance_threshold: int = 1,
-    suspects: bool = True,
+    **options: Unpack[ClassifyOptions],
 ) -> pd.DataFrame:
     """:func:`classify` for one dataset, with the candidate check (when there is an entity
     table) and the suspected missing answers of each model's ranked run (``ranked``: model ->
     :func:`analysis.core.metrics.rank_run` output; positives-only qrels only, see
-    :mod:`analysis.stats.coverage`)."""
+    :mod:`analysis.stats.coverage`). Options (keywords, :class:`ClassifyOptions`): the cutoff
+    ``k`` (10), the ``candidate_types`` (default: every entity is a candidate),
+    ``relevance_threshold``
+    (1) and ``suspects`` (True: look for suspected missing answers)."""
+    check_options("classify_dataset", options, ClassifyOptions)
+    k, candidate_types = options.get("k", 10), options.get("candidate_types")
+    relevance_threshold = options.get("relevance_threshold", 1)
+    suspects = options.get("suspects", True)
     n_cand = None
     if entities is not None:
         n_cand = gold_candidates(

@@ -108,9 +108,7 @@ def finish(result: pa.Table, q: inputs.Qrels, wanted: list[mx.Metric], threshold
     warnings = checks.data_warnings(
         q,
         summary,  # type: ignore[arg-type]
-        run_to_qrels,
-        n_ret,
-        n_rel,
+        checks.Coverage(run_to_qrels, n_ret, n_rel),
         wanted,
         tied_queries if tied.any() else None,
         None,

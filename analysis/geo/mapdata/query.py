@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -135,33 +136,37 @@ def _ring_layers(points: pd.DataFrame) -> list[pdk.Layer]:
     return layers
 
 
+@dataclass(frozen=True)
+class PointStyle:
+    """How a points layer draws: ``fill`` (a colour or a column name), the outline ``line``
+    colour and width ``line_px``, the ``radius`` in metres clamped to ``radius_px`` (min, max)
+    pixels; ``highlight`` lights the point under the pointer."""
+
+    fill: object
+    line: list[int]
+    line_px: int
+    radius: float
+    radius_px: tuple[int, int]
+    highlight: bool = True
+
+
 def _points_layer(
-    layer_id: str,
-    data: list[dict[str, Any]],
-    position: list[str],
-    *,
-    fill: object,
-    line: list[int],
-    line_px: int,
-    radius: float,
-    radius_px: tuple[int, int],
-    highlight: bool = True,
+    layer_id: str, data: list[dict[str, Any]], position: list[str], style: PointStyle
 ) -> pdk.Layer:
-    """A pickable, outlined ScatterplotLayer: ``radius`` metres, clamped to ``radius_px``
-    (min, max) pixels; ``highlight`` lights the point under the pointer."""
-    extra = {"auto_highlight": True} if highlight else {}
+    """A pickable, outlined ScatterplotLayer drawn as ``style`` says."""
+    extra = {"auto_highlight": True} if style.highlight else {}
     return pdk.Layer(
         "ScatterplotLayer",
         id=layer_id,
         data=data,
         get_position=position,
-        get_fill_color=fill,
-        get_line_color=line,
+        get_fill_color=style.fill,
+        get_line_color=style.line,
         stroked=True,
-        line_width_min_pixels=line_px,
-        get_radius=radius,
-        radius_min_pixels=radius_px[0],
-        radius_max_pixels=radius_px[1],
+        line_width_min_pixels=style.line_px,
+        get_radius=style.radius,
+        radius_min_pixels=style.radius_px[0],
+        radius_max_pixels=style.radius_px[1],
         pickable=True,
         **extra,
     )
@@ -334,104 +339,119 @@ def query_deck(
     ``query`` holds ``query_id``, ``text`` and optional ``lat``/``lon``.
     """
     pts = points[points["located"]].copy()
-    qlat = _float(query.get("lat"))
-    qlon = _float(query.get("lon"))
-    q_located = qlat is not None and qlon is not None
+    qlat, qlon = _float(query.get("lat")), _float(query.get("lon"))
+    where = (qlat, qlon) if qlat is not None and qlon is not None else None
     gold = pts[pts["role"] == "gold"]
-    if not gold.empty:
-        clat, clon = float(gold["lat"].iloc[0]), float(gold["lon"].iloc[0])
-    elif q_located:
-        clat, clon = float(qlat), float(qlon)  # type: ignore[arg-type]
-    elif not pts.empty:
-        clat, clon = float(pts["lat"].median()), float(pts["lon"].median())
-    else:
-        clat, clon = 0.0, 0.0
+    clat, clon = _centre(pts, gold, where)
     lats = pts["x_lat"].to_numpy(dtype=np.float64)
     lons = pts["x_lon"].to_numpy(dtype=np.float64)
-    if q_located:
-        lats = np.append(lats, qlat)
-        lons = np.append(lons, qlon)
+    if where is not None:
+        lats = np.append(lats, where[0])
+        lons = np.append(lons, where[1])
     extent = _extent(clat, clon, lats, lons)
     view = _view(clat, clon, extent, pitch=0.0)
-
-    layers: list[pdk.Layer] = []
-    members = pts[pts["stack_size"] >= 2]
-    if not members.empty:
-        first = members.drop_duplicates("stack_id").copy()
-        height = max(extent, 200.0) * 0.5
-        layers.append(
-            _stack_layer(
-                "stacks",
-                first,
-                members.drop_duplicates("doc_id"),
-                height_m=height,
-                radius_m=max(extent / 80.0, 4.0),
-                color=STACK_COLOR,
-            )
-        )
     labels = [r for r in dict.fromkeys(pts["role"]) if r != "gold"]
-    if q_located:
-        for label in labels:
-            rows = pts[pts["role"] == label].assign(q_lat=qlat, q_lon=qlon)
-            if rows.empty:
-                continue
-            layers.append(
-                pdk.Layer(
-                    "ArcLayer",
-                    id=f"arcs_{label}",
-                    data=_records(
-                        rows, ["doc_id", "q_lat", "q_lon", "x_lat", "x_lon", "color", *_TIP]
-                    ),
-                    get_source_position=["q_lon", "q_lat"],
-                    get_target_position=["x_lon", "x_lat"],
-                    get_source_color=QUERY_COLOR,
-                    get_target_color="color",
-                    get_width=1.5,
-                    pickable=True,
-                )
-            )
-    point_cols = ["doc_id", "rank", "x_lat", "x_lon", "color", *_TIP]
-    # (layer id, rows, outline colour, outline px, radius m, radius px): gold under the models
-    drawn = [("gold", gold, GOLD_LINE, 2, max(extent / 60.0, 3.0), (9, 40))]
+    layers = [
+        *_stacks_layer(pts, extent),
+        *_arc_layers(pts, labels, where),
+        *_drawn_layers(pts, gold, labels, extent),
+        *_ring_layers(pts),
+    ]
+    if where is not None:
+        layers.append(_query_layer(query, where, extent))
+    return _deck(layers, view, basemap, context=context, datum=datum, height_px=height_px)
+
+
+def _centre(
+    pts: pd.DataFrame, gold: pd.DataFrame, where: tuple[float, float] | None
+) -> tuple[float, float]:
+    """The view's centre: the first located gold POI, else the query, else the POIs' median,
+    else (0, 0)."""
+    if not gold.empty:
+        return float(gold["lat"].iloc[0]), float(gold["lon"].iloc[0])
+    if where is not None:
+        return float(where[0]), float(where[1])
+    if not pts.empty:
+        return float(pts["lat"].median()), float(pts["lon"].median())
+    return 0.0, 0.0
+
+
+def _stacks_layer(pts: pd.DataFrame, extent: float) -> list[pdk.Layer]:
+    """The ``stacks`` ColumnLayer (one column per stack of size >= 2 among the drawn POIs);
+    none without stacks."""
+    members = pts[pts["stack_size"] >= 2]
+    if members.empty:
+        return []
+    first = members.drop_duplicates("stack_id").copy()
+    height = max(extent, 200.0) * 0.5
+    return [
+        _stack_layer(
+            "stacks",
+            first,
+            members.drop_duplicates("doc_id"),
+            height_m=height,
+            radius_m=max(extent / 80.0, 4.0),
+            color=STACK_COLOR,
+        )
+    ]
+
+
+def _arc_layers(
+    pts: pd.DataFrame, labels: Sequence[str], where: tuple[float, float] | None
+) -> list[pdk.Layer]:
+    """One ``arcs_<label>`` ArcLayer per model, from the query's point to each of its POIs;
+    none when the query has no coordinate."""
+    if where is None:
+        return []
+    qlat, qlon = where
+    layers = []
     for label in labels:
-        rows = pts[pts["role"] == label].sort_values("rank", ascending=False)
-        drawn.append((f"model_{label}", rows, WHITE, 1, max(extent / 120.0, 2.0), (5, 20)))
-    for layer_id, rows, line, line_px, radius, radius_px in drawn:
+        rows = pts[pts["role"] == label].assign(q_lat=qlat, q_lon=qlon)
         if rows.empty:
             continue
         layers.append(
-            _points_layer(
-                layer_id,
-                _records(rows, point_cols),
-                ["x_lon", "x_lat"],
-                fill="color",
-                line=line,
-                line_px=line_px,
-                radius=radius,
-                radius_px=radius_px,
+            pdk.Layer(
+                "ArcLayer",
+                id=f"arcs_{label}",
+                data=_records(rows, ["doc_id", "q_lat", "q_lon", "x_lat", "x_lon", "color", *_TIP]),
+                get_source_position=["q_lon", "q_lat"],
+                get_target_position=["x_lon", "x_lat"],
+                get_source_color=QUERY_COLOR,
+                get_target_color="color",
+                get_width=1.5,
+                pickable=True,
             )
         )
-    layers += _ring_layers(pts)
-    if q_located:
-        qrow = {
-            "doc_id": "",
-            "lat": qlat,
-            "lon": qlon,
-            "tip_title": f"Query {escape_text([query.get('query_id', '')])[0]}",
-            "tip_name": escape_text([query.get("text", "")])[0],
-            "tip_detail": "the query's location",
-        }
-        layers.append(
-            _points_layer(
-                "query",
-                [qrow],
-                ["lon", "lat"],
-                fill=QUERY_COLOR,
-                line=WHITE,
-                line_px=2,
-                radius=max(extent / 60.0, 3.0),
-                radius_px=(8, 30),
-                highlight=False,
-            )
-        )
-    return _deck(layers, view, basemap, context=context, datum=datum, height_px=height_px)
+    return layers
+
+
+def _drawn_layers(
+    pts: pd.DataFrame, gold: pd.DataFrame, labels: Sequence[str], extent: float
+) -> list[pdk.Layer]:
+    """``gold`` (amber discs) under each ``model_<label>`` (the model's top k, the best rank
+    drawn last); a layer without rows is left out."""
+    point_cols = ["doc_id", "rank", "x_lat", "x_lon", "color", *_TIP]
+    drawn = [("gold", gold, PointStyle("color", GOLD_LINE, 2, max(extent / 60.0, 3.0), (9, 40)))]
+    for label in labels:
+        rows = pts[pts["role"] == label].sort_values("rank", ascending=False)
+        style = PointStyle("color", WHITE, 1, max(extent / 120.0, 2.0), (5, 20))
+        drawn.append((f"model_{label}", rows, style))
+    return [
+        _points_layer(layer_id, _records(rows, point_cols), ["x_lon", "x_lat"], style)
+        for layer_id, rows, style in drawn
+        if not rows.empty
+    ]
+
+
+def _query_layer(query: Mapping[str, Any], where: tuple[float, float], extent: float) -> pdk.Layer:
+    """The ``query`` point at the query's coordinate, with its id and text as the tooltip."""
+    qrow = {
+        "doc_id": "",
+        "lat": where[0],
+        "lon": where[1],
+        "tip_title": f"Query {escape_text([query.get('query_id', '')])[0]}",
+        "tip_name": escape_text([query.get("text", "")])[0],
+        "tip_detail": "the query's location",
+    }
+    style = PointStyle(QUERY_COLOR, WHITE, 2, max(extent / 60.0, 3.0), (8, 30), highlight=False)
+    return _points_layer("query", [qrow], ["lon", "lat"], style)

@@ -19,11 +19,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Required, TypedDict, Unpack
 
 import pandas as pd
 
 from analysis.core import paths
 from analysis.core.errors import InputError
+from analysis.core.options import check_options
 from analysis.io import detect_format, load_entities, load_qrels, load_queries, load_run
 from analysis.io._text import check_json_depth, read_text
 from analysis.io.bundle import DEFAULT_METRICS
@@ -256,22 +258,60 @@ def _model_names(runs: Sequence[Path]) -> dict[str, Path]:
     return out
 
 
+def _query_table(qrels_table: pd.DataFrame, files: BundleFiles) -> pd.DataFrame:
+    """The queries of the chosen files (else the qrels' query ids without text), one row per
+    query id, without split or gold columns, with the query groups' and metapaths' slices."""
+    from analysis.io.importers.stark import _groups, _metapaths, _slices
+
+    queries = files.get("queries", ())
+    if queries:
+        query_table = _concat([load_queries(p) for p in queries])
+    else:
+        ids = qrels_table["query_id"].drop_duplicates()
+        query_table = pd.DataFrame({"query_id": ids, "text": ""})
+    drop = [c for c in query_table.columns if c == "split" or c in GOLD_COLUMNS]
+    query_table = query_table.drop(columns=drop).drop_duplicates("query_id").reset_index(drop=True)
+    query_table["query_id"] = query_table["query_id"].astype("str")
+    query_table = _slices(query_table, [_groups(p) for p in files.get("query_groups", ())])
+    return _slices(query_table, [_metapaths(p) for p in files.get("metapaths", ())])
+
+
+def _family(
+    query_table: pd.DataFrame, entity_table: pd.DataFrame | None, read: Sequence[Path]
+) -> str:
+    """``stark`` when a qrels or queries file is a STaRK QA file (the queries then get their
+    ``query_type``: human when every such file is a human-generated one), ``spatial`` when
+    the entities have ``lat, lon``, else ``generic``."""
+    stark_files = [p.name for p in read if p.name.startswith("stark_qa")]
+    if "query_type" not in query_table.columns and stark_files:
+        human = all("human" in n for n in stark_files)
+        query_table["query_type"] = "human" if human else "synthesized"
+    if stark_files:
+        return "stark"
+    if entity_table is not None and {"lat", "lon"} <= set(entity_table.columns):
+        return "spatial"
+    return "generic"
+
+
 def _concat(frames: list[pd.DataFrame]) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
 
 
-def build_bundle(
-    out: Path,
-    name: str,
-    *,
-    qrels: Sequence[Path],
-    queries: Sequence[Path] = (),
-    entities: Path | None = None,
-    runs: Sequence[Path] = (),
-    splits: Sequence[Path] = (),
-    query_groups: Sequence[Path] = (),
-    metapaths: Sequence[Path] = (),
-) -> ImportResult:
+class BundleFiles(TypedDict, total=False):
+    """The files :func:`build_bundle` reads, by role: ``qrels`` (required, one or more),
+    ``queries``, ``entities`` (one file or ``None``), ``runs``, ``splits`` (``*.index``),
+    ``query_groups`` (AvaTaR's ``query_groups/*.json``) and ``metapaths``."""
+
+    qrels: Required[Sequence[Path]]
+    queries: Sequence[Path]
+    entities: Path | None
+    runs: Sequence[Path]
+    splits: Sequence[Path]
+    query_groups: Sequence[Path]
+    metapaths: Sequence[Path]
+
+
+def build_bundle(out: Path, name: str, **files: Unpack[BundleFiles]) -> ImportResult:
     """Write a one-dataset bundle named ``name`` at ``out`` from the chosen files (converted to
     Parquet; inputs are only read). Several queries or qrels files are concatenated (the first
     row of a repeated query id wins). Models are named by file stem (with the folder when two
@@ -285,37 +325,21 @@ def build_bundle(
         InputError: no qrels file, a chosen file that cannot be read in its role, an input
             inside ``out``.
     """
-    from analysis.io.importers.stark import _groups, _metapaths, _slices
-
+    check_options("build_bundle", files, BundleFiles)
+    qrels, queries = files.get("qrels", ()), files.get("queries", ())
+    entities, runs, splits = files.get("entities"), files.get("runs", ()), files.get("splits", ())
+    chosen = [*qrels, *queries, entities, *runs, *splits]
+    chosen += [*files.get("query_groups", ()), *files.get("metapaths", ())]
     if not qrels:
         raise InputError(out, None, "choose at least one qrels file")
     target = paths.resolve(out)
-    chosen = [*qrels, *queries, entities, *runs, *splits, *query_groups, *metapaths]
     for path in chosen:
         if path is not None and paths.resolve(path).is_relative_to(target):
             raise InputError(out, None, "the bundle folder may not hold an input file")
     qrels_table = _concat([load_qrels(p) for p in qrels])
-    if queries:
-        query_table = _concat([load_queries(p) for p in queries])
-    else:
-        ids = qrels_table["query_id"].drop_duplicates()
-        query_table = pd.DataFrame({"query_id": ids, "text": ""})
-    drop = [c for c in query_table.columns if c == "split" or c in GOLD_COLUMNS]
-    query_table = query_table.drop(columns=drop).drop_duplicates("query_id").reset_index(drop=True)
-    query_table["query_id"] = query_table["query_id"].astype("str")
-    query_table = _slices(query_table, [_groups(p) for p in query_groups])
-    query_table = _slices(query_table, [_metapaths(p) for p in metapaths])
+    query_table = _query_table(qrels_table, files)
     entity_table = _load(entities, "entities") if entities is not None else None
-    stark_files = [p.name for p in (*qrels, *queries) if p.name.startswith("stark_qa")]
-    if "query_type" not in query_table.columns and stark_files:
-        human = all("human" in n for n in stark_files)
-        query_table["query_type"] = "human" if human else "synthesized"
-    if stark_files:
-        family = "stark"
-    elif entity_table is not None and {"lat", "lon"} <= set(entity_table.columns):
-        family = "spatial"
-    else:
-        family = "generic"
+    family = _family(query_table, entity_table, [*qrels, *queries])
     split_ids = {
         p.name.removesuffix(".index"): read_split_index(p)["query_id"].tolist() for p in splits
     }

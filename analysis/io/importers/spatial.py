@@ -28,6 +28,7 @@ d_max = 30 km``, LIST ``α = 0.4, d_max = 20 km``, as in the demo bundle).
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -113,11 +114,19 @@ def _baselines(kind: str, pois: pd.DataFrame, queries: pd.DataFrame) -> dict[str
     }
 
 
+@dataclass(frozen=True)
+class _Import:
+    """One import: its ``kind`` (``list``, ``geoglue``, ``geobloom``), the input folder
+    ``src``, the bundle folder ``out`` and the dataset's ``name`` (``None``: the folder's)."""
+
+    kind: str
+    src: Path
+    out: Path
+    name: str | None
+
+
 def _finish(
-    kind: str,
-    src: Path,
-    out: Path,
-    name: str | None,
+    job: _Import,
     pois: pd.DataFrame,
     parts: list[tuple[str, pd.DataFrame, pd.DataFrame]],
     *,
@@ -126,7 +135,8 @@ def _finish(
     notes: list[str] | None = None,
 ) -> ImportResult:
     """Write the bundle of one imported dataset (named ``name``, else the folder's name)."""
-    name = name or src.name
+    kind, src, out = job.kind, job.src, job.out
+    name = job.name or src.name
     notes = [] if notes is None else notes
     if not parts:
         raise InputError(src, None, "no query files found")
@@ -184,7 +194,8 @@ def import_geobloom(
         if path.is_file():
             q, r = spatial.load_geobloom_queries(path, crs, always_xy=easting_first)
             parts.append((split, q, r))
-    return _finish("geobloom", src, target, name, pois, parts, baselines=baselines, source_crs=crs)
+    job = _Import("geobloom", src, target, name)
+    return _finish(job, pois, parts, baselines=baselines, source_crs=crs)
 
 
 def _geoglue_files(src: Path) -> tuple[Path, list[Path], str]:
@@ -223,7 +234,7 @@ def import_geoglue(
         loader = spatial.load_geoglue_queries if kind == "json" else spatial.load_latlon_queries
         q, r = loader(path)
         parts.append((split_of(path, src), q, r))
-    return _finish("geoglue", src, target, name, pois, parts, baselines=baselines)
+    return _finish(_Import("geoglue", src, target, name), pois, parts, baselines=baselines)
 
 
 def _list_files(src: Path) -> list[tuple[str, Path, Path | None]]:
@@ -290,9 +301,8 @@ def import_list(
         )
         pois = _reproject(pois, zones)
         parts = [(s, _reproject(q, zones), r) for s, q, r in parts]
-    return _finish(
-        "list", src, target, name, pois, parts, baselines=baselines, source_crs=crs, notes=notes
-    )
+    job = _Import("list", src, target, name)
+    return _finish(job, pois, parts, baselines=baselines, source_crs=crs, notes=notes)
 
 
 def _detect_geobloom(folder: Path) -> float:

@@ -62,6 +62,8 @@ from analysis.present.report.model import (
     Block,
     QueryView,
     ReportContent,
+    ReportSettings,
+    ReportSources,
     Section,
     default_models,
 )
@@ -80,6 +82,8 @@ __all__ = [
     "ModelNumbers",
     "QueryView",
     "ReportContent",
+    "ReportSettings",
+    "ReportSources",
     "Section",
     "Slide",
     "build_content",

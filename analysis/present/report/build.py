@@ -3,7 +3,7 @@ write the HTML report or the slide deck (``python -m analysis report``)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +19,13 @@ from analysis.io.groups import run_metadata
 from analysis.present.report.annotations import annotation_blocks, open_store
 from analysis.present.report.content import build_content
 from analysis.present.report.document import render_html
-from analysis.present.report.model import ReportContent, canonical, default_models
+from analysis.present.report.model import (
+    ReportContent,
+    ReportSettings,
+    ReportSources,
+    canonical,
+    default_models,
+)
 from analysis.stats.perquery import dashboard_metrics, per_query_table
 
 __all__ = ["MAX_REPORT_DATASETS", "build_report", "bundle_content", "write_report"]
@@ -112,14 +118,62 @@ def bundle_content(
     """
     if ties not in TIE_POLICIES:
         raise InputError("--ties", None, f"must be one of {', '.join(TIE_POLICIES)}")
-    chosen = None
-    if metric is not None:
-        chosen = canonical(metric)
-        if chosen is None or chosen not in dashboard_metrics():
-            raise InputError("--metric", None, f"unknown metric {metric!r}")
+    chosen = _metric(metric)
     bundle, table, warnings, loaded, runs = _load(Path(bundle_dir), datasets, ties, split)
     names = list(loaded)
-    models = list(dict.fromkeys(m for (_, m) in runs))
+    model_a, model_b = _models(
+        table, names, list(dict.fromkeys(m for (_, m) in runs)), (model_a, model_b)
+    )
+    cache: dict[tuple[str, str], pd.DataFrame] = {}
+
+    def ranked(name: str, model: str) -> pd.DataFrame:
+        if (name, model) not in cache:
+            cache[(name, model)] = rank_run(runs[(name, model)], ties)  # type: ignore[arg-type]
+        return cache[(name, model)]
+
+    sources = ReportSources(
+        dataset=loaded.__getitem__,
+        ranked=ranked,
+        warnings=warnings,
+        annotations=_annotations(Path(bundle_dir), loaded, runs, ties),
+        costs={n: _costs(loaded[n].spec) for n in names},
+    )
+    settings = ReportSettings(
+        bundle=bundle.name,  # type: ignore[attr-defined]
+        ties=ties,
+        splits={n: loaded[n].split or "all" for n in names},
+        model_names=bundle.models,  # type: ignore[attr-defined]
+    )
+    return build_content(
+        table,
+        headline={n: list(loaded[n].spec.metrics) for n in names},
+        model_a=model_a,
+        model_b=model_b,
+        metric=chosen,
+        sources=sources,
+        settings=settings,
+    )
+
+
+def _metric(metric: str | None) -> str | None:
+    """The canonical name of the report metric asked for (``None``: each dataset's first)."""
+    if metric is None:
+        return None
+    chosen = canonical(metric)
+    if chosen is None or chosen not in dashboard_metrics():
+        raise InputError("--metric", None, f"unknown metric {metric!r}")
+    return chosen
+
+
+def _models(
+    table: pd.DataFrame,
+    names: Sequence[str],
+    models: Sequence[str],
+    asked: tuple[str | None, str | None],
+) -> tuple[str | None, str | None]:
+    """Models A and B: those asked for (each must have a run, and they must differ), else
+    :func:`default_models` (B: the first other model when the defaults give only A)."""
+    model_a, model_b = asked
     for flag, model in (("--a", model_a), ("--b", model_b)):
         if model is not None and model not in models:
             raise InputError(
@@ -135,44 +189,32 @@ def bundle_content(
     if model_b is None:
         others = [m for m in (default_a, default_b, *models) if m is not None and m != model_a]
         model_b = others[0] if others else None
-    cache: dict[tuple[str, str], pd.DataFrame] = {}
+    return model_a, model_b
 
-    def ranked(name: str, model: str) -> pd.DataFrame:
-        if (name, model) not in cache:
-            cache[(name, model)] = rank_run(runs[(name, model)], ties)  # type: ignore[arg-type]
-        return cache[(name, model)]
 
+def _annotations(
+    bundle_dir: Path,
+    loaded: Mapping[str, Dataset],
+    runs: Mapping[tuple[str, str], pd.DataFrame],
+    ties: str,
+) -> dict[str, tuple]:
+    """Each dataset's "Annotations" blocks from the bundle's annotation store (none without)."""
     written = {}
-    store = open_store(Path(bundle_dir))
+    store = open_store(bundle_dir)
     if store is not None:
-        for i, name in enumerate(names):
-            spec = loaded[name].spec
+        for i, (name, ds) in enumerate(loaded.items()):
+            spec = ds.spec
             written[name] = annotation_blocks(
                 store,
                 name,
                 {m: runs[(name, m)] for m in spec.runs},
-                loaded[name].qrels,
+                ds.qrels,
                 spec.metrics,
                 ties=ties,
                 relevance_threshold=spec.relevance_threshold,
                 index=i,
             )
-    return build_content(
-        table,
-        annotations=written,
-        headline={n: list(loaded[n].spec.metrics) for n in names},
-        model_a=model_a,
-        model_b=model_b,
-        metric=chosen,
-        dataset=loaded.__getitem__,
-        ranked=ranked,
-        warnings=warnings,
-        bundle=bundle.name,  # type: ignore[attr-defined]
-        ties=ties,
-        splits={n: loaded[n].split or "all" for n in names},
-        model_names=bundle.models,  # type: ignore[attr-defined]
-        costs={n: _costs(loaded[n].spec) for n in names},
-    )
+    return written
 
 
 def _costs(spec) -> dict[str, dict[str, float]]:

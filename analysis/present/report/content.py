@@ -5,10 +5,10 @@ datasets."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 
 import pandas as pd
 
-from analysis.core.errors import DataWarning
 from analysis.io.bundle import Dataset
 from analysis.present.analyses_report import INTRO as ANALYSES_INTRO
 from analysis.present.analyses_report import ReportPart, analyses_parts, depth_of
@@ -26,12 +26,12 @@ from analysis.present.report.figures import (
 from analysis.present.report.metric_cards import metrics_section
 from analysis.present.report.model import (
     MIN_SLICE,
-    N_RESAMPLES,
     RANK_DEPTH,
-    SEED,
-    TOP_QUERIES,
     Block,
     ReportContent,
+    ReportNumbers,
+    ReportSettings,
+    ReportSources,
     Section,
     report_metrics,
     slice_columns_of,
@@ -58,7 +58,6 @@ from analysis.stats.paired import holm_bounds
 __all__ = ["build_content"]
 
 NumbersOf = Callable[[str, pd.DataFrame, str, Sequence[str]], DatasetNumbers]
-AnalysesOf = Callable[[str, pd.DataFrame, str], Sequence[ReportPart]]
 
 
 def _concat(frames: Sequence[pd.DataFrame]) -> pd.DataFrame:
@@ -73,20 +72,8 @@ def build_content(
     model_a: str | None,
     model_b: str | None,
     metric: str | None = None,
-    dataset: Callable[[str], Dataset] | None = None,
-    ranked: Callable[[str, str], pd.DataFrame] | None = None,
-    warnings: Mapping[tuple[str, str], Sequence[DataWarning]] | None = None,
-    bundle: str = "",
-    ties: str = "trec_eval",
-    top_queries: int = TOP_QUERIES,
-    n_resamples: int = N_RESAMPLES,
-    seed: int = SEED,
-    numbers: NumbersOf | None = None,
-    splits: Mapping[str, str] | None = None,
-    analyses: AnalysesOf | None = None,
-    annotations: Mapping[str, Sequence[Block]] | None = None,
-    model_names: Sequence[str] = (),
-    costs: Mapping[str, Mapping[str, Mapping[str, float]]] | None = None,
+    sources: ReportSources | None = None,
+    settings: ReportSettings | None = None,
 ) -> ReportContent:
     """Compute every section of the report from a per-query table.
 
@@ -98,56 +85,113 @@ def build_content(
             dataset skips its worst slices and worst queries there).
         metric: the report metric for every dataset, or ``None`` for each dataset's first
             headline metric.
-        dataset, ranked: loaders for the worst queries' gold and rankings (``dataset(name)`` ->
-            :class:`Dataset`, ``ranked(name, model)`` -> the ranked run); without them the
-            worst-queries section lists the queries only.
-        warnings: data-check warnings per (dataset, model).
-        bundle, ties: shown in the header.
-        top_queries: worst queries shown with rankings per dataset.
-        n_resamples, seed: bootstrap and randomization settings.
-        numbers: ``numbers(name, rows, metric, shown)`` -> the dataset's
-            :class:`~analysis.present.report.numbers.DatasetNumbers` for these models and
-            settings (a cache, e.g. the page's); default: computed here.
-        splits: dataset -> the split its queries come from (``"all"``: every query), shown in
-            the header.
-        analyses: ``analyses(name, rows, metric)`` -> the dataset's "Beyond the averages"
-            parts (a cache); default: :func:`dataset_analyses` when ``dataset`` and ``ranked``
-            are given, else the section is left out.
-        annotations: dataset -> the blocks of the "Annotations" section
-            (:func:`analysis.present.report.annotations.annotation_blocks`); the section is
-            left out when there are none.
-        model_names: every model name of the bundle: each model gets the colour of its name
-            among them (:func:`~analysis.present.palette.model_colours`), the same in every
-            report, page and export of the bundle.
-        costs: dataset -> model -> its numbers (``latency_ms``, ... :func:`analysis.io.groups.
-            run_metadata`); the "Quality against cost" section shows the report metric
-            against the first key two models have (:func:`analysis.present.pareto.cost_keys`),
-            and is left out when no dataset has one. A dataset with a fold group (a ``fold``
-            column in ``table``) gets its "Metrics per fold" table.
+        sources: loaders, caches and side tables (:class:`ReportSources`): without
+            ``dataset`` and ``ranked`` the worst-queries section lists the queries only and
+            "Beyond the averages" is left out (unless ``analyses`` is given; default
+            :func:`dataset_analyses`); the "Annotations" section is left out without
+            annotations; "Quality against cost" shows the report metric against the first
+            cost key two models have (:func:`analysis.present.pareto.cost_keys`) and is left
+            out when no dataset has one.
+        settings: header, depth and resampling settings (:class:`ReportSettings`).
+
+    A dataset with a fold group (a ``fold`` column in ``table``) gets its "Metrics per fold"
+    table.
     """
-    warnings = warnings or {}
+    sources = sources or ReportSources()
+    settings = settings or ReportSettings()
     present = set(table["dataset"].astype(str)) if not table.empty else set()
     datasets = [d for d in headline if d in present]
     if model_b == model_a:
         model_b = None
     if not datasets:
-        return ReportContent(bundle, (), model_a, model_b, {}, ties, (), ())
-    splits = {d: str(splits[d]) for d in datasets if d in (splits or {})}
+        return ReportContent(settings.bundle, (), model_a, model_b, {}, settings.ties, (), ())
     chosen, shown = report_metrics(table, datasets, headline, metric)
+    by_dataset = dict(tuple(table.groupby(table["dataset"].astype(str), sort=False)))
+    get = sources.numbers or _numbers_of(model_a, model_b, settings)
+    per: dict[str, DatasetNumbers] = {
+        name: get(name, by_dataset[name], chosen[name], shown[name])  # type: ignore[misc]
+        for name in datasets
+    }
+    colours = model_colours(list(dict.fromkeys(table["model"].astype(str))), settings.model_names)
+    pooled = _pooled(per, datasets, chosen)
+    context = _Context(table, datasets, shown, per, colours, (model_a, model_b), sources, settings)
+    return _assemble(context, pooled, by_dataset)
 
-    settings = {"model_a": model_a, "model_b": model_b, "n_resamples": n_resamples, "seed": seed}
+
+def _assemble(
+    c: _Context, pooled: ReportNumbers, by_dataset: Mapping[str, pd.DataFrame]
+) -> ReportContent:
+    """The sections (the summary first), the examples and the numbers in one content."""
+    sections = _sections(c, pooled)
+    found = _analyses(c, by_dataset, pooled.chosen)
+    if found is not None:
+        sections.append(_analyses_section(found, c.datasets))
+    sections += _closing_sections(c.sources, c.datasets, c.shown)
+    model_a, model_b = c.models
+    summary = summary_sentences(pooled, c.sources.warnings or {}, model_a, model_b)
+    summary_section = Section(
+        "summary",
+        "Summary",
+        "Generated from the numbers below.",
+        (Block("summary", "text", "Summary", text=tuple(summary)),),
+    )
+    splits = c.settings.splits or {}
+    return ReportContent(
+        bundle=c.settings.bundle,
+        datasets=tuple(c.datasets),
+        model_a=model_a,
+        model_b=model_b,
+        metrics=dict(pooled.chosen),
+        ties=c.settings.ties,
+        summary=tuple(summary),
+        sections=(summary_section, *sections),
+        numbers={
+            "leaderboard": pooled.board,
+            "best_vs_rest": pooled.pvalues,
+            "compare": pooled.comp,
+            "slice_deltas": pooled.deltas,
+            "causes": pooled.causes,
+        },
+        per_dataset=dict(c.per),
+        examples=_examples(c, sections),
+        splits={d: str(splits[d]) for d in c.datasets if d in splits},
+        analyses=found or {},
+        colours=dict(c.colours),
+    )
+
+
+@dataclass(frozen=True)
+class _Context:
+    """What every section of one report is built from."""
+
+    table: pd.DataFrame
+    datasets: list[str]
+    shown: Mapping[str, Sequence[str]]
+    per: Mapping[str, DatasetNumbers]
+    colours: Mapping[str, str]
+    models: tuple[str | None, str | None]
+    sources: ReportSources
+    settings: ReportSettings
+
+
+def _numbers_of(model_a: str | None, model_b: str | None, settings: ReportSettings) -> NumbersOf:
+    """The default ``numbers``: :func:`dataset_numbers` with the report's models and settings."""
 
     def compute(name: str, rows: pd.DataFrame, metric: str, shown: Sequence[str]):
-        return dataset_numbers(rows, metric=metric, shown=shown, **settings)  # type: ignore[arg-type]
+        return dataset_numbers(
+            rows, metric=metric, shown=shown, model_a=model_a, model_b=model_b,
+            n_resamples=settings.n_resamples, seed=settings.seed,
+        )  # fmt: skip
 
-    get = numbers or compute
-    by_dataset = dict(tuple(table.groupby(table["dataset"].astype(str), sort=False)))
-    per: dict[str, DatasetNumbers] = {}
-    for name in datasets:
-        per[name] = get(name, by_dataset[name], chosen[name], shown[name])
-    models = list(dict.fromkeys(table["model"].astype(str)))
-    colours = model_colours(models, model_names)
+    return compute
 
+
+def _pooled(
+    per: Mapping[str, DatasetNumbers], datasets: Sequence[str], chosen: Mapping[str, str]
+) -> ReportNumbers:
+    """Every dataset's numbers in one table each, with the Holm corrections across datasets
+    (best vs rest: ``p_holm``/``p_holm_bound`` over every dataset × metric × model; A vs B:
+    over every dataset × metric)."""
     board = _concat([per[n].board for n in datasets])
     pvalues = _concat([per[n].best_vs_rest for n in datasets])
     if pvalues.empty:
@@ -161,35 +205,67 @@ def build_content(
     if not comp.empty:
         comp["p_holm"] = holm(comp["p_randomization"])
         comp["p_holm_bound"] = holm_bounds(comp["p_randomization"], comp["p_floor"].astype(bool))
-    deltas = _concat([per[n].slice_deltas for n in datasets])
-    worst_frames = {n: per[n].worst_slices for n in datasets if not per[n].worst_slices.empty}
-    causes = _concat([per[n].causes for n in datasets])
+    return ReportNumbers(
+        datasets=datasets,
+        chosen=chosen,
+        board=board,
+        pvalues=pvalues,
+        comp=comp,
+        deltas=_concat([per[n].slice_deltas for n in datasets]),
+        worst={n: per[n].worst_slices for n in datasets if not per[n].worst_slices.empty},
+        causes=_concat([per[n].causes for n in datasets]),
+    )
 
-    sections = [
-        _leaderboard_section(board, pvalues, shown, datasets, chosen, colours),
-        *_folds_section(table, datasets, shown, (n_resamples, seed)),
-        *_costs_section(per, datasets, costs or {}, table),
-        _slices_section(per, datasets, model_a, colours),
-        _compare_section(comp, deltas, model_a, model_b),
-        _queries_section(per, datasets, (model_a, model_b), dataset, ranked, top_queries, table),
-        _causes_section(causes, warnings, datasets),
+
+def _sections(c: _Context, pooled: ReportNumbers) -> list[Section]:
+    """The sections computed from the numbers, in report order (leaderboard to causes)."""
+    model_a, model_b = c.models
+    resampling = (c.settings.n_resamples, c.settings.seed)
+    loaders = (c.sources.dataset, c.sources.ranked)
+    return [
+        _leaderboard_section(
+            pooled.board, pooled.pvalues, c.shown, c.datasets, pooled.chosen, c.colours
+        ),
+        *_folds_section(c.table, c.datasets, c.shown, resampling),
+        *_costs_section(c.per, c.datasets, c.sources.costs or {}, c.table),
+        _slices_section(c.per, c.datasets, model_a, c.colours),
+        _compare_section(pooled.comp, pooled.deltas, model_a, model_b),
+        _queries_section(c.per, c.datasets, c.models, loaders, c.settings.top_queries, c.table),
+        _causes_section(pooled.causes, c.sources.warnings or {}, c.datasets),
     ]
-    found: dict[str, tuple[ReportPart, ...]] = {}
+
+
+def _analyses(
+    c: _Context, by_dataset: Mapping[str, pd.DataFrame], chosen: Mapping[str, str]
+) -> dict[str, tuple[ReportPart, ...]] | None:
+    """Each dataset's "Beyond the averages" parts, from ``sources.analyses`` or computed with
+    the loaders; ``None`` when neither is there."""
+    analyses, dataset, ranked = c.sources.analyses, c.sources.dataset, c.sources.ranked
     if analyses is None and dataset is not None and ranked is not None:
 
         def analyses(name: str, rows: pd.DataFrame, metric: str) -> Sequence[ReportPart]:
-            return dataset_analyses(name, rows, metric, dataset(name), ranked, colours)  # type: ignore[misc]
+            return dataset_analyses(name, rows, metric, dataset(name), ranked, c.colours)
 
-    if analyses is not None:
-        for name in datasets:
-            found[name] = tuple(analyses(name, by_dataset[name], chosen[name]))
-        sections.append(_analyses_section(found, datasets))
-    written = annotations_section(annotations or {}, datasets)
-    if written is not None:
-        sections.append(written)
+    if analyses is None:
+        return None
+    return {
+        name: tuple(analyses(name, by_dataset[name], chosen[name]))  # type: ignore[misc]
+        for name in c.datasets
+    }
+
+
+def _closing_sections(
+    sources: ReportSources, datasets: Sequence[str], shown: Mapping[str, Sequence[str]]
+) -> list[Section]:
+    """The "Annotations" section (when there are annotations) and the metric cards."""
+    written = annotations_section(sources.annotations or {}, datasets)
     cards = metrics_section(m for name in datasets for m in shown[name])
-    if cards is not None:
-        sections.append(cards)
+    return [s for s in (written, cards) if s is not None]
+
+
+def _examples(c: _Context, sections: Sequence[Section]) -> tuple[object, ...]:
+    """One example query per failure cause of A (:func:`pick_examples`), reusing the views of
+    the worst-queries section."""
     views = {
         (b.query.dataset, b.query.query_id): b.query
         for section in sections
@@ -197,38 +273,9 @@ def build_content(
         for b in section.blocks
         if b.kind == "query" and b.query is not None
     }
-    examples = pick_examples(per, datasets, model_a, model_b, views, dataset, ranked)
-    summary = summary_sentences(
-        datasets, chosen, board, pvalues, comp, deltas, worst_frames, causes, warnings,
-        model_a, model_b,
-    )  # fmt: skip
-    summary_section = Section(
-        "summary",
-        "Summary",
-        "Generated from the numbers below.",
-        (Block("summary", "text", "Summary", text=tuple(summary)),),
-    )
-    return ReportContent(
-        bundle=bundle,
-        datasets=tuple(datasets),
-        model_a=model_a,
-        model_b=model_b,
-        metrics=dict(chosen),
-        ties=ties,
-        summary=tuple(summary),
-        sections=(summary_section, *sections),
-        numbers={
-            "leaderboard": board,
-            "best_vs_rest": pvalues,
-            "compare": comp,
-            "slice_deltas": deltas,
-            "causes": causes,
-        },
-        per_dataset=per,
-        examples=examples,
-        splits=splits,
-        analyses=found,
-        colours=colours,
+    model_a, model_b = c.models
+    return pick_examples(
+        c.per, c.datasets, model_a, model_b, views, c.sources.dataset, c.sources.ranked
     )
 
 
@@ -410,8 +457,9 @@ def _compare_section(comp, deltas, model_a, model_b) -> Section:
     )
 
 
-def _queries_section(per, datasets, models, dataset, ranked, top_queries, table) -> Section:
+def _queries_section(per, datasets, models, loaders, top_queries, table) -> Section:
     model_a, model_b = models
+    dataset, ranked = loaders
     blocks: list[Block] = []
     for i, name in enumerate(datasets):
         rows = per[name].worst_queries

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -16,6 +16,10 @@ import plotly.graph_objects as go
 from analysis.core.metrics import parse_metric
 from analysis.present.export import StyledTable
 from analysis.stats.perquery import slice_columns
+
+if TYPE_CHECKING:
+    from analysis.core.errors import DataWarning
+    from analysis.io.bundle import Dataset
 
 MAX_SLICE_COLUMNS = 4
 MAX_SLICE_VALUES = 12
@@ -104,6 +108,69 @@ class ReportContent:
     def blocks(self) -> list[tuple[Section, Block]]:
         """Every block in display order with its section (the slides of presentation mode)."""
         return [(s, b) for s in self.sections for b in s.blocks]
+
+
+@dataclass(frozen=True)
+class ReportSettings:
+    """How the report is computed and what its header says.
+
+    ``bundle`` and ``ties`` are shown in the header; ``splits`` maps a dataset to the split its
+    queries come from (``"all"``: every query; a dataset left out is not said). ``top_queries``
+    worst queries get their rankings per dataset; ``n_resamples`` and ``seed`` drive the
+    bootstrap and the randomization tests. ``model_names`` are every model of the bundle: each
+    model gets the colour of its name among them (:func:`analysis.present.palette.model_colours`),
+    the same in every report, page and export of the bundle."""
+
+    bundle: str = ""
+    ties: str = "trec_eval"
+    top_queries: int = TOP_QUERIES
+    n_resamples: int = N_RESAMPLES
+    seed: int = SEED
+    splits: Mapping[str, str] | None = None
+    model_names: Sequence[str] = ()
+
+
+@dataclass(frozen=True)
+class ReportSources:
+    """What the report reads besides the per-query table; every field is optional.
+
+    ``dataset(name)`` -> the :class:`~analysis.io.bundle.Dataset` and ``ranked(name, model)`` ->
+    the ranked run load the worst queries' gold and rankings (without them the worst-queries
+    section lists the queries only, and the "Beyond the averages" section is left out unless
+    ``analyses`` is given). ``warnings`` are the data-check warnings per (dataset, model).
+    ``numbers(name, rows, metric, shown)`` -> the dataset's
+    :class:`~analysis.present.report.numbers.DatasetNumbers` and ``analyses(name, rows,
+    metric)`` -> its "Beyond the averages" parts are caches (e.g. the page's); default:
+    computed here. ``annotations`` maps a dataset to the blocks of its "Annotations" section
+    (:func:`analysis.present.report.annotations.annotation_blocks`). ``costs`` maps dataset ->
+    model -> its numbers (``latency_ms``, ... :func:`analysis.io.groups.run_metadata`) for the
+    "Quality against cost" section."""
+
+    dataset: Callable[[str], Dataset] | None = None
+    ranked: Callable[[str, str], pd.DataFrame] | None = None
+    warnings: Mapping[tuple[str, str], Sequence[DataWarning]] | None = None
+    numbers: Callable[[str, pd.DataFrame, str, Sequence[str]], object] | None = None
+    analyses: Callable[[str, pd.DataFrame, str], Sequence[object]] | None = None
+    annotations: Mapping[str, Sequence[Block]] | None = None
+    costs: Mapping[str, Mapping[str, Mapping[str, float]]] | None = None
+
+
+@dataclass(frozen=True)
+class ReportNumbers:
+    """The numbers the summary is written from, over the report's datasets: the leaderboard
+    (``board``), best-vs-rest p-values (``pvalues``), A vs B per dataset and metric (``comp``)
+    and per slice (``deltas``), all with Holm corrections across datasets; the worst slices of A
+    per dataset (``worst``), the failure causes (``causes``) and each dataset's report metric
+    (``chosen``)."""
+
+    datasets: Sequence[str]
+    chosen: Mapping[str, str]
+    board: pd.DataFrame
+    pvalues: pd.DataFrame
+    comp: pd.DataFrame
+    deltas: pd.DataFrame
+    worst: Mapping[str, pd.DataFrame]
+    causes: pd.DataFrame
 
 
 # --------------------------------------------------------------------------- helpers

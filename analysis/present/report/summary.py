@@ -4,11 +4,17 @@ files are not escaped here; every renderer escapes them for its target)."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import pandas as pd
 
 from analysis.core.errors import DataWarning
-from analysis.present.report.model import ALPHA, NOTABLE_SHARE, NOTABLE_TIE_RANGE
+from analysis.present.report.model import (
+    ALPHA,
+    NOTABLE_SHARE,
+    NOTABLE_TIE_RANGE,
+    ReportNumbers,
+)
 from analysis.present.report.model import fmt as _fmt
 from analysis.stats.paired import p_phrase
 
@@ -28,7 +34,7 @@ def shows_below(row: Mapping[str, object]) -> bool:
     """Whether a worst-slice row (``mean``, ``overall``) reads below the overall mean as
     printed (3 decimals): a slice at 0.650 against 0.650 overall is not a worst slice to
     name, however the unrounded means compare."""
-    mean, overall = float(row["mean"]), float(row["overall"])  # type: ignore[arg-type]
+    mean, overall = float(row["mean"]), float(row["overall"])
     return mean < overall and _fmt(mean) != _fmt(overall)
 
 
@@ -75,61 +81,82 @@ def _names(names: Sequence[str]) -> str:
 
 
 def summary_sentences(
-    datasets: Sequence[str],
-    chosen: Mapping[str, str],
-    board: pd.DataFrame,
-    pvalues: pd.DataFrame,
-    comp: pd.DataFrame,
-    deltas: pd.DataFrame,
-    worst: Mapping[str, pd.DataFrame],
-    causes: pd.DataFrame,
+    numbers: ReportNumbers,
     warnings: Mapping[tuple[str, str], Sequence[DataWarning]],
     model_a: str | None,
     model_b: str | None,
 ) -> list[str]:
-    """Plain-text sentences generated from the numbers (names are not escaped here)."""
-    out: list[str] = []
-    for name in datasets:
-        metric = chosen[name]
-        part = board.loc[(board["dataset"] == name) & (board["metric"] == metric)]
-        if part.empty:
-            continue
-        out.append(_best_sentence(name, metric, part, pvalues) + ".")
-    if model_a is not None and model_b is not None and not comp.empty:
-        sig = comp.loc[comp["p_holm"] < ALPHA].sort_values("p_holm", kind="stable")
-        head = (
-            f"A = {model_a} vs B = {model_b}: {len(sig)} of {len(comp)} dataset × metric "
-            "differences are significant after Holm correction"
-        )
-        if len(sig):
-            items = [
-                f"{r['dataset']} {r['metric']} {r['delta']:+.3f} "
-                f"({p_phrase(r['p_holm'], bound=bool(r['p_holm_bound']))})"
-                for r in sig.head(6).to_dict("records")
-            ]
-            head += ": " + "; ".join(items) + ("; …" if len(sig) > 6 else "")
-        out.append(head + ".")
-        if not deltas.empty:
-            sig_slices = deltas.loc[deltas["p_holm"] < ALPHA].sort_values("delta", kind="stable")
-            if len(sig_slices):
-                sentence = (
-                    f"Per slice, {len(sig_slices)} of the {len(deltas)} largest slice differences "
-                    "are significant after Holm correction"
-                )
-                extremes = []
-                low, high = sig_slices.iloc[0], sig_slices.iloc[-1]
-                if low["delta"] < 0:
-                    extremes.append(("largest loss of A", low))
-                if high["delta"] > 0:
-                    extremes.append(("largest gain of A", high))
-                sentence += "".join(
-                    f"; {what}: {r['dataset']} {r['slice']} = {r['value']} "
-                    f"({r['metric']} {r['delta']:+.3f}, n = {int(r['n'])})"
-                    for what, r in extremes
-                )
-                out.append(sentence + ".")
+    """Plain-text sentences generated from the numbers (names are not escaped here), in this
+    order: the best model per dataset, A vs B (per dataset and metric, then per slice), the
+    worst slice of A per dataset, the failure causes of A and B, and the data warnings."""
+    out = [
+        _best_sentence(name, numbers.chosen[name], part, numbers.pvalues) + "."
+        for name in numbers.datasets
+        if not (part := _board_part(numbers, name)).empty
+    ]
+    if model_a is not None and model_b is not None and not numbers.comp.empty:
+        out.append(_compare_sentence(numbers.comp, model_a, model_b))
+        out += _slice_delta_sentences(numbers.deltas)
     elif model_a is not None and model_b is None:
         out.append("Only one model is selected: no A vs B comparison.")
+    out += _worst_slice_sentences(numbers.worst, model_a)
+    for rec in numbers.causes.to_dict("records"):
+        if rec["model"] in (model_a, model_b):
+            out += _cause_sentences(rec)
+    return out + _data_sentences(warnings)
+
+
+def _board_part(numbers: ReportNumbers, name: str) -> pd.DataFrame:
+    board = numbers.board
+    return board.loc[(board["dataset"] == name) & (board["metric"] == numbers.chosen[name])]
+
+
+def _compare_sentence(comp: pd.DataFrame, model_a: str, model_b: str) -> str:
+    """How many dataset × metric differences of A and B are significant, the first six named."""
+    sig = comp.loc[comp["p_holm"] < ALPHA].sort_values("p_holm", kind="stable")
+    head = (
+        f"A = {model_a} vs B = {model_b}: {len(sig)} of {len(comp)} dataset × metric "
+        "differences are significant after Holm correction"
+    )
+    if len(sig):
+        items = [
+            f"{r['dataset']} {r['metric']} {r['delta']:+.3f} "
+            f"({p_phrase(r['p_holm'], bound=bool(r['p_holm_bound']))})"
+            for r in sig.head(6).to_dict("records")
+        ]
+        head += ": " + "; ".join(items) + ("; …" if len(sig) > 6 else "")
+    return head + "."
+
+
+def _slice_delta_sentences(deltas: pd.DataFrame) -> list[str]:
+    """How many of the largest slice differences are significant, with the largest loss and
+    gain of A among them; nothing when none is."""
+    if deltas.empty:
+        return []
+    sig_slices = deltas.loc[deltas["p_holm"] < ALPHA].sort_values("delta", kind="stable")
+    if not len(sig_slices):
+        return []
+    sentence = (
+        f"Per slice, {len(sig_slices)} of the {len(deltas)} largest slice differences "
+        "are significant after Holm correction"
+    )
+    extremes = []
+    low, high = sig_slices.iloc[0], sig_slices.iloc[-1]
+    if low["delta"] < 0:
+        extremes.append(("largest loss of A", low))
+    if high["delta"] > 0:
+        extremes.append(("largest gain of A", high))
+    sentence += "".join(
+        f"; {what}: {r['dataset']} {r['slice']} = {r['value']} "
+        f"({r['metric']} {r['delta']:+.3f}, n = {int(r['n'])})"
+        for what, r in extremes
+    )
+    return [sentence + "."]
+
+
+def _worst_slice_sentences(worst: Mapping[str, pd.DataFrame], model_a: str | None) -> list[str]:
+    """Per dataset, A's worst slice, or that no slice reads below A's overall mean."""
+    out = []
     for name, frame in worst.items():
         if frame.empty:
             continue
@@ -146,44 +173,52 @@ def summary_sentences(
             f"{r['metric']} {_fmt(r['mean'])} vs {_fmt(r['overall'])} overall "
             f"(n = {int(r['n'])}){flag}."
         )
-    for rec in causes.to_dict("records"):
-        if rec["model"] not in (model_a, model_b):
-            continue
-        who = f"{rec['model']} on {rec['dataset']}"
-        n = rec["n"]
-        spread = rec["mean, best tie order"] - rec["mean, worst tie order"]
-        if rec["tie-dependent"] >= max(1, NOTABLE_SHARE * n) and spread >= NOTABLE_TIE_RANGE:
-            out.append(
-                f"Ties: {who}: {rec['metric']} depends on the order of tied scores for "
-                f"{rec['tie-dependent']} of {n} queries; the mean lies between "
-                f"{_fmt(rec['mean, worst tie order'])} and {_fmt(rec['mean, best tie order'])} "
-                f"depending on that order (reported: {_fmt(rec['mean'])})."
-            )
-        failing = rec["at 0"]
-        if failing and rec["of which at 0"] >= max(1, NOTABLE_SHARE * failing):
-            out.append(
-                f"Duplicate coordinates: {who}: in {rec['of which at 0']} of the {failing} "
-                f"queries at {rec['metric']} = 0 a non-gold POI on the gold's coordinate is "
-                "ranked above the gold."
-            )
-        if rec["missing from run"]:
-            out.append(
-                f"Missing: {who}: {rec['missing from run']} queries are missing from the run "
-                "and count as 0."
-            )
-        if rec["more gold than k"] >= max(1, NOTABLE_SHARE * n):
-            out.append(
-                f"Caps: {who}: {rec['more gold than k']} of {n} queries have more gold documents "
-                f"than the cutoff, so their {rec['metric']} cannot reach 1."
-            )
+    return out
+
+
+def _cause_sentences(rec: Mapping[str, Any]) -> list[str]:
+    """The notable failure causes of one model on one dataset (a row of the causes table):
+    tie dependence, duplicate coordinates, missing queries, more gold than the cutoff."""
+    out = []
+    who = f"{rec['model']} on {rec['dataset']}"
+    n = rec["n"]
+    spread = rec["mean, best tie order"] - rec["mean, worst tie order"]
+    if rec["tie-dependent"] >= max(1, NOTABLE_SHARE * n) and spread >= NOTABLE_TIE_RANGE:
+        out.append(
+            f"Ties: {who}: {rec['metric']} depends on the order of tied scores for "
+            f"{rec['tie-dependent']} of {n} queries; the mean lies between "
+            f"{_fmt(rec['mean, worst tie order'])} and {_fmt(rec['mean, best tie order'])} "
+            f"depending on that order (reported: {_fmt(rec['mean'])})."
+        )
+    failing = rec["at 0"]
+    if failing and rec["of which at 0"] >= max(1, NOTABLE_SHARE * failing):
+        out.append(
+            f"Duplicate coordinates: {who}: in {rec['of which at 0']} of the {failing} "
+            f"queries at {rec['metric']} = 0 a non-gold POI on the gold's coordinate is "
+            "ranked above the gold."
+        )
+    if rec["missing from run"]:
+        out.append(
+            f"Missing: {who}: {rec['missing from run']} queries are missing from the run "
+            "and count as 0."
+        )
+    if rec["more gold than k"] >= max(1, NOTABLE_SHARE * n):
+        out.append(
+            f"Caps: {who}: {rec['more gold than k']} of {n} queries have more gold documents "
+            f"than the cutoff, so their {rec['metric']} cannot reach 1."
+        )
+    return out
+
+
+def _data_sentences(warnings: Mapping[tuple[str, str], Sequence[DataWarning]]) -> list[str]:
+    """One sentence per dataset with duplicate qrels rows (from its data-check warnings)."""
     dup_qrels = {}
     for (name, _model), items in warnings.items():
         for w in items:
             if w.code == "duplicate_qrels":
                 dup_qrels[name] = w.count
-    for name, count in dup_qrels.items():
-        out.append(
-            f"Data: {name} has duplicate qrels rows ({count}); they were collapsed "
-            "(otherwise recall and nDCG would be capped below 1)."
-        )
-    return out
+    return [
+        f"Data: {name} has duplicate qrels rows ({count}); they were collapsed "
+        "(otherwise recall and nDCG would be capped below 1)."
+        for name, count in dup_qrels.items()
+    ]
