@@ -96,7 +96,35 @@ def test_report_file_renders_charts_offline(browser, tmp_path):
     context.close()
 
 
+#: the deck file's stage is scaled to the window (its ``resize`` handler has run)
+STAGE_FITTED_JS = """() => { const r = document.getElementById('stage').getBoundingClientRect();
+  return Math.abs(r.width - 1280 * Math.min(innerWidth / 1280, innerHeight / 720)) < 1; }"""
+
+
+def _check_file_slide_at(page, i: int, width: int, height: int) -> None:
+    """Slide ``i`` of the deck file in a ``width`` x ``height`` window: a 16:9 stage inside the
+    window, nothing cut off in it, the document does not scroll; a screenshot."""
+    page.set_viewport_size({"width": width, "height": height})
+    page.wait_for_function(STAGE_FITTED_JS)
+    slide = page.locator(".slide.current")
+    box = slide.bounding_box()
+    assert box is not None
+    assert box["x"] >= -1
+    assert box["x"] + box["width"] <= width + 1
+    assert box["y"] >= -1
+    assert box["y"] + box["height"] <= height + 1
+    assert abs(box["width"] / box["height"] - 16 / 9) < 0.01  # 16:9 stage
+    over = slide.evaluate("s => [s.scrollHeight - s.clientHeight, s.scrollWidth - s.clientWidth]")
+    assert over == [0, 0], (i, width, over)  # nothing cut off inside the stage
+    _assert_fits(page, f"deck file slide {i} at {width}x{height}")
+    if slide.locator(".js-plotly-plot").count():
+        expect(slide.locator("g.trace path").first).to_be_attached()
+    page.screenshot(path=str(SHOTS / f"deck-file-{width}x{height}-{i:02d}.png"))
+
+
 def test_deck_file_fits_and_navigates_by_keyboard_offline(browser, tmp_path):
+    """Each slide is checked at both window sizes (the stage is scaled to the window on its
+    ``resize`` event), in one walk through the slides."""
     out = tmp_path / "slides.html"
     write_report(ROOT / "data" / "demo", out, deck=True)
     text = out.read_text(encoding="utf-8")
@@ -110,44 +138,30 @@ def test_deck_file_fits_and_navigates_by_keyboard_offline(browser, tmp_path):
         requests.append(route.request.url)
         route.continue_()
 
-    for width, height in SIZES:
-        context = browser.new_context(viewport={"width": width, "height": height}, offline=True)
-        page = context.new_page()
-        page.route("**/*", record)
-        page.on("pageerror", lambda exc: errors.append(str(exc)))
-        page.goto(out.as_uri())
-        page.wait_for_function("() => window.deck !== undefined")
-        n = page.evaluate("deck.count")
-        assert 6 <= n <= 12
-        for i in range(1, n + 1):
-            assert page.evaluate("deck.current()") == i
-            slide = page.locator(".slide.current")
-            box = slide.bounding_box()
-            assert box is not None
-            assert box["x"] >= -1
-            assert box["x"] + box["width"] <= width + 1
-            assert box["y"] >= -1
-            assert box["y"] + box["height"] <= height + 1
-            assert abs(box["width"] / box["height"] - 16 / 9) < 0.01  # 16:9 stage
-            over = slide.evaluate(
-                "s => [s.scrollHeight - s.clientHeight, s.scrollWidth - s.clientWidth]"
-            )
-            assert over == [0, 0], (i, over)  # nothing cut off inside the stage
-            _assert_fits(page, f"deck file slide {i} at {width}x{height}")
-            if slide.locator(".js-plotly-plot").count():
-                expect(slide.locator("g.trace path").first).to_be_attached()
-            page.screenshot(path=str(SHOTS / f"deck-file-{width}x{height}-{i:02d}.png"))
-            page.keyboard.press(["ArrowRight", "PageDown", "Space"][i % 3])
-        assert page.evaluate("deck.current()") == n  # stays on the last slide
-        page.keyboard.press("PageUp")
-        page.keyboard.press("ArrowLeft")
-        assert page.evaluate("deck.current()") == n - 2
-        assert page.url.endswith(f"#slide={n - 2}")
-        page.keyboard.press("Home")
-        assert page.evaluate("deck.current()") == 1
-        assert errors == []
-        assert [u for u in requests if not u.startswith("file:")] == []
-        context.close()
+    width, height = SIZES[0]
+    context = browser.new_context(viewport={"width": width, "height": height}, offline=True)
+    page = context.new_page()
+    page.route("**/*", record)
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.goto(out.as_uri())
+    page.wait_for_function("() => window.deck !== undefined")
+    n = page.evaluate("deck.count")
+    assert 6 <= n <= 12
+    for i in range(1, n + 1):
+        assert page.evaluate("deck.current()") == i
+        for size in SIZES:
+            _check_file_slide_at(page, i, *size)
+        page.keyboard.press(["ArrowRight", "PageDown", "Space"][i % 3])
+    assert page.evaluate("deck.current()") == n  # stays on the last slide
+    page.keyboard.press("PageUp")
+    page.keyboard.press("ArrowLeft")
+    assert page.evaluate("deck.current()") == n - 2
+    assert page.url.endswith(f"#slide={n - 2}")
+    page.keyboard.press("Home")
+    assert page.evaluate("deck.current()") == 1
+    assert errors == []
+    assert [u for u in requests if not u.startswith("file:")] == []
+    context.close()
 
 
 def test_report_page_download(server, page, tmp_path):
