@@ -9,8 +9,7 @@ full device (what the interpreter does at exit counts too); the full device as `
 the regular target run :func:`analysis.cli.main` in the test process
 (:func:`tests.helpers.run_main`). The full device is a ``/dev/full`` node made in
 ``tmp_path`` when the test may make one (so a failing writer could never replace the real
-device), else
-``/dev/full`` itself.
+device), else ``/dev/full`` itself.
 """
 
 from __future__ import annotations
