@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import itertools
 import logging
 import os
 import subprocess
@@ -55,14 +56,18 @@ def run_main(
     default filters, and what C code writes to file descriptors 1 and 2 is read too. What a
     command could change is put back afterwards: the environment (``env`` is added to it for
     the call), the working folder (``cwd``), the root logger's handlers and level, and the
-    warning filters. Plugins would stay loaded, so ``--plugin`` is refused: run those with
-    :func:`run_cli`, as are interpreter-exit behaviour, signals and resource limits."""
+    warning filters. A plugin would stay loaded, so ``--plugin`` is refused unless this process
+    has loaded that plugin already: run those with :func:`run_cli`, as are interpreter-exit
+    behaviour, signals and resource limits."""
     from analysis.cli import main
     from analysis.core import plugins
 
     argv = [str(a) for a in args]
-    if any(a == "--plugin" or a.startswith("--plugin=") for a in argv):
-        raise ValueError("a plugin stays loaded in this process: use run_cli")
+    named = [b for a, b in itertools.pairwise(argv) if a == "--plugin"]
+    if any(a.startswith("--plugin=") for a in argv) or any(
+        plugins._key(spec) not in plugins._LOADED for spec in named
+    ):
+        raise ValueError("a plugin loaded here would stay loaded: use run_cli")
     loaded = dict(plugins._LOADED)
     stdout, stderr = _text_stream(), _text_stream()
     with _isolated(env, cwd), _fd_output() as fds, warnings.catch_warnings(record=True) as shown:
