@@ -362,3 +362,30 @@ def test_the_corpus_pair_gets_its_saved_depth_warnings() -> None:
     assert set(depth) == {"saved_depth:recall@20", "saved_depth:ndcg@10"}
     assert depth["saved_depth:recall@20"].examples == ("q1",)
     assert "the run saved 3 < 20 for 3 of 3 queries" in depth["saved_depth:recall@20"].message
+
+
+def test_the_cli_in_process_leaves_the_test_process_as_it_was(tmp_path: Path) -> None:
+    """:func:`tests.helpers.run_main` runs a command in this process: the environment, the
+    working folder, the warning filters, the root logger and the loaded plugins are the same
+    afterwards, and a plugin not loaded here is refused (it would stay loaded)."""
+    import logging
+    import os
+    import warnings
+
+    from analysis.core import plugins
+
+    before = (dict(os.environ), Path.cwd(), list(warnings.filters))
+    root = logging.getLogger()
+    handlers, loaded = list(root.handlers), dict(plugins._LOADED)
+    env = {"RETRIEVAL_DASHBOARD_NOTES_DIR": str(tmp_path / "notes")}
+    proc = run_main("evaluate", "--run", GOOD["run"], "--qrels", GOOD["qrels"], env=env,
+                    cwd=tmp_path)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "mrr" in proc.stdout
+    assert (dict(os.environ), Path.cwd(), list(warnings.filters)) == before
+    assert (root.handlers, plugins._LOADED) == (handlers, loaded)
+    plugin = tmp_path / "mine.py"
+    plugin.write_text("")
+    with pytest.raises(ValueError, match="would stay loaded"):
+        run_main("evaluate", "--run", GOOD["run"], "--qrels", GOOD["qrels"], "--plugin", plugin)
+    assert loaded == plugins._LOADED
