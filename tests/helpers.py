@@ -12,9 +12,17 @@ and queries that are only in the run (they must be left out).
 
 from __future__ import annotations
 
+import contextlib
+import io
+import itertools
+import logging
+import os
 import subprocess
 import sys
-from collections.abc import Iterable, Mapping
+import tempfile
+import traceback
+import warnings
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
 import numpy as np
@@ -35,6 +43,119 @@ def run_cli(*args: str | Path, timeout: float = 300) -> subprocess.CompletedProc
         timeout=timeout,
         check=False,
     )
+
+
+def run_main(
+    *args: str | Path, env: Mapping[str, str] | None = None, cwd: Path = ROOT
+) -> subprocess.CompletedProcess[str]:
+    """:func:`analysis.cli.main` on ``ARGS`` in this process, read as :func:`run_cli` reads a
+    separate one (``returncode``, ``stdout``, ``stderr``), without its interpreter start.
+
+    What a separate process would show is shown: a ``SystemExit`` is its exit code, an
+    uncaught exception a traceback on stderr and code 1, warnings go to stderr under Python's
+    default filters, and what C code writes to file descriptors 1 and 2 is read too. What a
+    command could change is put back afterwards: the environment (``env`` is added to it for
+    the call), the working folder (``cwd``), the root logger's handlers and level, and the
+    warning filters. A plugin would stay loaded, so ``--plugin`` is refused unless this process
+    has loaded that plugin already: run those with :func:`run_cli`, as are interpreter-exit
+    behaviour, signals and resource limits."""
+    from analysis.cli import main
+    from analysis.core import plugins
+
+    argv = [str(a) for a in args]
+    named = [b for a, b in itertools.pairwise(argv) if a == "--plugin"]
+    if any(a.startswith("--plugin=") for a in argv) or any(
+        plugins._key(spec) not in plugins._LOADED for spec in named
+    ):
+        raise ValueError("a plugin loaded here would stay loaded: use run_cli")
+    loaded = dict(plugins._LOADED)
+    stdout, stderr = _text_stream(), _text_stream()
+    with _isolated(env, cwd), _fd_output() as fds, warnings.catch_warnings(record=True) as shown:
+        _python_default_warning_filters()
+        with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+            code = _exit_code(main, argv)
+    assert loaded == plugins._LOADED, "a command loaded a plugin in the test process"
+    err = (
+        _read(stderr)
+        + fds[2]
+        + "".join(
+            warnings.formatwarning(w.message, w.category, w.filename, w.lineno, w.line)
+            for w in shown
+        )
+    )
+    return subprocess.CompletedProcess(["analysis", *argv], code, _read(stdout) + fds[1], err)
+
+
+def _text_stream() -> io.TextIOWrapper:
+    """A text stream over bytes, like a piped ``sys.stdout`` (with a ``buffer``)."""
+    return io.TextIOWrapper(io.BytesIO(), encoding="utf-8", errors="backslashreplace")
+
+
+def _read(stream: io.TextIOWrapper) -> str:
+    stream.flush()
+    return stream.buffer.getvalue().decode("utf-8")  # type: ignore[attr-defined]
+
+
+def _exit_code(main, argv: list[str]) -> int:
+    """``main(argv)``'s exit code as the interpreter would make it."""
+    try:
+        return main(argv)
+    except SystemExit as exc:
+        if exc.code is None or isinstance(exc.code, int):
+            return exc.code or 0
+        sys.stderr.write(f"{exc.code}\n")
+        return 1
+    except BaseException:  # what the interpreter prints for an uncaught exception
+        sys.stderr.write(traceback.format_exc())
+        return 1
+
+
+def _python_default_warning_filters() -> None:
+    """The filters of a fresh interpreter without ``-W`` (``warnings.filters`` at start)."""
+    warnings.resetwarnings()
+    for category in (ResourceWarning, ImportWarning, PendingDeprecationWarning):
+        warnings.simplefilter("ignore", category)
+    warnings.simplefilter("ignore", DeprecationWarning)
+    warnings.filterwarnings("default", category=DeprecationWarning, module="__main__")
+
+
+@contextlib.contextmanager
+def _isolated(env: Mapping[str, str] | None, cwd: Path) -> Iterator[None]:
+    """Run the block with ``env`` added to the environment and ``cwd`` as working folder,
+    then put back the environment, the working folder and the root logger."""
+    environ, here = dict(os.environ), Path.cwd()
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    try:
+        os.environ.update(env or {})
+        os.chdir(cwd)
+        yield
+    finally:
+        os.chdir(here)
+        os.environ.clear()
+        os.environ.update(environ)
+        root.handlers[:] = handlers
+        root.setLevel(level)
+
+
+@contextlib.contextmanager
+def _fd_output() -> Iterator[dict[int, str]]:
+    """What is written to file descriptors 1 and 2 in the block (by C code, child
+    processes), as text once the block ends."""
+    texts: dict[int, str] = {}
+    saved = {fd: os.dup(fd) for fd in (1, 2)}
+    files = {fd: tempfile.TemporaryFile() for fd in (1, 2)}  # noqa: SIM115 (closed below)
+    try:
+        for fd, file in files.items():
+            os.dup2(file.fileno(), fd)
+        yield texts
+    finally:
+        for fd, file in files.items():
+            os.dup2(saved[fd], fd)
+            os.close(saved[fd])
+            file.seek(0)
+            texts[fd] = file.read().decode("utf-8", "backslashreplace")
+            file.close()
 
 
 def build_wheel(folder: Path) -> Path:

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from tests.bad_input.corpus import GOOD, HERE, Case
+from tests.helpers import run_main
 
 ROOT = HERE.parents[1]
 OK_BUNDLE = HERE / "bundle" / "ok"
@@ -27,6 +28,11 @@ OK_POIS = HERE / "pois" / "bom_crlf_ok.csv"
 FSIZE_LIMIT = 16  # bytes: a "full disk" for every output
 _PR_CAPBSET_DROP = 24
 _CAP_DAC_OVERRIDE, _CAP_DAC_READ_SEARCH = 1, 2
+#: recipes whose command runs in its own process: without the permission overrides
+#: (``readonly_folder``, ``unreadable``), under a file size limit (``file_size_limit``), or
+#: next to a FIFO (a command that opened it would wait for a reader: a separate process
+#: has a timeout)
+OWN_PROCESS = ("readonly_folder", "unreadable", "file_size_limit", "fifo")
 
 
 def full_device(tmp: Path) -> Path:
@@ -212,8 +218,13 @@ def run_analysis(
 
 
 def run_case(
-    case: Case, tmp: Path, timeout: float = 300
+    case: Case, tmp: Path, *, process: bool = True, timeout: float = 300
 ) -> tuple[subprocess.CompletedProcess[str], Path | None]:
-    """Run the case's command as a separate process (under the limits of its recipe)."""
+    """Run the case's command as a separate process (under the limits of its recipe), or with
+    ``process=False`` in this one (:func:`tests.helpers.run_main`) unless its recipe or a
+    plugin needs a process of its own (:data:`OWN_PROCESS`)."""
     args, named = case_args(case, tmp)
-    return run_analysis(args, tmp, case.make, timeout), named
+    if process or case.make in OWN_PROCESS or "--plugin" in args:
+        return run_analysis(args, tmp, case.make, timeout), named
+    notes = {"RETRIEVAL_DASHBOARD_NOTES_DIR": str(tmp / "notes")}
+    return run_main(*args, env=notes, cwd=ROOT), named

@@ -20,7 +20,7 @@ from analysis.core.engines.reduce import prepare_gold
 from analysis.core.engines.source import run_source
 from analysis.core.errors import InputError
 from analysis.core.metrics import DEFAULT_METRICS, evaluate_arrays, qrels_arrays, run_arrays
-from tests.helpers import ALL_METRICS, assert_matches_pytrec, random_collection, run_cli
+from tests.helpers import ALL_METRICS, assert_matches_pytrec, random_collection, run_main
 
 UNICODE = np.array(["é", "z", "€", "😀", "Z", "a b", "ab", "a", "doc-ü", "東京"])
 
@@ -227,7 +227,7 @@ def test_missing_columns_and_malformed_text_are_one_line_errors(tmp_path: Path) 
     assert "\n" not in str(info.value)
 
 
-_cli = run_cli
+_cli = run_main  # analysis.cli.main in this process, read as a separate process is
 
 
 def test_cli_engines_write_the_same_file(tmp_path: Path) -> None:

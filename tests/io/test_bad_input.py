@@ -16,14 +16,11 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
-from analysis.cli import main
 from analysis.core.errors import DataWarning, InputError
 from analysis.core.metrics import evaluate_run
 from analysis.io import load_qrels, load_queries, load_run
@@ -45,9 +42,9 @@ from tests.bad_input.corpus import (
     Case,
     cases,
 )
-from tests.bad_input.made import run_case
+from tests.bad_input.made import OWN_PROCESS, run_analysis, run_case
+from tests.helpers import run_main
 
-ROOT = Path(__file__).resolve().parents[2]
 RUN_LIKE = ("run", "qrels", "stark_qa", "stark_eval")
 
 
@@ -235,15 +232,40 @@ def _cli_args(case: Case) -> list[str]:
     return ["geo", "--pois", path, *(["--crs", case.crs] if case.crs else [])]
 
 
-def _run_cli(args: list[str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "analysis", *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+#: the command each kind of case runs (outputs: the writer named by the case; inputs replaced
+#: by a made path: the command reading that input)
+_COMMAND = {"run": "evaluate", "qrels": "evaluate", "stark_qa": "evaluate",
+            "stark_eval": "evaluate", "bundle": "validate", "pois": "geo", "report": "report",
+            "disagree": "disagree", "notes_import": "notes", "plugin": "evaluate",
+            "manifest_qrels": "validate", "csv": "notes"}  # fmt: skip
+
+
+def _command(case: Case) -> str:
+    if case.kind == "output":
+        return f"{case.command} --out"
+    return _COMMAND[case.command or "run" if case.kind == "path" else case.kind]
+
+
+def _by_process() -> set[str]:
+    """One case of each command (and of each writer) runs as ``python -m analysis`` in a
+    separate process, so that the module's wiring of every command stays tested: a case whose
+    recipe needs its own process (:data:`OWN_PROCESS`), else the command's first error case
+    (it stops early), else its first case. The others run :func:`analysis.cli.main` in this
+    process (:func:`tests.helpers.run_main`)."""
+    every = cases(*FILE_KINDS, *COMMAND_KINDS, *MADE_KINDS)
+    chosen: dict[str, Case] = {}
+    for rank in (
+        lambda c: c.make in OWN_PROCESS,
+        lambda c: c.outcome == "error",
+        lambda c: True,
+    ):
+        for case in every:
+            if rank(case):
+                chosen.setdefault(_command(case), case)
+    return {case.id for case in chosen.values()}
+
+
+BY_PROCESS = _by_process()
 
 
 def _check_cli(case: Case, code: int, out: str, err: str, named: Path | None = None) -> None:
@@ -271,10 +293,14 @@ def _check_cli(case: Case, code: int, out: str, err: str, named: Path | None = N
 
 
 @pytest.mark.parametrize("case", cases(*FILE_KINDS), ids=_ids)
-def test_cli_gives_the_expected_outcome(case: Case) -> None:
-    """``evaluate`` (runs, qrels, STaRK), ``validate --bundle`` (bundles), ``geo`` (POIs), as a
-    separate process: exit code, the one stderr line, the warnings on stdout."""
-    proc = _run_cli(_cli_args(case))
+def test_cli_gives_the_expected_outcome(case: Case, tmp_path: Path) -> None:
+    """``evaluate`` (runs, qrels, STaRK), ``validate --bundle`` (bundles), ``geo`` (POIs): exit
+    code, the one stderr line, the warnings on stdout (a separate process for the cases in
+    :data:`BY_PROCESS`)."""
+    if case.id in BY_PROCESS:
+        proc = run_analysis(_cli_args(case), tmp_path)
+    else:
+        proc = run_main(*_cli_args(case))
     _check_cli(case, proc.returncode, proc.stdout, proc.stderr)
 
 
@@ -283,35 +309,33 @@ def test_command_cases_give_the_expected_outcome(case: Case, tmp_path: Path) -> 
     """Outputs (a full device, a pipe, a read-only folder, a full disk, ... as ``--out`` of a
     command), input paths (a symlink loop, a name too long, an unreadable file, ...), tiny
     bundles reported, huge ``disagree --k``, annotation CSVs: exit code, the one stderr line
-    naming the path (or flag), no traceback."""
-    proc, named = run_case(case, tmp_path)
+    naming the path (or flag), no traceback (a separate process for the cases in
+    :data:`BY_PROCESS` and those whose recipe needs one)."""
+    proc, named = run_case(case, tmp_path, process=case.id in BY_PROCESS)
     _check_cli(case, proc.returncode, proc.stdout, proc.stderr, named)
 
 
 @pytest.mark.parametrize("case", cases(*RUN_LIKE), ids=_ids)
-def test_cli_validate_gives_the_same_outcome(
-    case: Case, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_cli_validate_gives_the_same_outcome(case: Case) -> None:
     """``validate`` of the same run and qrels (in process: the same ``main`` the module runs)."""
     args = _cli_args(case)
     args[0] = "validate"
-    code = main(args)
-    captured = capsys.readouterr()
-    _check_cli(case, code, captured.out, captured.err)
+    proc = run_main(*args)
+    _check_cli(case, proc.returncode, proc.stdout, proc.stderr)
     if case.outcome == "ok":  # nothing but the saved-depth checks of the companion pair
-        warned = [line for line in captured.out.splitlines() if line.startswith("warning: ")]
-        assert all(DEPTH_LINE.match(line) for line in warned), captured.out
+        warned = [line for line in proc.stdout.splitlines() if line.startswith("warning: ")]
+        assert all(DEPTH_LINE.match(line) for line in warned), proc.stdout
 
 
 def test_cli_missing_file_is_one_line(tmp_path: Path) -> None:
     missing = tmp_path / "gone.run"
-    proc = _run_cli(["evaluate", "--run", str(missing), "--qrels", str(GOOD["qrels"])])
+    proc = run_main("evaluate", "--run", missing, "--qrels", GOOD["qrels"])
     assert proc.returncode == 2
     assert proc.stderr == f"error: {missing}: no such file\n"
 
 
 def test_cli_validate_needs_run_and_qrels_or_bundle() -> None:
-    proc = _run_cli(["validate", "--run", str(GOOD["run"])])
+    proc = run_main("validate", "--run", GOOD["run"])
     assert proc.returncode == 2
     assert proc.stderr.startswith("error: ")
     assert len(proc.stderr.splitlines()) == 1
@@ -319,7 +343,7 @@ def test_cli_validate_needs_run_and_qrels_or_bundle() -> None:
 
 
 def test_cli_validate_bundle_prints_checks_per_model() -> None:
-    proc = _run_cli(["validate", "--bundle", str(HERE / "bundle" / "ok")])
+    proc = run_main("validate", "--bundle", HERE / "bundle" / "ok")
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
     assert lines[0] == "web / bm25: 3 queries, 9 run lines"
@@ -338,3 +362,30 @@ def test_the_corpus_pair_gets_its_saved_depth_warnings() -> None:
     assert set(depth) == {"saved_depth:recall@20", "saved_depth:ndcg@10"}
     assert depth["saved_depth:recall@20"].examples == ("q1",)
     assert "the run saved 3 < 20 for 3 of 3 queries" in depth["saved_depth:recall@20"].message
+
+
+def test_the_cli_in_process_leaves_the_test_process_as_it_was(tmp_path: Path) -> None:
+    """:func:`tests.helpers.run_main` runs a command in this process: the environment, the
+    working folder, the warning filters, the root logger and the loaded plugins are the same
+    afterwards, and a plugin not loaded here is refused (it would stay loaded)."""
+    import logging
+    import os
+    import warnings
+
+    from analysis.core import plugins
+
+    before = (dict(os.environ), Path.cwd(), list(warnings.filters))
+    root = logging.getLogger()
+    handlers, loaded = list(root.handlers), dict(plugins._LOADED)
+    env = {"RETRIEVAL_DASHBOARD_NOTES_DIR": str(tmp_path / "notes")}
+    proc = run_main("evaluate", "--run", GOOD["run"], "--qrels", GOOD["qrels"], env=env,
+                    cwd=tmp_path)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "mrr" in proc.stdout
+    assert (dict(os.environ), Path.cwd(), list(warnings.filters)) == before
+    assert (root.handlers, plugins._LOADED) == (handlers, loaded)
+    plugin = tmp_path / "mine.py"
+    plugin.write_text("")
+    with pytest.raises(ValueError, match="would stay loaded"):
+        run_main("evaluate", "--run", GOOD["run"], "--qrels", GOOD["qrels"], "--plugin", plugin)
+    assert loaded == plugins._LOADED

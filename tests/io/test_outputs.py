@@ -3,9 +3,13 @@ read-only folder and a full disk are each one line (exit code 2), never a succes
 no file behind (an earlier output stays as it was).
 
 The full disk is a file size limit on the command's process (every write past 16 bytes fails,
-as on a full file system); the full device is a ``/dev/full`` node made in ``tmp_path`` when the
-test may make one (so a failing writer could never replace the real device), else
-``/dev/full`` itself.
+as on a full file system) and the read-only folder a command without the permission overrides
+of root: both run ``python -m analysis`` as a separate process, as does standard output on a
+full device (what the interpreter does at exit counts too); the full device as ``--out`` and
+the regular target run :func:`analysis.cli.main` in the test process
+(:func:`tests.helpers.run_main`). The full device is a ``/dev/full`` node made in
+``tmp_path`` when the test may make one (so a failing writer could never replace the real
+device), else ``/dev/full`` itself.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from analysis.core.errors import InputError
 from analysis.io.atomic import atomic_folder, atomic_write, atomic_write_text, check_target
 from tests.bad_input.corpus import GOOD, OUTPUT_COMMANDS
 from tests.bad_input.made import ROOT, full_device, make, output_args, run_analysis
+from tests.helpers import run_main
 
 #: commands whose output is a folder (a bundle)
 FOLDER_COMMANDS = ("import", "bundle", "demo")
@@ -34,6 +39,13 @@ def _name(command: str) -> str:
     if command in FOLDER_COMMANDS:
         return "bundle-out"
     return {"geo": "out.json", "report": "out.html", "deck": "out.html"}.get(command, "out.csv")
+
+
+def _in_process(command: str, target: Path, tmp: Path) -> subprocess.CompletedProcess[str]:
+    """``command`` writing to ``target`` through :func:`analysis.cli.main` in this process, its
+    notes folder in ``tmp``."""
+    notes = {"RETRIEVAL_DASHBOARD_NOTES_DIR": str(tmp / "notes")}
+    return run_main(*output_args(command, target, tmp), env=notes, cwd=ROOT)
 
 
 def _one_line(proc: subprocess.CompletedProcess, target: Path, message: str) -> None:
@@ -48,7 +60,7 @@ def _one_line(proc: subprocess.CompletedProcess, target: Path, message: str) -> 
 @pytest.mark.parametrize("command", OUTPUT_COMMANDS)
 def test_a_full_device_as_target_is_refused_and_left_alone(command: str, tmp_path: Path) -> None:
     device = full_device(tmp_path)
-    proc = run_analysis(output_args(command, device, tmp_path), tmp_path)
+    proc = _in_process(command, device, tmp_path)
     why = "exists and is not a folder" if command in FOLDER_COMMANDS else "is a device"
     _one_line(proc, device, why)
     assert stat.S_ISCHR(device.stat().st_mode)  # still the device, not a file renamed over it
@@ -84,7 +96,7 @@ def test_a_full_disk_is_an_error_and_keeps_the_previous_output(
 @pytest.mark.parametrize("command", WRITING)
 def test_the_same_commands_write_to_a_regular_target(command: str, tmp_path: Path) -> None:
     target = make("regular", tmp_path / "made", name=_name(command))
-    proc = run_analysis(output_args(command, target, tmp_path), tmp_path)
+    proc = _in_process(command, target, tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr == ""
     assert (target / "bundle.toml").is_file() if command in FOLDER_COMMANDS else target.is_file()

@@ -22,11 +22,15 @@ from analysis.io import load_qrels, load_run
 from analysis.io._text import MAX_BYTES_ENV, MAX_DEPTH, parse_json, parse_toml
 from analysis.io.trec import c_float, c_int
 from tests.bad_input.corpus import GOOD, HERE
+from tests.helpers import run_main
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def _cli(*args: str, shell: bool = False, env: dict | None = None) -> subprocess.CompletedProcess:
+    """``python -m analysis ARGS`` as a separate process, for what needs one (pipes from
+    another process, devices that never end, limits); the rest runs
+    :func:`tests.helpers.run_main` in this process."""
     command = [sys.executable, "-m", "analysis", *args]
     if shell:  # bash, for process substitution
         command = ["bash", "-c", " ".join(command)]
@@ -87,7 +91,7 @@ def test_process_substitution_of_a_gzip_stream(tmp_path: Path) -> None:
         shell=True,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
-    direct = _cli("evaluate", "--run", str(GOOD["run"]), "--qrels", str(GOOD["qrels"]))
+    direct = run_main("evaluate", "--run", GOOD["run"], "--qrels", GOOD["qrels"])
     assert proc.stdout == direct.stdout
 
 
@@ -370,8 +374,8 @@ def test_two_concurrent_writers_leave_one_complete_table(tmp_path: Path) -> None
     refs = []
     for i, run in enumerate(runs):
         ref = tmp_path / f"ref{i}.csv"
-        proc = _cli("evaluate", "--run", str(run), "--qrels", str(qrels),
-                    "--metrics", metric_sets[i], "--out", str(ref))  # fmt: skip
+        proc = run_main("evaluate", "--run", run, "--qrels", qrels,
+                        "--metrics", metric_sets[i], "--out", ref)  # fmt: skip
         assert proc.returncode == 0, proc.stderr
         refs.append(ref.read_bytes())
     assert refs[0] != refs[1]
@@ -412,18 +416,18 @@ def test_report_refuses_an_out_inside_the_bundle_it_reads(tmp_path: Path) -> Non
     web = bundle / "web"
     targets = (bundle / "bundle.toml", web / "qrels.txt", web / "runs" / "bm25.run")
     for target in (*targets, web / "queries.csv"):
-        proc = _cli("report", "--bundle", str(bundle), "--out", str(target))
+        proc = run_main("report", "--bundle", str(bundle), "--out", str(target))
         assert proc.returncode == 2
         assert (
             proc.stderr == f"error: {target}: is a file of the bundle: refusing to overwrite it\n"
         )
     link = tmp_path / "link.html"
     link.symlink_to(bundle / "web" / "qrels.txt")
-    proc = _cli("report", "--bundle", str(bundle), "--out", str(link))
+    proc = run_main("report", "--bundle", str(bundle), "--out", str(link))
     assert proc.returncode == 2
     assert {p: p.read_bytes() for p in bundle.rglob("*") if p.is_file()} == before
     ok = bundle / "report.html"  # a new file beside the manifest is fine
-    proc = _cli("report", "--bundle", str(bundle), "--out", str(ok))
+    proc = run_main("report", "--bundle", str(bundle), "--out", str(ok))
     assert proc.returncode == 0, proc.stderr
     assert ok.read_text(encoding="utf-8").lstrip().lower().startswith("<!doctype html")
     assert not [p for p in bundle.iterdir() if p.name.startswith(".report.html.")]
@@ -460,13 +464,13 @@ def test_a_symlinked_run_leaving_the_bundle_is_refused(
         f"{(elsewhere / 'bm25.run').resolve()}, outside the bundle folder and the data roots "
         f"(add its folder to {ROOTS_ENV})"
     )
-    proc = _cli("validate", "--bundle", str(bundle))
+    proc = run_main("validate", "--bundle", str(bundle))
     assert proc.returncode == 2
     assert proc.stderr == f"error: {info.value}\n"
     # the same file is fine once its folder is a data root (CLI: the environment variable)
     monkeypatch.setenv(ROOTS_ENV, str(elsewhere))
     assert read_manifest(bundle).datasets["web"].runs["bm25"] == (elsewhere / "bm25.run").resolve()
-    assert _cli("validate", "--bundle", str(bundle)).returncode == 0
+    assert run_main("validate", "--bundle", str(bundle)).returncode == 0
     with pytest.raises(InputError, match="outside the bundle folder and the data roots"):
         read_manifest(bundle, roots=[])  # roots given (the app's) replace the variable
 
@@ -486,7 +490,7 @@ def test_manifest_metric_errors_name_the_metric() -> None:
 @pytest.mark.parametrize("value", ["-1", "nan", "inf", "-inf"])
 def test_geo_tolerance_must_be_finite_and_not_negative(value: str) -> None:
     pois = HERE / "pois" / "bom_crlf_ok.csv"
-    proc = _cli("geo", "--pois", str(pois), f"--tolerance-m={value}")
+    proc = run_main("geo", "--pois", str(pois), f"--tolerance-m={value}")
     assert proc.returncode == 2
     assert proc.stderr.startswith("error: --tolerance-m: must be a finite number of metres >= 0")
     assert len(proc.stderr.splitlines()) == 1

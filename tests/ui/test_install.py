@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import run_main
 from ui import launch
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -201,7 +202,8 @@ def test_evaluate_and_bundle_work_without_the_extras(fresh, tmp_path) -> None:
         tmp_path, fresh / "retrieval-analysis", "evaluate", *GIVEN, "--out", tmp_path / "pq.csv"
     )
     assert done.returncode == 0, done.stderr
-    here = _run(ROOT, sys.executable, "-m", "analysis", "evaluate", *GIVEN)
+    here = run_main("evaluate", *GIVEN)  # this environment's CLI, in this process
+    assert here.returncode == 0, here.stderr
     assert done.stdout == here.stdout  # the same means as in this environment
     assert "hit@1        0.4048  420" in done.stdout
     made = _run(tmp_path, fresh / "retrieval-analysis", "bundle", *GIVEN, "--out", tmp_path / "b")
