@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -141,14 +142,18 @@ def serve_for_module(extra: dict[str, str]) -> Iterator[str]:
 
 def _serve(extra: dict[str, str]) -> Iterator[str]:
     """The base URL of a server on app.py with ``extra`` added to the environment, for as long
-    as the generator is open."""
+    as the generator is open. The server's table cache and notes go to a temporary folder of
+    its own unless ``extra`` names them (never the user's folders, never another server's)."""
     from ui.launch import free_port, serving
 
-    try:
-        with serving(ROOT / "app.py", free_port(), extra, timeout=SERVER_START_S) as url:
-            yield url
-    except RuntimeError as exc:
-        pytest.fail(str(exc))
+    with tempfile.TemporaryDirectory(prefix="e2e-server-") as own:
+        env = {"RETRIEVAL_DASHBOARD_CACHE_DIR": str(Path(own) / "cache"),
+               "RETRIEVAL_DASHBOARD_NOTES_DIR": str(Path(own) / "notes"), **extra}  # fmt: skip
+        try:
+            with serving(ROOT / "app.py", free_port(), env, timeout=SERVER_START_S) as url:
+                yield url
+        except RuntimeError as exc:
+            pytest.fail(str(exc))
 
 
 class _PatientBrowser:
