@@ -14,6 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from tests import hostile
@@ -37,12 +38,37 @@ PAGES = [
 ]  # fmt: skip
 
 
+@pytest.fixture(scope="module")
+def _hostile_folders(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The hostile bundle under a data root, annotated in a notes folder, and a table cache:
+    written once for the module (the page tests only read them)."""
+    base = tmp_path_factory.mktemp("hostile")
+    hostile.annotate(hostile.make_hostile_bundle(base / "roots" / "h"), base / "notes")
+    return {"roots": base / "roots", "notes": base / "notes", "cache": base / "cache"}
+
+
 @pytest.fixture
-def hostile_root(roots: Path, tmp_path: Path) -> Path:
-    """The data root holding the hostile bundle, annotated in the test's notes folder."""
-    bundle = hostile.make_hostile_bundle(roots / "h")
-    hostile.annotate(bundle, tmp_path / "notes")
-    return roots
+def hostile_root(_hostile_folders: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The data root holding the hostile bundle (the only root the app sees) and its notes."""
+    monkeypatch.setenv("RETRIEVAL_DASHBOARD_DATA_ROOTS", str(_hostile_folders["roots"]))
+    monkeypatch.setenv("RETRIEVAL_DASHBOARD_NOTES_DIR", str(_hostile_folders["notes"]))
+    monkeypatch.setenv("RETRIEVAL_DASHBOARD_CACHE_DIR", str(_hostile_folders["cache"]))
+    return _hostile_folders["roots"]
+
+
+@pytest.fixture(autouse=True)
+def _clear_caches(request: pytest.FixtureRequest):
+    """Streamlit's caches are cleared around each test, except between the tests that only
+    read the module's hostile bundle: those share the tables the first one computed (the
+    names are rendered from cached tables just as from fresh ones)."""
+    shared = "hostile_root" in request.fixturenames
+    if not shared:
+        st.cache_data.clear()
+        st.cache_resource.clear()
+    yield
+    if not shared:
+        st.cache_data.clear()
+        st.cache_resource.clear()
 
 
 def _open(page: str, split: str, params: dict[str, str]) -> AppTest:
@@ -143,11 +169,21 @@ OPEN_DATA = "pages/7_Open_data.py"
 SECRET = hostile.SECRET
 
 
+@pytest.fixture(scope="module")
+def _od_folders(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """:func:`tests.hostile.make_open_data_tree` (10,001 files) written once for the module:
+    the data root and the folder outside it."""
+    base = tmp_path_factory.mktemp("open_data")
+    (base / "roots").mkdir()
+    hostile.make_open_data_tree(base / "roots", base / "outside")
+    return base / "roots", base / "outside"
+
+
 @pytest.fixture
-def od_root(tmp_path: Path, roots: Path) -> Path:
-    """The data root of :func:`tests.hostile.make_open_data_tree`."""
-    hostile.make_open_data_tree(roots, tmp_path / "outside")
-    return roots
+def od_root(_od_folders: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The data root of :func:`tests.hostile.make_open_data_tree`, the only one the app sees."""
+    monkeypatch.setenv("RETRIEVAL_DASHBOARD_DATA_ROOTS", str(_od_folders[0]))
+    return _od_folders[0]
 
 
 def _od(folder: str | None = None) -> AppTest:
@@ -253,8 +289,17 @@ def test_open_data_shows_hostile_file_names_as_text(od_root: Path) -> None:
     assert hostile.BOLD in shown
 
 
-def test_open_data_never_writes_through_a_link_out(od_root: Path, tmp_path: Path) -> None:
-    (od_root / "_opened").symlink_to(tmp_path / "outside", target_is_directory=True)
+@pytest.fixture
+def opened_links_out(od_root: Path, _od_folders: tuple[Path, Path]):
+    """The root's ``_opened`` folder as a link out of the roots, removed after the test (the
+    other tests share the tree)."""
+    link = od_root / "_opened"
+    link.symlink_to(_od_folders[1], target_is_directory=True)
+    yield link
+    link.unlink()
+
+
+def test_open_data_never_writes_through_a_link_out(od_root: Path, opened_links_out: Path) -> None:
     at = _od("web")
     assert any("No data root is writable" in e.value for e in at.error)
     assert not _has_button(at, "od_write:web")
