@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import json
 import re
 from pathlib import Path
 
@@ -32,13 +33,42 @@ def roots(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return root
 
 
+_previous_shared: list[object] = [None]
+
+
 @pytest.fixture(autouse=True)
-def _clear_caches():
-    st.cache_data.clear()
-    st.cache_resource.clear()
+def _clear_caches(request: pytest.FixtureRequest, _notes_in_tmp, _private_table_cache):
+    """Streamlit's caches are cleared before and after each test, with one exception: tests
+    that only read one data root built once for their module (a fixture named ``shared_*``
+    returning that root, set up after the per-test notes and cache folders so its own
+    folders win) keep the tables the previous test computed from the same root. Those
+    tables are keyed by the files' stamps, so they are the tables a fresh run computes."""
+    names = [n for n in request.fixturenames if n.startswith("shared_")]
+    shared = request.getfixturevalue(names[0]) if names else None
+    if shared is None or shared != _previous_shared[0]:
+        st.cache_data.clear()
+        st.cache_resource.clear()
+    _previous_shared[0] = shared
     yield
-    st.cache_data.clear()
-    st.cache_resource.clear()
+    if shared is None:
+        st.cache_data.clear()
+        st.cache_resource.clear()
+
+
+@pytest.fixture
+def shared_demo_root(monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The demo bundle's data root (the app's default, ``data/``) for a test that only reads
+    it: such tests share Streamlit's caches (see :func:`_clear_caches`)."""
+    return share_root(monkeypatch, ROOT / "data")
+
+
+def share_root(monkeypatch: pytest.MonkeyPatch, root: Path, **env: Path) -> Path:
+    """Point the app at the data ``root`` (and ``RETRIEVAL_DASHBOARD_<KEY>`` at each of
+    ``env``: ``NOTES_DIR``, ``CACHE_DIR``) for a ``shared_*`` fixture; returns ``root``."""
+    monkeypatch.setenv("RETRIEVAL_DASHBOARD_DATA_ROOTS", str(root))
+    for key, value in env.items():
+        monkeypatch.setenv(f"RETRIEVAL_DASHBOARD_{key}", str(value))
+    return root
 
 
 def open_page(page: str | None = None, **params: str) -> AppTest:
@@ -50,6 +80,18 @@ def open_page(page: str | None = None, **params: str) -> AppTest:
     if page is not None:
         at.switch_page(f"pages/{page}")
         at.run()
+    return at
+
+
+def open_directly(page: str | None = None, **params: str) -> AppTest:
+    """Run ``pages/<page>`` (``None``: ``app.py``) as the first page of a new session, as a link
+    to it opens it: one script run, where :func:`open_page` runs the home page first."""
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    for key, value in params.items():
+        at.query_params[key] = value
+    if page is not None:
+        at.switch_page(f"pages/{page}")
+    at.run()
     return at
 
 
@@ -73,9 +115,15 @@ def no_exception(at: AppTest) -> None:
     assert not at.exception, [e.value for e in at.exception]
 
 
-def make_wide_bundle(folder: Path, n_values: int = 60) -> Path:
+WIDE_METRICS = ("hit@1", "hit@5", "recall@20", "mrr")
+
+
+def make_wide_bundle(
+    folder: Path, n_values: int = 60, metrics: tuple[str, ...] = WIDE_METRICS
+) -> Path:
     """A one-dataset bundle shaped like STaRK-MAG with MoR metapaths: a ``metapath`` column of
-    ``n_values`` long values (sizes from 30 queries down to 2), queries, qrels and two TREC runs.
+    ``n_values`` long values (sizes from 30 queries down to 2), queries, qrels, two TREC runs
+    and the headline ``metrics``.
     Returns the data root to put in ``RETRIEVAL_DASHBOARD_DATA_ROOTS``."""
     rng = np.random.default_rng(7)
     ds = folder / "wide" / "mag"
@@ -102,6 +150,6 @@ def make_wide_bundle(folder: Path, n_values: int = 60) -> Path:
     (folder / "wide" / "bundle.toml").write_text(
         'name = "wide"\n[datasets.mag]\nfamily = "stark"\nqueries = "mag/queries.csv"\n'
         'qrels = "mag/qrels.txt"\nruns = "mag/runs"\n'
-        'metrics = ["hit@1", "hit@5", "recall@20", "mrr"]\n'
+        f"metrics = {json.dumps(list(metrics))}\n"
     )
     return folder

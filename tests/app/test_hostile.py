@@ -14,11 +14,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from tests import hostile
-from tests.app.conftest import APP, TIMEOUT, leaderboards, no_exception
+from tests.app.conftest import APP, TIMEOUT, leaderboards, no_exception, share_root
 from tests.app.markup import leaks, plain_texts
 from ui import data, urlstate
 
@@ -48,27 +47,11 @@ def _hostile_folders(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path
 
 
 @pytest.fixture
-def hostile_root(_hostile_folders: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> Path:
+def shared_hostile_root(_hostile_folders: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> Path:
     """The data root holding the hostile bundle (the only root the app sees) and its notes."""
-    monkeypatch.setenv("RETRIEVAL_DASHBOARD_DATA_ROOTS", str(_hostile_folders["roots"]))
-    monkeypatch.setenv("RETRIEVAL_DASHBOARD_NOTES_DIR", str(_hostile_folders["notes"]))
-    monkeypatch.setenv("RETRIEVAL_DASHBOARD_CACHE_DIR", str(_hostile_folders["cache"]))
-    return _hostile_folders["roots"]
-
-
-@pytest.fixture(autouse=True)
-def _clear_caches(request: pytest.FixtureRequest):
-    """Streamlit's caches are cleared around each test, except between the tests that only
-    read the module's hostile bundle: those share the tables the first one computed (the
-    names are rendered from cached tables just as from fresh ones)."""
-    shared = "hostile_root" in request.fixturenames
-    if not shared:
-        st.cache_data.clear()
-        st.cache_resource.clear()
-    yield
-    if not shared:
-        st.cache_data.clear()
-        st.cache_resource.clear()
+    folders = _hostile_folders
+    return share_root(monkeypatch, folders["roots"], NOTES_DIR=folders["notes"],
+                      CACHE_DIR=folders["cache"])  # fmt: skip
 
 
 def _open(page: str, split: str, params: dict[str, str]) -> AppTest:
@@ -87,7 +70,7 @@ def _open(page: str, split: str, params: dict[str, str]) -> AppTest:
 @pytest.mark.parametrize("split", [hostile.SPLIT_TEST, hostile.SPLIT_DEV])
 @pytest.mark.parametrize(("page", "params"), PAGES, ids=lambda v: str(v)[:24])
 def test_hostile_names_never_render_as_markup(
-    hostile_root: Path, page: str, params: dict, split: str
+    shared_hostile_root: Path, page: str, params: dict, split: str
 ) -> None:
     at = _open(page, split, params)
     no_exception(at)
@@ -146,7 +129,7 @@ def test_every_dataset_leaderboards_come_a_page_at_a_time(
     assert len(set(evaluated)) == 11 + 9  # still not 1,000
 
 
-def test_long_values_link_is_parsed_and_an_overlong_one_ignored(hostile_root: Path) -> None:
+def test_long_values_link_is_parsed_and_an_overlong_one_ignored(shared_hostile_root: Path) -> None:
     """``?values=`` with every slice value repeated to 4,000+ characters opens at once (the
     parser is linear); a value over the URL limit is ignored with a warning."""
     values = ",".join(hostile.VALUES)
