@@ -28,7 +28,15 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.app.conftest import APP, ROOT, TIMEOUT, leaderboards, no_exception, open_page
+from tests.app.conftest import (
+    APP,
+    ROOT,
+    TIMEOUT,
+    leaderboards,
+    no_exception,
+    open_page,
+    share_root,
+)
 from tests.app.markup import markdown_strings as _markdown_strings
 from tests.app.markup import walk as _walk
 from tests.bad_input.corpus import GOOD, Case, cases
@@ -88,13 +96,29 @@ def _leaderboard(at: AppTest) -> pd.DataFrame | None:
 
 # ----------------------------------------------------------------------------------- uploads
 
+
+@pytest.fixture(scope="module")
+def _small_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A data root holding :func:`_small_bundle` ``small``, written once for the module."""
+    root = tmp_path_factory.mktemp("small_root")
+    _small_bundle(root / "small")
+    return root
+
+
+@pytest.fixture
+def shared_small_root(_small_folder: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The app sees only the small bundle (the tests upload runs: kept in their session)."""
+    return share_root(monkeypatch, _small_folder)
+
+
 UPLOAD_CASES = cases("run", "stark_eval", outcome="error")
 
 
 @pytest.mark.parametrize("case", UPLOAD_CASES, ids=lambda c: c.id)
-def test_broken_upload_shows_the_error_and_keeps_the_app(roots: Path, case: Case) -> None:
+def test_broken_upload_shows_the_error_and_keeps_the_app(
+    shared_small_root: Path, case: Case
+) -> None:
     """The Home page's uploader (``st.file_uploader(key="upload_file")``) driven by AppTest."""
-    _small_bundle(roots / "small")
     at = open_page()
     no_exception(at)
     assert _leaderboard(at) is not None
@@ -115,8 +139,7 @@ def test_broken_upload_shows_the_error_and_keeps_the_app(roots: Path, case: Case
 
 
 @pytest.mark.parametrize("case", cases("run", "stark_eval", outcome="ok")[:3], ids=lambda c: c.id)
-def test_good_upload_is_added(roots: Path, case: Case) -> None:
-    _small_bundle(roots / "small")
+def test_good_upload_is_added(shared_small_root: Path, case: Case) -> None:
     at = open_page()
     at.file_uploader(key="upload_file").set_value((case.path.name, case.path.read_bytes(), ""))
     at.run()
@@ -128,9 +151,8 @@ def test_good_upload_is_added(roots: Path, case: Case) -> None:
 
 
 def test_oversized_upload_is_refused_with_a_clear_message(
-    roots: Path, monkeypatch: pytest.MonkeyPatch
+    shared_small_root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    _small_bundle(roots / "small")
     monkeypatch.setattr(widgets, "MAX_UPLOAD_BYTES", 100)
     seen: list[str] = []
     monkeypatch.setattr(data, "add_upload", lambda *args: seen.append("parsed") or "x")
@@ -155,8 +177,7 @@ def test_upload_size_limit_is_also_set_for_the_server() -> None:
     assert config["server"]["maxUploadSize"] == widgets.MAX_UPLOAD_MB
 
 
-def test_upload_with_markdown_in_its_name_is_shown_literally(roots: Path) -> None:
-    _small_bundle(roots / "small")
+def test_upload_with_markdown_in_its_name_is_shown_literally(shared_small_root: Path) -> None:
     at = open_page()
     name = "[x](javascript:alert(1)).txt"
     at.file_uploader(key="upload_file").set_value((name, b"q1 Q0 d1 1 nan sys\n", ""))
@@ -308,6 +329,20 @@ def _check_inert(at: AppTest) -> set[str]:
     return shown
 
 
+@pytest.fixture(scope="module")
+def _injection_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A data root holding :func:`_injection_bundle`, written once for the module."""
+    root = tmp_path_factory.mktemp("injection_root")
+    _injection_bundle(root / "inj")
+    return root
+
+
+@pytest.fixture
+def shared_injection_root(_injection_folder: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The app sees only the injection bundle (the page tests only read it)."""
+    return share_root(monkeypatch, _injection_folder)
+
+
 @pytest.mark.parametrize(
     ("page", "params"),
     [
@@ -323,8 +358,9 @@ def _check_inert(at: AppTest) -> set[str]:
     ids=["home", "slices", "queries", "queries-payload-id", "compare", "compare-payload-id",
          "map", "map-payload-id"],
 )  # fmt: skip
-def test_data_text_is_never_markdown_or_html(roots: Path, page: str | None, params: dict) -> None:
-    _injection_bundle(roots / "inj")
+def test_data_text_is_never_markdown_or_html(
+    shared_injection_root: Path, page: str | None, params: dict
+) -> None:
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
     at.run()
     no_exception(at)
