@@ -17,7 +17,14 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests import hostile
-from tests.app.conftest import APP, TIMEOUT, leaderboards, no_exception, share_root
+from tests.app.conftest import (
+    APP,
+    TIMEOUT,
+    leaderboards,
+    no_exception,
+    open_directly,
+    share_root,
+)
 from tests.app.markup import leaks, plain_texts
 from ui import data, urlstate
 
@@ -55,16 +62,8 @@ def shared_hostile_root(_hostile_folders: dict[str, Path], monkeypatch: pytest.M
 
 
 def _open(page: str, split: str, params: dict[str, str]) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    at.query_params["split"] = split
-    if page == "app.py":
-        at.query_params.update(params)
-    at.run()
-    if page != "app.py":
-        at.switch_page(f"pages/{page}")
-        at.query_params.update(params)
-        at.run()
-    return at
+    """A new session opening ``page`` by a link with ``?split=`` and ``params``."""
+    return open_directly(None if page == "app.py" else page, split=split, **params)
 
 
 @pytest.mark.parametrize("split", [hostile.SPLIT_TEST, hostile.SPLIT_DEV])
