@@ -29,11 +29,10 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.app.conftest import (
-    APP,
     ROOT,
-    TIMEOUT,
     leaderboards,
     no_exception,
+    open_directly,
     open_page,
     share_root,
 )
@@ -231,7 +230,7 @@ def test_one_broken_dataset_keeps_the_others_on_every_page(roots: Path) -> None:
     run_file = (folder / "broken" / "runs" / "bm25.run").resolve()
     expected = f"Dataset broken could not be loaded: {run_file}:2: score 'nan' is not a finite"
     for page in (None, "1_Slices.py", "2_Queries.py", "3_Compare.py", "4_Map.py"):
-        at = open_page(page, dataset="broken")
+        at = open_directly(page, dataset="broken")
         no_exception(at)
         errors = _errors(at)
         assert any(e.startswith("Dataset missing is left out: ") for e in errors), errors
@@ -239,7 +238,7 @@ def test_one_broken_dataset_keeps_the_others_on_every_page(roots: Path) -> None:
         assert at.selectbox(key="w_dataset").options == ["web", "broken"]
         if page in (None, "1_Slices.py", "2_Queries.py"):
             assert any(e.startswith(expected) for e in errors), (page, errors)
-        ok = open_page(page)  # the other dataset still works on every page
+        ok = open_directly(page)  # the other dataset still works on every page
         no_exception(ok)
         assert not any(e.startswith(expected) for e in _errors(ok)), (page, _errors(ok))
     at = open_page()
@@ -361,14 +360,7 @@ def shared_injection_root(_injection_folder: Path, monkeypatch: pytest.MonkeyPat
 def test_data_text_is_never_markdown_or_html(
     shared_injection_root: Path, page: str | None, params: dict
 ) -> None:
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    at.run()
-    no_exception(at)
-    if page is not None:
-        at.switch_page(f"pages/{page}")
-        for key, value in params.items():
-            at.query_params[key] = value
-        at.run()
+    at = open_directly(page, **params)
     no_exception(at)
     assert not at.error, [e.value for e in at.error]
     shown = _check_inert(at)
