@@ -1,7 +1,7 @@
 """Every private Streamlit attribute the app uses, in one place.
 
 Each use degrades to doing nothing when a newer Streamlit drops the attribute; the tests
-(``tests/test_third_party.py``) fail instead, so that a Streamlit upgrade that removes one is
+(``tests/ui/test_third_party.py``) fail instead, so that a Streamlit upgrade that removes one is
 noticed and this module adapted:
 
 * ``streamlit.delta_generator._use_warning_has_been_displayed``: Streamlit checks once per

@@ -9,6 +9,13 @@ default. After drawing the widget, the page calls :func:`write_param` with the v
 (``None`` removes the parameter, e.g. for a default), which writes the URL and remembers what
 was written. The memory is per page: switching pages starts afresh.
 
+The value is assigned to the widget's key on every run, not only when it is seeded, so every
+run that draws the widget sends the browser the value the page holds. Streamlit sends a
+widget's value only in a run that assigned it; otherwise a browser that re-creates a control
+whose state it dropped (reruns of fragments and of progress placeholders can cause that) builds
+it from the widget's own default (an empty multiselect, a number input at its minimum), shows
+that, and sends it back on the next click (an export, say) as if the user had chosen it.
+
 Every URL value is bounded: a value longer than :data:`MAX_PARAM_CHARS` characters is ignored
 (the page says so once and uses the default), so a crafted link cannot make a page parse
 megabytes; the parsers themselves run in linear time (e.g.
@@ -70,10 +77,13 @@ def url_widget(
     written = _written()
     if key not in st.session_state or raw != written.get(name):
         value = parse(raw) if raw is not None else None
-        st.session_state[key] = default if value is None else value
-    elif valid is not None and not valid(st.session_state[key]):
-        st.session_state[key] = default  # the options changed under the widget
-    return st.session_state[key]
+        value = default if value is None else value
+    else:
+        value = st.session_state[key]
+        if valid is not None and not valid(value):
+            value = default  # the options changed under the widget
+    st.session_state[key] = value  # every run: the browser is sent the kept value
+    return value
 
 
 def write_param(name: str, value: str | None) -> None:

@@ -1,7 +1,7 @@
 """Every private attribute of a third-party library the presentation layer uses, in one place.
 
 Each use degrades gracefully when a newer version drops the attribute; the tests
-(``tests/test_third_party.py``) fail instead, so that an upgrade that removes one is noticed:
+(``tests/ui/test_third_party.py``) fail instead, so that an upgrade that removes one is noticed:
 
 * plotly's ``go.Figure(spec, _validate=False)`` (:func:`figure_unvalidated`): builds a figure
   from a dict made by ``go.Figure(...).to_dict()`` (validated when it was built) without

@@ -240,7 +240,7 @@ def _bca_interval(
     (``U = (n - 1)(mean of them - each)``), the levels
     ``ndtr(z0 + (z0 + z) / (1 - a (z0 + z)))`` for ``z = ±ndtri((1 - confidence) / 2)``, and the
     linear-interpolation quantiles of the sorted means at those levels (NaN outside [0, 1]).
-    ``tests/test_shared_resampling.py`` checks it against scipy bit for bit."""
+    ``tests/stats/test_shared_resampling.py`` checks it against scipy bit for bit."""
     from scipy.special import ndtr, ndtri
 
     n = rows.shape[-1]

@@ -293,7 +293,7 @@ def two_level_ci(
     it twice would widen the interval). This is the random-effects bootstrap of a crossed
     design (Davison & Hinkley 1997, section 3.8, residuals adjusted to their variance
     components); the interval is the percentile interval of the B means. Seeded and vectorized
-    (multinomial counts for few distinct seed means). ``tests/test_groups.py`` checks its
+    (multinomial counts for few distinct seed means). ``tests/stats/test_groups.py`` checks its
     coverage on simulated seeds.
 
     One seed (s = 1) gives :func:`analysis.stats.bootstrap_ci` of the values; n = 0 gives

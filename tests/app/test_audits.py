@@ -10,7 +10,7 @@ import pytest
 
 from analysis.io.importers import import_stark
 from tests.app.conftest import no_exception, open_page
-from tests.importers.test_import_stark import audit_collection
+from tests.io.importers.test_import_stark import audit_collection
 
 
 def _checks(at):

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from tests.app.conftest import leaderboards, no_exception, open_page
-from tests.test_groups import FOLDS, make_group_bundle
+from tests.stats.test_groups import FOLDS, make_group_bundle
 
 ROOT = Path(__file__).resolve().parents[2]
 PRIME = {"dataset": "stark-prime", "metric": "mrr"}

@@ -12,7 +12,7 @@ import pytest
 
 from analysis.io.importers import import_geoglue, import_stark
 from tests.app.conftest import no_exception, open_page, share_root
-from tests.importers.test_skb import _amazon_skb, _toy_stark
+from tests.io.importers.test_skb import _amazon_skb, _toy_stark
 
 ROOTS_ENV = "RETRIEVAL_DASHBOARD_DATA_ROOTS"
 

@@ -72,7 +72,7 @@ def test_every_page_on_hostile_tiny_datasets(roots: Path, tmp_path: Path, shape:
     model missing queries, no relevant document) and qrels judging no query of the run: every
     page runs without an exception or an error message."""
     if shape == "unjudged":
-        from tests.test_report_tiny import _unjudged
+        from tests.present.test_report_tiny import _unjudged
 
         _unjudged(roots / shape)
     else:

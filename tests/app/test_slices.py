@@ -206,3 +206,26 @@ def test_no_model_selected_shows_info():
     assert any("at least one model" in i.value for i in at.info)
     assert not at.get("plotly_chart")
     assert len(_frame(at, "worst")) > 0  # model A's table is still shown
+
+
+def test_every_run_sends_the_browser_the_kept_controls():
+    """A browser that re-creates a control (after a fragment's or a placeholder's rerun) builds
+    it from what the run sent: each run after the first, here the one of an export click, must
+    send the kept value of every control, not leave the browser the widget's own default (an
+    empty Models list, Top N = 1)."""
+    at = open_page(PAGE, models="bm25", min_n="20", sort="size", top="3")
+    at.button(key="paper_slices_bars").click().run()
+    no_exception(at)
+    controls = {
+        "slices_column": at.selectbox(key="slices_column"),
+        "slices_models": at.multiselect(key="slices_models"),
+        "slices_sort": at.selectbox(key="slices_sort"),
+        "slices_top": at.number_input(key="slices_top"),
+        "slices_min_n": at.number_input(key="slices_min_n"),
+    }
+    assert {k: w.proto.set_value for k, w in controls.items()} == dict.fromkeys(controls, True)
+    assert list(controls["slices_models"].proto.raw_values) == ["bm25"]
+    assert controls["slices_top"].proto.value == 3
+    assert controls["slices_min_n"].proto.value == 20
+    assert _param(at, "top") == "3"
+    assert _param(at, "models") == "bm25"

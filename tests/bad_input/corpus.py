@@ -1,6 +1,6 @@
 """The bad-input corpus: ``cases.toml`` read into :class:`Case` objects (see that file for the
-fields). Shared by ``tests/test_bad_input.py``, ``tests/app/test_safety.py`` and
-``tests/test_no_writes.py``.
+fields). Shared by ``tests/io/test_bad_input.py``, ``tests/app/test_safety.py`` and
+``tests/cli/test_no_writes.py``.
 
 Cases of the kinds in :data:`MADE_KINDS` are paths git cannot hold (symlink loops, FIFOs,
 devices, read-only folders, names too long): their ``make`` recipe builds them in a temporary

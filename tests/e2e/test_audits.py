@@ -14,7 +14,7 @@ import pytest
 
 from analysis.io.importers import import_stark
 from tests.e2e.conftest import _serve, assert_no_exception, screenshot, wait_ready
-from tests.importers.test_import_stark import audit_collection
+from tests.io.importers.test_import_stark import audit_collection
 
 pytestmark = pytest.mark.e2e
 

@@ -22,7 +22,7 @@ from tests.e2e.conftest import (
     wait_ready,
 )
 from tests.helpers import run_cli
-from tests.loaders.ranx_shaped import Run
+from tests.io.loaders.ranx_shaped import Run
 
 pytestmark = pytest.mark.e2e
 

@@ -1,0 +1,188 @@
+"""No input file is ever written: every file the CLI and the app read (the demo bundle, the
+bad-input corpus, copies of real STaRK and GeoGLUE samples) is hashed before and after a full
+run of the CLI commands and of every page, and must be byte-for-byte unchanged, with no file
+added or removed beside it.
+
+The real samples are copied into ``tmp_path`` at test time (never into the project) and made
+writable there, so that a write would succeed and be caught.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import stat
+from pathlib import Path
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from analysis.cli import main
+from tests.bad_input.corpus import FILE_KINDS, GOOD, HERE, Case, cases
+from tests.helpers import run_cli
+
+ROOT = Path(__file__).resolve().parents[2]
+DEMO = ROOT / "data" / "demo"
+APP = str(ROOT / "app.py")
+ROOTS_ENV = "RETRIEVAL_DASHBOARD_DATA_ROOTS"
+REAL_FILES = (
+    "stark/prime/stark_qa_human_generated_eval.csv",
+    "stark/prime/runs/ada-002/eval_results_human_generated_eval.csv",
+    "stark/prime/query_groups/group_query_human_generated_eval.json",
+    "stark/prime/split/test.index",
+    "geo/geoglue_clean_subset/poi.txt",
+    "geo/geoglue_clean_subset/geoglue_clean_subset_queries_dev.csv",
+    "geo/mgeo_demo/mgeo_text_location_pairs.csv",
+)
+
+
+def snapshot(*folders: Path) -> dict[Path, str]:
+    """sha256 of every file under the folders (also tells added/removed files apart)."""
+    out = {}
+    for folder in folders:
+        for path in sorted(folder.rglob("*")):
+            if path.is_file() and "__pycache__" not in path.parts:
+                out[path] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return out
+
+
+_cli = run_cli
+
+
+def _pages() -> list[str | None]:
+    return [None, *(f"pages/{p.name}" for p in sorted((ROOT / "pages").glob("*.py")))]
+
+
+def _run_every_page(upload: Path | None = None) -> None:
+    """Open the app, then switch to every page (one session, as a user would)."""
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    if upload is not None:
+        at.file_uploader(key="upload_file").set_value((upload.name, upload.read_bytes(), ""))
+        at.run()
+        assert not at.exception
+    for page in _pages()[1:]:
+        at.switch_page(page)
+        at.run()
+        assert not at.exception, (page, [e.value for e in at.exception])
+
+
+def _cli_args(case: Case) -> list[str]:
+    path = str(case.path)
+    if case.kind in ("run", "stark_eval"):
+        return ["validate", "--run", path, "--qrels", str(case.companion())]
+    if case.kind in ("qrels", "stark_qa"):
+        return ["validate", "--run", str(case.companion()), "--qrels", path]
+    if case.kind == "bundle":
+        return ["validate", "--bundle", path]
+    return ["geo", "--pois", path, *(["--crs", case.crs] if case.crs else [])]
+
+
+def test_demo_and_corpus_are_never_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.delenv(ROOTS_ENV, raising=False)
+    before = snapshot(DEMO, HERE)
+    assert len(before) > 40
+    out = tmp_path / "out"
+    out.mkdir()
+
+    # the CLI on the demo bundle: evaluate (CSV and Parquet), validate, validate --bundle
+    run = DEMO / "beijing" / "runs" / "bm25.parquet"
+    qrels = DEMO / "beijing" / "qrels.parquet"
+    for args in (
+        ["evaluate", "--run", run, "--qrels", qrels, "--out", out / "a.csv", "--diagnostics"],
+        ["evaluate", "--run", run, "--qrels", qrels, "--out", out / "a.parquet"],
+        ["validate", "--run", run, "--qrels", qrels],
+        ["validate", "--bundle", DEMO],
+    ):
+        proc = _cli(*args)
+        assert proc.returncode == 0, proc.stderr
+    # the whole corpus through the CLI (in process: the same main(); errors exit 2)
+    for case in cases(*FILE_KINDS):
+        code = main(_cli_args(case))
+        assert code == (2 if case.outcome == "error" else 0), case.file
+    capsys.readouterr()
+    # every page of the app on the demo, with an upload of a corpus run
+    _run_every_page(upload=GOOD["run"])
+    # the corpus bundles as data roots (broken ones included), every page
+    monkeypatch.setenv(ROOTS_ENV, str(HERE / "bundle"))
+    _run_every_page(upload=HERE / "run" / "score_nan.txt")
+
+    assert snapshot(DEMO, HERE) == before
+    assert sorted(p.name for p in out.iterdir()) == ["a.csv", "a.parquet"]
+
+
+@pytest.mark.real
+def test_real_samples_are_never_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, real_dir: Path
+) -> None:
+    copies = tmp_path / "real"
+    for rel in REAL_FILES:
+        target = copies / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(real_dir / rel, target)
+        target.chmod(target.stat().st_mode | stat.S_IWUSR)  # a write would succeed: and show
+    stark = copies / "stark" / "prime"
+    geo = copies / "geo"
+    # a bundle whose manifest points at the copies (the manifest lives in its own folder)
+    bundle = tmp_path / "roots" / "real"
+    bundle.mkdir(parents=True)
+    (bundle / "bundle.toml").write_text(
+        'name = "real"\n\n[datasets.prime-human]\nfamily = "stark"\n'
+        f'queries = "{stark / "stark_qa_human_generated_eval.csv"}"\n'
+        f'qrels = "{stark / "stark_qa_human_generated_eval.csv"}"\n'
+        f'runs = {{ ada-002 = "{stark / "runs/ada-002/eval_results_human_generated_eval.csv"}" }}\n'
+        f'query_groups = "{stark / "query_groups/group_query_human_generated_eval.json"}"\n'
+        'query_type = "human"\n'
+    )
+    before = snapshot(copies, bundle)
+    assert len(before) == len(REAL_FILES) + 1
+    # the manifest names files outside its folder: their folder is a configured data root
+    monkeypatch.setenv(ROOTS_ENV, os.pathsep.join([str(bundle.parent), str(copies)]))
+    out = tmp_path / "out"
+    out.mkdir()
+
+    eval_csv = stark / "runs" / "ada-002" / "eval_results_human_generated_eval.csv"
+    qa_csv = stark / "stark_qa_human_generated_eval.csv"
+    for args, code in (
+        (["evaluate", "--run", eval_csv, "--qrels", qa_csv, "--out", out / "p.csv"], 0),
+        (["validate", "--run", eval_csv, "--qrels", qa_csv], 0),
+        (["validate", "--bundle", bundle], 0),
+        (["geo", "--pois", geo / "geoglue_clean_subset" / "poi.txt", "--crs", "EPSG:2385"], 0),
+        (  # a query file given as POIs: an error, and still only read
+            ["geo", "--pois", geo / "geoglue_clean_subset" / Path(REAL_FILES[5]).name],
+            2,
+        ),
+        (["geo", "--pois", geo / "mgeo_demo" / "mgeo_text_location_pairs.csv"], 2),
+        (["evaluate", "--run", qa_csv, "--qrels", qa_csv], 2),  # a QA file is not a run
+    ):
+        proc = _cli(*args)
+        assert proc.returncode == code, (args, proc.stderr)
+        assert "Traceback" not in proc.stderr
+
+    _run_every_page(upload=eval_csv)
+
+    assert snapshot(copies, bundle) == before
+    assert [p.name for p in out.iterdir()] == ["p.csv"]
+
+
+@pytest.mark.parametrize("target", ["run", "qrels", "link"])
+def test_evaluate_refuses_to_write_over_an_input_file(tmp_path: Path, target: str) -> None:
+    """``--out`` naming the run or the qrels (also through a symlink) is refused, exit 2."""
+    run = tmp_path / "a.run"
+    qrels = tmp_path / "a.qrels"
+    shutil.copyfile(GOOD["run"], run)
+    shutil.copyfile(GOOD["qrels"], qrels)
+    (tmp_path / "link.csv").symlink_to(qrels)
+    out = {"run": run, "qrels": qrels, "link": tmp_path / "link.csv"}[target]
+    before = snapshot(tmp_path)
+    proc = _cli("evaluate", "--run", run, "--qrels", qrels, "--out", out)
+    assert proc.returncode == 2
+    assert proc.stderr == f"error: {out}: is an input file: refusing to overwrite it\n"
+    assert snapshot(tmp_path) == before

@@ -1,0 +1,125 @@
+"""Tests for analysis.stats.cache: keys follow file stamps, parameters, extra bytes and the
+code; entries round-trip the table and its warnings exactly; writes are atomic and a broken
+entry is recomputed."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from analysis.core.errors import DataWarning
+from analysis.stats import cache
+from analysis.stats.perquery import per_query_table
+from bench.spatial import spatial_dataset
+
+
+def _table() -> tuple[pd.DataFrame, dict[str, list[DataWarning]]]:
+    queries, qrels, runs, pois = spatial_dataset(500, 60, n_models=2, depth=20, seed=3)
+    return per_query_table(queries, qrels, runs, dataset="d", entities=pois)
+
+
+@pytest.fixture
+def inputs(tmp_path: Path) -> list[Path]:
+    files = [tmp_path / "qrels.txt", tmp_path / "runs"]
+    files[0].write_text("q 0 d 1\n")
+    files[1].mkdir()
+    (files[1] / "a.run").write_text("q Q0 d 1 1.0 t\n")
+    return files
+
+
+def test_a_cached_table_round_trips_exactly(tmp_path: Path, inputs: list[Path]) -> None:
+    calls = []
+
+    def compute():
+        calls.append(1)
+        return _table()
+
+    first = cache.cached_table(inputs, {"ties": "trec_eval"}, compute, folder=tmp_path / "c")
+    again = cache.cached_table(inputs, {"ties": "trec_eval"}, compute, folder=tmp_path / "c")
+    assert len(calls) == 1
+    pd.testing.assert_frame_equal(again[0], first[0], check_exact=True)
+    assert again[1] == first[1]
+    assert first[0]["query_id"].dtype == again[0]["query_id"].dtype == "str"
+    assert str(again[0]["gold_stack_size"].dtype) == "Int64"
+
+
+def test_the_key_follows_stamps_params_extra_and_code(
+    inputs: list[Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    base = cache.cache_key(inputs, {"ties": "trec_eval"})
+    assert cache.cache_key(inputs, {"ties": "trec_eval"}) == base
+    assert cache.cache_key(inputs, {"ties": "stable"}) != base
+    assert cache.cache_key(inputs, {"ties": "trec_eval"}, extra=b"upload") != base
+    run = inputs[1] / "a.run"
+    info = run.stat()
+    os.utime(run, ns=(info.st_atime_ns, info.st_mtime_ns + 1))  # touched: same bytes
+    touched = cache.cache_key(inputs, {"ties": "trec_eval"})
+    assert touched != base
+    (inputs[1] / "b.run").write_text("x")  # a run added to the folder
+    assert cache.cache_key(inputs, {"ties": "trec_eval"}) != touched
+    monkeypatch.setattr(cache, "code_version", lambda: "other")
+    assert cache.cache_key(inputs, {"ties": "trec_eval"}) != base
+
+
+def test_a_broken_entry_is_recomputed_and_replaced(tmp_path: Path, inputs: list[Path]) -> None:
+    folder = tmp_path / "c"
+    table = pd.DataFrame({"query_id": pd.array(["q"], dtype="str"), "mrr": [0.5]})
+    cache.cached_table(inputs, {}, lambda: (table, {}), folder=folder)
+    (entry,) = folder.glob("perquery-*.parquet")
+    entry.write_bytes(b"not parquet")
+    got, _ = cache.cached_table(inputs, {}, lambda: (table.assign(mrr=1.0), {}), folder=folder)
+    assert got["mrr"].tolist() == [1.0]
+    assert cache.read_entry(entry) is not None
+    assert not list(folder.glob(".tmp-*"))  # no temporary file left behind
+
+
+def test_an_unwritable_folder_computes_without_caching(tmp_path: Path, inputs: list[Path]) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    table = pd.DataFrame({"query_id": pd.array(["q"], dtype="str"), "mrr": [0.5]})
+    got, warnings = cache.cached_table(inputs, {}, lambda: (table, {}), folder=blocker / "sub")
+    pd.testing.assert_frame_equal(got, table)
+    assert warnings == {}
+
+
+def test_prune_removes_the_least_recently_used(tmp_path: Path) -> None:
+    for i in range(4):
+        path = tmp_path / f"perquery-{i}.parquet"
+        path.write_bytes(b"x" * 100)
+        os.utime(path, ns=(i * 10**9, i * 10**9))
+    assert cache.prune(tmp_path, max_bytes=250) == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "perquery-2.parquet",
+        "perquery-3.parquet",
+    ]
+
+
+def test_the_folder_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(cache.CACHE_ENV, "/some/where")
+    assert cache.cache_dir() == Path("/some/where")
+    monkeypatch.delenv(cache.CACHE_ENV)
+    monkeypatch.setenv("XDG_CACHE_HOME", "/xdg")
+    assert cache.cache_dir() == Path("/xdg/retrieval-dashboard")
+    assert len(cache.code_version()) == 16
+
+
+def test_every_demo_table_round_trips(tmp_path: Path) -> None:
+    from analysis.io import load_run
+    from analysis.io.bundle import load_dataset, read_manifest
+    from analysis.stats.perquery import dashboard_metrics
+
+    bundle = read_manifest(Path(__file__).resolve().parents[2] / "data" / "demo")
+    for name, spec in bundle.datasets.items():
+        ds = load_dataset(spec)
+        runs = {model: load_run(path) for model, path in spec.runs.items()}
+        table, warnings = per_query_table(ds.queries, ds.qrels, runs, dataset=name,
+                                          metrics=dashboard_metrics(spec.metrics),
+                                          entities=ds.entities)  # fmt: skip
+        path = tmp_path / f"{name}.parquet"
+        assert cache.write_entry(path, table, warnings)
+        got, got_warnings = cache.read_entry(path)
+        pd.testing.assert_frame_equal(got, table, check_exact=True, obj=name)
+        assert got_warnings == warnings
