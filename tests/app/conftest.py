@@ -32,13 +32,42 @@ def roots(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return root
 
 
+_previous_shared: list[object] = [None]
+
+
 @pytest.fixture(autouse=True)
-def _clear_caches():
-    st.cache_data.clear()
-    st.cache_resource.clear()
+def _clear_caches(request: pytest.FixtureRequest, _notes_in_tmp, _private_table_cache):
+    """Streamlit's caches are cleared before and after each test, with one exception: tests
+    that only read one data root built once for their module (a fixture named ``shared_*``
+    returning that root, set up after the per-test notes and cache folders so its own
+    folders win) keep the tables the previous test computed from the same root. Those
+    tables are keyed by the files' stamps, so they are the tables a fresh run computes."""
+    names = [n for n in request.fixturenames if n.startswith("shared_")]
+    shared = request.getfixturevalue(names[0]) if names else None
+    if shared is None or shared != _previous_shared[0]:
+        st.cache_data.clear()
+        st.cache_resource.clear()
+    _previous_shared[0] = shared
     yield
-    st.cache_data.clear()
-    st.cache_resource.clear()
+    if shared is None:
+        st.cache_data.clear()
+        st.cache_resource.clear()
+
+
+@pytest.fixture
+def shared_demo_root(monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The demo bundle's data root (the app's default, ``data/``) for a test that only reads
+    it: such tests share Streamlit's caches (see :func:`_clear_caches`)."""
+    return share_root(monkeypatch, ROOT / "data")
+
+
+def share_root(monkeypatch: pytest.MonkeyPatch, root: Path, **env: Path) -> Path:
+    """Point the app at the data ``root`` (and ``RETRIEVAL_DASHBOARD_<KEY>`` at each of
+    ``env``: ``NOTES_DIR``, ``CACHE_DIR``) for a ``shared_*`` fixture; returns ``root``."""
+    monkeypatch.setenv("RETRIEVAL_DASHBOARD_DATA_ROOTS", str(root))
+    for key, value in env.items():
+        monkeypatch.setenv(f"RETRIEVAL_DASHBOARD_{key}", str(value))
+    return root
 
 
 def open_page(page: str | None = None, **params: str) -> AppTest:
@@ -50,6 +79,18 @@ def open_page(page: str | None = None, **params: str) -> AppTest:
     if page is not None:
         at.switch_page(f"pages/{page}")
         at.run()
+    return at
+
+
+def open_directly(page: str | None = None, **params: str) -> AppTest:
+    """Run ``pages/<page>`` (``None``: ``app.py``) as the first page of a new session, as a link
+    to it opens it: one script run, where :func:`open_page` runs the home page first."""
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    for key, value in params.items():
+        at.query_params[key] = value
+    if page is not None:
+        at.switch_page(f"pages/{page}")
+    at.run()
     return at
 
 

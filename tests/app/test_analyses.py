@@ -52,7 +52,7 @@ def _labelled(elements, label: str):
     return found[0]
 
 
-def test_taxonomy_counts_add_up_and_list_queries():
+def test_taxonomy_counts_add_up_and_list_queries(shared_demo_root):
     at = open_page(PAGE, datasets="stark-prime", a="bm25", b="bm25-kb-propagation")
     no_exception(at)
     counts = at.dataframe[0].value.set_index("model")
@@ -87,7 +87,7 @@ def test_taxonomy_counts_add_up_and_list_queries():
     assert listed["open"].str.startswith("Queries?").all()
 
 
-def test_a_click_on_a_count_lists_its_queries():
+def test_a_click_on_a_count_lists_its_queries(shared_demo_root):
     at = open_page(PAGE, datasets="stark-amazon", a="bm25")
     no_exception(at)
     counts = at.dataframe[0].value
@@ -182,7 +182,7 @@ def test_suspected_missing_answers_are_listed_for_review_and_leave_when_judged(n
     assert row["queries_changed"] == 1
 
 
-def test_complementarity_disagreement_and_significance_render():
+def test_complementarity_disagreement_and_significance_render(shared_demo_root):
     at = open_page(PAGE, datasets="beijing", a="bm25", b="char-ngram-tfidf", metric="recall")
     no_exception(at)
     _open_tab(at, "Complementarity")
@@ -302,7 +302,7 @@ annotation_panel(sel, "stark-mag", "007", ["d1", "d2", "d3"])
     assert _labelled(again.text_input, "Your name").value == default_author()  # a new session
 
 
-def test_every_demo_dataset_renders_without_exception():
+def test_every_demo_dataset_renders_without_exception(shared_demo_root):
     names = list(read_manifest(ROOT / "data" / "demo").datasets)
     assert len(names) == 6
     for name in names:
@@ -316,7 +316,7 @@ def test_every_demo_dataset_renders_without_exception():
         assert any("judgement(s) on this dataset" in c.value for c in at.caption), name
 
 
-def test_only_the_open_tab_is_drawn():
+def test_only_the_open_tab_is_drawn(shared_demo_root):
     at = open_page(PAGE, dataset="beijing", a="bm25")
     assert _frame(at, "taxonomy_counts") is not None
     assert not [d for d in at.dataframe if list(d.value.columns)[:2] == ["letter", "model"]]

@@ -17,7 +17,14 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests import hostile
-from tests.app.conftest import APP, TIMEOUT, leaderboards, no_exception
+from tests.app.conftest import (
+    APP,
+    TIMEOUT,
+    leaderboards,
+    no_exception,
+    open_directly,
+    share_root,
+)
 from tests.app.markup import leaks, plain_texts
 from ui import data, urlstate
 
@@ -37,31 +44,32 @@ PAGES = [
 ]  # fmt: skip
 
 
+@pytest.fixture(scope="module")
+def _hostile_folders(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The hostile bundle under a data root, annotated in a notes folder, and a table cache:
+    written once for the module (the page tests only read them)."""
+    base = tmp_path_factory.mktemp("hostile")
+    hostile.annotate(hostile.make_hostile_bundle(base / "roots" / "h"), base / "notes")
+    return {"roots": base / "roots", "notes": base / "notes", "cache": base / "cache"}
+
+
 @pytest.fixture
-def hostile_root(roots: Path, tmp_path: Path) -> Path:
-    """The data root holding the hostile bundle, annotated in the test's notes folder."""
-    bundle = hostile.make_hostile_bundle(roots / "h")
-    hostile.annotate(bundle, tmp_path / "notes")
-    return roots
+def shared_hostile_root(_hostile_folders: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The data root holding the hostile bundle (the only root the app sees) and its notes."""
+    folders = _hostile_folders
+    return share_root(monkeypatch, folders["roots"], NOTES_DIR=folders["notes"],
+                      CACHE_DIR=folders["cache"])  # fmt: skip
 
 
 def _open(page: str, split: str, params: dict[str, str]) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    at.query_params["split"] = split
-    if page == "app.py":
-        at.query_params.update(params)
-    at.run()
-    if page != "app.py":
-        at.switch_page(f"pages/{page}")
-        at.query_params.update(params)
-        at.run()
-    return at
+    """A new session opening ``page`` by a link with ``?split=`` and ``params``."""
+    return open_directly(None if page == "app.py" else page, split=split, **params)
 
 
 @pytest.mark.parametrize("split", [hostile.SPLIT_TEST, hostile.SPLIT_DEV])
 @pytest.mark.parametrize(("page", "params"), PAGES, ids=lambda v: str(v)[:24])
 def test_hostile_names_never_render_as_markup(
-    hostile_root: Path, page: str, params: dict, split: str
+    shared_hostile_root: Path, page: str, params: dict, split: str
 ) -> None:
     at = _open(page, split, params)
     no_exception(at)
@@ -120,7 +128,7 @@ def test_every_dataset_leaderboards_come_a_page_at_a_time(
     assert len(set(evaluated)) == 11 + 9  # still not 1,000
 
 
-def test_long_values_link_is_parsed_and_an_overlong_one_ignored(hostile_root: Path) -> None:
+def test_long_values_link_is_parsed_and_an_overlong_one_ignored(shared_hostile_root: Path) -> None:
     """``?values=`` with every slice value repeated to 4,000+ characters opens at once (the
     parser is linear); a value over the URL limit is ignored with a warning."""
     values = ",".join(hostile.VALUES)
@@ -143,11 +151,21 @@ OPEN_DATA = "pages/7_Open_data.py"
 SECRET = hostile.SECRET
 
 
+@pytest.fixture(scope="module")
+def _od_folders(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """:func:`tests.hostile.make_open_data_tree` (10,001 files) written once for the module:
+    the data root and the folder outside it."""
+    base = tmp_path_factory.mktemp("open_data")
+    (base / "roots").mkdir()
+    hostile.make_open_data_tree(base / "roots", base / "outside")
+    return base / "roots", base / "outside"
+
+
 @pytest.fixture
-def od_root(tmp_path: Path, roots: Path) -> Path:
-    """The data root of :func:`tests.hostile.make_open_data_tree`."""
-    hostile.make_open_data_tree(roots, tmp_path / "outside")
-    return roots
+def od_root(_od_folders: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The data root of :func:`tests.hostile.make_open_data_tree`, the only one the app sees."""
+    monkeypatch.setenv("RETRIEVAL_DASHBOARD_DATA_ROOTS", str(_od_folders[0]))
+    return _od_folders[0]
 
 
 def _od(folder: str | None = None) -> AppTest:
@@ -253,8 +271,17 @@ def test_open_data_shows_hostile_file_names_as_text(od_root: Path) -> None:
     assert hostile.BOLD in shown
 
 
-def test_open_data_never_writes_through_a_link_out(od_root: Path, tmp_path: Path) -> None:
-    (od_root / "_opened").symlink_to(tmp_path / "outside", target_is_directory=True)
+@pytest.fixture
+def opened_links_out(od_root: Path, _od_folders: tuple[Path, Path]):
+    """The root's ``_opened`` folder as a link out of the roots, removed after the test (the
+    other tests share the tree)."""
+    link = od_root / "_opened"
+    link.symlink_to(_od_folders[1], target_is_directory=True)
+    yield link
+    link.unlink()
+
+
+def test_open_data_never_writes_through_a_link_out(od_root: Path, opened_links_out: Path) -> None:
     at = _od("web")
     assert any("No data root is writable" in e.value for e in at.error)
     assert not _has_button(at, "od_write:web")

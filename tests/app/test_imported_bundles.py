@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import html
 import re
+from pathlib import Path
 
 import pytest
 
 from analysis.io.importers import import_geoglue, import_stark
-from tests.app.conftest import no_exception, open_page
+from tests.app.conftest import no_exception, open_page, share_root
 from tests.io.importers.test_skb import _amazon_skb, _toy_stark
 
 ROOTS_ENV = "RETRIEVAL_DASHBOARD_DATA_ROOTS"
@@ -87,13 +88,24 @@ def test_geoglue_poi_names_and_text_on_the_queries_page(real_dir, tmp_path, monk
 PAGES = [None, "1_Slices.py", "2_Queries.py", "3_Compare.py", "4_Map.py", "5_Report.py"]
 
 
+@pytest.fixture(scope="module")
+def _prime_folder(real_dir, tmp_path_factory) -> Path:
+    """A data root holding STaRK prime as imported, written once for the module."""
+    roots = tmp_path_factory.mktemp("prime_roots")
+    import_stark(real_dir / "stark" / "prime", roots / "prime")
+    return roots
+
+
+@pytest.fixture
+def shared_prime_root(_prime_folder, monkeypatch) -> Path:
+    """The app sees only the imported prime bundle (the page tests only read it)."""
+    return share_root(monkeypatch, _prime_folder)
+
+
 @pytest.mark.real
 @pytest.mark.parametrize("page", PAGES)
-def test_every_page_opens_an_imported_stark_bundle(real_dir, tmp_path, monkeypatch, page):
+def test_every_page_opens_an_imported_stark_bundle(shared_prime_root, page):
     """Prime as imported: a synthesized dataset without runs beside the human one with ada-002."""
-    roots = tmp_path / "roots"
-    import_stark(real_dir / "stark" / "prime", roots / "prime")
-    monkeypatch.setenv(ROOTS_ENV, str(roots))
     at = open_page(page, bundle="prime", datasets="prime-synthesized,prime-human")
     no_exception(at)
     assert not at.error, [e.value for e in at.error]

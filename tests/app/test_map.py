@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from analysis.geo import coordinate_stacks
 from analysis.io.bundle import load_dataset, read_manifest
 from tests.app.conftest import ROOT, no_exception, open_page
 
 PAGE = "4_Map.py"
+#: every test only reads the demo bundle: they share the tables the first one computed
+pytestmark = pytest.mark.usefixtures("shared_demo_root")
 
 
 def _param(at, name: str) -> str | None:

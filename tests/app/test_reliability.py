@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from analysis.present.report import write_report
-from tests.app.conftest import ROOT, leaderboards, no_exception, open_page
+from tests.app.conftest import ROOT, leaderboards, no_exception, open_directly, open_page
 from tests.bad_input.corpus import HERE
 from ui import data
 
@@ -54,7 +54,7 @@ def test_datasets_of_one_to_five_queries_render_every_page_and_the_report(
 ) -> None:
     bundle = _bundle(roots / "tiny", n_queries)
     for page in PAGES:
-        at = open_page(page)
+        at = open_directly(page)
         no_exception(at)
         assert not at.error, (page, [e.value for e in at.error])
     out = tmp_path / "report.html"
@@ -78,7 +78,7 @@ def test_every_page_on_hostile_tiny_datasets(roots: Path, tmp_path: Path, shape:
     else:
         shutil.copytree(HERE / "report" / shape, roots / shape)
     for page in PAGES:
-        at = open_page(page)
+        at = open_directly(page)
         no_exception(at)
         assert not at.error, (page, [e.value for e in at.error])
 

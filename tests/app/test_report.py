@@ -18,7 +18,7 @@ def _downloads(at) -> list[str]:
     return [d.proto.label for d in at.get("download_button")]
 
 
-def test_summary_is_generated_and_escaped():
+def test_summary_is_generated_and_escaped(shared_demo_root):
     at = open_page(PAGE, datasets="beijing", a="bm25", b="char-ngram-tfidf", metric="recall")
     no_exception(at)
     assert _param(at, "section") == "summary"
@@ -32,7 +32,7 @@ def test_summary_is_generated_and_escaped():
     assert "Download the report (one HTML file, works offline)" in _downloads(at)
 
 
-def test_leaderboard_section_bold_marks_and_exports():
+def test_leaderboard_section_bold_marks_and_exports(shared_demo_root):
     at = open_page(PAGE, datasets="beijing", a="bm25", section="leaderboard")
     no_exception(at)
     board = at.table[0].value
@@ -69,7 +69,7 @@ def test_png_export_without_browser_shows_a_message(monkeypatch, tmp_path):
     assert "PNG (2x)" not in _downloads(at)
 
 
-def test_dataset_filter_and_worst_queries_from_the_url():
+def test_dataset_filter_and_worst_queries_from_the_url(shared_demo_root):
     at = open_page(
         PAGE,
         dataset="geo-glue",
@@ -93,20 +93,20 @@ def test_dataset_filter_and_worst_queries_from_the_url():
 
 
 @pytest.mark.parametrize("section", ["slices", "compare", "causes"])
-def test_every_section_renders(section):
+def test_every_section_renders(shared_demo_root, section):
     at = open_page(PAGE, datasets="geo-glue", section=section)
     no_exception(at)
     assert at.radio(key="report_section").value == section
     assert at.get("plotly_chart") or at.table or at.dataframe
 
 
-def test_invalid_section_falls_back():
+def test_invalid_section_falls_back(shared_demo_root):
     at = open_page(PAGE, datasets="geo-glue", section="nope", ds="nope")
     no_exception(at)
     assert _param(at, "section") == "summary"
 
 
-def test_presentation_mode_is_the_deck_with_navigation():
+def test_presentation_mode_is_the_deck_with_navigation(shared_demo_root):
     at = open_page(PAGE, datasets="geo-glue", a="bm25", present="1")
     no_exception(at)
     css = next(m.value for m in at.markdown if '[data-testid="stSidebar"]' in m.value)
@@ -131,7 +131,7 @@ def test_presentation_mode_is_the_deck_with_navigation():
     assert not any("stSidebar" in m.value for m in at.markdown)
 
 
-def test_presentation_slide_out_of_range_is_clamped():
+def test_presentation_slide_out_of_range_is_clamped(shared_demo_root):
     at = open_page(PAGE, datasets="geo-glue", present="1", slide="999")
     no_exception(at)
     last = int(_param(at, "slide"))

@@ -28,7 +28,14 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.app.conftest import APP, ROOT, TIMEOUT, leaderboards, no_exception, open_page
+from tests.app.conftest import (
+    ROOT,
+    leaderboards,
+    no_exception,
+    open_directly,
+    open_page,
+    share_root,
+)
 from tests.app.markup import markdown_strings as _markdown_strings
 from tests.app.markup import walk as _walk
 from tests.bad_input.corpus import GOOD, Case, cases
@@ -88,35 +95,50 @@ def _leaderboard(at: AppTest) -> pd.DataFrame | None:
 
 # ----------------------------------------------------------------------------------- uploads
 
+
+@pytest.fixture(scope="module")
+def _small_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A data root holding :func:`_small_bundle` ``small``, written once for the module."""
+    root = tmp_path_factory.mktemp("small_root")
+    _small_bundle(root / "small")
+    return root
+
+
+@pytest.fixture
+def shared_small_root(_small_folder: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The app sees only the small bundle (the tests upload runs: kept in their session)."""
+    return share_root(monkeypatch, _small_folder)
+
+
 UPLOAD_CASES = cases("run", "stark_eval", outcome="error")
 
 
-@pytest.mark.parametrize("case", UPLOAD_CASES, ids=lambda c: c.id)
-def test_broken_upload_shows_the_error_and_keeps_the_app(roots: Path, case: Case) -> None:
-    """The Home page's uploader (``st.file_uploader(key="upload_file")``) driven by AppTest."""
-    _small_bundle(roots / "small")
+def test_broken_uploads_show_the_error_and_keep_the_app(shared_small_root: Path) -> None:
+    """The Home page's uploader (``st.file_uploader(key="upload_file")``) driven by AppTest:
+    every broken run file of the corpus, uploaded in turn in one session (a refused upload
+    adds nothing, so each one meets the session as it was before the first)."""
     at = open_page()
     no_exception(at)
     assert _leaderboard(at) is not None
-    at.file_uploader(key="upload_file").set_value(
-        (case.path.name, case.path.read_bytes(), "application/octet-stream")
-    )
-    at.run()
-    no_exception(at)
-    errors = _errors(at)
-    assert len(errors) == 1, errors
-    assert errors[0].startswith(case.expected_prefix(case.path.name)), errors[0]
-    assert case.message in errors[0]
-    assert not at.success
-    board = _leaderboard(at)  # the rest of the app still works
-    assert board is not None
-    assert set(board["model"]) == {"bm25"}
-    assert at.selectbox(key="w_model_a").options == ["bm25"]
+    for case in UPLOAD_CASES:
+        at.file_uploader(key="upload_file").set_value(
+            (case.path.name, case.path.read_bytes(), "application/octet-stream")
+        )
+        at.run()
+        assert not at.exception, (case.id, [e.value for e in at.exception])
+        errors = _errors(at)
+        assert len(errors) == 1, (case.id, errors)
+        assert errors[0].startswith(case.expected_prefix(case.path.name)), (case.id, errors[0])
+        assert case.message in errors[0], case.id
+        assert not at.success, case.id
+        board = _leaderboard(at)  # the rest of the app still works
+        assert board is not None, case.id
+        assert set(board["model"]) == {"bm25"}, case.id
+        assert at.selectbox(key="w_model_a").options == ["bm25"], case.id
 
 
 @pytest.mark.parametrize("case", cases("run", "stark_eval", outcome="ok")[:3], ids=lambda c: c.id)
-def test_good_upload_is_added(roots: Path, case: Case) -> None:
-    _small_bundle(roots / "small")
+def test_good_upload_is_added(shared_small_root: Path, case: Case) -> None:
     at = open_page()
     at.file_uploader(key="upload_file").set_value((case.path.name, case.path.read_bytes(), ""))
     at.run()
@@ -128,9 +150,8 @@ def test_good_upload_is_added(roots: Path, case: Case) -> None:
 
 
 def test_oversized_upload_is_refused_with_a_clear_message(
-    roots: Path, monkeypatch: pytest.MonkeyPatch
+    shared_small_root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    _small_bundle(roots / "small")
     monkeypatch.setattr(widgets, "MAX_UPLOAD_BYTES", 100)
     seen: list[str] = []
     monkeypatch.setattr(data, "add_upload", lambda *args: seen.append("parsed") or "x")
@@ -155,8 +176,7 @@ def test_upload_size_limit_is_also_set_for_the_server() -> None:
     assert config["server"]["maxUploadSize"] == widgets.MAX_UPLOAD_MB
 
 
-def test_upload_with_markdown_in_its_name_is_shown_literally(roots: Path) -> None:
-    _small_bundle(roots / "small")
+def test_upload_with_markdown_in_its_name_is_shown_literally(shared_small_root: Path) -> None:
     at = open_page()
     name = "[x](javascript:alert(1)).txt"
     at.file_uploader(key="upload_file").set_value((name, b"q1 Q0 d1 1 nan sys\n", ""))
@@ -210,7 +230,7 @@ def test_one_broken_dataset_keeps_the_others_on_every_page(roots: Path) -> None:
     run_file = (folder / "broken" / "runs" / "bm25.run").resolve()
     expected = f"Dataset broken could not be loaded: {run_file}:2: score 'nan' is not a finite"
     for page in (None, "1_Slices.py", "2_Queries.py", "3_Compare.py", "4_Map.py"):
-        at = open_page(page, dataset="broken")
+        at = open_directly(page, dataset="broken")
         no_exception(at)
         errors = _errors(at)
         assert any(e.startswith("Dataset missing is left out: ") for e in errors), errors
@@ -218,7 +238,7 @@ def test_one_broken_dataset_keeps_the_others_on_every_page(roots: Path) -> None:
         assert at.selectbox(key="w_dataset").options == ["web", "broken"]
         if page in (None, "1_Slices.py", "2_Queries.py"):
             assert any(e.startswith(expected) for e in errors), (page, errors)
-        ok = open_page(page)  # the other dataset still works on every page
+        ok = open_directly(page)  # the other dataset still works on every page
         no_exception(ok)
         assert not any(e.startswith(expected) for e in _errors(ok)), (page, _errors(ok))
     at = open_page()
@@ -308,6 +328,20 @@ def _check_inert(at: AppTest) -> set[str]:
     return shown
 
 
+@pytest.fixture(scope="module")
+def _injection_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A data root holding :func:`_injection_bundle`, written once for the module."""
+    root = tmp_path_factory.mktemp("injection_root")
+    _injection_bundle(root / "inj")
+    return root
+
+
+@pytest.fixture
+def shared_injection_root(_injection_folder: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The app sees only the injection bundle (the page tests only read it)."""
+    return share_root(monkeypatch, _injection_folder)
+
+
 @pytest.mark.parametrize(
     ("page", "params"),
     [
@@ -323,16 +357,10 @@ def _check_inert(at: AppTest) -> set[str]:
     ids=["home", "slices", "queries", "queries-payload-id", "compare", "compare-payload-id",
          "map", "map-payload-id"],
 )  # fmt: skip
-def test_data_text_is_never_markdown_or_html(roots: Path, page: str | None, params: dict) -> None:
-    _injection_bundle(roots / "inj")
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    at.run()
-    no_exception(at)
-    if page is not None:
-        at.switch_page(f"pages/{page}")
-        for key, value in params.items():
-            at.query_params[key] = value
-        at.run()
+def test_data_text_is_never_markdown_or_html(
+    shared_injection_root: Path, page: str | None, params: dict
+) -> None:
+    at = open_directly(page, **params)
     no_exception(at)
     assert not at.error, [e.value for e in at.error]
     shown = _check_inert(at)

@@ -12,7 +12,7 @@ from streamlit.runtime.caching.cache_data_api import _data_caches
 from streamlit.runtime.caching.cache_resource_api import _resource_caches
 from streamlit.testing.v1 import AppTest
 
-from tests.app.conftest import APP, TIMEOUT, make_wide_bundle, no_exception
+from tests.app.conftest import make_wide_bundle, no_exception, open_directly
 from ui import data, jobs, warm
 
 PAGE_FILES = {"": None, "Slices": "1_Slices.py", "Queries": "2_Queries.py",
@@ -33,12 +33,7 @@ def wide_root(tmp_path, monkeypatch):
 
 def _visit(page: str, query: dict[str, str]) -> AppTest:
     """A new session's run of ``page`` (a URL path, ``""`` = home) with ``query``."""
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    for key, value in query.items():
-        at.query_params[key] = value
-    if PAGE_FILES[page] is not None:
-        at.switch_page(f"pages/{PAGE_FILES[page]}")
-    at.run()
+    at = open_directly(PAGE_FILES[page], **query)
     no_exception(at)
     return at
 
