@@ -9,8 +9,9 @@ never a sleep sized for an idle machine, and every wait may take up to :data:`WA
 beside a CPU hog it starts) and only a page that never gets there fails.
 
 Servers: :func:`server` (the demo bundle, as the README's command serves it) lives for the
-whole session, since most files use it, and keeps the app's background warm-up of every page
-(``RETRIEVAL_DASHBOARD_WARM_UP``), as a user's server has; so do the servers
+whole run, since most files use it (one server for every xdist worker), and keeps the app's
+background warm-up of every page (``RETRIEVAL_DASHBOARD_WARM_UP``), as a user's server has;
+so do the servers
 ``tests/e2e/test_warm_up.py`` starts to test the warm-up itself and those the notebook and
 command-line forms start in ``tests/e2e/test_notebook.py`` (stopping them stops the warm-up
 too). Every other server belongs to one test file (the 60-value bundle, the real-data bundles,
@@ -24,6 +25,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -42,10 +44,60 @@ pytestmark = pytest.mark.e2e
 
 
 @pytest.fixture(scope="session")
-def server(chromium_path: str) -> Iterator[str]:
-    """Base URL of a Streamlit server running app.py on the demo bundle."""
+def server(chromium_path: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """Base URL of a Streamlit server running app.py on the demo bundle: one for the whole
+    run, shared by the xdist workers (:func:`_shared_server`)."""
     del chromium_path  # only to skip/fail early when there is no browser
-    yield from _serve({})
+    if os.environ.get("PYTEST_XDIST_WORKER") is None:
+        yield from _serve({})
+    else:  # the workers' temporary folders share the run's folder
+        yield from _shared_server(tmp_path_factory.getbasetemp().parent)
+
+
+def _shared_server(folder: Path) -> Iterator[str]:
+    """The demo server (:func:`_serve`) of one pytest run with xdist workers: the first
+    worker to need it starts it and writes its URL in ``folder``, the others use that one, as
+    several people use one server (so its warm-up, and every page a test computes, is done
+    once, not once per worker). Every worker that uses it leaves its process id in ``folder``
+    until its session ends; the worker that started it stops it when no other user is left
+    (finished, or died)."""
+    import fcntl
+    import json
+
+    from ui.serve import healthy
+
+    users = folder / "demo-server-users"
+    users.mkdir(exist_ok=True)
+    me = users / str(os.getpid())
+    state = folder / "demo-server.json"
+    started = None
+    with (folder / "demo-server.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        url = json.loads(state.read_text())["url"] if state.exists() else None
+        if url is None or not healthy(url):  # none yet (or its worker died with it)
+            started = _serve({})
+            url = next(started)
+            state.write_text(json.dumps({"url": url}))
+        me.touch()
+    try:
+        yield url
+    finally:
+        me.unlink(missing_ok=True)
+        if started is not None:
+            while any(_alive(int(user.name)) for user in users.iterdir()):
+                time.sleep(0.5)
+            state.unlink(missing_ok=True)
+            started.close()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process of that id: alive
+        return True
+    return True
 
 
 @pytest.fixture(scope="module")

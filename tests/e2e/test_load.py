@@ -3,12 +3,14 @@
 Five browser contexts (five Streamlit sessions) open Home, Slices, Queries, Compare and Map
 together, then each moves on to the next page, again all at once. Every page must reach the
 ready state without an ``stException`` and show its own heading; each wait may take up to the
-suite's :data:`~tests.e2e.conftest.WAIT_MS`. The test runs beside a CPU hog it starts
-itself (a busy process, stopped when it ends): with five scripts running at once beside it,
-more work than cores on a 2-core machine, so it proves the waits hold on a busy machine
-(checking that every session gets there, not how fast) while leaving a core to the rest of
-the suite, which runs on the other worker. The server
-listens on 127.0.0.1 only, and the pages may not send a request anywhere else.
+suite's :data:`~tests.e2e.conftest.WAIT_MS`. The five sessions open their first pages beside
+a CPU hog the test starts itself (a busy process): five scripts on cold pages at once beside
+it are more work than cores on a 2-core machine, so it proves the waits hold on a busy machine
+(checking that every session gets there, not how fast). The hog is stopped once every session
+has shown its first page: the second round (five scripts at once again) needs no more to be
+more work than cores, and the hog would only take its core from the rest of the suite, which
+runs on the other worker. The server listens on 127.0.0.1 only, and the pages may not send a
+request anywhere else.
 """
 
 from __future__ import annotations
@@ -34,14 +36,19 @@ PAGES = [
 
 
 @pytest.fixture
-def cpu_hog() -> Iterator[None]:
-    """A process that keeps a CPU core busy while the test runs."""
+def cpu_hog() -> Iterator[subprocess.Popen]:
+    """A process that keeps a CPU core busy until the test stops it (:func:`_stop`) or ends."""
     hog = subprocess.Popen([sys.executable, "-c", "while True: pass"], stdin=subprocess.DEVNULL)
     try:
-        yield
+        yield hog
     finally:
+        _stop(hog)
+
+
+def _stop(hog: subprocess.Popen) -> None:
+    if hog.poll() is None:
         hog.kill()
-        hog.wait()
+    hog.wait()
 
 
 def _open_all(pages, server: str, targets: list[tuple[str, str]]) -> None:
@@ -82,6 +89,8 @@ def test_five_sessions_on_different_pages_at_once(server, browser, cpu_hog) -> N
             pages.append(context.new_page())
         _open_all(pages, server, PAGES)
         _wait_all(pages, PAGES)
+        assert cpu_hog.poll() is None  # it was busy the whole time
+        _stop(cpu_hog)
         # every session moves on to the next page, all at once
         rotated = PAGES[1:] + PAGES[:1]
         _open_all(pages, server, rotated)
