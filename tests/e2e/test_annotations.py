@@ -31,16 +31,24 @@ def _serving(notes: Path):
     return serving(ROOT / "app.py", free_port(), env=env, timeout=SERVER_START_S)
 
 
+#: how long an opened tags box may take to offer its options before the user opens it again
+OPEN_WAIT_MS = 30_000
+#: as many openings as fill :data:`WAIT_MS` (at least three)
+OPENINGS = max(3, -(-WAIT_MS // OPEN_WAIT_MS))
+
+
 def _pick_tag(page, box: str, tag: str) -> None:
-    """Open the tags box and choose ``tag`` (the dropdown can take a moment on a busy machine:
-    open it again if the option does not show)."""
+    """Open the tags box and choose ``tag``. The dropdown can take a moment on a busy machine,
+    and a click may open nothing (the box redrawn under it): open it again, as a user
+    does, when the option does not show within :data:`OPEN_WAIT_MS` (so a lost click costs
+    that, not all of :data:`WAIT_MS`), up to :data:`OPENINGS` times."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
     option = page.get_by_role("option", name=tag, exact=True)
-    for _ in range(3):
+    for _ in range(OPENINGS):
         page.locator(f"{box} input").click()
         try:
-            option.wait_for(timeout=WAIT_MS)
+            option.wait_for(timeout=OPEN_WAIT_MS)
         except PlaywrightTimeout:
             page.keyboard.press("Escape")
             continue
