@@ -38,15 +38,19 @@ OPENINGS = max(3, -(-WAIT_MS // OPEN_WAIT_MS))
 
 
 def _pick_tag(page, box: str, tag: str) -> None:
-    """Open the tags box and choose ``tag``. The dropdown can take a moment on a busy machine,
-    and a click may open nothing (the box redrawn under it): open it again, as a user
-    does, when the option does not show within :data:`OPEN_WAIT_MS` (so a lost click costs
-    that, not all of :data:`WAIT_MS`), up to :data:`OPENINGS` times."""
+    """Open the tags box and choose ``tag``. The first click on the box after the page loads
+    only focuses it (its list stays closed): the box is then clicked again, as a user does. The
+    dropdown can take a moment on a busy machine, and a click may still open nothing: open it
+    again, as a user does, when the option does not show within :data:`OPEN_WAIT_MS` (so a
+    lost click costs that, not all of :data:`WAIT_MS`), up to :data:`OPENINGS` times."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
     option = page.get_by_role("option", name=tag, exact=True)
+    field = page.locator(f"{box} input")
     for _ in range(OPENINGS):
-        page.locator(f"{box} input").click()
+        field.click()
+        if field.get_attribute("aria-expanded") != "true":  # the click only focused the box
+            field.click()  # a click on the focused box opens its list
         try:
             option.wait_for(timeout=OPEN_WAIT_MS)
         except PlaywrightTimeout:
