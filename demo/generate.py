@@ -139,9 +139,9 @@ def generate_bundle(out_dir: Path, seed: int = 0) -> None:
     out_dir = Path(out_dir)
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     check_out(out_dir, [])
-    datasets = build_datasets(seed)
 
-    def build(folder: Path) -> None:
+    def build(folder: Path) -> None:  # called once the folder beside out_dir is made
+        datasets = build_datasets(seed)
         for ds in datasets:
             _run_models(ds)
             _write_dataset(ds, folder / ds.name)

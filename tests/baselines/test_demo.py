@@ -16,6 +16,7 @@ import pandas as pd
 import pytest
 
 from analysis.baselines.retrievers import haversine_m
+from analysis.core.errors import InputError
 from analysis.core.metrics import evaluate
 from demo.generate import DATASETS, build_datasets, generate_bundle
 
@@ -332,3 +333,25 @@ def test_the_best_model_loses_on_some_slice(per_query: dict[str, pd.DataFrame], 
         big = by[n.reindex(by.index) >= 20]
         flips += [(col, v) for v in big.index if big.loc[v, "bm25"] > big.loc[v, best]]
     assert flips, f"{best} wins every slice of {name}"
+
+
+def test_an_unwritable_out_folder_is_refused_before_the_demo_is_built(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The folder beside ``--out`` cannot be made: the error comes before any dataset is
+    generated (a minute of work for nothing otherwise), and nothing is written."""
+    import tempfile
+
+    import demo.generate as generate
+
+    def refuse(*args: object, **kwargs: object) -> str:
+        raise PermissionError(13, "Permission denied")
+
+    def never(seed: int) -> None:
+        raise AssertionError("the datasets were built before the folder was checked")
+
+    monkeypatch.setattr(tempfile, "mkdtemp", refuse)
+    monkeypatch.setattr(generate, "build_datasets", never)
+    with pytest.raises(InputError, match="demo"):
+        generate_bundle(tmp_path / "demo", seed=0)
+    assert list(tmp_path.iterdir()) == []

@@ -265,24 +265,20 @@ def test_progress_shows_after_the_delay_on_a_terminal_only() -> None:
     assert piped.getvalue() == ""
 
 
-def test_evaluate_on_a_terminal_shows_passes_and_rows(tmp_path: Path) -> None:
-    """The command with stderr on a pseudo-terminal and no delay: the passes and rows show."""
+def _on_a_terminal(*args: str | Path) -> tuple[int, bytes]:
+    """``python -m analysis ARGS`` with stderr on a pseudo-terminal and no progress delay: the
+    exit code and what the terminal received."""
     import os
     import pty
     import subprocess
     import sys
 
-    run, qrels, _, _ = _reference("string", tmp_path)
-    folder = _write(run, "string", "parts", tmp_path / "parts")
-    qrels_path = tmp_path / "qrels.csv"
-    qrels.to_csv(qrels_path, index=False)
     parent, child = pty.openpty()
     env = {**os.environ, "RETRIEVAL_DASHBOARD_PROGRESS_DELAY": "0"}
     proc = subprocess.run(
-        [sys.executable, "-m", "analysis", "evaluate", "--run", str(folder), "--qrels",
-         str(qrels_path), "--engine", "duckdb", "--out", str(tmp_path / "o.csv")],
-        stdout=subprocess.PIPE, stderr=child, cwd=Path(__file__).resolve().parents[2], env=env,
-        timeout=300, check=False,
+        [sys.executable, "-m", "analysis", *map(str, args)], stdout=subprocess.PIPE,
+        stderr=child, cwd=Path(__file__).resolve().parents[2], env=env, timeout=300,
+        check=False,
     )  # fmt: skip
     os.close(child)
     seen = b""
@@ -295,7 +291,35 @@ def test_evaluate_on_a_terminal_shows_passes_and_rows(tmp_path: Path) -> None:
             break
         seen += chunk
     os.close(parent)
-    assert proc.returncode == 0
+    return proc.returncode, seen
+
+
+def test_evaluate_on_a_terminal_shows_passes_and_rows(tmp_path: Path) -> None:
+    """The command with stderr on a pseudo-terminal and no delay: the passes and rows show."""
+    run, qrels, _, _ = _reference("string", tmp_path)
+    folder = _write(run, "string", "parts", tmp_path / "parts")
+    qrels_path = tmp_path / "qrels.csv"
+    qrels.to_csv(qrels_path, index=False)
+    code, seen = _on_a_terminal("evaluate", "--run", folder, "--qrels", qrels_path,
+                                "--engine", "duckdb", "--out", tmp_path / "o.csv")  # fmt: skip
+    assert code == 0
     assert b"evaluate: " in seen
     assert b"pass" in seen
     assert f"{len(run):,} rows".encode() in seen
+
+
+def test_import_and_report_on_a_terminal_show_their_steps(tmp_path: Path) -> None:
+    """``import`` counts the run files it writes, ``report`` the datasets it evaluates, each
+    on the terminal only, the line erased at the end."""
+    from tests.bad_input.made import OK_BUNDLE, import_folder
+
+    code, seen = _on_a_terminal("import", "geoglue", "--root", import_folder(tmp_path),
+                                "--baselines", "--out", tmp_path / "bundle")  # fmt: skip
+    assert code == 0, seen
+    assert b"import: " in seen
+    assert b"run files written" in seen
+    code, seen = _on_a_terminal("report", "--bundle", OK_BUNDLE, "--out", tmp_path / "r.html")
+    assert code == 0, seen
+    assert b"report: " in seen
+    assert b"steps (each dataset evaluated, then the report)" in seen
+    assert seen.rstrip(b"\r\n").endswith(b"\r\x1b[K")  # the line is erased at the end
