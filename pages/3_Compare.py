@@ -18,7 +18,7 @@ import html
 import pandas as pd
 import streamlit as st
 
-from analysis.present import compare, overlap, paper_figures
+from analysis.present import compare, paper_figures
 from analysis.present.groups import group_label
 from analysis.stats.groups import group_members
 from ui import cards, data, jobs, paper, widgets
@@ -161,8 +161,9 @@ with left:
     st.subheader("Per query: A against B")
     st.caption("One point per query; below the dashed diagonal A is better. Click a point to "
                "open the query below.")  # fmt: skip
-    figure = compare.highlight_query(cmp.scatter(fp, models, sel.metric, paired), selected)
-    st.plotly_chart(figure, on_select="rerun", selection_mode="points", key="scatter")
+    figure = cmp.highlighted(fp, models, sel.metric, selected, paired)
+    st.plotly_chart(widgets.plotly_figure(figure), on_select="rerun", selection_mode="points",
+                    key="scatter")  # fmt: skip
     paper.export_control(
         "cmp_scatter", (fp, models, sel.metric), stem("scatter"),
         lambda: paper_figures.scatter_paper(paired, models, sel.metric, dataset=dataset),
@@ -170,8 +171,9 @@ with left:
 with right:
     st.subheader("Delta histogram")
     st.caption("Blue: A better, orange: B better, grey: ties. Click a bar to list its queries.")
-    hist = compare.delta_histogram(bins, models, sel.metric, selected_bin=selected_bin)
-    st.plotly_chart(hist, on_select="rerun", selection_mode="points", key="delta_hist")
+    hist = cmp.histogram(fp, models, sel.metric, selected_bin, bins)
+    st.plotly_chart(widgets.plotly_figure(hist), on_select="rerun", selection_mode="points",
+                    key="delta_hist")  # fmt: skip
     paper.export_control(
         "cmp_hist", (fp, models, sel.metric), stem("delta-histogram"),
         lambda: paper_figures.delta_histogram_paper(bins, models, sel.metric, dataset=dataset),
@@ -190,7 +192,8 @@ with left:
     down = int((moved["change"] < 0).sum())
     st.caption(f"{len(moved):,} gold documents: B ranks {up:,} higher and {down:,} lower than A; "
                "below the diagonal B ranks them worse.")  # fmt: skip
-    st.plotly_chart(overlap.transition_figure(ranks["matrix"], models), key="transition")
+    heat = cmp.transition(fp, models, k, ranks["matrix"])
+    st.plotly_chart(widgets.plotly_figure(heat), key="transition")
     paper.export_control(
         "cmp_transition", (fp, models), stem("gold-rank-transition"),
         lambda: paper_figures.transition_paper(ranks["matrix"], models, dataset=dataset),

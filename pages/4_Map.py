@@ -5,10 +5,19 @@ default 0 = exact), ``basemap`` (``none``, the default, works offline; ``carto``
 in the browser, and a message says so when its tiles cannot load), ``datum`` (``wgs84``, the
 default, or ``gcj02``: the datum of the dataset's coordinates, which places the offline district
 boundaries), ``q`` (the query; default model A's worst failing query on the dataset by the
-selected metric) and ``poi`` (the selected POI, whose stack is listed). Clicking a POI or a stack
-column on either map selects it. Maps are top-down over an offline context layer (district
-boundaries of Beijing, Shanghai and Hangzhou, a graticule and a scale bar); the glue lives in
-:mod:`ui.map_view`.
+selected metric), ``poi`` (the selected POI, whose stack is listed) and ``stackmap`` (``1``: the
+dataset's stacks are drawn on a map too). Clicking a POI or a stack column on either map selects
+it.
+
+The map of the whole dataset's stacks is drawn on request (the *Stacks on a map* toggle, kept in
+the URL), not on every visit: each map is a WebGL canvas of its own, which a browser without a
+graphics card draws in software, seconds of work for thousands of POIs; the numbers, the
+histogram and the largest-stacks table above it say how much the dataset is stacked, and the
+query's map below shows the stacks that matter to the query.
+
+Maps are top-down over an offline context layer (district boundaries of Beijing, Shanghai and
+Hangzhou, cut to the view and simplified to its scale, a graticule and a scale bar); the glue
+lives in :mod:`ui.map_view`.
 """
 
 from __future__ import annotations
@@ -82,20 +91,21 @@ t_col.dataframe(
     key="map_largest",
     column_config={"size": st.column_config.NumberColumn(help="POIs in the stack.")},
 )
-st.caption(
-    "Stacks as red columns (top-down: Ctrl + drag tilts the map to show their heights = stack "
-    "sizes) over the dataset's POIs (grey) and the offline context layer. Click a column or a "
-    "POI to list every POI at its coordinate below."
-)
-ds_chart = "map_ds"  # one key per map whatever it shows: see mv.take_selection
-ds_event = st.pydeck_chart(
-    mv.dataset_map(index, dkey, tol, basemap, datum),
-    on_select="rerun",
-    selection_mode="single-object",
-    key=ds_chart,
-    height=420,
-)
-mv.take_selection(ds_chart, ds_event)
+if mv.stack_map_toggle():
+    st.caption(
+        "Stacks as red columns (top-down: Ctrl + drag tilts the map to show their heights = "
+        "stack sizes) over the dataset's POIs (grey) and the offline context layer. Click a "
+        "column or a POI to list every POI at its coordinate below."
+    )
+    ds_chart = "map_ds"  # one key per map whatever it shows: see mv.take_selection
+    ds_event = st.pydeck_chart(
+        mv.dataset_map(index, dkey, tol, basemap, datum),
+        on_select="rerun",
+        selection_mode="single-object",
+        key=ds_chart,
+        height=420,
+    )
+    mv.take_selection(ds_chart, ds_event)
 
 # ---------------------------------------------------------------------------- per-query panel
 

@@ -92,6 +92,37 @@ def scatter(key: tuple, models: tuple[str, str], metric: str, _paired: pd.DataFr
     return compare.lists_for_json(compare.scatter_figure(_paired, models, metric).to_dict())
 
 
+@st.cache_resource(max_entries=32, show_spinner=False)
+def highlighted(
+    key: tuple, models: tuple[str, str], metric: str, selected: tuple[str, str] | None,
+    _paired: pd.DataFrame,
+) -> dict:  # fmt: skip
+    """The scatter's figure dict with the ring around ``selected`` (:func:`scatter` itself
+    when ``selected`` is None or not among its points), once per selected query."""
+    base = scatter(key, models, metric, _paired)
+    if selected is None:
+        return base
+    return compare.with_highlight(base, selected)
+
+
+@st.cache_resource(max_entries=32, show_spinner=False)
+def histogram(
+    key: tuple, models: tuple[str, str], metric: str, selected_bin: int | None,
+    _bins: pd.DataFrame,
+) -> dict:  # fmt: skip
+    """The delta histogram (:func:`compare.delta_histogram`) as a (read-only, shared) figure
+    dict, once per selected bar."""
+    figure = compare.delta_histogram(_bins, models, metric, selected_bin=selected_bin)
+    return compare.lists_for_json(figure.to_dict())
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def transition(key: tuple, models: tuple[str, str], k: int, _matrix: pd.DataFrame) -> dict:
+    """The gold-rank transition heatmap of :func:`rankings`' matrix (same key) as a
+    (read-only, shared) figure dict."""
+    return compare.lists_for_json(overlap.transition_figure(_matrix, models).to_dict())
+
+
 @st.cache_resource(max_entries=16, show_spinner="Comparing the two rankings…")
 def rankings(_sel: Selection, key: tuple, models: tuple[str, str], k: int) -> dict:
     """Top-k overlap per query (most different first, with RBO when available) and every gold

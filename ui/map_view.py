@@ -309,6 +309,22 @@ def controls(spatial: list[str]) -> tuple[str, float, str, str]:
     return md, tol, basemap, datum
 
 
+STACK_MAP_HELP = (
+    "Draw every stack of the dataset (red columns, height = stack size) over a sample of its "
+    "POIs on a map. Off by default: a map is drawn in software by a browser without a graphics "
+    "card, which takes seconds for thousands of POIs; the query's map below is always drawn."
+)
+
+
+def stack_map_toggle() -> bool:
+    """The *Stacks on a map* toggle (URL parameter ``stackmap=1``, default off): whether the
+    page draws the dataset's stacks on a map."""
+    url_widget("map_stackmap", "stackmap", lambda raw: raw == "1" or None, False)
+    shown = st.toggle("Stacks on a map", key="map_stackmap", help=STACK_MAP_HELP)
+    write_param("stackmap", "1" if shown else None)
+    return bool(shown)
+
+
 def stack_metrics(report: dict[str, Any]) -> None:
     """The dataset's duplicate-coordinate numbers as five metrics."""
     m1, m2, m3, m4, m5 = st.columns(5)

@@ -136,11 +136,32 @@ def format_ci_table(board: pd.DataFrame, metrics: list[str]) -> pd.DataFrame:
     return wide[["dataset", "model", "n", *[m for m in metrics if m in wide.columns]]]
 
 
+class _SharedFigure(go.Figure):
+    """A figure built from a cached figure dict whose ``to_dict()`` returns that dict itself
+    (read-only) instead of a deep copy. ``st.plotly_chart`` reads a figure through
+    ``to_dict()``; the dict is what ``to_dict()`` returned when the figure was built, so the
+    chart is the same, without copying every point's arrays on every rerun."""
+
+    def to_dict(self) -> dict:
+        return self.__dict__["_shared_spec"]
+
+
 def plotly_figure(spec: dict) -> go.Figure:
     """The figure of a cached figure dict made by ``go.Figure(...).to_dict()`` (validated when it
-    was built), made without validating it again: ``st.plotly_chart`` re-validates every dict
-    it is given, which took 20-90 ms per chart on every rerun. The dict is not modified."""
-    return figure_unvalidated(spec)
+    was built), for ``st.plotly_chart``: built once per dict (not validated again) and shared
+    read-only between reruns and sessions (:class:`_SharedFigure`), so a rerun neither
+    rebuilds nor copies it. ``spec`` must not be modified afterwards (cached dicts never are)."""
+    return _shared_figure(id(spec), spec)
+
+
+@st.cache_resource(max_entries=64, show_spinner=False)
+def _shared_figure(key: int, _spec: dict) -> go.Figure:
+    """The figure of ``_spec``; ``key`` is ``id(_spec)`` and the entry keeps a reference to
+    the dict, so the id cannot be reused by another dict while the entry lives."""
+    del key
+    figure = figure_unvalidated(_spec, kind=_SharedFigure)
+    figure.__dict__["_shared_spec"] = _spec
+    return figure
 
 
 def current_metric_label(sel: Selection) -> str:

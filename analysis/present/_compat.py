@@ -24,15 +24,16 @@ KALEIDO_THREAD = "_thread"
 PLOTLY_NO_VALIDATION = "_validate"
 
 
-def figure_unvalidated(spec: dict) -> go.Figure:
-    """``go.Figure(spec)`` without validating ``spec`` again (see the module docstring); the
-    dict is not modified."""
+def figure_unvalidated(spec: dict, kind: type[go.Figure] | None = None) -> go.Figure:
+    """``go.Figure(spec)`` (or ``kind(spec)``, a subclass of ``go.Figure``) without validating
+    ``spec`` again (see the module docstring); the dict is not modified."""
     import plotly.graph_objects as go
 
+    make = kind or go.Figure
     try:
-        return go.Figure(spec, **{PLOTLY_NO_VALIDATION: False})
+        return make(spec, **{PLOTLY_NO_VALIDATION: False})
     except TypeError:  # pragma: no cover - a plotly without the argument
-        return go.Figure(spec)
+        return make(spec)
 
 
 def kaleido_server_alive() -> bool:

@@ -42,6 +42,7 @@ from analysis.present.compare_figures import (  # noqa: F401 - the page's API
     jitter_amplitude,
     lists_for_json,
     scatter_figure,
+    with_highlight,
 )
 from analysis.present.palette import (  # noqa: F401 - re-exported
     GOLD_ROW_CSS,
@@ -77,6 +78,7 @@ __all__ = [
     "selection_signature",
     "slice_view",
     "summarize",
+    "with_highlight",
 ]
 
 QUERY_KEYS: tuple[str, str] = ("dataset", "query_id")

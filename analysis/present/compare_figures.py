@@ -235,12 +235,18 @@ def highlight_query(figure: Mapping, selected: tuple[str, str] | None) -> go.Fig
     The dict is not modified. It was validated when the figure was built, so the figure is made
     without validating again (:func:`analysis.present._compat.figure_unvalidated`), so a cached
     dict can be highlighted on every rerun."""
+    return figure_unvalidated(with_highlight(figure, selected))
+
+
+def with_highlight(figure: Mapping, selected: tuple[str, str] | None) -> dict:
+    """The dict of :func:`highlight_query` (a new dict sharing the traces of ``figure``, which
+    is not modified): ``figure`` with the ring around ``selected`` as a last trace."""
     out = dict(figure)
     if selected is not None:
         trace = _selected_trace(figure.get("data", []), selected)
         if trace is not None:
             out["data"] = [*figure["data"], trace.to_plotly_json()]
-    return figure_unvalidated(out)
+    return out
 
 
 def histogram_bins(

@@ -151,6 +151,32 @@ def test_scatter_click_opens_the_query_and_writes_the_url():
     no_exception(at)
     assert _param(at, "q") is None
     assert not any(t.startswith("query id: ") for t in _texts(at))
+    names = [t.get("name") for t in _charts(at)["scatter"]["data"]]
+    assert "selected query" not in names  # the cached figure of no selection: no ring
+
+
+def _outlined(at) -> list[int]:
+    """The bins of the delta histogram drawn with the selection outline."""
+    bars = _charts(at)["hist"]["data"][0]
+    widths = bars["marker"]["line"]["width"]
+    return [int(c[0]) for c, w in zip(bars["customdata"], widths, strict=True) if w]
+
+
+def test_cached_histogram_outlines_the_bar_selected_now():
+    """The histogram is cached per selected bar: the outline follows each new selection, and
+    returning to a bar shows that bar's outline again."""
+    at = open_page(PAGE)
+    assert _outlined(at) == []
+    for chosen in (2, 0, 2):
+        points = [{"customdata": [chosen]}]
+        at.session_state["delta_hist"] = {
+            "selection": {"points": points, "point_indices": [], "box": [], "lasso": []}
+        }
+        at.run()
+        no_exception(at)
+        assert _outlined(at) == [chosen]
+    at.button(key="clear_bin").click().run()
+    assert _outlined(at) == []
 
 
 def test_histogram_bar_lists_its_queries():

@@ -49,13 +49,32 @@ def test_renders_on_geo_glue_without_basemap():
     assert q is not None
     assert at.selectbox(key="map_q").value == q
     decks = _decks(at)
+    assert len(decks) == 1  # the query's map; the dataset's stacks only on request
+    assert at.toggle(key="map_stackmap").value is False
+    assert _param(at, "stackmap") is None
+    ids = {layer["id"] for layer in decks[0]["layers"]}
+    assert {"gold", "model_A", "model_B", "arcs_A", "arcs_B", "query"} <= ids
+    assert _stack_table(at) is None  # nothing selected yet
+    at.toggle(key="map_stackmap").set_value(True).run()
+    no_exception(at)
+    assert _param(at, "stackmap") == "1"
+    decks = _decks(at)
     assert len(decks) == 2
+    assert {"dataset_pois", "dataset_stacks"} <= {layer["id"] for layer in decks[0]["layers"]}
     for deck in decks:
         assert "mapProvider" not in deck  # map_provider=None: nothing needs the internet
         assert all(layer["id"] and layer["pickable"] for layer in deck["layers"])
-    ids = {layer["id"] for layer in decks[1]["layers"]}
-    assert {"gold", "model_A", "model_B", "arcs_A", "arcs_B", "query"} <= ids
-    assert _stack_table(at) is None  # nothing selected yet
+
+
+def test_stack_map_from_the_url():
+    at = open_page(PAGE, datasets="geo-glue", stackmap="1")
+    no_exception(at)
+    assert at.toggle(key="map_stackmap").value is True
+    assert len(_decks(at)) == 2
+    at = open_page(PAGE, datasets="geo-glue", stackmap="yes")  # not "1": off
+    no_exception(at)
+    assert at.toggle(key="map_stackmap").value is False
+    assert len(_decks(at)) == 1
 
 
 def _table_with(at, column: str):
@@ -155,19 +174,20 @@ def test_non_spatial_datasets_show_info():
 
 
 def test_maps_are_top_down_over_the_offline_context_layer():
-    at = open_page(PAGE, datasets="geo-glue", md="geo-glue", q="test-5")
+    at = open_page(PAGE, datasets="geo-glue", md="geo-glue", q="test-5", stackmap="1")
     no_exception(at)
     assert _param(at, "datum") == "wgs84"
+    assert len(_decks(at)) == 2
     for deck in _decks(at):
         assert deck["initialViewState"]["pitch"] == 0
         ids = [layer["id"] for layer in deck["layers"]]
         assert ids[:2] == ["context_districts", "context_labels"]  # Hangzhou's districts
         assert "context_scale" in ids
-    wgs = _decks(at)[1]["layers"][0]["data"][0]["path"][0]
+    wgs = _decks(at)[-1]["layers"][0]["data"][0]["path"][0]  # the query's map
     at = open_page(PAGE, datasets="geo-glue", md="geo-glue", q="test-5", datum="gcj02")
     no_exception(at)
     assert at.radio(key="map_datum").value == "gcj02"
-    gcj = _decks(at)[1]["layers"][0]["data"][0]["path"][0]
+    gcj = _decks(at)[-1]["layers"][0]["data"][0]["path"][0]
     assert gcj[0] > wgs[0]  # GCJ-02 lies east of WGS84 in China
     at = open_page(PAGE, datasets="geo-glue", datum="bd09")
     assert at.radio(key="map_datum").value == "wgs84"

@@ -244,3 +244,22 @@ def test_an_upload_that_cannot_be_stored_is_one_error_naming_it(
     with pytest.raises(InputError) as info:
         data._read_upload("mine.run", b"q1 Q0 d1 1 1.0 x\n")
     assert str(info.value) == "mine.run: cannot be stored for reading: no space left on the device"
+
+
+def test_a_changed_manifest_entry_is_a_new_cache_key() -> None:
+    """Cached functions taking a dataset's manifest entry key it by its ``repr``
+    (``data.SPEC_HASH``): an entry that differs in any field, here its run metadata or its
+    relevance threshold, is computed anew, not served the other entry's value."""
+    import dataclasses
+
+    from analysis.io.bundle import read_manifest
+
+    spec = next(iter(read_manifest(ROOT / "data" / "demo").datasets.values()))
+    model = next(iter(spec.runs))
+    cheap = dataclasses.replace(spec, run_metadata={model: {"cost": 1.0}})
+    dear = dataclasses.replace(spec, run_metadata={model: {"cost": 2.0}})
+    assert data._run_metadata(cheap, ())[model]["cost"] == 1.0
+    assert data._run_metadata(dear, ())[model]["cost"] == 2.0
+    assert data.SPEC_HASH[type(spec)](cheap) != data.SPEC_HASH[type(spec)](
+        dataclasses.replace(cheap, relevance_threshold=2)
+    )

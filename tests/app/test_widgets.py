@@ -35,3 +35,25 @@ def test_format_ci_table_writes_mean_and_interval_per_metric():
     assert wide.loc[0, "hit@1"] == "0.500 [0.200, 0.800]"
     assert wide.loc[0, "mrr"] == "0.250 [0.100, 0.400]"
     assert list(wide.columns) == ["dataset", "model", "n", "hit@1", "mrr"]
+
+
+def test_plotly_figure_is_the_cached_dict_built_once_and_never_copied():
+    """A cached figure dict gives one shared figure, equal to the dict, whose ``to_dict()`` is
+    the dict itself; another dict (another choice on the page) gives its own figure."""
+    import plotly.graph_objects as go
+    import plotly.io as pio
+    import streamlit as st
+
+    from ui.widgets import plotly_figure
+
+    st.cache_resource.clear()
+    spec = go.Figure(go.Scatter(x=[1, 2], y=[3, 4], hovertext=["a", "b"])).to_dict()
+    figure = plotly_figure(spec)
+    assert plotly_figure(spec) is figure
+    assert figure.to_dict() is spec
+    assert figure.data[0].hovertext == ("a", "b")
+    assert pio.to_json(figure, validate=False) == pio.to_json(go.Figure(spec), validate=False)
+    other = go.Figure(go.Scatter(x=[1, 2], y=[5, 6])).to_dict()
+    assert plotly_figure(other).to_dict() is other
+    assert plotly_figure(other) is not figure
+    st.cache_resource.clear()

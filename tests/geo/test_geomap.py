@@ -144,6 +144,82 @@ def test_context_elsewhere_is_graticule_and_scale_only() -> None:
     assert context.context_layers((1.0, 1.0, 1.0, 1.0)) == []  # empty box
 
 
+def test_simplify_path_keeps_the_shape_within_the_tolerance() -> None:
+    from analysis.geo.mapdata.context import simplify_path
+
+    # a square ring with many vertices on straight sides and one spike
+    side = np.linspace(0.0, 1.0, 11)
+    ring = np.vstack(
+        [
+            np.column_stack([side, np.zeros(11)]),
+            np.column_stack([np.ones(10), side[1:]]),
+            np.column_stack([side[::-1][1:], np.ones(10)]),
+            np.column_stack([np.zeros(10), side[::-1][1:]]),
+        ]
+    )
+    ring[5, 1] = -0.05  # a spike of 0.05 on the bottom side
+    kept = simplify_path(ring, 0.01)
+    assert kept[0].tolist() == kept[-1].tolist() == [0.0, 0.0]  # the ring stays closed
+    assert {(0.0, 0.0), (1.0, 0.0), (1.0, 1.0), (0.0, 1.0), (0.5, -0.05)} <= {
+        tuple(v) for v in kept.tolist()
+    }
+    assert len(kept) == 8  # the corners, the spike and its two neighbours
+    assert len(simplify_path(ring, 0.1)) == 5  # the spike is under this tolerance
+    assert simplify_path(ring, 0.0) is ring  # no tolerance: unchanged
+    assert simplify_path(ring[:2], 1.0) is not None
+
+
+def test_clip_path_keeps_the_runs_inside_the_box() -> None:
+    from analysis.geo.mapdata.context import clip_path
+
+    line = np.array([[x, 0.0] for x in range(10)], dtype=np.float64)
+    assert [p.tolist() for p in clip_path(line, (-1.0, -1.0, 20.0, 1.0))] == [line.tolist()]
+    pieces = clip_path(line, (3.5, -1.0, 5.5, 1.0))  # vertices 4 and 5 inside
+    assert [p[:, 0].tolist() for p in pieces] == [[3.0, 4.0, 5.0, 6.0]]  # and one beyond
+    # a line leaving and re-entering the box: two pieces
+    zigzag = np.array([[0, 0], [0, 5], [0.5, 6], [1, 5], [1, 0], [2, 0], [2, 5]], dtype=float)
+    pieces = clip_path(zigzag, (-0.5, -0.5, 2.5, 1.0))
+    assert [p.tolist() for p in pieces] == [
+        [[0, 0], [0, 5]],
+        [[1, 5], [1, 0], [2, 0], [2, 5]],
+    ]
+    assert clip_path(line, (20.0, 20.0, 30.0, 30.0)) == []  # nothing inside
+
+
+def test_context_districts_only_near_the_view() -> None:
+    """A street-level view in Hangzhou gets pieces of the nearby boundaries only, far fewer
+    vertices than the city has; a city-wide view gets the simplified city."""
+    from analysis.geo.mapdata import context
+
+    def drawn(bounds):
+        layers = {layer.id: layer for layer in context.context_layers(bounds)}
+        paths = layers["context_districts"].data
+        names = {row["tip_title"] for row in paths}
+        in_hangzhou = sum(len(row["path"]) for row in paths if row["tip_name"] == "Hangzhou")
+        return names, in_hangzhou, paths
+
+    hangzhou = [d for d in context.districts() if d["city"] == "Hangzhou"]
+    city_vertices = sum(len(r) for d in hangzhou for r in d["rings"])
+    street = (120.15, 30.25, 120.17, 30.26)  # West Lake, 2 km x 1 km
+    names, vertices, paths = drawn(street)
+    assert "西湖区" in names
+    assert "淳安县" not in names  # Chun'an is ~100 km west: left out
+    assert 0 < vertices < city_vertices / 5
+    lon0, lat0, lon1, lat1 = street
+    w = h = context.MIN_MARGIN_DEG  # the least margin, larger than this view
+    for row in paths:  # every piece has a vertex in the view and its margin
+        pts = np.asarray(row["path"])
+        inside = (
+            (pts[:, 0] >= lon0 - w) & (pts[:, 0] <= lon1 + w)
+            & (pts[:, 1] >= lat0 - h) & (pts[:, 1] <= lat1 + h)
+        )  # fmt: skip
+        assert inside.any()
+    city = (119.0, 29.5, 120.8, 30.6)
+    names, vertices, _ = drawn(city)
+    assert {d["name"] for d in hangzhou} <= names
+    assert vertices < city_vertices / 2  # a pixel of a city-wide view drops most
+
+
 def test_query_deck_contents() -> None:
     spec = _spec(geomap.query_deck(_points(k=10), QUERY))
     layers = {layer["id"]: layer for layer in spec["layers"]}

@@ -62,3 +62,18 @@ def test_plotly_still_builds_a_figure_without_validating_it() -> None:
     go.Figure(spec, **{present_compat.PLOTLY_NO_VALIDATION: False})  # TypeError once removed
     figure = present_compat.figure_unvalidated(spec)
     assert figure.data[0].x == ("a",)
+
+
+def test_streamlit_still_reads_a_plotly_figure_through_to_dict() -> None:
+    """``ui.widgets.plotly_figure`` hands ``st.plotly_chart`` a figure whose ``to_dict()`` is the
+    cached dict itself: Streamlit must still take the figure's dict from ``to_dict()`` (else the
+    chart is still right, only copied again on every rerun)."""
+    import plotly.tools
+    from streamlit.elements import plotly_chart
+
+    from ui import widgets
+
+    spec = go.Figure(go.Bar(x=["a"], y=[1])).to_dict()
+    assert "return_figure_from_figure_or_data" in inspect.getsource(plotly_chart)
+    figure = widgets.plotly_figure(spec)
+    assert plotly.tools.return_figure_from_figure_or_data(figure, True) is spec

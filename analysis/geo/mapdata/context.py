@@ -7,9 +7,14 @@ them, a graticule and a scale bar everywhere.
   ``china-districts.LICENSE.txt`` beside it; see ``data/context/README.md``), stored in
   **WGS84**. With ``datum="gcj02"`` every vertex is moved to GCJ-02
   (:func:`analysis.geo.datum.wgs84_to_gcj02`, ~500 m in these cities) so the lines sit where
-  POIs taken from a Chinese map service expect them. Only districts whose bounding box meets the
-  view are drawn, as outlines (``context_districts``, a PathLayer) with their names
-  (``context_labels``, a TextLayer with the CJK character set).
+  POIs taken from a Chinese map service expect them. Only what the view can show is sent: the
+  boundaries are cut to the view and a margin of one view (at least ~10 km) on every side
+  (:func:`clip_path`; districts whose bounding box misses that box are left out) and
+  simplified to about a pixel of the drawn view (:func:`simplify_path`, Douglas-Peucker at
+  ``box height / 500`` degrees, for the box of a 420-520 px high chart), so a city-wide view
+  does not carry every vertex of the file and a street-level view not the whole city. They
+  are drawn as outlines (``context_districts``, a PathLayer) with the names of the districts
+  the margin box meets (``context_labels``, a TextLayer with the CJK character set).
 * **Graticule** (``context_graticule``): meridians and parallels at a "nice" step (1, 2 or 5 x
   10^k degrees) giving 3-8 lines across the view (drawn over three view widths).
 * **Scale bar** (``context_scale`` and its label ``context_scale_label``): a bar of a nice
@@ -37,7 +42,15 @@ import pydeck as pdk
 from analysis.geo import EARTH_RADIUS_M
 from analysis.geo.datum import DATUMS, wgs84_to_gcj02
 
-__all__ = ["CONTEXT_FILE", "MAP_FONT", "context_layers", "districts", "parse_datum"]
+__all__ = [
+    "CONTEXT_FILE",
+    "MAP_FONT",
+    "clip_path",
+    "context_layers",
+    "districts",
+    "parse_datum",
+    "simplify_path",
+]
 
 #: The shipped district boundaries (package data, found through :mod:`importlib.resources`).
 CONTEXT_FILE: Traversable = resources.files("analysis.geo.mapdata") / "china-districts.geojson"
@@ -128,25 +141,90 @@ def _text_layer(
     )
 
 
-def _district_layers(bounds, datum: str) -> list[pdk.Layer]:
+def simplify_path(points: np.ndarray, tolerance: float) -> np.ndarray:
+    """Douglas-Peucker: the vertices of ``points`` (``[lon, lat]`` rows) needed so that no
+    dropped vertex lies farther than ``tolerance`` (degrees of latitude) from the simplified
+    line. Distances are measured with longitudes scaled by ``cos(mean latitude)`` (degrees of
+    equal length on the ground). The first and last vertex are always kept (a closed ring stays
+    closed); fewer than three vertices or ``tolerance <= 0`` return ``points`` unchanged."""
+    n = len(points)
+    if n < 3 or tolerance <= 0:
+        return points
+    xy = points * np.array([math.cos(math.radians(float(points[:, 1].mean()))), 1.0])
+    keep = np.zeros(n, dtype=bool)
+    keep[[0, -1]] = True
+    todo = [(0, n - 1)]
+    while todo:
+        i, j = todo.pop()
+        if j - i < 2:
+            continue
+        inner = xy[i + 1 : j] - xy[i]
+        dx, dy = xy[j] - xy[i]
+        length = math.hypot(dx, dy)
+        if length > 0:  # distance to the chord
+            dist = np.abs(dx * inner[:, 1] - dy * inner[:, 0]) / length
+        else:  # a closed ring: distance to its first vertex
+            dist = np.hypot(inner[:, 0], inner[:, 1])
+        far = int(np.argmax(dist))
+        if dist[far] > tolerance:
+            mid = i + 1 + far
+            keep[mid] = True
+            todo += [(i, mid), (mid, j)]
+    return points[keep]
+
+
+def clip_path(points: np.ndarray, box: tuple[float, float, float, float]) -> list[np.ndarray]:
+    """The pieces of the polyline ``points`` (``[lon, lat]`` rows) that run inside ``box`` =
+    ``(lon_min, lat_min, lon_max, lat_max)``: each maximal run of vertices inside the box,
+    with the vertex before and the one after it (so the piece reaches past the box's edge).
+    A segment that crosses the box without a vertex inside it is left out (the box is a margin
+    around the view, so such a segment is off screen). ``[]`` when no vertex is inside."""
+    lon0, lat0, lon1, lat1 = box
+    inside = (
+        (points[:, 0] >= lon0) & (points[:, 0] <= lon1) & (points[:, 1] >= lat0)
+        & (points[:, 1] <= lat1)
+    )  # fmt: skip
+    if inside.all():
+        return [points]
+    near = inside.copy()
+    near[1:] |= inside[:-1]  # the vertex after an inside run
+    near[:-1] |= inside[1:]  # and the one before it
+    edges = np.flatnonzero(np.diff(np.r_[0, near.astype(np.int8), 0]))
+    return [points[a:b] for a, b in zip(edges[::2], edges[1::2], strict=True) if b - a >= 2]
+
+
+#: The least margin (degrees) around a view within which boundaries are sent: about 10 km, so
+#: a street-level view inside a district still has the district's outline after zooming out.
+MIN_MARGIN_DEG = 0.1
+
+
+def _margin_box(bounds) -> tuple[float, float, float, float]:
+    """``bounds`` grown on every side by its own width and height, at least by
+    :data:`MIN_MARGIN_DEG`."""
     lon0, lat0, lon1, lat1 = bounds
+    w = max(lon1 - lon0, MIN_MARGIN_DEG)
+    h = max(lat1 - lat0, MIN_MARGIN_DEG)
+    return (lon0 - w, lat0 - h, lon1 + w, lat1 + h)
+
+
+def _district_layers(bounds, datum: str) -> list[pdk.Layer]:
+    """Outlines and names of the districts meeting the margin box of ``bounds``, cut to it and
+    simplified to about a pixel (in WGS84, then moved to ``datum``)."""
+    box = _margin_box(bounds)
+    tolerance = (bounds[3] - bounds[1]) / 500.0
     paths, labels = [], []
     for d in districts():
         b = d["bbox"]
-        if b[2] < lon0 or b[0] > lon1 or b[3] < lat0 or b[1] > lat1:
+        if b[2] < box[0] or b[0] > box[2] or b[3] < box[1] or b[1] > box[3]:
             continue
         biggest = max(d["rings"], key=len)
+        tip = _tip(d["name"], d["city"], f"district boundary ({datum})")
         for ring in d["rings"]:
             pts = np.asarray(ring, dtype=np.float64)
-            if datum == "gcj02":
-                lon, lat = wgs84_to_gcj02(pts[:, 0], pts[:, 1])
-                pts = np.column_stack([lon, lat])
-            path = np.round(pts, 6).tolist()
-            paths.append(
-                {"path": path, **_tip(d["name"], d["city"], f"district boundary ({datum})")}
-            )
+            for piece in clip_path(simplify_path(pts, tolerance), box):
+                paths.append({"path": _in_datum(piece, datum).tolist(), **tip})
             if ring is biggest:
-                centre = pts.mean(axis=0)
+                centre = _in_datum(pts, datum).mean(axis=0)
                 labels.append(
                     {"position": [float(centre[0]), float(centre[1])], "text": d["name"]}
                     | _tip(d["name"], d["city"])
@@ -157,6 +235,14 @@ def _district_layers(bounds, datum: str) -> list[pdk.Layer]:
         _path_layer("context_districts", paths, LINE_COLOR, 1.5),
         _text_layer("context_labels", labels, 13, LABEL_COLOR, cjk=True),
     ]
+
+
+def _in_datum(pts: np.ndarray, datum: str) -> np.ndarray:
+    """WGS84 ``[lon, lat]`` rows in ``datum``, rounded to 6 decimals (about 0.1 m)."""
+    if datum == "gcj02":
+        lon, lat = wgs84_to_gcj02(pts[:, 0], pts[:, 1])
+        pts = np.column_stack([lon, lat])
+    return np.round(pts, 6)
 
 
 def _graticule(bounds) -> pdk.Layer:
