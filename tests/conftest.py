@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import sys
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -19,25 +17,6 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 REAL = ROOT.parent / "shared" / "real"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    """A bytecode cache outside the project when ``PYTHONDONTWRITEBYTECODE`` is set (as
-    ``.ci/run`` sets it, to keep ``__pycache__`` folders out of the project) and no
-    ``PYTHONPYCACHEPREFIX`` is: the test modules as pytest rewrites them and the project's
-    modules are compiled once into ``<temporary folder>/retrieval-dashboard-pycache-<uid>``
-    and read from there by this process, every xdist worker and every process a test starts
-    (servers, command lines), instead of being compiled again by each (the test modules alone
-    take about 10 s of CPU per worker). Python checks each cached file against its source's
-    modification time and size, as it does in ``__pycache__``."""
-    del config
-    if not sys.dont_write_bytecode or sys.pycache_prefix is not None:
-        return
-    prefix = str(Path(tempfile.gettempdir()) / f"retrieval-dashboard-pycache-{os.getuid()}")
-    sys.pycache_prefix = prefix
-    sys.dont_write_bytecode = False
-    os.environ["PYTHONPYCACHEPREFIX"] = prefix
-    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 
 def _require(var: str) -> bool:
