@@ -20,9 +20,10 @@ on, so no section blocks the others. The server's warm-up sessions, and runs wit
 session holding uploaded runs computes in its own run (the jobs' threads cannot see a
 session's uploads).
 
-Visitors' jobs go before the warm-up's, and at most one warm-up job runs at a time, so a
-person's click never queues behind the whole warm-up. :data:`COMPUTED` counts the jobs run per
-function.
+Visitors' jobs go before the warm-up's, at most one warm-up job runs at a time and none
+starts while a person's page run is in progress (:func:`ui.visitors.busy`), so a person's click
+never queues behind the whole warm-up; a warm-up run waits for that before it asks for a job.
+:data:`COMPUTED` counts the jobs run per function.
 """
 
 from __future__ import annotations
@@ -68,7 +69,7 @@ class Pending(_compat.stop_exception()):  # type: ignore[misc]
 class _Pool:
     """The jobs queued or running (key -> Future and its priority) and their queue, served by
     :data:`WORKERS` daemon threads started on first use; a warm-up job is taken only while no
-    other one runs."""
+    other one runs and no person's page run is in progress."""
 
     def __init__(self) -> None:
         self._futures: dict[tuple, Future] = {}
@@ -119,15 +120,17 @@ class _Pool:
 
     def _take(self) -> tuple[int, tuple, Future, Callable[[], Any]]:
         """The next job to run (waits): the first visitor job, else the first warm-up job
-        while no other warm-up job runs. Queue entries of jobs taken earlier are dropped (a
-        job moved up to a visitor's priority has two)."""
+        while no other warm-up job runs and no person's run is in progress (looked at again
+        every :data:`ui.visitors.POLL_S` seconds). Queue entries of jobs taken earlier are
+        dropped (a job moved up to a visitor's priority has two)."""
         with self._ready:
             while True:
                 self._queue = [
                     e for e in self._queue
                     if self._futures.get(e[2]) is e[3] and e[2] not in self.started
                 ]  # fmt: skip
-                eligible = [e for e in self._queue if e[0] == VISITOR or not self._warm_busy]
+                warm_ok = not self._warm_busy and not visitors.busy()
+                eligible = [e for e in self._queue if e[0] == VISITOR or warm_ok]
                 if eligible:
                     entry = min(eligible, key=lambda e: e[:2])
                     self._queue.remove(entry)
@@ -135,7 +138,7 @@ class _Pool:
                     self.started[key] = time.monotonic()
                     self._warm_busy += priority == WARM_UP
                     return priority, key, future, make
-                self._ready.wait()
+                self._ready.wait(visitors.POLL_S if self._queue else None)
 
     def _work(self) -> None:
         while True:
@@ -237,6 +240,8 @@ def need(label: str, fn: Callable[..., T], *args: Any, name: str = "", **kwargs:
     if _done(key):
         return fn(*args, **kwargs)  # computed before: from the function's cache
     warm = warming_up()
+    if warm:
+        visitors.wait_quiet()  # a person's run goes first
     future = pool().submit(key, lambda: fn(*args, **kwargs), WARM_UP if warm else VISITOR)
     timeout = None if warm or not budgeted() else max(0.0, _deadline() - time.monotonic())
     with contextlib.suppress(TimeoutError):

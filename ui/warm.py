@@ -16,13 +16,18 @@ each other dataset of the bundle. Pages queue what a visitor will likely ask for
 Compare and the failure taxonomy: the other slice columns; Open data: the folders' files;
 :func:`ui.jobs.prefetch`), so those are computed in the same idle time.
 
-A visit starts only when no visitor has started a run for :data:`IDLE_S` seconds and no
-visitor's job is waiting, so the warm-up fills idle time and a visitor who comes meanwhile
-waits only for what their page still misses.
+The warm-up gives way to people (:mod:`ui.visitors`): a visit starts only when no person's
+page run is in progress, none ended within :data:`IDLE_S` seconds (the browser is still drawing
+what it received) and no person's job is waiting or ended within that time. A visit already
+under way pauses while a person's run is in progress: at its start and before each job it asks
+for (:func:`ui.jobs.need`); the jobs' threads take no warm-up job meanwhile. A visitor who
+comes mid-way thus waits only for what their page still misses, and the warm-up's page runs
+do not compete with theirs for the server's time.
 """
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -31,8 +36,8 @@ from urllib.parse import urlencode
 
 from ui import visitors
 
-#: seconds without a visitor's run before the next warm-up visit
-IDLE_S = 1.0
+#: seconds since a person's page run (or job) ended before the next warm-up visit
+IDLE_S = 2.0
 VISIT_TIMEOUT_S = 600.0
 #: pages that show nothing that depends on the sidebar's metric (home: every headline metric)
 METRIC_FREE = ("Open_data",)
@@ -108,14 +113,17 @@ def visit(base_url: str, target: Visit, timeout: float = VISIT_TIMEOUT_S) -> boo
 
 
 def _wait_idle() -> None:
-    """Until no visitor started a run for :data:`IDLE_S` seconds and no visitor's job waits."""
+    """Until no person's page run or job has been in progress for :data:`IDLE_S` seconds."""
     from ui.jobs import pool
 
+    last_job = -math.inf
     while True:
-        quiet = visitors.quiet_for()
-        if quiet >= IDLE_S and not pool().visitors_waiting():
+        if pool().visitors_waiting():
+            last_job = time.monotonic()
+        quiet = min(visitors.quiet_for(), time.monotonic() - last_job)
+        if not visitors.busy() and quiet >= IDLE_S:
             return
-        time.sleep(max(IDLE_S - quiet, 0.1))
+        time.sleep(visitors.POLL_S)
 
 
 def run(base_url: str) -> int:
