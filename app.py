@@ -4,8 +4,8 @@ fold of fold groups, quality against cost, every other dataset's on demand, data
 grouped by dataset and severity, and run upload.
 
 Page-local URL parameters: ``baseline`` (a model of the dataset), ``all=1`` (show every
-dataset's leaderboard), ``all_page`` (which page of them), ``cost`` (the number of the
-quality-against-cost chart).
+dataset's leaderboard), ``all_page`` (which page of them), ``costs=1`` (draw the
+quality-against-cost chart), ``cost`` (its number).
 
 "Every dataset" is computed lazily: the other datasets' leaderboards come in pages of
 :data:`ALL_PER_PAGE` (10), and only the page shown is loaded and evaluated, so a bundle of

@@ -319,11 +319,14 @@ def _print(floors, results, rounds: int) -> None:
             cells = "".join(f"  {_cell(seen.get((label, a, r)))}" for r in range(rounds)
                             for a in ("link", "control", "metric"))  # fmt: skip
             print(f"{label:<10}{cells}")
-        every = list(seen.values())
-        print(_line("all actions", every, floor))
+        print(f"fresh session's home open: {_cell(seen[('Home', 'open', 0)]).strip()}")
         first = [t for (_, a, r), t in seen.items() if a == "link" and r == 0]
-        print(_line("first visits (links of r1)", first, floor))
-        print(_line("links", [t for (_, a, _), t in seen.items() if a == "link"], floor))
+        links = [t for (_, a, _), t in seen.items() if a == "link"]
+        every = list(seen.values())
+        for title, timings in (("all actions", every),
+                               ("first visits (links of r1)", first), ("links", links)):  # fmt: skip
+            if timings:
+                print(_line(title, timings, floor))
         for scenario, timings in found["scenarios"].items():
             print(_line(scenario, timings, floor))
 

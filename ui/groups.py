@@ -1,5 +1,6 @@
 """Streamlit glue of the home page's run-group and cost views: quality against cost (the Pareto
-chart of the sidebar metric against a number of each run) and the metrics per fold of fold
+chart of the sidebar metric against a number of each run, drawn on request: the first chart of
+a visit makes the browser load and compile the chart code) and the metrics per fold of fold
 groups. The numbers come from :mod:`analysis.present.pareto` and
 :mod:`analysis.stats.groups`."""
 
@@ -38,8 +39,23 @@ def _per_query(sel: Selection, name: str, split: str | None) -> tuple | None:
     return data.per_query(*args) if jobs.ready(data.per_query, *args) else None
 
 
+def _cost_chart_toggle(keys: list[str]) -> bool:
+    """The *Draw the chart* toggle of quality against cost (URL parameter ``costs=1``, default
+    off): the chart's code (plotly.js, 4.7 MB that the browser compiles) is then loaded by the
+    page that needs it, not by every first visit of Home."""
+    url_widget("home_costs", "costs", lambda raw: raw == "1" or None, False)
+    shown = st.toggle(
+        "Draw the chart", key="home_costs",
+        help=widgets.escape_markdown(f"The models' runs have numbers ({', '.join(keys)}): the "
+                                    "sidebar metric against one of them, with the Pareto front."),
+    )  # fmt: skip
+    write_param("costs", "1" if shown else None)
+    return bool(shown)
+
+
 def cost_section(sel: Selection, name: str, split: str | None, metrics: list[str]) -> None:
-    """Quality against cost for dataset ``name`` (nothing when no two models have a number)."""
+    """Quality against cost for dataset ``name`` (nothing when no two models have a number),
+    drawn when its toggle is on."""
     assert sel.bundle is not None
     try:
         meta = data.run_metadata(sel.bundle, name)
@@ -50,6 +66,8 @@ def cost_section(sel: Selection, name: str, split: str | None, metrics: list[str
     if not keys or sel.metric not in metrics:
         return
     st.subheader("Quality against cost")
+    if not _cost_chart_toggle(keys):
+        return
     url_widget("home_cost", "cost", lambda raw: raw if raw in keys else None, keys[0])
     left, right = st.columns([2, 1])
     cost = left.selectbox("Cost", keys, key="home_cost", help=PARETO_HELP)

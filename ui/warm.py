@@ -112,11 +112,12 @@ def visit(base_url: str, target: Visit, timeout: float = VISIT_TIMEOUT_S) -> boo
     return False
 
 
-def _wait_idle() -> None:
-    """Until no person's page run or job has been in progress for :data:`IDLE_S` seconds."""
+def _wait_idle(since: float = -math.inf) -> None:
+    """Until no person's page run or job has been in progress for :data:`IDLE_S` seconds, nor
+    since ``since`` (a ``time.monotonic()``)."""
     from ui.jobs import pool
 
-    last_job = -math.inf
+    last_job = since
     while True:
         if pool().visitors_waiting():
             last_job = time.monotonic()
@@ -128,13 +129,16 @@ def _wait_idle() -> None:
 
 def run(base_url: str) -> int:
     """Every visit of :func:`plan`, one after the other, each in idle time, then the jobs
-    they queued; returns how many visits ran. A visit that fails is logged and skipped."""
+    they queued; returns how many visits ran. A visit that fails is logged and skipped. The
+    home page is visited at once (a person who comes then shares its computations); the next
+    visit waits :data:`IDLE_S` more, the time a browser opened with the server takes to ask
+    for its first page."""
     from ui.jobs import pool
 
     started, done = time.monotonic(), 0
     for target in plan():
-        if done:  # the first visit (home) does not wait
-            _wait_idle()
+        if done:  # the first visit (home) does not wait; the next waits IDLE_S after it
+            _wait_idle(since=time.monotonic() if done == 1 else -math.inf)
         try:
             done += visit(base_url, target)
         except Exception as exc:  # the app keeps working without it

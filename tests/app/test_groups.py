@@ -44,6 +44,10 @@ def test_home_shows_the_seed_group_and_quality_against_cost():
     assert "3 seeds, mean" in board.loc["dense", "cells"]
     assert "queries and seeds resampled" in board.loc["dense", "cells"]
     assert "Quality against cost" in [s.value for s in at.subheader]
+    assert not _charts(at)  # drawn on request: a first visit loads no chart code
+    at.toggle(key="home_costs").set_value(True).run()
+    no_exception(at)
+    assert _param(at, "costs") == "1"
     assert at.selectbox(key="home_cost").value == "latency_ms"
     with (ROOT / "data" / "demo" / "bundle.toml").open("rb") as f:
         meta = tomllib.load(f)["datasets"]["stark-prime"]["run_metadata"]
@@ -58,6 +62,14 @@ def test_home_shows_the_seed_group_and_quality_against_cost():
     names = {t["name"] for t in chart["data"]}
     assert "bm25-kb-propagation" not in names  # it has no index_mb
     assert "No index\\_mb for\\: bm25\\-kb\\-propagation" in at.caption[-2].value
+
+
+def test_a_link_with_costs_draws_quality_against_cost():
+    at = open_page(costs="1", cost="index_mb", **PRIME)
+    no_exception(at)
+    assert at.toggle(key="home_costs").value
+    assert at.selectbox(key="home_cost").value == "index_mb"
+    assert len(_charts(at)) == 1
 
 
 def test_compare_a_seed_group_shows_sensitivity_and_the_written_diff():

@@ -85,7 +85,7 @@ def _cells(page) -> int:
 
 
 def test_demo_home_shows_the_seed_group_and_quality_against_cost(server, page):
-    page.goto(f"{server}/?{PRIME}")
+    page.goto(f"{server}/?{PRIME}&costs=1")
     wait_ready(page)
     assert_no_exception(page)
     row = page.locator('tr[data-model="dense"]')
