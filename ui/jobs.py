@@ -138,7 +138,8 @@ class _Pool:
                     self.started[key] = time.monotonic()
                     self._warm_busy += priority == WARM_UP
                     return priority, key, future, make
-                self._ready.wait(visitors.POLL_S if self._queue else None)
+                held = self._queue and not self._warm_busy  # by a person's run: look again
+                self._ready.wait(visitors.POLL_S if held else None)
 
     def _work(self) -> None:
         while True:
