@@ -17,10 +17,11 @@ Per bundle, on a server started with an empty disk cache:
   round holds every page's first visit. A person looks at what a click brought before the next
   one: ``--think`` seconds (default 2) pass between the end of an action and the next click
   (time the browser may use for work that no one waits for, such as loading chart code ahead).
-  The visits start once the server's warm-up is over (``--no-wait``: at once). Printed per page
-  and action (first and repeat visit): the time, its server part (until ``script_finished``)
-  and paint part, the CPU seconds the server and the browser used, the bytes received; then
-  median, p90 and slowest of all actions against the floor;
+  The visits start once the server's warm-up is over (``--no-wait``: at once); they begin with
+  the session's opening of the home page (printed on its own; ``--rounds 0``: only that).
+  Printed per page and action (first and repeat visit): the time, its server part (until
+  ``script_finished``) and paint part, the CPU seconds the server and the browser used, the
+  bytes received; then median, p90 and slowest of all actions against the floor;
 * with ``--repeat N`` (N > 0): the earlier scenarios, N clicks each on one control (sidebar
   Metric and Model A on Home, Slices' column, a row of the Queries list).
 
@@ -296,6 +297,19 @@ def _cell(t: Timing | None) -> str:
             f"{t.server_cpu:4.2f}/{t.browser_cpu:4.2f} {t.nbytes / 1024:5.0f}k")  # fmt: skip
 
 
+def _table(seen: dict, rounds: int) -> None:
+    """Per page and action of each round: seconds, server + paint, CPU seconds, bytes."""
+    print("per action: seconds (until script_finished + paint), CPU seconds of the server /"
+          " of the browser, kilobytes received; r1 = first visit")  # fmt: skip
+    head = "".join(f"{f'{a} r{r + 1}':>32}" for r in range(rounds)
+                   for a in ("link", "control", "metric"))  # fmt: skip
+    print(f"{'page':<10}{head}")
+    for label in PAGES:
+        cells = "".join(f"  {_cell(seen.get((label, a, r)))}" for r in range(rounds)
+                        for a in ("link", "control", "metric"))  # fmt: skip
+        print(f"{label:<10}{cells}")
+
+
 def _print(floors, results, rounds: int) -> None:
     """The tables: every ratio against the median of the floor clicks before and after."""
     floor_times = [t.seconds for _, times in floors for t in times]
@@ -310,21 +324,16 @@ def _print(floors, results, rounds: int) -> None:
         if found["warm"] is not None:
             print(f"warm-up over {found['warm']:.1f} s after the server was up; visits after it")
         seen = found["visits"]
-        print("per action: seconds (until script_finished + paint), CPU seconds of the server /"
-              " of the browser, kilobytes received; r1 = first visit")  # fmt: skip
-        head = "".join(f"{f'{a} r{r + 1}':>32}" for r in range(rounds)
-                       for a in ("link", "control", "metric"))  # fmt: skip
-        print(f"{'page':<10}{head}")
-        for label in PAGES:
-            cells = "".join(f"  {_cell(seen.get((label, a, r)))}" for r in range(rounds)
-                            for a in ("link", "control", "metric"))  # fmt: skip
-            print(f"{label:<10}{cells}")
+        if rounds:
+            _table(seen, rounds)
         print(f"fresh session's home open: {_cell(seen[('Home', 'open', 0)]).strip()}")
-        first = [t for (_, a, r), t in seen.items() if a == "link" and r == 0]
-        links = [t for (_, a, _), t in seen.items() if a == "link"]
-        every = list(seen.values())
-        for title, timings in (("all actions", every),
-                               ("first visits (links of r1)", first), ("links", links)):  # fmt: skip
+        groups = {
+            "all actions": list(seen.values()),
+            "first visits (links of r1)": [t for (_, a, r), t in seen.items()
+                                           if a == "link" and r == 0],
+            "links": [t for (_, a, _), t in seen.items() if a == "link"],
+        }  # fmt: skip
+        for title, timings in groups.items():
             if timings:
                 print(_line(title, timings, floor))
         for scenario, timings in found["scenarios"].items():
