@@ -221,7 +221,7 @@ _PRELOAD_JS = """<script>
       });
     }, Promise.resolve());
   };
-  (window.requestIdleCallback || function (f) { setTimeout(f, 300); })(load, {timeout: 2000});
+  (window.requestIdleCallback || function (f) { setTimeout(f, 300); })(load);
 })();
 </script>"""
 
@@ -231,7 +231,9 @@ def preload_charts(*kinds: str) -> None:
     :data:`CHART_CHUNKS`) in idle time, once per browser tab: Streamlit loads a chart's code
     (plotly.js: 4.7 MB, deck.gl: 3 MB) when the first chart of its kind is drawn, and the
     browser then spends seconds compiling it while the visitor waits for that page. Loaded
-    here, the code is shared with Streamlit's own loading (one module per URL)."""
+    here, the code is shared with Streamlit's own loading (one module per URL). Only when the
+    browser is idle (no deadline): forced in earlier, the compiling would slow down the drawing
+    of the page that asked for it."""
     files = _compat.chart_chunks(tuple(CHART_CHUNKS[k] for k in kinds))
     if files:
         js = _PRELOAD_JS.replace("FILES", json.dumps([f"./{f}" for f in files]))
