@@ -128,7 +128,7 @@ def test_demo_every_model_click_opens_the_query(server, page):
 
 
 def test_eight_models_home_compare_and_every_model(eight_server, page):
-    page.goto(f"{eight_server}/?bundle=eight&metric=mrr")
+    page.goto(f"{eight_server}/?bundle=eight&metric=mrr&costs=1")
     wait_ready(page)
     assert_no_exception(page)
     expect(page.locator("table.leaderboard tbody tr")).to_have_count(9, timeout=60_000)
