@@ -6,18 +6,13 @@ from __future__ import annotations
 import threading
 
 import pytest
-import streamlit as st
 
 from ui import jobs
 
 WAIT = 60  # seconds: generous limits for a loaded machine, never a timing assertion
 
 
-@pytest.fixture(autouse=True)
-def _fresh_pool():
-    st.cache_resource.clear()
-    yield
-    st.cache_resource.clear()
+pytestmark = pytest.mark.usefixtures("fresh_pool")
 
 
 def _blocker() -> tuple[threading.Event, threading.Event]:
