@@ -194,8 +194,9 @@ def _charts(
     paper.export_control(
         "slices_heatmap", shown, f"{stem}_heatmap", lambda: paper_figures.slice_heatmap_paper(chart)
     )
-    with st.expander("Table of slice means", expanded=False):
-        st.dataframe(
+    box = widgets.lazy_expander("Table of slice means", "slices_table_open")
+    if box is not None:
+        box.dataframe(
             summary, hide_index=True, width="stretch", key="slices_table",
             column_config={
                 "value": st.column_config.TextColumn("slice value", width="large"),
