@@ -25,6 +25,7 @@ from analysis.present.groups import group_label
 from analysis.stats.groups import group_members
 from ui import cards, data, jobs, paper, widgets
 from ui import compare as cmp
+from ui.lazy import lazy_expander
 from ui.state import sidebar
 from ui.urlstate import local_param, url_widget, write_param
 
@@ -190,7 +191,7 @@ if selected_bin is not None:
 moved = ranks["changes"]
 left, right = st.columns([1, 1])
 with left:
-    box = widgets.lazy_expander("Gold documents: rank in A → rank in B", "cmp_transition_open")
+    box = lazy_expander("Gold documents: rank in A → rank in B", "cmp_transition_open")
     if box is not None:
         up, down = int((moved["change"] > 0).sum()), int((moved["change"] < 0).sum())
         box.caption(f"{len(moved):,} gold documents: B ranks {up:,} higher and {down:,} lower "
@@ -203,7 +204,7 @@ with left:
         )  # fmt: skip
 with right:
     # a fixed label: the expander keeps its state when k changes
-    box = widgets.lazy_expander("Most different rankings (Jaccard@k)", "cmp_different_open")
+    box = lazy_expander("Most different rankings (Jaccard@k)", "cmp_different_open")
     if box is not None:
         k = box.selectbox("k of the overlap", [5, 10, 20, 50, 100], key="cmp_overlap_k")
         write_param("overlap_k", None if k == 10 else str(k))

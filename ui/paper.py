@@ -26,7 +26,7 @@ from analysis.present.notices import cjk_font_message
 from analysis.present.palette import model_colours
 from analysis.present.paper import PaperFigure, caption_latex, paper_image
 from ui import data
-from ui.widgets import lazy_expander
+from ui.lazy import lazy_expander
 
 STORE = "_paper_exports"
 WARNED = "_cjk_font_warned"

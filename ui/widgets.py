@@ -146,14 +146,6 @@ class _SharedFigure(go.Figure):
         return self.__dict__["_shared_spec"]
 
 
-def lazy_expander(label: str, key: str, *, expanded: bool = False):
-    """An expander whose content is drawn only while it is open: the container when open, else
-    ``None`` (the closed expander is a single element of the page; opening it reruns the script,
-    or the fragment it is in). ``key`` keeps its state across reruns."""
-    box = st.expander(label, expanded=expanded, key=key, on_change="rerun")
-    return box if box.open else None
-
-
 def plotly_figure(spec: dict) -> go.Figure:
     """The figure of a cached figure dict made by ``go.Figure(...).to_dict()`` (validated when it
     was built), for ``st.plotly_chart``: built once per dict (not validated again) and shared
