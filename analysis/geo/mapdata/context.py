@@ -14,10 +14,10 @@ them, a graticule and a scale bar everywhere.
   ``box height / 500`` degrees, for the box of a 420-520 px high chart), so a city-wide view
   does not carry every vertex of the file and a street-level view not the whole city. They
   are drawn as outlines (``context_districts``, a PathLayer) with the names of the districts
-  the margin box meets (``context_labels``, a TextLayer with the CJK character set).
+  the margin box meets (rows of the map's one TextLayer, :func:`labels_layer`).
 * **Graticule** (``context_graticule``): meridians and parallels at a "nice" step (1, 2 or 5 x
   10^k degrees) giving 3-8 lines across the view (drawn over three view widths).
-* **Scale bar** (``context_scale`` and its label ``context_scale_label``): a bar of a nice
+* **Scale bar** (``context_scale`` and a label row saying its length): a bar of a nice
   length (1, 2 or 5 x 10^k m, about a fifth of the view's width) in the lower left corner of the
   view, at the view's latitude (Web Mercator scale changes with latitude; the bar is true at
   the latitude it is drawn at).
@@ -45,9 +45,13 @@ from analysis.geo.datum import DATUMS, wgs84_to_gcj02
 __all__ = [
     "CONTEXT_FILE",
     "MAP_FONT",
+    "character_set",
     "clip_path",
     "context_layers",
+    "context_parts",
     "districts",
+    "label_row",
+    "labels_layer",
     "parse_datum",
     "simplify_path",
 ]
@@ -121,21 +125,65 @@ def _path_layer(
     )
 
 
-def _text_layer(
-    layer_id: str, data: list[dict[str, Any]], size: int, color: list[int], *, cjk: bool = False
-) -> pdk.Layer:
-    """A pickable TextLayer of rows with a ``position`` and a ``text`` in :data:`MAP_FONT`;
-    ``cjk`` builds the character set from the texts (Chinese names), else deck.gl's ASCII."""
-    extra = {"character_set": pdk.types.String("auto")} if cjk else {}
+#: A fully transparent colour: the background and border of a label that has neither.
+NO_COLOR: list[int] = [0, 0, 0, 0]
+BADGE_BACKGROUND: list[int] = [255, 255, 255, 255]
+BADGE_BORDER: list[int] = [60, 60, 60, 255]
+
+
+def label_row(
+    position: list[float],
+    text: str,
+    size: int,
+    color: list[int],
+    tip: dict[str, str],
+    *,
+    offset: list[float] | None = None,
+    badge: bool = False,
+) -> dict[str, Any]:
+    """One row of :func:`labels_layer`: ``text`` at ``position`` (``[lon, lat]``), ``size``
+    pixels high in ``color``, moved by ``offset`` pixels (``[dx, dy]``, default none), on a
+    white bordered box when ``badge``; ``tip`` holds ``doc_id`` and the tooltip fields."""
+    return {
+        "position": position,
+        "text": text,
+        "size": size,
+        "color": color,
+        "offset": offset or [0.0, 0.0],
+        "bg": BADGE_BACKGROUND if badge else NO_COLOR,
+        "border": BADGE_BORDER if badge else NO_COLOR,
+        **tip,
+    }
+
+
+def character_set(texts) -> str:
+    """The distinct characters of ``texts``, sorted: the glyphs the map's font atlas holds."""
+    return "".join(sorted({char for text in texts for char in text}))
+
+
+def labels_layer(rows: list[dict[str, Any]], layer_id: str = "labels") -> pdk.Layer:
+    """The map's one TextLayer: every :func:`label_row` (district names, the scale bar's
+    length, the POIs of a stack around it and its size badge), each with its own size, colour,
+    pixel offset and box, in :data:`MAP_FONT`. Its character set is exactly the characters drawn
+    (:func:`character_set`), so the browser builds one small font atlas instead of one per text
+    layer (deck.gl's default atlas holds 96 ASCII glyphs; a WebGL context without a graphics
+    card draws each atlas and text layer in software). Pickable: a row's ``doc_id`` is what a
+    click selects (a stack's badge: its first drawn POI, whose selection lists the stack)."""
     return pdk.Layer(
         "TextLayer",
         id=layer_id,
-        data=data,
+        data=rows,
         get_position="position",
         get_text="text",
-        get_size=size,
-        get_color=color,
-        **extra,
+        get_size="size",
+        get_color="color",
+        get_pixel_offset="offset",
+        background=True,
+        get_background_color="bg",
+        get_border_color="border",
+        get_border_width=1,
+        background_padding=[3, 1],
+        character_set=pdk.types.String(character_set(row["text"] for row in rows)),
         font_family=pdk.types.String(MAP_FONT),
         pickable=True,
     )
@@ -207,7 +255,7 @@ def _margin_box(bounds) -> tuple[float, float, float, float]:
     return (lon0 - w, lat0 - h, lon1 + w, lat1 + h)
 
 
-def _district_layers(bounds, datum: str) -> list[pdk.Layer]:
+def _district_layers(bounds, datum: str) -> tuple[list[pdk.Layer], list[dict[str, Any]]]:
     """Outlines and names of the districts meeting the margin box of ``bounds``, cut to it and
     simplified to about a pixel (in WGS84, then moved to ``datum``)."""
     box = _margin_box(bounds)
@@ -225,16 +273,12 @@ def _district_layers(bounds, datum: str) -> list[pdk.Layer]:
                 paths.append({"path": _in_datum(piece, datum).tolist(), **tip})
             if ring is biggest:
                 centre = _in_datum(pts, datum).mean(axis=0)
-                labels.append(
-                    {"position": [float(centre[0]), float(centre[1])], "text": d["name"]}
-                    | _tip(d["name"], d["city"])
-                )
+                position = [float(centre[0]), float(centre[1])]
+                tip = _tip(d["name"], d["city"])
+                labels.append(label_row(position, d["name"], 13, LABEL_COLOR, tip))
     if not paths:
-        return []
-    return [
-        _path_layer("context_districts", paths, LINE_COLOR, 1.5),
-        _text_layer("context_labels", labels, 13, LABEL_COLOR, cjk=True),
-    ]
+        return [], []
+    return [_path_layer("context_districts", paths, LINE_COLOR, 1.5)], labels
 
 
 def _in_datum(pts: np.ndarray, datum: str) -> np.ndarray:
@@ -264,7 +308,7 @@ def _graticule(bounds) -> pdk.Layer:
     return _path_layer("context_graticule", lines, GRID_COLOR, 1)
 
 
-def _scale_bar(bounds) -> list[pdk.Layer]:
+def _scale_bar(bounds) -> tuple[pdk.Layer, dict[str, Any]]:
     lon0, lat0, lon1, lat1 = bounds
     lat = lat0 + 0.06 * (lat1 - lat0)
     m_per_deg_lon = _M_PER_DEG * max(math.cos(math.radians(lat)), 1e-6)
@@ -275,32 +319,35 @@ def _scale_bar(bounds) -> list[pdk.Layer]:
     label = f"{length / 1000:g} km" if length >= 1000 else f"{length:g} m"
     tick = 0.012 * (lat1 - lat0)
     bar = [[start, lat + tick], [start, lat], [end, lat], [end, lat + tick]]
-    return [
-        _path_layer(
-            "context_scale",
-            [{"path": bar} | _tip(f"scale: {label}", detail=f"true at {lat:.4f}° N")],
-            SCALE_COLOR,
-            3,
-        ),
-        _text_layer(
-            "context_scale_label",
-            [
-                {"position": [(start + end) / 2, lat + 2.5 * tick], "text": label}
-                | _tip(f"scale: {label}")
-            ],
-            14,
-            SCALE_COLOR,
-        ),
-    ]
+    layer = _path_layer(
+        "context_scale",
+        [{"path": bar} | _tip(f"scale: {label}", detail=f"true at {lat:.4f}° N")],
+        SCALE_COLOR,
+        3,
+    )
+    position = [(start + end) / 2, lat + 2.5 * tick]
+    return layer, label_row(position, label, 14, SCALE_COLOR, _tip(f"scale: {label}"))
+
+
+def context_parts(
+    bounds: tuple[float, float, float, float], datum: str = "wgs84"
+) -> tuple[list[pdk.Layer], list[dict[str, Any]]]:
+    """The context's line layers (bottom to top: districts, graticule, scale bar) and its
+    :func:`label_row` rows (district names, the scale bar's length) for a view showing
+    ``bounds`` = ``(lon_min, lat_min, lon_max, lat_max)``; ``([], [])`` for an empty or invalid
+    box. ``datum`` is the POIs' datum (``"wgs84"`` or ``"gcj02"``)."""
+    lon0, lat0, lon1, lat1 = bounds
+    if not all(map(math.isfinite, bounds)) or lon1 <= lon0 or lat1 <= lat0:
+        return [], []
+    if datum not in DATUMS:
+        raise ValueError(f"datum must be one of {DATUMS}, got {datum!r}")
+    districts_, names = _district_layers(bounds, datum)
+    scale, scale_label = _scale_bar(bounds)
+    return [*districts_, _graticule(bounds), scale], [*names, scale_label]
 
 
 def context_layers(bounds: tuple[float, float, float, float], datum: str = "wgs84") -> list:
-    """The context layers (bottom to top: districts, labels, graticule, scale bar) for a view
-    showing ``bounds`` = ``(lon_min, lat_min, lon_max, lat_max)``; ``[]`` for an empty or
-    invalid box. ``datum`` is the POIs' datum (``"wgs84"`` or ``"gcj02"``)."""
-    lon0, lat0, lon1, lat1 = bounds
-    if not all(map(math.isfinite, bounds)) or lon1 <= lon0 or lat1 <= lat0:
-        return []
-    if datum not in DATUMS:
-        raise ValueError(f"datum must be one of {DATUMS}, got {datum!r}")
-    return [*_district_layers(bounds, datum), _graticule(bounds), *_scale_bar(bounds)]
+    """:func:`context_parts` as layers: the line layers, then their labels as one
+    :func:`labels_layer` ``context_labels``; ``[]`` for an empty or invalid box."""
+    layers, labels = context_parts(bounds, datum)
+    return [*layers, labels_layer(labels, "context_labels")] if layers else []
