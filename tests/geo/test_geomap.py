@@ -274,6 +274,14 @@ def test_a_stack_with_one_drawn_poi_gets_a_badge_but_no_ring() -> None:
     assert badges["label"].tolist() == ["3"]  # s1's stack: g, s1, s2
 
 
+def test_a_query_without_stacks_has_no_ring_or_badge() -> None:
+    pts = geomap.query_points(["far"], {"A": pd.DataFrame({"doc_id": ["x"], "rank": [1]})},
+                              _index(), k=10)  # fmt: skip
+    spec = _spec(geomap.query_deck(pts, QUERY))
+    assert "labels" not in [layer["id"] for layer in spec["layers"]]
+    assert "stacks" not in [layer["id"] for layer in spec["layers"]]
+
+
 def test_k_caps_the_drawn_lists() -> None:
     pts = _points(k=1)
     assert pts.loc[pts["role"] == "A", "doc_id"].tolist() == ["s1"]

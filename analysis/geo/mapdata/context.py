@@ -11,7 +11,8 @@ them, a graticule and a scale bar everywhere.
   boundaries are cut to the view and a margin of one view (at least ~10 km) on every side
   (:func:`clip_path`; districts whose bounding box misses that box are left out) and
   simplified to about a pixel of the drawn view (:func:`simplify_path`, Douglas-Peucker at
-  ``box height / 500`` degrees, for the box of a 420-520 px high chart), so a city-wide view
+  the power of two at or below ``box height / 500`` degrees, for the box of a 420-520 px high
+  chart; cached per district and power, :func:`simplified`), so a city-wide view
   does not carry every vertex of the file and a street-level view not the whole city. They
   are drawn as outlines (``context_districts``, a PathLayer) with the names of the districts
   the margin box meets (rows of the map's one TextLayer, :func:`labels_layer`).
@@ -257,28 +258,40 @@ def _margin_box(bounds) -> tuple[float, float, float, float]:
 
 def _district_layers(bounds, datum: str) -> tuple[list[pdk.Layer], list[dict[str, Any]]]:
     """Outlines and names of the districts meeting the margin box of ``bounds``, cut to it and
-    simplified to about a pixel (in WGS84, then moved to ``datum``)."""
+    simplified to about a pixel (:func:`simplified`, in WGS84, then moved to ``datum``)."""
     box = _margin_box(bounds)
-    tolerance = (bounds[3] - bounds[1]) / 500.0
+    level = math.floor(math.log2((bounds[3] - bounds[1]) / 500.0))
     paths, labels = [], []
-    for d in districts():
+    for i, d in enumerate(districts()):
         b = d["bbox"]
         if b[2] < box[0] or b[0] > box[2] or b[3] < box[1] or b[1] > box[3]:
             continue
-        biggest = max(d["rings"], key=len)
         tip = _tip(d["name"], d["city"], f"district boundary ({datum})")
-        for ring in d["rings"]:
-            pts = np.asarray(ring, dtype=np.float64)
-            for piece in clip_path(simplify_path(pts, tolerance), box):
+        rings, centre = simplified(i, level)
+        for ring in rings:
+            for piece in clip_path(ring, box):
                 paths.append({"path": _in_datum(piece, datum).tolist(), **tip})
-            if ring is biggest:
-                centre = _in_datum(pts, datum).mean(axis=0)
-                position = [float(centre[0]), float(centre[1])]
-                tip = _tip(d["name"], d["city"])
-                labels.append(label_row(position, d["name"], 13, LABEL_COLOR, tip))
+        position = _in_datum(np.asarray([centre]), datum)[0].tolist()
+        labels.append(label_row(position, d["name"], 13, LABEL_COLOR, _tip(d["name"], d["city"])))
     if not paths:
         return [], []
     return [_path_layer("context_districts", paths, LINE_COLOR, 1.5)], labels
+
+
+@functools.lru_cache(maxsize=512)
+def simplified(district: int, level: int) -> tuple[tuple[np.ndarray, ...], tuple[float, float]]:
+    """The rings of the ``district``-th of :func:`districts` simplified at ``2**level`` degrees
+    (:func:`simplify_path`; the views of a map ask for the power of two at or below a pixel, so
+    a few levels serve every zoom and each is computed once) and the mean vertex of its largest
+    ring (where its name is written), all in WGS84. Read-only arrays."""
+    d = districts()[district]
+    rings = []
+    for ring in d["rings"]:
+        points = simplify_path(np.asarray(ring, dtype=np.float64), 2.0**level)
+        points.flags.writeable = False
+        rings.append(points)
+    centre = np.asarray(max(d["rings"], key=len), dtype=np.float64).mean(axis=0)
+    return tuple(rings), (float(centre[0]), float(centre[1]))
 
 
 def _in_datum(pts: np.ndarray, datum: str) -> np.ndarray:

@@ -92,6 +92,8 @@ def _ring_labels(points: pd.DataFrame) -> list[dict[str, Any]]:
     on a white badge at its coordinate. Every row carries a ``doc_id``: a click on a member
     selects it, one on a badge the stack's first drawn POI; either lists the whole stack."""
     ring, badges = stack_ring(points)
+    if badges.empty:  # no stack: no ring either
+        return []
     rows = [
         label_row([r["lon"], r["lat"]], RING_GLYPH, 15, r["color"], _tip_of(r), offset=r["offset"])
         for r in _records(ring, ["doc_id", "lat", "lon", "color", "offset", *_TIP])
