@@ -626,17 +626,17 @@ def test_query_diagnostics_table() -> None:
     assert pd.isna(empty["gold stack size"].iloc[0])
 
 
-def test_every_text_of_a_map_is_one_text_layer_holding_only_the_drawn_characters() -> None:
+def test_every_text_of_a_map_is_one_text_layer_holding_the_drawn_characters() -> None:
     """District names, the scale bar's length, the stack ring and the stack's size badge are
     rows of one TextLayer on top, whose character set (the font atlas the browser draws) is
-    exactly the characters drawn."""
+    the characters drawn, and the digits and units of any stack size or scale bar."""
     for deck in (geomap.query_deck(_points(), QUERY), geomap.dataset_deck(_index())):
         spec = json.loads(deck.to_json())
         texts = [layer for layer in spec["layers"] if layer["@@type"] == "TextLayer"]
         assert [layer["id"] for layer in texts] == ["labels"]
         assert spec["layers"][-1] is texts[0]
         drawn = {char for row in texts[0]["data"] for char in row["text"]}
-        assert texts[0]["characterSet"] == "".join(sorted(drawn))
+        assert texts[0]["characterSet"] == "".join(sorted(drawn | set("0123456789 km")))
         assert "区" in drawn  # Hangzhou's district names
         assert {"m"} <= drawn  # the scale bar's "m" or "km"
     rows = json.loads(geomap.query_deck(_points(), QUERY).to_json())["layers"][-1]["data"]

@@ -157,19 +157,26 @@ def label_row(
     }
 
 
+#: Characters every map's font atlas holds: the digits and units of stack sizes and the scale
+#: bar, so another query's map (the same chart, updated in place) reuses the atlas.
+STEADY_CHARACTERS = "0123456789 km"
+
+
 def character_set(texts) -> str:
-    """The distinct characters of ``texts``, sorted: the glyphs the map's font atlas holds."""
-    return "".join(sorted({char for text in texts for char in text}))
+    """The glyphs of the map's font atlas, sorted: the distinct characters of ``texts`` and
+    :data:`STEADY_CHARACTERS`."""
+    return "".join(sorted({char for text in texts for char in text} | set(STEADY_CHARACTERS)))
 
 
 def labels_layer(rows: list[dict[str, Any]], layer_id: str = "labels") -> pdk.Layer:
     """The map's one TextLayer: every :func:`label_row` (district names, the scale bar's
     length, the POIs of a stack around it and its size badge), each with its own size, colour,
-    pixel offset and box, in :data:`MAP_FONT`. Its character set is exactly the characters drawn
-    (:func:`character_set`), so the browser builds one small font atlas instead of one per text
-    layer (deck.gl's default atlas holds 96 ASCII glyphs; a WebGL context without a graphics
-    card draws each atlas and text layer in software). Pickable: a row's ``doc_id`` is what a
-    click selects (a stack's badge: its first drawn POI, whose selection lists the stack)."""
+    pixel offset and box, in :data:`MAP_FONT`. Its character set is the characters drawn and
+    the digits (:func:`character_set`), so the browser builds one small font atlas instead of
+    one per text layer (deck.gl's default atlas holds 96 ASCII glyphs; a WebGL context without
+    a graphics card draws each atlas and text layer in software). Pickable: a row's
+    ``doc_id`` is what a click selects (a stack's badge: its first drawn POI, whose selection
+    lists the stack)."""
     return pdk.Layer(
         "TextLayer",
         id=layer_id,
