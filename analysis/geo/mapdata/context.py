@@ -11,7 +11,7 @@ them, a graticule and a scale bar everywhere.
   boundaries are cut to the view and a margin of one view (at least ~10 km) on every side
   (:func:`clip_path`; districts whose bounding box misses that box are left out) and
   simplified to about a pixel of the drawn view (:func:`simplify_path`, Douglas-Peucker at
-  the power of two at or below ``box height / 500`` degrees, for the box of a 420-520 px high
+  the power of two nearest to ``box height / 500`` degrees, for the box of a 420-520 px high
   chart; cached per district and power, :func:`simplified`), so a city-wide view
   does not carry every vertex of the file and a street-level view not the whole city. They
   are drawn as outlines (``context_districts``, a PathLayer) with the names of the districts
@@ -267,7 +267,7 @@ def _district_layers(bounds, datum: str) -> tuple[list[pdk.Layer], list[dict[str
     """Outlines and names of the districts meeting the margin box of ``bounds``, cut to it and
     simplified to about a pixel (:func:`simplified`, in WGS84, then moved to ``datum``)."""
     box = _margin_box(bounds)
-    level = math.floor(math.log2((bounds[3] - bounds[1]) / 500.0))
+    level = round(math.log2((bounds[3] - bounds[1]) / 500.0))
     paths, labels = [], []
     for i, d in enumerate(districts()):
         b = d["bbox"]
@@ -288,8 +288,8 @@ def _district_layers(bounds, datum: str) -> tuple[list[pdk.Layer], list[dict[str
 @functools.lru_cache(maxsize=512)
 def simplified(district: int, level: int) -> tuple[tuple[np.ndarray, ...], tuple[float, float]]:
     """The rings of the ``district``-th of :func:`districts` simplified at ``2**level`` degrees
-    (:func:`simplify_path`; the views of a map ask for the power of two at or below a pixel, so
-    a few levels serve every zoom and each is computed once) and the mean vertex of its largest
+    (:func:`simplify_path`; the views of a map ask for the power of two nearest to a pixel,
+    so a few levels serve every zoom and each is computed once) and the mean vertex of its largest
     ring (where its name is written), all in WGS84. Read-only arrays."""
     d = districts()[district]
     rings = []
