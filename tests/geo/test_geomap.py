@@ -635,6 +635,7 @@ def test_every_text_of_a_map_is_one_text_layer_holding_the_drawn_characters() ->
         texts = [layer for layer in spec["layers"] if layer["@@type"] == "TextLayer"]
         assert [layer["id"] for layer in texts] == ["labels"]
         assert spec["layers"][-1] is texts[0]
+        assert texts[0]["parameters"] == {"depthCompare": "always"}  # over the columns
         drawn = {char for row in texts[0]["data"] for char in row["text"]}
         assert texts[0]["characterSet"] == "".join(sorted(drawn | set("0123456789 km")))
         assert "区" in drawn  # Hangzhou's district names

@@ -176,7 +176,8 @@ def labels_layer(rows: list[dict[str, Any]], layer_id: str = "labels") -> pdk.La
     one per text layer (deck.gl's default atlas holds 96 ASCII glyphs; a WebGL context without
     a graphics card draws each atlas and text layer in software). Pickable: a row's
     ``doc_id`` is what a click selects (a stack's badge: its first drawn POI, whose selection
-    lists the stack)."""
+    lists the stack). Drawn over everything, also where a stack's column rises in front of it
+    (no depth test)."""
     return pdk.Layer(
         "TextLayer",
         id=layer_id,
@@ -193,6 +194,7 @@ def labels_layer(rows: list[dict[str, Any]], layer_id: str = "labels") -> pdk.La
         background_padding=[3, 1],
         character_set=pdk.types.String(character_set(row["text"] for row in rows)),
         font_family=pdk.types.String(MAP_FONT),
+        parameters={"depthCompare": "always"},  # over the stack columns' 3D bodies
         pickable=True,
     )
 
