@@ -25,7 +25,7 @@ def test_the_warm_up_visits_every_page_of_its_plan(tmp_path):
            "RETRIEVAL_DASHBOARD_CACHE_DIR": str(tmp_path / "cache"),
            "RETRIEVAL_DASHBOARD_NOTES_DIR": str(tmp_path / "notes")}  # fmt: skip
     log = tmp_path / "server.log"
-    with serving(ROOT / "app.py", free_port(), env, log=log):
+    with serving(ROOT / "app.py", free_port(), env, timeout=WAIT, log=log):
         deadline = time.monotonic() + WAIT
         while "warm-up: " not in log.read_text(errors="replace"):
             assert time.monotonic() < deadline, log.read_text(errors="replace")[-2000:]

@@ -86,8 +86,9 @@ def test_the_server_computes_its_main_page_before_anyone_visits(tmp_path) -> Non
     """Started as the launcher starts it, and visited by no one, the server runs its main page
     once: the home page's per-query table and leaderboard land in the disk cache."""
     env = {"RETRIEVAL_DASHBOARD_CACHE_DIR": str(tmp_path)}
-    with launch.serving(ROOT / "app.py", launch.free_port(), env):
-        deadline = time.monotonic() + 120  # a generous bound, not a speed check
+    # generous bounds for a busy machine, not speed checks
+    with launch.serving(ROOT / "app.py", launch.free_port(), env, timeout=300):
+        deadline = time.monotonic() + 240
         while len(list(tmp_path.glob("perquery-*.parquet"))) < 2 and time.monotonic() < deadline:
             time.sleep(0.1)
     assert len(list(tmp_path.glob("perquery-*.parquet"))) >= 2  # per-query table, leaderboard
