@@ -18,6 +18,7 @@ from analysis.present.compare import lists_for_json
 from analysis.present.notices import no_slice_message
 from analysis.stats.perquery import slice_columns
 from ui import cards, data, jobs, paper, widgets
+from ui.lazy import lazy_expander
 from ui.state import sidebar
 from ui.urlstate import url_widget, write_param
 
@@ -194,8 +195,9 @@ def _charts(
     paper.export_control(
         "slices_heatmap", shown, f"{stem}_heatmap", lambda: paper_figures.slice_heatmap_paper(chart)
     )
-    with st.expander("Table of slice means", expanded=False):
-        st.dataframe(
+    box = lazy_expander("Table of slice means", "slices_table_open")
+    if box is not None:
+        box.dataframe(
             summary, hide_index=True, width="stretch", key="slices_table",
             column_config={
                 "value": st.column_config.TextColumn("slice value", width="large"),

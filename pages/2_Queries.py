@@ -21,6 +21,7 @@ from analysis.present.rankings import gold_table, ranking_table
 from analysis.stats import failures
 from ui import data, jobs, queries, widgets
 from ui.annotations import annotation_panel
+from ui.lazy import lazy_expander
 from ui.state import sidebar
 from ui.urlstate import local_param, url_widget, write_param
 
@@ -274,9 +275,10 @@ def browse(view: pd.DataFrame, rows: pd.DataFrame, slices: list[str]) -> None:
             st.stop()
         _query_header(view, row, chosen)
         listing = _documents(row, chosen)
-        with st.expander("Query metadata", expanded=False):
+        box = lazy_expander("Query metadata", "query_meta_open")
+        if box is not None:
             meta = failures.query_metadata(row, metric, [c for c in slices if c != NO_SLICE])
-            st.dataframe(meta, hide_index=True, width="stretch", key="query_meta")
+            box.dataframe(meta, hide_index=True, width="stretch", key="query_meta")
         annotation_panel(sel, chosen[0], chosen[1], listing["doc_id"].tolist())
 
 

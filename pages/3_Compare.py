@@ -5,7 +5,9 @@ when A or B is a seed group (its values are per-query seed means), the per-query
 and the delta histogram, how every gold document's rank moved from A to B, the queries where the
 two rankings differ most (Jaccard@k, no qrels needed), the biggest wins and losses, the selected
 query with the written diff and both rankings, and per-slice deltas with Holm-corrected
-p-values. One dataset at a time: no test pools queries of different datasets.
+p-values. One dataset at a time: no test pools queries of different datasets. The gold-rank
+transition and the most different rankings sit in expanders drawn only when opened (the page's
+first paint holds the summary, the two charts and the tables of wins and losses).
 
 Page-local URL parameters: ``q``/``qd`` (the selected query and its dataset), ``bin`` (a bar of
 the delta histogram), ``slice`` (slice column of the per-slice table, or ``all``).
@@ -23,6 +25,7 @@ from analysis.present.groups import group_label
 from analysis.stats.groups import group_members
 from ui import cards, data, jobs, paper, widgets
 from ui import compare as cmp
+from ui.lazy import lazy_expander
 from ui.state import sidebar
 from ui.urlstate import local_param, url_widget, write_param
 
@@ -184,29 +187,33 @@ if selected_bin is not None:
                  selection_mode="single-row", key="bin_queries")  # fmt: skip
     st.button("Clear bar selection", on_click=write_param, args=("bin", None), key="clear_bin")
 
+# two diagnostics drawn only when opened (a heatmap and a 50-row table)
+moved = ranks["changes"]
 left, right = st.columns([1, 1])
 with left:
-    st.subheader("Gold documents: rank in A → rank in B")
-    moved = ranks["changes"]
-    up = int((moved["change"] > 0).sum())
-    down = int((moved["change"] < 0).sum())
-    st.caption(f"{len(moved):,} gold documents: B ranks {up:,} higher and {down:,} lower than A; "
-               "below the diagonal B ranks them worse.")  # fmt: skip
-    heat = cmp.transition(fp, models, k, ranks["matrix"])
-    st.plotly_chart(widgets.plotly_figure(heat), key="transition")
-    paper.export_control(
-        "cmp_transition", (fp, models), stem("gold-rank-transition"),
-        lambda: paper_figures.transition_paper(ranks["matrix"], models, dataset=dataset),
-    )  # fmt: skip
+    box = lazy_expander("Gold documents: rank in A → rank in B", "cmp_transition_open")
+    if box is not None:
+        up, down = int((moved["change"] > 0).sum()), int((moved["change"] < 0).sum())
+        box.caption(f"{len(moved):,} gold documents: B ranks {up:,} higher and {down:,} lower "
+                    "than A; below the diagonal B ranks them worse.")  # fmt: skip
+        heat = cmp.transition(fp, models, k, ranks["matrix"])
+        box.plotly_chart(widgets.plotly_figure(heat), key="transition")
+        paper.export_control(  # beside the expander: expanders do not nest
+            "cmp_transition", (fp, models), stem("gold-rank-transition"),
+            lambda: paper_figures.transition_paper(ranks["matrix"], models, dataset=dataset),
+        )  # fmt: skip
 with right:
-    st.subheader(f"Most different rankings (Jaccard@{k})")
-    k = st.selectbox("k of the overlap", [5, 10, 20, 50, 100], key="cmp_overlap_k")
-    write_param("overlap_k", None if k == 10 else str(k))
-    st.caption(cmp.HELP["jaccard"] + " Select a row to open the query.")
-    st.dataframe(lap.head(50), hide_index=True, width="stretch", height=380, on_select="rerun",
-                 selection_mode="single-row", key="different",
-                 column_config={"jaccard": st.column_config.NumberColumn(format="%.2f"),
-                                "dataset": None})  # fmt: skip
+    # a fixed label: the expander keeps its state when k changes
+    box = lazy_expander("Most different rankings (Jaccard@k)", "cmp_different_open")
+    if box is not None:
+        k = box.selectbox("k of the overlap", [5, 10, 20, 50, 100], key="cmp_overlap_k")
+        write_param("overlap_k", None if k == 10 else str(k))
+        box.caption(f"The 50 queries of lowest Jaccard@{k}, lowest first. " + cmp.HELP["jaccard"]
+                    + " Select a row to open the query.")  # fmt: skip
+        box.dataframe(lap.head(50), hide_index=True, width="stretch", height=380,
+                      on_select="rerun", selection_mode="single-row", key="different",
+                      column_config={"jaccard": st.column_config.NumberColumn(format="%.2f"),
+                                     "dataset": None})  # fmt: skip
 
 st.subheader("Biggest wins and losses")
 left, right = st.columns(2)

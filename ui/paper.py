@@ -4,7 +4,8 @@ bundle's model colours and the one-time CJK font warning.
 :func:`export_control` draws an expander "Export for a paper" with one button: it builds the
 figure's paper version (:mod:`analysis.present.paper_figures`), renders PNG (2x) and SVG with
 kaleido and writes the LaTeX caption, then offers the three downloads and shows the caption.
-Nothing is rendered before the click; a rendering is kept for the session, keyed by the
+The expander's content is drawn only while it is open (a closed control is one element of the
+page). Nothing is rendered before the click; a rendering is kept for the session, keyed by the
 figure's ``signature`` (what it shows), so a changed selection never offers a stale file.
 """
 
@@ -25,6 +26,7 @@ from analysis.present.notices import cjk_font_message
 from analysis.present.palette import model_colours
 from analysis.present.paper import PaperFigure, caption_latex, paper_image
 from ui import data
+from ui.lazy import lazy_expander
 
 STORE = "_paper_exports"
 WARNED = "_cjk_font_warned"
@@ -63,7 +65,11 @@ def export_control(key: str, signature: Hashable, stem: str, build: Callable[[],
     without extension; ``build``: makes the :class:`PaperFigure` (called on the click)."""
     store: dict = st.session_state.setdefault(STORE, {})
     slot = (key, signature)
-    with st.expander("Export for a paper (PNG, SVG, LaTeX caption)", expanded=slot in store):
+    box = lazy_expander("Export for a paper (PNG, SVG, LaTeX caption)", f"paper_open_{key}",
+                        expanded=slot in store)  # fmt: skip
+    if box is None:
+        return
+    with box:
         if slot not in store:
             st.caption(
                 "The figure with its title, axis labels and caption, long labels cut (full "

@@ -82,6 +82,19 @@ def open_page(page: str | None = None, **params: str) -> AppTest:
     return at
 
 
+def open_expander(at: AppTest, key: str) -> AppTest:
+    """Open the keyed expander ``key`` (one whose content is drawn only while it is open) as a
+    click on its label does: set its state and rerun."""
+    at.session_state[key] = True
+    return at.run()
+
+
+def export_button(at: AppTest, figure: str):
+    """The "Render PNG, SVG and caption" button of the paper export of ``figure`` (the
+    control's key), its expander opened first."""
+    return open_expander(at, f"paper_open_{figure}").button(key=f"paper_{figure}")
+
+
 def open_directly(page: str | None = None, **params: str) -> AppTest:
     """Run ``pages/<page>`` (``None``: ``app.py``) as the first page of a new session, as a link
     to it opens it: one script run, where :func:`open_page` runs the home page first."""

@@ -8,7 +8,7 @@ import json
 import pandas as pd
 
 import ui.state as ui_state
-from tests.app.conftest import no_exception, open_page
+from tests.app.conftest import no_exception, open_expander, open_page
 
 PAGE = "3_Compare.py"
 
@@ -68,6 +68,8 @@ def test_renders_summary_charts_and_tables_on_one_dataset():
 
 def test_most_different_rankings_need_no_qrels_and_open_a_query():
     at = open_page(PAGE)
+    assert not [d for d in at.dataframe if d.key == "different"]  # drawn when opened
+    open_expander(at, "cmp_different_open")
     different = _frame(at, "different")
     assert len(different) == 50
     assert different["jaccard"].is_monotonic_increasing
@@ -78,13 +80,18 @@ def test_most_different_rankings_need_no_qrels_and_open_a_query():
     assert _param(at, "q") == different.loc[0, "query_id"]
     at.selectbox(key="cmp_overlap_k").select(20).run()
     assert _param(at, "overlap_k") == "20"
-    assert any("Jaccard@20" in s.value for s in at.subheader)
+    assert at.session_state["cmp_different_open"]  # still open
+    assert any("lowest Jaccard@20" in c.value for c in at.caption)
 
 
 def test_gold_rank_transition_and_query_delta_rank_chart():
     at = open_page(PAGE)
     top = _frame(at, "wins").iloc[0]
     at = open_page(PAGE, q=top["query_id"], qd=top["dataset"])
+    no_exception(at)
+    specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    assert not [s for s in specs if s["data"][0]["type"] == "heatmap"]  # drawn when opened
+    open_expander(at, "cmp_transition_open")
     no_exception(at)
     specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
     heat = next(s for s in specs if s["data"][0]["type"] == "heatmap")
@@ -214,7 +221,7 @@ def test_invalid_local_params_fall_back():
     assert _param(at, "q") is None
     assert _param(at, "bin") is None
     assert at.selectbox(key="cmp_slice").value == "query_type"
-    assert at.selectbox(key="cmp_overlap_k").value == 10
+    assert open_expander(at, "cmp_different_open").selectbox(key="cmp_overlap_k").value == 10
 
 
 def test_single_model_shows_info(monkeypatch):

@@ -12,7 +12,7 @@ import re
 import pytest
 
 from analysis.io.importers import import_stark
-from tests.app.conftest import make_wide_bundle, no_exception, open_page
+from tests.app.conftest import export_button, make_wide_bundle, no_exception, open_page
 
 ROOTS_ENV = "RETRIEVAL_DASHBOARD_DATA_ROOTS"
 
@@ -167,7 +167,7 @@ def test_slices_export_for_a_paper(chromium_path):
     del chromium_path
     at = open_page("1_Slices.py", dataset="stark-prime", a="bm25")
     no_exception(at)
-    at.button(key="paper_slices_bars").click().run()
+    export_button(at, "slices_bars").click().run()
     no_exception(at)
     (done,) = [v for k, v in at.session_state["_paper_exports"].items() if k[0] == "slices_bars"]
     assert done["png"].startswith(b"\x89PNG")

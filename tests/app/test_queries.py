@@ -9,7 +9,7 @@ from functools import cache
 import pandas as pd
 
 from analysis.io.bundle import load_dataset, read_manifest
-from tests.app.conftest import ROOT, no_exception, open_page
+from tests.app.conftest import ROOT, no_exception, open_expander, open_page
 
 PAGE = "2_Queries.py"
 
@@ -36,6 +36,9 @@ def _failures(at) -> pd.DataFrame:
 
 
 def _meta(at) -> dict:
+    """The query's metadata table, drawn once its expander is opened (opened here)."""
+    assert not [d for d in at.dataframe if list(d.value.columns) == ["field", "value"]]
+    open_expander(at, "query_meta_open")
     found = [d.value for d in at.dataframe if list(d.value.columns) == ["field", "value"]]
     assert len(found) == 1
     return dict(found[0].values)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.app.conftest import no_exception, open_page
+from tests.app.conftest import export_button, no_exception, open_page
 
 PAGE = "5_Report.py"
 
@@ -44,14 +44,14 @@ def test_leaderboard_section_bold_marks_and_exports(shared_demo_root):
     labels = _downloads(at)
     assert labels.count("CSV") == labels.count("Markdown") == labels.count("LaTeX") == 1
     assert "HTML" in labels  # the chart
-    assert at.button(key="paper_report_leaderboard-chart").label == "Render PNG, SVG and caption"
+    assert export_button(at, "report_leaderboard-chart").label == "Render PNG, SVG and caption"
     assert len(at.get("plotly_chart")) == 1
 
 
 def test_png_export_of_a_chart(chromium_path):
     del chromium_path
     at = open_page(PAGE, datasets="geo-glue", section="leaderboard")
-    at.button(key="paper_report_leaderboard-chart").click().run()
+    export_button(at, "report_leaderboard-chart").click().run()
     no_exception(at)
     images = next(iter(at.session_state["_paper_exports"].values()))
     assert images["png"].startswith(b"\x89PNG")
@@ -63,7 +63,7 @@ def test_png_export_of_a_chart(chromium_path):
 def test_png_export_without_browser_shows_a_message(monkeypatch, tmp_path):
     monkeypatch.setenv("BROWSER_PATH", str(tmp_path / "nothing"))
     at = open_page(PAGE, datasets="geo-glue", section="leaderboard")
-    at.button(key="paper_report_leaderboard-chart").click().run()
+    export_button(at, "report_leaderboard-chart").click().run()
     no_exception(at)
     assert any("needs Chrome or Chromium" in i.value for i in at.info)
     assert "PNG (2x)" not in _downloads(at)

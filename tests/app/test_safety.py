@@ -33,6 +33,7 @@ from tests.app.conftest import (
     leaderboards,
     no_exception,
     open_directly,
+    open_expander,
     open_page,
     share_root,
 )
@@ -342,6 +343,14 @@ def shared_injection_root(_injection_folder: Path, monkeypatch: pytest.MonkeyPat
     return share_root(monkeypatch, _injection_folder)
 
 
+#: the keys of each page's expanders whose content is drawn only while open
+LAZY = {
+    "1_Slices.py": ("slices_table_open",),
+    "2_Queries.py": ("query_meta_open",),
+    "3_Compare.py": ("cmp_transition_open", "cmp_different_open"),
+}
+
+
 @pytest.mark.parametrize(
     ("page", "params"),
     [
@@ -361,6 +370,8 @@ def test_data_text_is_never_markdown_or_html(
     shared_injection_root: Path, page: str | None, params: dict
 ) -> None:
     at = open_directly(page, **params)
+    for key in LAZY.get(page, ()):  # sections drawn only when opened: checked open
+        open_expander(at, key)
     no_exception(at)
     assert not at.error, [e.value for e in at.error]
     shown = _check_inert(at)

@@ -10,7 +10,13 @@ import numpy as np
 import pytest
 
 from analysis.stats import NGOLD_BUCKETS
-from tests.app.conftest import make_wide_bundle, no_exception, open_page
+from tests.app.conftest import (
+    export_button,
+    make_wide_bundle,
+    no_exception,
+    open_expander,
+    open_page,
+)
 
 PAGE = "1_Slices.py"
 
@@ -38,11 +44,16 @@ def _figures(at) -> dict[str, dict]:
 
 def _frame(at, which: str):
     """The worst-slices table (``"worst"``, it has a ``gap`` column) or the table of slice means
-    (``"means"``); AppTest does not expose a dataframe's key."""
-    for element in at.dataframe:
-        frame = element.value
-        if ("gap" in frame.columns) == (which == "worst"):
-            return frame
+    (``"means"``, drawn once its expander is opened: opened here when it is not yet);
+    AppTest does not expose a dataframe's key."""
+    for attempt in range(2):
+        for element in at.dataframe:
+            frame = element.value
+            if ("gap" in frame.columns) == (which == "worst"):
+                return frame
+        if which == "worst" or attempt:
+            break
+        open_expander(at, "slices_table_open")
     raise AssertionError(f"no {which} table on the page")
 
 
@@ -214,7 +225,7 @@ def test_every_run_sends_the_browser_the_kept_controls():
     send the kept value of every control, not leave the browser the widget's own default (an
     empty Models list, Top N = 1)."""
     at = open_page(PAGE, models="bm25", min_n="20", sort="size", top="3")
-    at.button(key="paper_slices_bars").click().run()
+    export_button(at, "slices_bars").click().run()
     no_exception(at)
     controls = {
         "slices_column": at.selectbox(key="slices_column"),

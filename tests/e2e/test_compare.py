@@ -57,7 +57,7 @@ def test_clicking_a_scatter_point_opens_the_query_and_the_url_reopens_it(server,
     # both rankings side by side, with the gold column of each model
     page.get_by_text("Top 20 of both models").first.wait_for()
     page.get_by_text("Δrank of each gold document").first.wait_for()
-    page.get_by_text("Most different rankings (Jaccard@10)").first.wait_for()
+    page.get_by_text("Most different rankings (Jaccard@k)").first.wait_for()
     screenshot(page, "compare")
 
     url = page.url
