@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 import pandas as pd
+import pydeck as pdk
 import pytest
 
 from analysis.geo import EARTH_RADIUS_M, haversine_m
@@ -55,10 +56,15 @@ QUERY = {"query_id": "q<1>", "text": "coffee <script>alert(1)</script>", "lat": 
 
 
 def _spec(deck, context: bool = False) -> dict:
-    """The deck's JSON; without the offline context layers unless ``context``."""
+    """The deck's JSON; without the offline context (its layers and its rows of the text layer,
+    which have no doc id) unless ``context``."""
     spec = json.loads(deck.to_json())
     if not context:
         spec["layers"] = [x for x in spec["layers"] if not x["id"].startswith("context_")]
+        for layer in spec["layers"]:
+            if layer["id"] == "labels":
+                layer["data"] = [row for row in layer["data"] if row["doc_id"]]
+        spec["layers"] = [x for x in spec["layers"] if x["id"] != "labels" or x["data"]]
     return spec
 
 
@@ -70,16 +76,17 @@ def test_query_deck_layers_have_ids_and_are_pickable() -> None:
     spec = _spec(geomap.query_deck(_points(), QUERY))
     ids = [layer["id"] for layer in spec["layers"]]
     assert ids == [
-        "stacks", "arcs_A", "arcs_B", "gold", "model_A", "model_B", "stack_ring", "stack_badges",
-        "query",
+        "stacks", "arcs_A", "arcs_B", "gold", "model_A", "model_B", "query", "labels"
     ]  # fmt: skip
-    for layer in spec["layers"]:  # the badge lets a click through to the POIs under it
-        assert layer["pickable"] is (layer["id"] != "stack_badges"), layer["id"]
+    for layer in spec["layers"]:
+        assert layer["pickable"] is True, layer["id"]
     # every POI layer row carries its doc id (what a click selects)
     for layer in spec["layers"]:
-        if layer["id"] != "query":
+        if layer["id"] not in ("query", "labels"):
             assert all(row["doc_id"] for row in layer["data"]), layer["id"]
-    assert spec["layers"][-1]["data"][0]["doc_id"] == ""  # the query is not a POI
+    assert spec["layers"][-2]["data"][0]["doc_id"] == ""  # the query is not a POI
+    bare = json.loads(geomap.query_deck(_points(), QUERY, context=False).to_json())
+    assert all(row["doc_id"] for row in bare["layers"][-1]["data"])  # the ring and the badge
     assert spec["initialViewState"]["pitch"] == 0  # top-down
 
 
@@ -87,24 +94,18 @@ def test_context_layers_under_the_data_offline() -> None:
     spec = _spec(geomap.query_deck(_points(), QUERY), context=True)
     ids = [layer["id"] for layer in spec["layers"]]
     # Hangzhou's districts (P is at 30.0 N, 120.0 E, in Hangzhou's west), then grid and scale
-    assert ids[:5] == [
-        "context_districts",
-        "context_labels",
-        "context_graticule",
-        "context_scale",
-        "context_scale_label",
-    ]
-    assert ids[5] == "stacks"
-    assert all(layer["pickable"] for layer in spec["layers"] if layer["id"] != "stack_badges")
-    names = {row["text"] for row in spec["layers"][1]["data"]}
+    assert ids[:3] == ["context_districts", "context_graticule", "context_scale"]
+    assert ids[3] == "stacks"
+    assert all(layer["pickable"] for layer in spec["layers"])
+    labels = spec["layers"][-1]["data"]
+    names = {row["text"] for row in labels}
     assert names & {"余杭区", "西湖区", "临安区", "富阳区"}
-    assert spec["layers"][1]["characterSet"] == "auto"  # CJK labels
-    assert all(row["doc_id"] == "" for layer in spec["layers"][:5] for row in layer["data"])
-    label = spec["layers"][4]["data"][0]["text"]
+    assert all(row["doc_id"] == "" for layer in spec["layers"][:3] for row in layer["data"])
+    (label,) = [r["text"] for r in labels if r["tip_title"].startswith("scale: ")]
     assert label.endswith((" m", " km"))
     assert label.split()[0][0] in "125"
     # the scale bar's length matches its label at its latitude
-    path = spec["layers"][3]["data"][0]["path"]
+    path = spec["layers"][2]["data"][0]["path"]
     lat = path[1][1]
     metres = (path[2][0] - path[1][0]) * M_PER_DEG * math.cos(math.radians(lat))
     value, unit = label.split()
@@ -140,7 +141,7 @@ def test_context_elsewhere_is_graticule_and_scale_only() -> None:
     from analysis.geo.mapdata import context
 
     ids = [layer.id for layer in context.context_layers((2.2, 48.8, 2.5, 48.9))]  # Paris
-    assert ids == ["context_graticule", "context_scale", "context_scale_label"]
+    assert ids == ["context_graticule", "context_scale", "context_labels"]
     assert context.context_layers((1.0, 1.0, 1.0, 1.0)) == []  # empty box
 
 
@@ -243,23 +244,26 @@ def test_a_stack_at_the_gold_is_a_ring_in_pixels_with_its_size() -> None:
     few metres apart, one disc when zoomed out. They are spread on a ring of pixel offsets (the
     same at every zoom) around a badge saying 3, which lets a click through to the POIs under
     it (a selected POI's stack is listed)."""
-    spec = _spec(geomap.query_deck(_points(), QUERY))
-    layers = {layer["id"]: layer for layer in spec["layers"]}
-    ring = layers["stack_ring"]
-    assert ring["@@type"] == "TextLayer"
-    assert ring["getPixelOffset"] == "@@=offset"
-    assert [r["doc_id"] for r in ring["data"]] == ["g", "s1", "s2"]  # gold first, then rank
-    offsets = [tuple(r["offset"]) for r in ring["data"]]
+    spec = _spec(geomap.query_deck(_points(), QUERY, context=False))
+    (text,) = [layer for layer in spec["layers"] if layer["@@type"] == "TextLayer"]
+    assert text["getPixelOffset"] == "@@=offset"
+    assert text["pickable"] is True
+    ring = [r for r in text["data"] if r["text"] == geomap.query.RING_GLYPH]
+    assert [r["doc_id"] for r in ring] == ["g", "s1", "s2"]  # gold first, then rank
+    offsets = [tuple(r["offset"]) for r in ring]
     assert len(set(offsets)) == 3
     for dx, dy in offsets:
         assert math.hypot(dx, dy) == pytest.approx(geomap.query.RING_PX, abs=0.05)
     assert offsets[0] == (0.0, -geomap.query.RING_PX)  # the gold on top
-    assert {(r["lat"], r["lon"]) for r in ring["data"]} == {P}  # true coordinate, no jitter
-    assert ring["data"][0]["color"] == geomap.GOLD_COLOR
-    (badge,) = layers["stack_badges"]["data"]
-    assert (badge["label"], badge["doc_id"], badge["tip_title"]) == ("3", "g", "Stack of 3 POIs")
-    assert layers["stack_badges"]["background"] is True
-    assert layers["stack_badges"]["pickable"] is False
+    assert {tuple(r["position"]) for r in ring} == {P[::-1]}  # true coordinate, no jitter
+    assert ring[0]["color"] == geomap.GOLD_COLOR
+    assert all(r["bg"][3] == 0 and r["border"][3] == 0 for r in ring)  # no box
+    (badge,) = [r for r in text["data"] if r["text"] != geomap.query.RING_GLYPH]
+    assert (badge["text"], badge["doc_id"], badge["tip_title"]) == ("3", "g", "Stack of 3 POIs")
+    assert badge["position"] == [P[1], P[0]]
+    assert badge["offset"] == [0.0, 0.0]
+    assert (badge["bg"][3], badge["border"][3]) == (255, 255)  # a white box with a border
+    assert text["background"] is True
 
 
 def test_a_stack_with_one_drawn_poi_gets_a_badge_but_no_ring() -> None:
@@ -268,6 +272,14 @@ def test_a_stack_with_one_drawn_poi_gets_a_badge_but_no_ring() -> None:
     ring, badges = geomap.query.stack_ring(pts)
     assert ring.empty
     assert badges["label"].tolist() == ["3"]  # s1's stack: g, s1, s2
+
+
+def test_a_query_without_stacks_has_no_ring_or_badge() -> None:
+    pts = geomap.query_points(["far"], {"A": pd.DataFrame({"doc_id": ["x"], "rank": [1]})},
+                              _index(), k=10)  # fmt: skip
+    spec = _spec(geomap.query_deck(pts, QUERY))
+    assert "labels" not in [layer["id"] for layer in spec["layers"]]
+    assert "stacks" not in [layer["id"] for layer in spec["layers"]]
 
 
 def test_k_caps_the_drawn_lists() -> None:
@@ -612,3 +624,28 @@ def test_query_diagnostics_table() -> None:
     empty = geomap.query_diagnostics_table({"A": diag}, "other", {"A": "a"})
     assert len(empty) == 1
     assert pd.isna(empty["gold stack size"].iloc[0])
+
+
+def test_every_text_of_a_map_is_one_text_layer_holding_the_drawn_characters() -> None:
+    """District names, the scale bar's length, the stack ring and the stack's size badge are
+    rows of one TextLayer on top, whose character set (the font atlas the browser draws) is
+    the characters drawn, and the digits and units of any stack size or scale bar."""
+    for deck in (geomap.query_deck(_points(), QUERY), geomap.dataset_deck(_index())):
+        spec = json.loads(deck.to_json())
+        texts = [layer for layer in spec["layers"] if layer["@@type"] == "TextLayer"]
+        assert [layer["id"] for layer in texts] == ["labels"]
+        assert spec["layers"][-1] is texts[0]
+        assert texts[0]["parameters"] == {"depthCompare": "always"}  # over the columns
+        drawn = {char for row in texts[0]["data"] for char in row["text"]}
+        assert texts[0]["characterSet"] == "".join(sorted(drawn | set("0123456789 km")))
+        assert "区" in drawn  # Hangzhou's district names
+        assert {"m"} <= drawn  # the scale bar's "m" or "km"
+    rows = json.loads(geomap.query_deck(_points(), QUERY).to_json())["layers"][-1]["data"]
+    assert {geomap.query.RING_GLYPH, "3"} <= {row["text"] for row in rows}
+
+
+def test_static_deck_json_is_pydecks_json_compact() -> None:
+    text = geomap.query_deck(_points(), QUERY).to_json()
+    fresh = geomap.query_deck(_points(), QUERY)
+    assert json.loads(text) == json.loads(pdk.Deck.to_json(fresh))
+    assert "\n" not in text  # compact (pydeck indents)

@@ -13,6 +13,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 import pydeck as pdk
+from pydeck.bindings.json_tools import default_serialize
 
 from analysis.geo import EARTH_RADIUS_M
 
@@ -218,9 +219,14 @@ class StaticDeck(pdk.Deck):
     _json_cache: str | None = None
 
     def to_json(self) -> str:
-        if self._json_cache is None:
-            spec = json.loads(super().to_json())
-            self._json_cache = json.dumps(spec, separators=(",", ":"), ensure_ascii=False)
+        if self._json_cache is None:  # pydeck's serialization, compact, in one pass
+            self._json_cache = json.dumps(
+                self,
+                sort_keys=True,
+                default=default_serialize,
+                separators=(",", ":"),
+                ensure_ascii=False,
+            )
         return self._json_cache
 
 
@@ -229,6 +235,7 @@ def _deck(
     view: pdk.ViewState,
     basemap: str,
     *,
+    labels: Sequence[dict[str, Any]] = (),
     context: bool = True,
     datum: str = "wgs84",
     height_px: int = 520,
@@ -236,11 +243,17 @@ def _deck(
     """A deck with the tooltip; ``basemap="none"`` gives ``map_provider=None`` and no style
     (works offline); ``"carto"`` CARTO's light style (needs internet in the browser). With
     ``context`` the offline context layers of :mod:`analysis.geo.mapdata.context` go under the
-    data layers (with a basemap too: they are offline and say which datum the POIs are in)."""
-    if context and layers:
-        from analysis.geo.mapdata.context import context_layers
+    data layers (with a basemap too: they are offline and say which datum the POIs are in).
+    Every text of the map (the context's ``labels`` rows, then ``labels``, drawn in that order)
+    is one TextLayer ``labels`` on top (:func:`~analysis.geo.mapdata.context.labels_layer`)."""
+    from analysis.geo.mapdata.context import context_parts, labels_layer
 
-        layers = [*context_layers(view_bounds(view, height_px=height_px), datum), *layers]
+    rows = list(labels)
+    if context and layers:
+        under, names = context_parts(view_bounds(view, height_px=height_px), datum)
+        layers, rows = [*under, *layers], [*names, *rows]
+    if rows:
+        layers = [*layers, labels_layer(rows)]
     if basemap == "carto":
         return StaticDeck(
             layers=layers,

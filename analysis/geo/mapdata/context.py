@@ -11,13 +11,14 @@ them, a graticule and a scale bar everywhere.
   boundaries are cut to the view and a margin of one view (at least ~10 km) on every side
   (:func:`clip_path`; districts whose bounding box misses that box are left out) and
   simplified to about a pixel of the drawn view (:func:`simplify_path`, Douglas-Peucker at
-  ``box height / 500`` degrees, for the box of a 420-520 px high chart), so a city-wide view
+  the power of two nearest to ``box height / 500`` degrees, for the box of a 420-520 px high
+  chart; cached per district and power, :func:`simplified`), so a city-wide view
   does not carry every vertex of the file and a street-level view not the whole city. They
   are drawn as outlines (``context_districts``, a PathLayer) with the names of the districts
-  the margin box meets (``context_labels``, a TextLayer with the CJK character set).
+  the margin box meets (rows of the map's one TextLayer, :func:`labels_layer`).
 * **Graticule** (``context_graticule``): meridians and parallels at a "nice" step (1, 2 or 5 x
   10^k degrees) giving 3-8 lines across the view (drawn over three view widths).
-* **Scale bar** (``context_scale`` and its label ``context_scale_label``): a bar of a nice
+* **Scale bar** (``context_scale`` and a label row saying its length): a bar of a nice
   length (1, 2 or 5 x 10^k m, about a fifth of the view's width) in the lower left corner of the
   view, at the view's latitude (Web Mercator scale changes with latitude; the bar is true at
   the latitude it is drawn at).
@@ -45,9 +46,13 @@ from analysis.geo.datum import DATUMS, wgs84_to_gcj02
 __all__ = [
     "CONTEXT_FILE",
     "MAP_FONT",
+    "character_set",
     "clip_path",
     "context_layers",
+    "context_parts",
     "districts",
+    "label_row",
+    "labels_layer",
     "parse_datum",
     "simplify_path",
 ]
@@ -121,22 +126,75 @@ def _path_layer(
     )
 
 
-def _text_layer(
-    layer_id: str, data: list[dict[str, Any]], size: int, color: list[int], *, cjk: bool = False
-) -> pdk.Layer:
-    """A pickable TextLayer of rows with a ``position`` and a ``text`` in :data:`MAP_FONT`;
-    ``cjk`` builds the character set from the texts (Chinese names), else deck.gl's ASCII."""
-    extra = {"character_set": pdk.types.String("auto")} if cjk else {}
+#: A fully transparent colour: the background and border of a label that has neither.
+NO_COLOR: list[int] = [0, 0, 0, 0]
+BADGE_BACKGROUND: list[int] = [255, 255, 255, 255]
+BADGE_BORDER: list[int] = [60, 60, 60, 255]
+
+
+def label_row(
+    position: list[float],
+    text: str,
+    size: int,
+    color: list[int],
+    tip: dict[str, str],
+    *,
+    offset: list[float] | None = None,
+    badge: bool = False,
+) -> dict[str, Any]:
+    """One row of :func:`labels_layer`: ``text`` at ``position`` (``[lon, lat]``), ``size``
+    pixels high in ``color``, moved by ``offset`` pixels (``[dx, dy]``, default none), on a
+    white bordered box when ``badge``; ``tip`` holds ``doc_id`` and the tooltip fields."""
+    return {
+        "position": position,
+        "text": text,
+        "size": size,
+        "color": color,
+        "offset": offset or [0.0, 0.0],
+        "bg": BADGE_BACKGROUND if badge else NO_COLOR,
+        "border": BADGE_BORDER if badge else NO_COLOR,
+        **tip,
+    }
+
+
+#: Characters every map's font atlas holds: the digits and units of stack sizes and the scale
+#: bar, so another query's map (the same chart, updated in place) reuses the atlas.
+STEADY_CHARACTERS = "0123456789 km"
+
+
+def character_set(texts) -> str:
+    """The glyphs of the map's font atlas, sorted: the distinct characters of ``texts`` and
+    :data:`STEADY_CHARACTERS`."""
+    return "".join(sorted({char for text in texts for char in text} | set(STEADY_CHARACTERS)))
+
+
+def labels_layer(rows: list[dict[str, Any]], layer_id: str = "labels") -> pdk.Layer:
+    """The map's one TextLayer: every :func:`label_row` (district names, the scale bar's
+    length, the POIs of a stack around it and its size badge), each with its own size, colour,
+    pixel offset and box, in :data:`MAP_FONT`. Its character set is the characters drawn and
+    the digits (:func:`character_set`), so the browser builds one small font atlas instead of
+    one per text layer (deck.gl's default atlas holds 96 ASCII glyphs; a WebGL context without
+    a graphics card draws each atlas and text layer in software). Pickable: a row's
+    ``doc_id`` is what a click selects (a stack's badge: its first drawn POI, whose selection
+    lists the stack). Drawn over everything, also where a stack's column rises in front of it
+    (no depth test)."""
     return pdk.Layer(
         "TextLayer",
         id=layer_id,
-        data=data,
+        data=rows,
         get_position="position",
         get_text="text",
-        get_size=size,
-        get_color=color,
-        **extra,
+        get_size="size",
+        get_color="color",
+        get_pixel_offset="offset",
+        background=True,
+        get_background_color="bg",
+        get_border_color="border",
+        get_border_width=1,
+        background_padding=[3, 1],
+        character_set=pdk.types.String(character_set(row["text"] for row in rows)),
         font_family=pdk.types.String(MAP_FONT),
+        parameters={"depthCompare": "always"},  # over the stack columns' 3D bodies
         pickable=True,
     )
 
@@ -207,34 +265,42 @@ def _margin_box(bounds) -> tuple[float, float, float, float]:
     return (lon0 - w, lat0 - h, lon1 + w, lat1 + h)
 
 
-def _district_layers(bounds, datum: str) -> list[pdk.Layer]:
+def _district_layers(bounds, datum: str) -> tuple[list[pdk.Layer], list[dict[str, Any]]]:
     """Outlines and names of the districts meeting the margin box of ``bounds``, cut to it and
-    simplified to about a pixel (in WGS84, then moved to ``datum``)."""
+    simplified to about a pixel (:func:`simplified`, in WGS84, then moved to ``datum``)."""
     box = _margin_box(bounds)
-    tolerance = (bounds[3] - bounds[1]) / 500.0
+    level = round(math.log2((bounds[3] - bounds[1]) / 500.0))
     paths, labels = [], []
-    for d in districts():
+    for i, d in enumerate(districts()):
         b = d["bbox"]
         if b[2] < box[0] or b[0] > box[2] or b[3] < box[1] or b[1] > box[3]:
             continue
-        biggest = max(d["rings"], key=len)
         tip = _tip(d["name"], d["city"], f"district boundary ({datum})")
-        for ring in d["rings"]:
-            pts = np.asarray(ring, dtype=np.float64)
-            for piece in clip_path(simplify_path(pts, tolerance), box):
+        rings, centre = simplified(i, level)
+        for ring in rings:
+            for piece in clip_path(ring, box):
                 paths.append({"path": _in_datum(piece, datum).tolist(), **tip})
-            if ring is biggest:
-                centre = _in_datum(pts, datum).mean(axis=0)
-                labels.append(
-                    {"position": [float(centre[0]), float(centre[1])], "text": d["name"]}
-                    | _tip(d["name"], d["city"])
-                )
+        position = _in_datum(np.asarray([centre]), datum)[0].tolist()
+        labels.append(label_row(position, d["name"], 13, LABEL_COLOR, _tip(d["name"], d["city"])))
     if not paths:
-        return []
-    return [
-        _path_layer("context_districts", paths, LINE_COLOR, 1.5),
-        _text_layer("context_labels", labels, 13, LABEL_COLOR, cjk=True),
-    ]
+        return [], []
+    return [_path_layer("context_districts", paths, LINE_COLOR, 1.5)], labels
+
+
+@functools.lru_cache(maxsize=512)
+def simplified(district: int, level: int) -> tuple[tuple[np.ndarray, ...], tuple[float, float]]:
+    """The rings of the ``district``-th of :func:`districts` simplified at ``2**level`` degrees
+    (:func:`simplify_path`; the views of a map ask for the power of two nearest to a pixel,
+    so a few levels serve every zoom and each is computed once) and the mean vertex of its largest
+    ring (where its name is written), all in WGS84. Read-only arrays."""
+    d = districts()[district]
+    rings = []
+    for ring in d["rings"]:
+        points = simplify_path(np.asarray(ring, dtype=np.float64), 2.0**level)
+        points.flags.writeable = False
+        rings.append(points)
+    centre = np.asarray(max(d["rings"], key=len), dtype=np.float64).mean(axis=0)
+    return tuple(rings), (float(centre[0]), float(centre[1]))
 
 
 def _in_datum(pts: np.ndarray, datum: str) -> np.ndarray:
@@ -264,7 +330,7 @@ def _graticule(bounds) -> pdk.Layer:
     return _path_layer("context_graticule", lines, GRID_COLOR, 1)
 
 
-def _scale_bar(bounds) -> list[pdk.Layer]:
+def _scale_bar(bounds) -> tuple[pdk.Layer, dict[str, Any]]:
     lon0, lat0, lon1, lat1 = bounds
     lat = lat0 + 0.06 * (lat1 - lat0)
     m_per_deg_lon = _M_PER_DEG * max(math.cos(math.radians(lat)), 1e-6)
@@ -275,32 +341,35 @@ def _scale_bar(bounds) -> list[pdk.Layer]:
     label = f"{length / 1000:g} km" if length >= 1000 else f"{length:g} m"
     tick = 0.012 * (lat1 - lat0)
     bar = [[start, lat + tick], [start, lat], [end, lat], [end, lat + tick]]
-    return [
-        _path_layer(
-            "context_scale",
-            [{"path": bar} | _tip(f"scale: {label}", detail=f"true at {lat:.4f}° N")],
-            SCALE_COLOR,
-            3,
-        ),
-        _text_layer(
-            "context_scale_label",
-            [
-                {"position": [(start + end) / 2, lat + 2.5 * tick], "text": label}
-                | _tip(f"scale: {label}")
-            ],
-            14,
-            SCALE_COLOR,
-        ),
-    ]
+    layer = _path_layer(
+        "context_scale",
+        [{"path": bar} | _tip(f"scale: {label}", detail=f"true at {lat:.4f}° N")],
+        SCALE_COLOR,
+        3,
+    )
+    position = [(start + end) / 2, lat + 2.5 * tick]
+    return layer, label_row(position, label, 14, SCALE_COLOR, _tip(f"scale: {label}"))
+
+
+def context_parts(
+    bounds: tuple[float, float, float, float], datum: str = "wgs84"
+) -> tuple[list[pdk.Layer], list[dict[str, Any]]]:
+    """The context's line layers (bottom to top: districts, graticule, scale bar) and its
+    :func:`label_row` rows (district names, the scale bar's length) for a view showing
+    ``bounds`` = ``(lon_min, lat_min, lon_max, lat_max)``; ``([], [])`` for an empty or invalid
+    box. ``datum`` is the POIs' datum (``"wgs84"`` or ``"gcj02"``)."""
+    lon0, lat0, lon1, lat1 = bounds
+    if not all(map(math.isfinite, bounds)) or lon1 <= lon0 or lat1 <= lat0:
+        return [], []
+    if datum not in DATUMS:
+        raise ValueError(f"datum must be one of {DATUMS}, got {datum!r}")
+    districts_, names = _district_layers(bounds, datum)
+    scale, scale_label = _scale_bar(bounds)
+    return [*districts_, _graticule(bounds), scale], [*names, scale_label]
 
 
 def context_layers(bounds: tuple[float, float, float, float], datum: str = "wgs84") -> list:
-    """The context layers (bottom to top: districts, labels, graticule, scale bar) for a view
-    showing ``bounds`` = ``(lon_min, lat_min, lon_max, lat_max)``; ``[]`` for an empty or
-    invalid box. ``datum`` is the POIs' datum (``"wgs84"`` or ``"gcj02"``)."""
-    lon0, lat0, lon1, lat1 = bounds
-    if not all(map(math.isfinite, bounds)) or lon1 <= lon0 or lat1 <= lat0:
-        return []
-    if datum not in DATUMS:
-        raise ValueError(f"datum must be one of {DATUMS}, got {datum!r}")
-    return [*_district_layers(bounds, datum), _graticule(bounds), *_scale_bar(bounds)]
+    """:func:`context_parts` as layers: the line layers, then their labels as one
+    :func:`labels_layer` ``context_labels``; ``[]`` for an empty or invalid box."""
+    layers, labels = context_parts(bounds, datum)
+    return [*layers, labels_layer(labels, "context_labels")] if layers else []

@@ -30,7 +30,7 @@ from analysis.geo.mapdata.base import (
     escape_text,
     jitter,
 )
-from analysis.geo.mapdata.context import MAP_FONT
+from analysis.geo.mapdata.context import label_row
 
 WHITE: list[int] = [255, 255, 255, 255]
 #: Radius (px) of the ring on which the drawn POIs of a stack are spread, for up to
@@ -38,10 +38,9 @@ WHITE: list[int] = [255, 255, 255, 255]
 RING_PX = 18.0
 RING_MIN = 6
 RING_STEP_PX = 3.0
-#: Glyph of a stack member on the ring (drawn by a TextLayer, so its offset is in pixels).
+#: Glyph of a stack member on the ring (drawn as text, so its offset is in pixels).
 RING_GLYPH = "●"
-BADGE_OFFSET_PX: list[float] = [0.0, 0.0]
-BADGE_BORDER: list[int] = [60, 60, 60, 255]
+BADGE_TEXT: list[int] = [20, 20, 20, 255]
 
 
 def stack_ring(points: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -87,53 +86,27 @@ def stack_ring(points: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     return ring.reset_index(drop=True), badges.reset_index(drop=True)
 
 
-def _ring_layers(points: pd.DataFrame) -> list[pdk.Layer]:
-    """TextLayers of :func:`stack_ring`: ``stack_ring`` (the members, pixel offsets) under
-    ``stack_badges`` (the stack sizes). The ring's POIs are pickable (tooltip, selection); the
-    badge is not, so a click on it reaches the POIs at the stack's coordinate under it, and
-    selecting one lists the whole stack."""
+def _ring_labels(points: pd.DataFrame) -> list[dict[str, Any]]:
+    """Label rows of :func:`stack_ring` (:func:`~analysis.geo.mapdata.context.label_row`): the
+    members as :data:`RING_GLYPH` in their colour at their pixel offsets, then each stack's size
+    on a white badge at its coordinate. Every row carries a ``doc_id``: a click on a member
+    selects it, one on a badge the stack's first drawn POI; either lists the whole stack."""
     ring, badges = stack_ring(points)
-    layers: list[pdk.Layer] = []
-    if not ring.empty:
-        layers.append(
-            pdk.Layer(
-                "TextLayer",
-                id="stack_ring",
-                data=_records(
-                    ring.assign(glyph=RING_GLYPH),
-                    ["doc_id", "lat", "lon", "color", "offset", "glyph", *_TIP],
-                ),
-                get_position=["lon", "lat"],
-                get_text="glyph",
-                get_color="color",
-                get_size=15,
-                get_pixel_offset="offset",
-                character_set=pdk.types.String("auto"),
-                font_family=pdk.types.String(MAP_FONT),
-                pickable=True,
-            )
-        )
-    if not badges.empty:
-        layers.append(
-            pdk.Layer(
-                "TextLayer",
-                id="stack_badges",
-                data=_records(badges, ["doc_id", "lat", "lon", "label", *_TIP]),
-                get_position=["lon", "lat"],
-                get_text="label",
-                get_color=[20, 20, 20, 255],
-                get_size=13,
-                get_pixel_offset=BADGE_OFFSET_PX,
-                background=True,
-                get_background_color=WHITE,
-                get_border_color=BADGE_BORDER,
-                get_border_width=1,
-                background_padding=[3, 1],
-                font_family=pdk.types.String(MAP_FONT),
-                pickable=False,  # a click goes through to the POI under it
-            )
-        )
-    return layers
+    if badges.empty:  # no stack: no ring either
+        return []
+    rows = [
+        label_row([r["lon"], r["lat"]], RING_GLYPH, 15, r["color"], _tip_of(r), offset=r["offset"])
+        for r in _records(ring, ["doc_id", "lat", "lon", "color", "offset", *_TIP])
+    ]
+    rows += [
+        label_row([r["lon"], r["lat"]], r["label"], 13, BADGE_TEXT, _tip_of(r), badge=True)
+        for r in _records(badges, ["doc_id", "lat", "lon", "label", *_TIP])
+    ]
+    return rows
+
+
+def _tip_of(row: Mapping[str, Any]) -> dict[str, Any]:
+    return {key: row[key] for key in ("doc_id", *_TIP)}
 
 
 @dataclass(frozen=True)
@@ -323,18 +296,18 @@ def query_deck(
     over the offline context layer (``context``; ``datum`` = the POIs' datum, ``height_px`` =
     the chart's height, for the extent of the graticule and scale bar).
 
-    Layers (every one has an ``id`` and is pickable but ``stack_badges``; bottom to top):
-    ``stacks`` (ColumnLayer, one column per stack of size >= 2 among the drawn POIs, at the
-    stack's true coordinate, elevation = stack size, its ``doc_id`` the first drawn POI of the
-    stack), ``arcs_<label>``
-    (ArcLayer from the query point to each of the model's POIs, only when the query has a
-    coordinate), ``gold`` (amber discs), ``model_<label>`` (the model's top k) and ``query``.
-    ``stack_ring`` and ``stack_badges`` (TextLayers of :func:`stack_ring`) spread the drawn
-    POIs of each stack on a ring in pixels around it and show its size, at every zoom.
+    Layers (every one has an ``id`` and is pickable; bottom to top): the context layers
+    (``context_*``), ``stacks`` (ColumnLayer, one column per stack of size >= 2 among the drawn
+    POIs, at the stack's true coordinate, elevation = stack size, its ``doc_id`` the first
+    drawn POI of the stack), ``arcs_<label>`` (ArcLayer from the query point to each of the
+    model's POIs, only when the query has a coordinate), ``gold`` (amber discs),
+    ``model_<label>`` (the model's top k), ``query``, and on top the map's one TextLayer
+    ``labels``: the district names and scale bar of the context, then the rows of
+    :func:`stack_ring`, which spread the drawn POIs of each stack on a ring in pixels around it
+    and show its size on a badge, at every zoom.
     The view is centred on the first located gold POI (else the query, else the POIs) and
     zoomed so every drawn point (the query, the gold and both top-k lists) is in view; it is
-    top-down (tilt with Ctrl + drag to see the columns' heights). The context layers
-    (``context_*``) go first, under everything.
+    top-down (tilt with Ctrl + drag to see the columns' heights).
 
     ``query`` holds ``query_id``, ``text`` and optional ``lat``/``lon``.
     """
@@ -355,11 +328,18 @@ def query_deck(
         *_stacks_layer(pts, extent),
         *_arc_layers(pts, labels, where),
         *_drawn_layers(pts, gold, labels, extent),
-        *_ring_layers(pts),
     ]
     if where is not None:
         layers.append(_query_layer(query, where, extent))
-    return _deck(layers, view, basemap, context=context, datum=datum, height_px=height_px)
+    return _deck(
+        layers,
+        view,
+        basemap,
+        labels=_ring_labels(pts),
+        context=context,
+        datum=datum,
+        height_px=height_px,
+    )
 
 
 def _centre(
