@@ -15,7 +15,7 @@ from analysis.present.pareto import cost_keys, pareto_figure, pareto_points
 from analysis.stats.groups import fold_summary, group_members
 from ui import data, jobs, widgets
 from ui.state import Selection
-from ui.urlstate import url_widget, write_param
+from ui.urlstate import url_toggle, url_widget, write_param
 
 PARETO_HELP = (
     "One point per model: the mean of the metric with its 95% CI (a seed group's resamples "
@@ -43,14 +43,11 @@ def _cost_chart_toggle(keys: list[str]) -> bool:
     """The *Draw the chart* toggle of quality against cost (URL parameter ``costs=1``, default
     off): the chart's code (plotly.js, 4.7 MB that the browser compiles) is then loaded by the
     page that needs it, not by every first visit of Home."""
-    url_widget("home_costs", "costs", lambda raw: raw == "1" or None, False)
-    shown = st.toggle(
-        "Draw the chart", key="home_costs",
-        help=widgets.escape_markdown(f"The models' runs have numbers ({', '.join(keys)}): the "
-                                    "sidebar metric against one of them, with the Pareto front."),
-    )  # fmt: skip
-    write_param("costs", "1" if shown else None)
-    return bool(shown)
+    help_ = widgets.escape_markdown(
+        f"The models' runs have numbers ({', '.join(keys)}): the sidebar metric against one of "
+        "them, with the Pareto front."
+    )
+    return url_toggle("Draw the chart", "home_costs", "costs", help_)
 
 
 def cost_section(sel: Selection, name: str, split: str | None, metrics: list[str]) -> None:

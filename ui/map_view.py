@@ -22,7 +22,7 @@ from analysis.geo.datum import DATUMS
 from analysis.geo.mapdata.context import parse_datum
 from analysis.io.bundle import Bundle, Dataset
 from ui import cards, data
-from ui.urlstate import url_widget, write_param
+from ui.urlstate import url_toggle, url_widget, write_param
 
 LAST_EVENT = "_map_last_event"
 TWIN_HELP = (
@@ -319,10 +319,7 @@ STACK_MAP_HELP = (
 def stack_map_toggle() -> bool:
     """The *Stacks on a map* toggle (URL parameter ``stackmap=1``, default off): whether the
     page draws the dataset's stacks on a map."""
-    url_widget("map_stackmap", "stackmap", lambda raw: raw == "1" or None, False)
-    shown = st.toggle("Stacks on a map", key="map_stackmap", help=STACK_MAP_HELP)
-    write_param("stackmap", "1" if shown else None)
-    return bool(shown)
+    return url_toggle("Stacks on a map", "map_stackmap", "stackmap", STACK_MAP_HELP)
 
 
 def stack_metrics(report: dict[str, Any]) -> None:

@@ -94,3 +94,12 @@ def write_param(name: str, value: str | None) -> None:
     elif st.query_params.get(name) != value:
         st.query_params[name] = value
     _written()[name] = value
+
+
+def url_toggle(label: str, key: str, name: str, help: str) -> bool:
+    """A toggle (widget ``key``, default off) kept in URL parameter ``name`` as ``1`` while on
+    (:func:`url_widget`, then :func:`write_param`); returns whether it is on."""
+    url_widget(key, name, lambda raw: raw == "1" or None, False)
+    shown = st.toggle(label, key=key, help=help)
+    write_param(name, "1" if shown else None)
+    return bool(shown)

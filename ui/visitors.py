@@ -52,7 +52,7 @@ def busy() -> bool:
     global _last_seen_busy
     with _lock:
         alive = [t for t in _running if t.is_alive()]
-        if alive or _running:  # a run that ended since the last look ended about now
+        if _running:  # in progress, or ended since the last look: about now
             _last_seen_busy = time.monotonic()
         _running[:] = alive
         return bool(alive)
