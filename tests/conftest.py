@@ -50,11 +50,13 @@ def _private_table_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: 
     monkeypatch.setenv("RETRIEVAL_DASHBOARD_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def dask_cluster(tmp_path_factory: pytest.TempPathFactory):
     """A local Dask cluster started as a user starts one (``dask scheduler`` and two
     ``dask worker --nthreads 1`` on 127.0.0.1, ports chosen by the system; see
-    :mod:`tests.cluster`), for the whole session; yields the scheduler's address."""
+    :mod:`tests.cluster`), for one test file; yields the scheduler's address. Not for the whole
+    session: an idle cluster's heartbeats and memory monitors take about a tenth of a core, which
+    the rest of the suite needs."""
     from tests.cluster import local_cluster
 
     with local_cluster(tmp_path_factory.mktemp("dask"), workers=2) as address:
