@@ -4,19 +4,37 @@ Tests marked ``real`` read the real benchmark files in ``../shared/real`` beside
 skip when that folder is absent, unless ``REQUIRE_REAL=1`` (set by ``.ci/run``), in which case a
 missing folder is a failure. Tests marked ``e2e`` need Debian's chromium; they skip when it is
 absent unless ``REQUIRE_E2E=1``.
+
+The tests write bytecode as a checkout does (``__pycache__``, ignored by git) even where
+``PYTHONDONTWRITEBYTECODE`` is set, as some sandboxes and CI images do: the two workers would
+otherwise rewrite every test file's asserts from source, and each of the many Python processes
+the suite starts (servers, commands, a Dask cluster) compile this project from source.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 REAL = ROOT.parent / "shared" / "real"
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+#: Debian's headless build of chromium (package ``chromium-headless-shell``, the same source as
+#: ``chromium``; what Playwright itself runs headless), else the full browser
+CHROMIUM = (
+    shutil.which("chromium-headless-shell") or shutil.which("chromium") or "/usr/bin/chromium"
+)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Bytecode is written (see the module's docstring); workers and every process the tests
+    start inherit the environment set here."""
+    del config
+    sys.dont_write_bytecode = False
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 
 def _require(var: str) -> bool:
@@ -35,7 +53,8 @@ def real_dir() -> Path:
 
 @pytest.fixture(scope="session")
 def chromium_path() -> str:
-    """Path of Debian's chromium; skip (or fail under REQUIRE_E2E=1) when absent."""
+    """Path of Debian's chromium (:data:`CHROMIUM`); skip (or fail under REQUIRE_E2E=1) when
+    absent."""
     if not Path(CHROMIUM).exists():
         if _require("REQUIRE_E2E"):
             pytest.fail("REQUIRE_E2E is set but chromium is not installed")

@@ -70,8 +70,11 @@ def test_the_importer_example_is_one_more_import_command(tmp_path) -> None:
 def test_the_page_example_lists_the_queries_no_model_solves(tmp_path, monkeypatch) -> None:
     """The example copied into ``pages/`` of a copy of the app's scripts shows the queries
     where every model's hit@1 is 0, as the command line computes them."""
+    import streamlit as st
     from streamlit.testing.v1 import AppTest
 
+    st.cache_data.clear()  # what an earlier AppTest of this process cached (its data roots)
+    st.cache_resource.clear()
     app = tmp_path / "app"
     (app / "pages").mkdir(parents=True)
     shutil.copy(ROOT / "app.py", app / "app.py")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -15,6 +16,21 @@ from streamlit.testing.v1 import AppTest
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
 TIMEOUT = 60
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _components_scanned_once() -> Iterator[None]:
+    """Each new AppTest's first run looks for installed Streamlit components by reading the
+    metadata of every installed distribution (about 0.1 s, and this folder makes some 400
+    AppTests). The installed packages do not change during a run, so the scan is done once
+    per process and its result given to every AppTest."""
+    from streamlit.components.v2 import manifest_scanner
+
+    scan = manifest_scanner.scan_component_manifests
+    found = scan()
+    manifest_scanner.scan_component_manifests = lambda max_workers=None: list(found)
+    yield
+    manifest_scanner.scan_component_manifests = scan
 
 
 @pytest.fixture(autouse=True)

@@ -8,6 +8,7 @@ is shown once; the export control renders a figure for a paper."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -17,14 +18,20 @@ from tests.app.conftest import export_button, make_wide_bundle, no_exception, op
 ROOTS_ENV = "RETRIEVAL_DASHBOARD_DATA_ROOTS"
 
 
+@pytest.fixture(scope="module")
+def _prime_roots(real_dir, tmp_path_factory) -> Path:
+    """The data root of :func:`prime`, imported once for this file (the tests only read it)."""
+    roots = tmp_path_factory.mktemp("prime") / "roots"
+    import_stark(real_dir / "stark" / "prime", roots / "prime")
+    return roots
+
+
 @pytest.fixture
-def prime(real_dir, tmp_path, monkeypatch):
+def prime(_prime_roots, monkeypatch) -> Path:
     """STaRK-Prime as imported from the real folder: synthesized queries without a run, the
     human-generated ones with ada-002 (a rank-only ``pred_rank`` run), no ``--skb``."""
-    roots = tmp_path / "roots"
-    import_stark(real_dir / "stark" / "prime", roots / "prime")
-    monkeypatch.setenv(ROOTS_ENV, str(roots))
-    return roots
+    monkeypatch.setenv(ROOTS_ENV, str(_prime_roots))
+    return _prime_roots
 
 
 def _infos(at) -> str:

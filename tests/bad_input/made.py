@@ -213,7 +213,13 @@ def run_analysis(
         timeout=timeout,
         check=False,
         preexec_fn=limits(recipe),
-        env={**os.environ, "RETRIEVAL_DASHBOARD_NOTES_DIR": str(tmp / "notes")},
+        env={
+            **os.environ,
+            "RETRIEVAL_DASHBOARD_NOTES_DIR": str(tmp / "notes"),
+            # under a file size limit a bytecode file would be cut short, and every later
+            # process importing that module would fail on it
+            "PYTHONDONTWRITEBYTECODE": "1",
+        },
     )
 
 

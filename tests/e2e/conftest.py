@@ -235,12 +235,22 @@ def browser(chromium_path: str):
         b.close()
 
 
-@pytest.fixture
-def page(browser):
+@pytest.fixture(scope="module")
+def _module_context(browser):
+    """One browser context for a test file's :func:`page` s, as one person's browser opens
+    many tabs: its cache keeps the app's scripts (and their compiled code) from one page to
+    the next. Each page is still a session of its own (Streamlit's sessions are per tab)."""
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
-    p = context.new_page()
-    yield p
+    yield context
     context.close()
+
+
+@pytest.fixture
+def page(_module_context):
+    """A new tab (1400 x 1000) in the file's browser context, closed after the test."""
+    p = _module_context.new_page()
+    yield p
+    p.close()
 
 
 def wait_ready(page, timeout: float = WAIT_MS) -> None:
