@@ -26,7 +26,7 @@ from analysis.stats.groups import (
     two_level_ci,
 )
 from analysis.stats.perquery import per_query_table, slice_columns
-from tests.helpers import run_cli
+from tests.helpers import run_main
 
 N_QUERIES = 40
 
@@ -173,7 +173,7 @@ def test_evaluate_bundle_writes_the_group_rows(tmp_path: Path) -> None:
     the fold column and the seed spread, as in the app's table."""
     root = make_group_bundle(tmp_path / "b", SEEDS + FOLDS)
     out = tmp_path / "pq.csv"
-    done = run_cli("evaluate", "--bundle", root, "--dataset", "web", "--out", out)
+    done = run_main("evaluate", "--bundle", root, "--dataset", "web", "--out", out)
     assert done.returncode == 0, done.stderr
     written = pd.read_csv(out, dtype={"query_id": str, "fold": str})
     assert list(written.columns) == ["model", "query_id", "hit@1", "mrr", "fold", "hit@1_seed_sd",
@@ -261,7 +261,7 @@ def test_compare_tests_seed_means_against_scipy(tmp_path: Path) -> None:
     root = make_group_bundle(tmp_path, SEEDS)
     runs = root / "web" / "runs"
     out = tmp_path / "cmp.json"
-    done = run_cli(
+    done = run_main(
         "compare", "--qrels", root / "web" / "qrels.txt", "--run", f"base={runs / 'bm25.run'}",
         *[x for s in ("s1", "s2", "s3") for x in ("--run", f"{s}={runs / (s + '.run')}")],
         "--group", "dense=s1,s2,s3", "--metrics", "mrr,hit@1", "--out", out,
@@ -296,7 +296,7 @@ def test_compare_group_errors_are_one_line(tmp_path: Path) -> None:
             "--run", f"b={runs / 's2.run'}"]  # fmt: skip
     for group, message in (("x=a", "2+ runs"), ("x=a,zz", "no run named 'zz'"),
                            ("a=a,b", "already taken")):  # fmt: skip
-        done = run_cli(*base, "--group", group)
+        done = run_main(*base, "--group", group)
         assert done.returncode == 2
         assert message in done.stderr
         assert done.stderr.count("\n") == 1
@@ -366,7 +366,7 @@ def test_adhoc_bundles_carry_groups_and_metadata(tmp_path: Path) -> None:
     assert spec.groups["dense"].members == ("s1", "s2")
     assert (spec.groups["cv"].folds, spec.groups["cv"].members) == (("even", "odd"), ("f1", "f2"))
     assert spec.run_metadata == {"bm25": {"latency_ms": 2.0}, "dense": {"cost": 0.5}}
-    done = run_cli(
+    done = run_main(
         "bundle", "--run", f"a={runs['s1']}", "--run", f"b={runs['s2']}", "--run",
         f"f1={runs['f1']}", "--run", f"f2={runs['f2']}", "--qrels", root / "web" / "qrels.txt",
         "--group", "ab=a,b", "--folds", "cv=f1,f2", "--out", tmp_path / "cli",
@@ -375,7 +375,7 @@ def test_adhoc_bundles_carry_groups_and_metadata(tmp_path: Path) -> None:
     written = read_manifest(tmp_path / "cli").datasets["adhoc"]
     assert written.groups["ab"].members == ("a", "b")
     assert (written.groups["cv"].kind, written.groups["cv"].folds) == ("folds", ("f1", "f2"))
-    bad = run_cli("bundle", "--run", f"a={runs['s1']}", "--qrels", root / "web" / "qrels.txt",
+    bad = run_main("bundle", "--run", f"a={runs['s1']}", "--qrels", root / "web" / "qrels.txt",
                   "--group", "ab=a,zz", "--out", tmp_path / "bad")  # fmt: skip
     assert bad.returncode == 2
     assert "'zz' not a run of the dataset" in bad.stderr
@@ -426,7 +426,7 @@ def test_seed_means_and_per_query_rows_equal_pytrec_eval(tmp_path: Path) -> None
     for i, run in enumerate(seeds):
         runs += ["--run", f"s{i}={_write_trec(run, tmp_path / f's{i}.run')}"]
     out, per = tmp_path / "cmp.json", tmp_path / "per.csv"
-    done = run_cli(
+    done = run_main(
         "compare", "--qrels", qrels_path, *runs, "--group", "dense=s0,s1,s2",
         "--metrics", ",".join(PYTREC_KEYS), "--out", out, "--per-query", per,
     )  # fmt: skip
@@ -508,7 +508,7 @@ def test_compare_pools_a_fold_group_and_tests_it_on_every_query(tmp_path: Path) 
     for fold, run in parts.items():
         runs += ["--run", f"{fold}={_write_trec(run, tmp_path / f'{fold}.run')}"]
     out, per = tmp_path / "cmp.json", tmp_path / "per.csv"
-    done = run_cli(
+    done = run_main(
         "compare", "--qrels", qrels_path, *runs, "--folds", "ltr=f1,f2",
         "--metrics", ",".join(PYTREC_KEYS), "--out", out, "--per-query", per,
     )  # fmt: skip
@@ -529,14 +529,14 @@ def test_compare_pools_a_fold_group_and_tests_it_on_every_query(tmp_path: Path) 
     np.testing.assert_allclose(library["p_t"], [r["p_t"] for r in rows], rtol=1e-12)
     # a query answered by two folds' runs, a run in two groups
     _write_trec(model, tmp_path / "f2.run")
-    bad = run_cli("compare", "--qrels", qrels_path, *runs, "--folds", "ltr=f1,f2")
+    bad = run_main("compare", "--qrels", qrels_path, *runs, "--folds", "ltr=f1,f2")
     assert bad.returncode == 2
     assert re.search(r"f2\.run: fold group 'ltr': query 'q\d+' is also answered by .*f1\.run",
                      bad.stderr)  # fmt: skip
     assert bad.stderr.count("\n") == 1
     with pytest.raises(ValueError, match="answered by the runs of folds 'f1' and 'f2'"):
         analysis.compare({"bm25": base, "ltr": {"f1": parts["f1"], "f2": model}}, qrels)
-    both = run_cli("compare", "--qrels", qrels_path, *runs, "--group", "g=bm25,f1",
+    both = run_main("compare", "--qrels", qrels_path, *runs, "--group", "g=bm25,f1",
                    "--folds", "ltr=f1,f2")  # fmt: skip
     assert both.returncode == 2
     assert "run 'f1' is already in group 'g'" in both.stderr
