@@ -18,7 +18,7 @@ from analysis.io.annotations_csv import ImportProblems, import_annotations_csv
 from analysis.stats.coverage import coverage_summary
 from tests.bad_input.corpus import HERE
 from tests.bad_input.made import run_analysis
-from tests.helpers import run_cli
+from tests.helpers import run_main
 
 OK = HERE / "bundle" / "ok"
 NOTES = HERE / "notes"
@@ -29,7 +29,7 @@ def _store(tmp_path: Path) -> AnnotationStore:
 
 
 def _import(tmp_path: Path, csv: Path, *extra: str):
-    return run_cli("notes", "import", "--bundle", OK, "--dataset", "web", "--csv", csv,
+    return run_main("notes", "import", "--bundle", OK, "--dataset", "web", "--csv", csv,
                    "--author", "Ana", "--notes-dir", tmp_path / "notes", *extra)  # fmt: skip
 
 
@@ -62,14 +62,14 @@ def test_the_export_loads_back_as_it_was(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert "1 tag(s), 1 note(s), 2 judgement(s) imported into web" in proc.stdout
     first = tmp_path / "first.csv"
-    proc = run_cli("notes", "--bundle", OK, "--notes-dir", tmp_path / "notes", "--csv", first)
+    proc = run_main("notes", "--bundle", OK, "--notes-dir", tmp_path / "notes", "--csv", first)
     assert proc.returncode == 0, proc.stderr
     again = tmp_path / "again"
-    proc = run_cli("notes", "import", "--bundle", OK, "--dataset", "web", "--csv", first,
+    proc = run_main("notes", "import", "--bundle", OK, "--dataset", "web", "--csv", first,
                    "--author", "Ana", "--notes-dir", again)  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     second = tmp_path / "second.csv"
-    proc = run_cli("notes", "--bundle", OK, "--notes-dir", again, "--csv", second)
+    proc = run_main("notes", "--bundle", OK, "--notes-dir", again, "--csv", second)
     assert proc.returncode == 0, proc.stderr
     columns = ["kind", "dataset", "query_id", "doc_id", "value", "author"]
     read = {"keep_default_na": False, "dtype": str}
@@ -187,7 +187,7 @@ def test_the_library_reports_the_problems_and_an_overlong_author(tmp_path: Path)
 def test_a_notes_dir_inside_the_bundle_names_the_flag(tmp_path: Path) -> None:
     bundle = tmp_path / "ok"
     shutil.copytree(OK, bundle)
-    proc = run_cli("notes", "import", "--bundle", bundle, "--dataset", "web",
+    proc = run_main("notes", "import", "--bundle", bundle, "--dataset", "web",
                    "--csv", NOTES / "export_ok.csv", "--author", "Ana",
                    "--notes-dir", bundle / "notes")  # fmt: skip
     assert proc.returncode == 2
@@ -200,7 +200,7 @@ def test_coverage_writes_the_pages_table_with_the_reviewers_judgements(tmp_path:
     notes = tmp_path / "notes"
     assert _import(tmp_path, NOTES / "judgements_only_ok.csv").returncode == 0
     out = tmp_path / "coverage.csv"
-    proc = run_cli("coverage", "--bundle", OK, "--dataset", "web", "--k", "2",
+    proc = run_main("coverage", "--bundle", OK, "--dataset", "web", "--k", "2",
                    "--notes-dir", notes, "--out", out)  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     assert "2 reviewer judgement(s)" in proc.stdout
@@ -225,7 +225,7 @@ def test_coverage_bad_arguments_are_one_line(args, message, tmp_path: Path) -> N
     base = {"--dataset": "web", "--k": "10"}
     base.update(dict(zip(args[::2], args[1::2], strict=True)))
     flat = [x for kv in base.items() for x in kv]
-    proc = run_cli("coverage", "--bundle", OK, *flat, "--notes-dir", tmp_path / "n",
+    proc = run_main("coverage", "--bundle", OK, *flat, "--notes-dir", tmp_path / "n",
                    "--out", tmp_path / "c.csv")  # fmt: skip
     assert proc.returncode == 2
     assert proc.stderr == message + "\n"
