@@ -452,7 +452,7 @@ def test_report_shows_the_user_measure_and_every_card(plugin, tmp_path: Path) ->
     path, _ = plugin
     bundle = _toy_bundle(tmp_path / "bundle")
     out = tmp_path / "report.html"
-    proc = run_cli("report", "--bundle", bundle, "--plugin", path, "--out", out)
+    proc = run_main("report", "--bundle", bundle, "--plugin", path, "--out", out)
     assert proc.returncode == 0, proc.stderr
     page = out.read_text()
     assert '<section id="metrics">' in page
@@ -461,6 +461,7 @@ def test_report_shows_the_user_measure_and_every_card(plugin, tmp_path: Path) ->
     assert 'id="block-metric-mrr"' in page
     assert "Formula: relevant documents in the top k / |R|" in page  # the user's own words
     assert "trec_eval: recip_rank" in page
+    # without --plugin, in a process of its own (the fixture has loaded the plugin in this one)
     missing = run_cli("report", "--bundle", bundle, "--out", tmp_path / "r2.html")
     assert missing.returncode == 2
     assert "unknown metric 'found@10'" in missing.stderr
