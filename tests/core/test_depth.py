@@ -17,7 +17,7 @@ from analysis.core import engines
 from analysis.core.metrics import evaluate_arrays, evaluate_run, qrels_arrays, run_arrays
 from analysis.io.stark import read_stark_eval, read_stark_qa
 from analysis.stats.perquery import per_query_table
-from tests.helpers import run_cli
+from tests.helpers import run_main
 
 N_QUERIES, DEPTH = 30, 20
 
@@ -167,7 +167,7 @@ def _write(tmp_path: Path) -> tuple[Path, Path]:
 def test_cli_evaluate_validate_and_compare_print_the_depth_warnings(tmp_path: Path) -> None:
     run_file, qrels_file = _write(tmp_path)
     out = tmp_path / "pq.csv"
-    done = run_cli("evaluate", "--run", run_file, "--qrels", qrels_file, "--metrics",
+    done = run_main("evaluate", "--run", run_file, "--qrels", qrels_file, "--metrics",
                    "hit@1,recall@50,mrr", "--diagnostics", "--out", out)  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "warning: recall@50 reads ranks up to 50 but the run saved 20 < 50" in done.stdout
@@ -181,9 +181,9 @@ def test_cli_evaluate_validate_and_compare_print_the_depth_warnings(tmp_path: Pa
     assert bool(table.loc["10", "gold_beyond_depth"])
     assert table.loc["99", "saved_depth"] == 0
     assert not table.loc["99", "gold_beyond_depth"]
-    done = run_cli("validate", "--run", run_file, "--qrels", qrels_file, "--metrics", "recall@50")
+    done = run_main("validate", "--run", run_file, "--qrels", qrels_file, "--metrics", "recall@50")
     assert "recall@50 reads ranks up to 50" in done.stdout
-    done = run_cli("compare", "--qrels", qrels_file, "--run", run_file, "--run", run_file,
+    done = run_main("compare", "--qrels", qrels_file, "--run", run_file, "--run", run_file,
                    "--metrics", "mrr", "--resamples", "10")  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "depth20#1: warning: mrr reads the whole ranking" in done.stdout
@@ -192,8 +192,8 @@ def test_cli_evaluate_validate_and_compare_print_the_depth_warnings(tmp_path: Pa
 def test_cli_duckdb_engine_prints_the_same_depth_warnings(tmp_path: Path) -> None:
     run_file, qrels_file = _write(tmp_path)
     args = ["evaluate", "--run", run_file, "--qrels", qrels_file, "--metrics", "recall@50,mrr"]
-    memory = run_cli(*args, "--engine", "memory", "--out", tmp_path / "a.csv")
-    duck = run_cli(*args, "--engine", "duckdb", "--out", tmp_path / "b.csv")
+    memory = run_main(*args, "--engine", "memory", "--out", tmp_path / "a.csv")
+    duck = run_main(*args, "--engine", "duckdb", "--out", tmp_path / "b.csv")
     assert duck.returncode == 0, duck.stderr
     assert memory.stdout == duck.stdout
     assert (tmp_path / "a.csv").read_bytes() == (tmp_path / "b.csv").read_bytes()
