@@ -13,7 +13,7 @@ import pytest
 
 from analysis.io.amended import qrels_trec_text
 from analysis.io.trec import read_trec_qrels, trec_safe, trec_unsafe
-from tests.helpers import run_cli
+from tests.helpers import run_main
 
 SPACES = [chr(c) for c in range(sys.maxunicode + 1) if chr(c).isspace()]
 OTHERS = ["#", "\x00", "\x01", "\x7f", "é", "猫", "\u200b", "'", '"', ","]
@@ -69,17 +69,17 @@ def test_a_no_break_space_round_trips_run_notes_amended_qrels_evaluate(tmp_path:
     bundle = _bundle(tmp_path / "bundle")
     notes = tmp_path / "notes"
     strict = tmp_path / "strict.txt"
-    proc = run_cli("notes", "--bundle", bundle, "--dataset", "web", "--notes-dir", notes,
+    proc = run_main("notes", "--bundle", bundle, "--dataset", "web", "--notes-dir", notes,
                    "--qrels", strict)  # fmt: skip
     assert proc.returncode == 0, proc.stderr  # no judgement yet: the strict qrels, as read
     assert strict.read_text(encoding="utf-8") == "q1 0 d1 1\nq2 0 d\u00a02 1\n"
     judged = tmp_path / "judged.csv"
     judged.write_text("kind,query_id,doc_id,value\njudgement,q1,d\u00a07,1\n", encoding="utf-8")
-    proc = run_cli("notes", "import", "--bundle", bundle, "--dataset", "web", "--csv", judged,
+    proc = run_main("notes", "import", "--bundle", bundle, "--dataset", "web", "--csv", judged,
                    "--author", "reviewer", "--notes-dir", notes)  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     amended = tmp_path / "amended.txt"
-    proc = run_cli("notes", "--bundle", bundle, "--dataset", "web", "--notes-dir", notes,
+    proc = run_main("notes", "--bundle", bundle, "--dataset", "web", "--notes-dir", notes,
                    "--qrels", amended)  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     assert "q1 0 d\u00a07 1\n" in amended.read_text(encoding="utf-8")
@@ -87,7 +87,7 @@ def test_a_no_break_space_round_trips_run_notes_amended_qrels_evaluate(tmp_path:
     scores = {}
     for name, qrels in (("strict", strict), ("amended", amended)):
         out = tmp_path / f"{name}.csv"
-        proc = run_cli("evaluate", "--run", run, "--qrels", qrels, "--metrics", "hit@1",
+        proc = run_main("evaluate", "--run", run, "--qrels", qrels, "--metrics", "hit@1",
                        "--out", out)  # fmt: skip
         assert proc.returncode == 0, proc.stderr
         scores[name] = pd.read_csv(out, dtype={"query_id": str}).set_index("query_id")["hit@1"]
