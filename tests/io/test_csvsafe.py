@@ -18,7 +18,7 @@ from analysis.io.csvsafe import neutralize, neutralize_arrow, neutralize_frame
 from analysis.io.csvsafe import read_csv as read_our_csv
 from analysis.present.export import to_csv
 from tests import hostile
-from tests.helpers import run_cli
+from tests.helpers import run_main
 
 FORMULAS = ["=1+2", "@SUM(A1:A2)", "+1-2", "-2+3", "\t=1+2", "\r=1+2", '=HYPERLINK("x")']
 KEPT = ["-1", "+3", "-0.5", "1e5", "q1", "", "a=b", "'quoted", "名前"]
@@ -90,7 +90,7 @@ def test_notes_export_opened_as_text_has_no_formula_and_reads_back(
 ) -> None:
     bundle, notes = annotated
     out = tmp_path / "notes.csv"
-    done = run_cli("notes", "--bundle", bundle, "--notes-dir", notes, "--csv", out)
+    done = run_main("notes", "--bundle", bundle, "--notes-dir", notes, "--csv", out)
     assert done.returncode == 0, done.stderr
     text = out.read_text(encoding="utf-8")
     assert "\0" not in text
@@ -116,7 +116,7 @@ def test_evaluate_and_compare_csv_neutralize_ids(tmp_path: Path) -> None:
     run_a.write_text("=1+2 Q0 d1 1 2.0 a\n-1 Q0 d9 1 1.0 a\n@x Q0 d3 1 1.0 a\n")
     run_b.write_text("=1+2 Q0 d9 1 2.0 b\n-1 Q0 d2 1 1.0 b\n@x Q0 d3 1 1.0 b\n")
     out = tmp_path / "pq.csv"
-    done = run_cli("evaluate", "--run", run_a, "--qrels", qrels, "--metrics", "mrr", "--out", out)
+    done = run_main("evaluate", "--run", run_a, "--qrels", qrels, "--metrics", "mrr", "--out", out)
     assert done.returncode == 0, done.stderr
     text = out.read_text()
     assert _formula_cells(text) == ["-1"]  # a plain number stays a number
@@ -124,7 +124,7 @@ def test_evaluate_and_compare_csv_neutralize_ids(tmp_path: Path) -> None:
     assert back["query_id"].tolist() == ["=1+2", "-1", "@x"]
     assert back["mrr"].tolist() == ["1", "0", "1"]
     cmp_out = tmp_path / "cmp.csv"
-    done = run_cli("compare", "--qrels", qrels, "--run", run_a, "--run", run_b,
+    done = run_main("compare", "--qrels", qrels, "--run", run_a, "--run", run_b,
                    "--metrics", "mrr", "--resamples", "100", "--out", cmp_out)  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert [c for c in _formula_cells(cmp_out.read_text()) if not _number(c)] == []
@@ -141,7 +141,7 @@ def _number(text: str) -> bool:
 def test_evaluate_bundle_csv_neutralizes_models_and_ids(tmp_path: Path) -> None:
     bundle = hostile.make_hostile_bundle(tmp_path / "h")
     out = tmp_path / "pq.csv"
-    done = run_cli("evaluate", "--bundle", bundle, "--dataset", hostile.DATASET,
+    done = run_main("evaluate", "--bundle", bundle, "--dataset", hostile.DATASET,
                    "--split", "all", "--out", out)  # fmt: skip
     assert done.returncode == 0, done.stderr
     text = out.read_text()
