@@ -13,7 +13,7 @@ from analysis.io import load_qrels, load_run
 from analysis.io.adhoc import AdhocInputs, keyed_adhoc_bundle, run_argument, save_bundle
 from analysis.io.bundle import load_dataset, load_model_run, read_manifest
 from analysis.stats.perquery import per_query_table
-from tests.helpers import ROOT, run_cli
+from tests.helpers import ROOT, run_main
 from tests.io.loaders.ranx_shaped import Run
 
 DEMO = ROOT / "data" / "demo" / "stark-mag"
@@ -299,7 +299,7 @@ def test_run_argument() -> None:
 
 def test_bundle_command(trec, tmp_path) -> None:
     out = tmp_path / "shared"
-    done = run_cli(
+    done = run_main(
         "bundle",
         "--run",
         f"bm25={trec['bm25']}",
@@ -322,17 +322,17 @@ def test_bundle_command(trec, tmp_path) -> None:
     spec = read_manifest(out).datasets["mag"]
     assert list(spec.runs) == ["bm25", "char-ngram-tfidf"]
     assert "query_type" in load_dataset(spec).queries.columns
-    evaluated = run_cli(
+    evaluated = run_main(
         "evaluate", "--bundle", out, "--dataset", "mag", "--out", tmp_path / "pq.csv"
     )
     assert evaluated.returncode == 0, evaluated.stderr
     bad = tmp_path / "bad.txt"
     bad.write_text("q1 0 d1 1\nq1 0 d2 1.5\n")
-    failed = run_cli("bundle", "--run", trec["bm25"], "--qrels", bad, "--out", tmp_path / "never")
+    failed = run_main("bundle", "--run", trec["bm25"], "--qrels", bad, "--out", tmp_path / "never")
     assert failed.returncode == 2
     assert failed.stderr == f"error: {bad}:2: relevance '1.5' is not an integer\n"
     assert not (tmp_path / "never").exists()
-    inside = run_cli(
+    inside = run_main(
         "bundle", "--run", trec["bm25"], "--qrels", trec["qrels"], "--out", trec["qrels"].parent
     )
     assert inside.returncode == 2
