@@ -16,13 +16,12 @@ from analysis.core.metrics import evaluate_run
 from analysis.io import load_run
 from analysis.io.bundle import load_dataset, load_model_run, read_manifest
 from analysis.stats.perquery import per_query_table
-from tests.helpers import run_cli
+from tests.helpers import run_main
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return run_cli(*args, timeout=120)
+_cli = run_main
 
 
 def _write_collection(folder: Path, seed: int = 0) -> tuple[Path, Path, list[str]]:
