@@ -13,7 +13,7 @@ from analysis.present.diffsummary import KINDS, Outcome, diff_sentences, diff_te
 from analysis.present.report.document import _query_html
 from analysis.present.report.model import QueryView
 from analysis.stats.rankdiff import Place, poi_places, rank_diff
-from tests.helpers import run_cli
+from tests.helpers import run_main
 
 
 def _run(docs: list[str], scores: list[float] | None = None, qid: str = "q1") -> pd.DataFrame:
@@ -156,7 +156,9 @@ def test_compare_per_query_writes_the_summaries(tmp_path: Path) -> None:
     (tmp_path / "b.run").write_text("q1 Q0 g1 1 3 b\nq1 Q0 n1 2 2 b\nq2 Q0 x 1 5 b\n")
     per = tmp_path / "per.csv"
     runs = ["--run", f"A={tmp_path / 'a.run'}", "--run", f"B={tmp_path / 'b.run'}"]
-    done = run_cli("compare", "--qrels", qrels, *runs, "--metrics", "mrr,hit@1", "--per-query", per)
+    done = run_main(
+        "compare", "--qrels", qrels, *runs, "--metrics", "mrr,hit@1", "--per-query", per
+    )
     assert done.returncode == 0, done.stderr
     rows = pd.read_csv(per, dtype={"query_id": str})
     assert list(rows.columns) == ["query_id", "metric", "a", "b", "value_a", "value_b", "delta",
@@ -176,7 +178,7 @@ def test_per_query_refuses_an_unknown_format(tmp_path: Path, suffix: str) -> Non
     qrels = tmp_path / "qrels.txt"
     qrels.write_text("q1 0 g1 1\n")
     (tmp_path / "a.run").write_text("q1 Q0 g1 1 3 a\n")
-    done = run_cli("compare", "--qrels", qrels, "--run", tmp_path / "a.run", "--run",
+    done = run_main("compare", "--qrels", qrels, "--run", tmp_path / "a.run", "--run",
                    f"b={tmp_path / 'a.run'}", "--per-query", tmp_path / f"per{suffix}")  # fmt: skip
     assert done.returncode == 2
     assert "unknown output format" in done.stderr
