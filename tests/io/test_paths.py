@@ -20,7 +20,7 @@ from analysis.io.spatial import load_pois
 from analysis.io.summaries import nearby_summaries
 from tests.bad_input.corpus import GOOD, HERE
 from tests.bad_input.made import make
-from tests.helpers import run_cli
+from tests.helpers import run_main
 
 BAD = ("symlink_loop", "long_name", "file_as_folder")
 WORDS = {
@@ -128,6 +128,6 @@ def test_a_stray_link_loop_beside_the_runs_is_no_summary(tmp_path: Path) -> None
     loop = tmp_path / "ok" / "web" / "x.metrics.json"
     loop.symlink_to(loop)
     assert nearby_summaries(runs / "bm25.run", exclude=runs / "bm25.metrics.json") == []
-    proc = run_cli("validate", "--bundle", tmp_path / "ok")
+    proc = run_main("validate", "--bundle", tmp_path / "ok")
     assert proc.returncode == 0, proc.stderr
     assert "symlink loop" not in proc.stderr
