@@ -1,4 +1,5 @@
-"""Tests for ``python -m analysis evaluate|validate`` run as a subprocess from the repo root."""
+"""Tests for ``python -m analysis evaluate|validate`` from the repo root (the commands through
+:func:`analysis.cli.main`), and what its process entry points set up in a fresh interpreter."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import pytest
 from analysis.cli._heap import glibc
 from analysis.core.metrics import evaluate
 from analysis.io import load_qrels, load_run
-from tests.helpers import run_cli
+from tests.helpers import run_main
 
 RUN = """\
 # a comment line
@@ -39,8 +40,7 @@ ROOT = Path(__file__).resolve().parents[2]
 STARK_EVAL = 'idx,query_id,pred_rank,hit@1\n0,0,"[7, 3, 5]",1.0\n1,1,"[1, 2, 9]",0.0\n'
 
 
-def _cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return run_cli(*args, timeout=120)
+_cli = run_main
 
 
 def _digest(paths: list[Path]) -> dict[Path, str]:
