@@ -15,9 +15,9 @@ from scipy import stats as sps
 
 import analysis
 from analysis.stats.runs import COLUMNS, compare_per_query, significance_letters
-from tests.helpers import pytrec_dicts, random_collection, run_cli
+from tests.helpers import pytrec_dicts, random_collection, run_main
 
-_cli = run_cli
+_cli = run_main
 
 
 def _write_trec(run: pd.DataFrame, path: Path) -> None:
