@@ -5,8 +5,6 @@ summary on known numbers, escaping of names from files, and errors."""
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -19,6 +17,7 @@ from analysis.present import report
 from analysis.present.palette import FONT_FAMILY, MODEL_COLOURS
 from analysis.stats import holm
 from analysis.stats.perquery import per_query_table
+from tests.helpers import run_main
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "data" / "demo"
@@ -100,15 +99,13 @@ def demo_html(demo_content) -> str:
 
 def _evaluate(dataset: str, model: str, metrics: list[str]) -> dict[str, float]:
     """Means printed by ``python -m analysis evaluate`` (4 decimals)."""
-    proc = subprocess.run(
-        [
-            sys.executable, "-m", "analysis", "evaluate",
-            "--run", str(DEMO / dataset / "runs" / f"{model}.parquet"),
-            "--qrels", str(DEMO / dataset / "qrels.parquet"),
-            "--metrics", ",".join(metrics),
-        ],
-        capture_output=True, text=True, cwd=ROOT, check=True,
+    proc = run_main(
+        "evaluate",
+        "--run", DEMO / dataset / "runs" / f"{model}.parquet",
+        "--qrels", DEMO / dataset / "qrels.parquet",
+        "--metrics", ",".join(metrics),
     )  # fmt: skip
+    proc.check_returncode()
     means = {}
     for line in proc.stdout.splitlines():
         parts = line.split()
@@ -212,24 +209,17 @@ def test_demo_leaderboard_means_equal_the_cli_evaluate(demo_html):
 
 def test_cli_report_command(tmp_path):
     out = tmp_path / "r.html"
-    proc = subprocess.run(
-        [
-            sys.executable, "-m", "analysis", "report", "--bundle", str(DEMO),
-            "--datasets", "geo-glue", "--a", "bm25-distance-fusion", "--b", "bm25",
-            "--out", str(out),
-        ],
-        capture_output=True, text=True, cwd=ROOT, timeout=600,
+    proc = run_main(
+        "report", "--bundle", DEMO,
+        "--datasets", "geo-glue", "--a", "bm25-distance-fusion", "--b", "bm25",
+        "--out", out,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     text = out.read_text(encoding="utf-8")
     assert "Models: A = bm25-distance-fusion, B = bm25." in text
     assert "Slices of geo-glue" in text
     assert "stark-amazon" not in text
-    bad = subprocess.run(
-        [sys.executable, "-m", "analysis", "report", "--bundle", str(DEMO),
-         "--datasets", "nope", "--out", str(tmp_path / "x.html")],
-        capture_output=True, text=True, cwd=ROOT,
-    )  # fmt: skip
+    bad = run_main("report", "--bundle", DEMO, "--datasets", "nope", "--out", tmp_path / "x.html")
     assert bad.returncode == 2
     assert bad.stderr.startswith("error: --datasets: unknown dataset(s) nope")
     assert len(bad.stderr.strip().splitlines()) == 1
