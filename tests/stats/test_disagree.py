@@ -4,8 +4,6 @@ straightforward implementations written here from the papers' definitions."""
 from __future__ import annotations
 
 import math
-import subprocess
-import sys
 
 import numpy as np
 import pandas as pd
@@ -19,6 +17,7 @@ from analysis.stats.disagree import (
     rbo_ext,
     tau_ap,
 )
+from tests.helpers import run_main
 
 
 def _matrix(lists: list[list[int]], k: int) -> np.ndarray:
@@ -170,8 +169,8 @@ def test_cli_writes_the_table_and_rejects_bad_input(tmp_path):
     a, b, out = tmp_path / "a.run", tmp_path / "b.run", tmp_path / "out.csv"
     a.write_text("1 Q0 x 1 3.0 A\n1 Q0 y 2 2.0 A\n2 Q0 x 1 1.0 A\n")
     b.write_text("1 Q0 y 1 3.0 B\n1 Q0 x 2 2.0 B\n2 Q0 z 1 1.0 B\n")
-    cmd = [sys.executable, "-m", "analysis", "disagree", "--run", str(a), "--run", str(b)]
-    done = subprocess.run([*cmd, "--k", "5", "--out", str(out)], capture_output=True, text=True)
+    cmd = ["disagree", "--run", str(a), "--run", str(b)]
+    done = run_main(*cmd, "--k", "5", "--out", str(out))
     assert done.returncode == 0, done.stderr
     table = pd.read_csv(out, dtype={"query_id": str})
     assert list(table.columns) == ["query_id", "jaccard@5", "rbo", "tau_ap"]
@@ -181,18 +180,16 @@ def test_cli_writes_the_table_and_rejects_bad_input(tmp_path):
     bad = tmp_path / "bad.run"
     bad.write_text("1 Q0 x 1 nan A\n")
     out2 = tmp_path / "out2.csv"
-    done = subprocess.run(
-        [*cmd[:-2], str(a), "--run", str(bad), "--out", str(out2)], capture_output=True, text=True
-    )
+    done = run_main(*cmd[:-2], str(a), "--run", str(bad), "--out", str(out2))
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1
     assert done.stderr.startswith("error: ")
     assert "Traceback" not in done.stderr
     assert not out2.exists()
-    one = subprocess.run([*cmd[:-2], str(a), "--out", str(out2)], capture_output=True, text=True)
+    one = run_main(*cmd[:-2], str(a), "--out", str(out2))
     assert one.returncode == 2
     assert one.stderr.startswith("error: ")
-    badp = subprocess.run([*cmd, "--p", "1.5", "--out", str(out2)], capture_output=True, text=True)
+    badp = run_main(*cmd, "--p", "1.5", "--out", str(out2))
     assert badp.returncode == 2
     assert "--p" in badp.stderr
 
