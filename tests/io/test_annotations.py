@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import csv
 import io
-import os
 import sqlite3
 import subprocess
 import sys
@@ -31,6 +30,7 @@ from analysis.io.annotations import (
 from analysis.io.bundle import load_dataset, read_manifest
 from analysis.io.trec import read_trec_qrels
 from analysis.stats.coverage import strict_and_amended
+from tests.helpers import run_main
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -421,13 +421,12 @@ def test_notes_command_exports_annotations_and_amended_qrels(tmp_path):
     s.set_judgement("stark-mag", "5", "zz-new", 1, author="ann")
     s.add_tag("stark-mag", "5", "label error", author="bob")
     s.set_note("geo-glue", "1", "other dataset", author="bob")
-    env = {**os.environ, NOTES_ENV: str(notes)}
+    env = {NOTES_ENV: str(notes)}
     csv_out, qrels_out = tmp_path / "notes.csv", tmp_path / "amended.qrels"
-    cmd = [sys.executable, "-m", "analysis", "notes", "--bundle", str(bundle)]
-    done = subprocess.run(
-        [*cmd, "--dataset", "stark-mag", "--csv", str(csv_out), "--qrels", str(qrels_out)],
-        capture_output=True, text=True, env=env, cwd=ROOT,
-    )  # fmt: skip
+    cmd = ["notes", "--bundle", str(bundle)]
+    done = run_main(
+        *cmd, "--dataset", "stark-mag", "--csv", str(csv_out), "--qrels", str(qrels_out), env=env
+    )
     assert done.returncode == 0, done.stderr
     rows = list(csv.DictReader(io.StringIO(csv_out.read_text(encoding="utf-8"))))
     assert [(r["kind"], r["author"]) for r in rows] == [("tag", "bob"), ("judgement", "ann")]
@@ -436,10 +435,7 @@ def test_notes_command_exports_annotations_and_amended_qrels(tmp_path):
     assert len(amended) == len(strict.drop_duplicates(["query_id", "doc_id"])) + 1
     assert ((amended["query_id"] == "5") & (amended["doc_id"] == "zz-new")).sum() == 1
     # every dataset's annotations when no dataset is named; --notes-dir instead of the variable
-    done = subprocess.run(
-        [*cmd, "--notes-dir", str(notes), "--csv", str(csv_out)],
-        capture_output=True, text=True, cwd=ROOT,
-    )  # fmt: skip
+    done = run_main(*cmd, "--notes-dir", str(notes), "--csv", str(csv_out))
     assert done.returncode == 0, done.stderr
     assert len(list(csv.DictReader(io.StringIO(csv_out.read_text(encoding="utf-8"))))) == 3
     # bad calls: one line, exit 2, nothing written
@@ -450,7 +446,7 @@ def test_notes_command_exports_annotations_and_amended_qrels(tmp_path):
         ["--dataset", "stark-mag", "--qrels", str(qrels_file)],  # over an input
         [],
     ):
-        bad = subprocess.run([*cmd, *extra], capture_output=True, text=True, env=env, cwd=ROOT)
+        bad = run_main(*cmd, *extra, env=env)
         assert bad.returncode == 2, extra
         assert bad.stderr.startswith("error: ")
         assert bad.stderr.count("\n") == 1, bad.stderr
