@@ -13,7 +13,7 @@ import pandas as pd
 from analysis.core.metrics import evaluate
 from analysis.io import load_qrels, load_run
 from analysis.present.dashboard import adhoc_home, port_answers
-from tests.helpers import ROOT
+from tests.helpers import ROOT, run_main
 
 
 def test_the_notebook_example_runs_as_a_script() -> None:
@@ -50,16 +50,15 @@ def test_the_importer_example_is_one_more_import_command(tmp_path) -> None:
     (folder / "runs" / "bm25.trec").write_bytes((good / "run.txt").read_bytes())
     plugin = ["--plugin", str(ROOT / "examples" / "trecdir_importer.py")]
     out, table = tmp_path / "bundle", tmp_path / "per_query.csv"
-    for args in (
-        ["import", "trecdir", *plugin, "--root", str(folder), "--out", str(out)],
-        ["evaluate", "--bundle", str(out), "--dataset", "lab", "--metrics", "mrr,ndcg@10",
-         "--out", str(table)],
-    ):  # fmt: skip
-        done = subprocess.run(
-            [sys.executable, "-m", "analysis", *args],
-            cwd=ROOT, capture_output=True, text=True, timeout=300, check=False,
-        )  # fmt: skip
-        assert done.returncode == 0, done.stderr
+    args = ["import", "trecdir", *plugin, "--root", str(folder), "--out", str(out)]
+    done = subprocess.run(
+        [sys.executable, "-m", "analysis", *args],
+        cwd=ROOT, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    done = run_main("evaluate", "--bundle", str(out), "--dataset", "lab",
+                    "--metrics", "mrr,ndcg@10", "--out", str(table))  # fmt: skip
+    assert done.returncode == 0, done.stderr
     got = pd.read_csv(table, dtype={"query_id": str}).set_index("query_id")
     want = evaluate(load_run(good / "run.txt"), load_qrels(good / "qrels.txt"), ["mrr", "ndcg@10"])
     want = want.set_index("query_id")
@@ -93,8 +92,7 @@ def test_the_page_example_lists_the_queries_no_model_solves(tmp_path, monkeypatc
     table = tmp_path / "per_query.csv"
     args = ["evaluate", "--bundle", str(ROOT / "data" / "demo"), "--dataset", "stark-mag",
             "--metrics", "hit@1", "--out", str(table)]  # fmt: skip
-    done = subprocess.run([sys.executable, "-m", "analysis", *args], cwd=ROOT,
-                          capture_output=True, text=True, timeout=300, check=False)  # fmt: skip
+    done = run_main(*args)
     assert done.returncode == 0, done.stderr
     rows = pd.read_csv(table, dtype={"query_id": str})
     best = rows.groupby("query_id")["hit@1"].max()
