@@ -13,7 +13,7 @@ import pandas as pd
 from analysis.core.metrics import evaluate
 from analysis.io import load_qrels, load_run
 from analysis.present.dashboard import adhoc_home, port_answers
-from tests.helpers import ROOT, run_main
+from tests.helpers import ROOT, run_cli, run_main
 
 
 def test_the_notebook_example_runs_as_a_script() -> None:
@@ -50,11 +50,7 @@ def test_the_importer_example_is_one_more_import_command(tmp_path) -> None:
     (folder / "runs" / "bm25.trec").write_bytes((good / "run.txt").read_bytes())
     plugin = ["--plugin", str(ROOT / "examples" / "trecdir_importer.py")]
     out, table = tmp_path / "bundle", tmp_path / "per_query.csv"
-    args = ["import", "trecdir", *plugin, "--root", str(folder), "--out", str(out)]
-    done = subprocess.run(
-        [sys.executable, "-m", "analysis", *args],
-        cwd=ROOT, capture_output=True, text=True, timeout=300, check=False,
-    )  # fmt: skip
+    done = run_cli("import", "trecdir", *plugin, "--root", folder, "--out", out)
     assert done.returncode == 0, done.stderr
     done = run_main("evaluate", "--bundle", str(out), "--dataset", "lab",
                     "--metrics", "mrr,ndcg@10", "--out", str(table))  # fmt: skip
