@@ -9,16 +9,23 @@ never a sleep sized for an idle machine, and every wait may take up to :data:`WA
 beside a CPU hog it starts) and only a page that never gets there fails.
 
 Servers: :func:`server` (the demo bundle, as the README's command serves it) lives for the
-whole run, since most files use it (one server for every xdist worker), and keeps the app's
-background warm-up of every page (``RETRIEVAL_DASHBOARD_WARM_UP``), as a user's server has;
-so do the servers
-``tests/e2e/test_warm_up.py`` starts to test the warm-up itself and those the notebook and
-command-line forms start in ``tests/e2e/test_notebook.py`` (stopping them stops the warm-up
-too). Every other server belongs to one test file (the 60-value bundle, the real-data bundles,
-the audit, paper, 8-model and hostile bundles, the annotation restarts): it is module-scoped
+whole run, since most files use it (one server for every xdist worker). Every other server
+belongs to one test file (the 60-value bundle, the real-data bundles, the audit, paper,
+8-model and hostile bundles, the annotation restarts): it is module-scoped
 (:func:`serve_for_module`) or lives within one test, so it stops when its file ends instead of
-running beside the rest of the session, and it runs without the warm-up (:data:`NO_WARM_UP`),
-whose visits of every page of every dataset would only compete with the file's own clicks."""
+running beside the rest of the session. These servers run without the app's background
+warm-up of every page (:data:`NO_WARM_UP`): its visits of every page of every dataset and
+metric (about 30 CPU seconds on the demo) would only compete with the tests' own clicks, and a
+page a test opens computes what it needs, as on a server whose warm-up has not reached it yet.
+The warm-up is tested by the servers ``tests/e2e/test_warm_up.py`` starts, and it runs in
+those the notebook and command-line forms start in ``tests/e2e/test_notebook.py``, as a user's
+server has it (stopping them stops the warm-up too).
+
+Browser: one chromium per xdist worker and one context in it (:func:`_worker_context`), in
+which each test's :func:`page` is a new tab (a Streamlit session of its own), as one person's
+browser opens many tabs: its cache keeps the app's scripts, and the code chromium compiled from
+them, from one file to the next. Tests that need a browser of their own (offline, two people,
+five sessions at once) open their own context."""
 
 from __future__ import annotations
 
@@ -39,6 +46,10 @@ CHROMIUM_ARGS = [*BROWSER_ARGS, "--disable-quic"]
 #: the longest any single wait may take (ms): a limit for a busy machine, not an expectation
 WAIT_MS = int(float(os.environ.get("RETRIEVAL_DASHBOARD_E2E_WAIT_S", "240")) * 1000)
 SERVER_START_S = WAIT_MS / 1000
+#: the environment that turns the server's warm-up off (see the module docstring)
+NO_WARM_UP = {"RETRIEVAL_DASHBOARD_WARM_UP": "0"}
+#: a tab's size unless a test sets its own
+VIEWPORT = {"width": 1400, "height": 1000}
 
 pytestmark = pytest.mark.e2e
 
@@ -49,7 +60,7 @@ def server(chromium_path: str, tmp_path_factory: pytest.TempPathFactory) -> Iter
     run, shared by the xdist workers (:func:`_shared_server`)."""
     del chromium_path  # only to skip/fail early when there is no browser
     if os.environ.get("PYTEST_XDIST_WORKER") is None:
-        yield from _serve({})
+        yield from _serve(NO_WARM_UP)
     else:  # the workers' temporary folders share the run's folder
         yield from _shared_server(tmp_path_factory.getbasetemp().parent)
 
@@ -75,7 +86,7 @@ def _shared_server(folder: Path) -> Iterator[str]:
         fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
         url = json.loads(state.read_text())["url"] if state.exists() else None
         if url is None or not healthy(url):  # none yet (or its worker died with it)
-            started = _serve({})
+            started = _serve(NO_WARM_UP)
             url = next(started)
             state.write_text(json.dumps({"url": url}))
         me.touch()
@@ -182,10 +193,6 @@ def synthetic_stark_run(real: Path, out: Path, depth: int = 100, seed: int = 0) 
     out.write_text("\n".join(lines) + "\n")
 
 
-#: the environment that turns the server's warm-up off (see the module docstring)
-NO_WARM_UP = {"RETRIEVAL_DASHBOARD_WARM_UP": "0"}
-
-
 def serve_for_module(extra: dict[str, str]) -> Iterator[str]:
     """The base URL of a server (as :func:`_serve`) for one test file's module-scoped fixture:
     without the warm-up."""
@@ -235,20 +242,18 @@ def browser(chromium_path: str):
         b.close()
 
 
-@pytest.fixture(scope="module")
-def _module_context(browser):
-    """One browser context for a test file's :func:`page` s, as one person's browser opens
-    many tabs: its cache keeps the app's scripts (and their compiled code) from one page to
-    the next. Each page is still a session of its own (Streamlit's sessions are per tab)."""
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+@pytest.fixture(scope="session")
+def _worker_context(browser):
+    """The browser context of every :func:`page` of this process (see the module docstring)."""
+    context = browser.new_context(viewport=VIEWPORT)
     yield context
     context.close()
 
 
 @pytest.fixture
-def page(_module_context):
-    """A new tab (1400 x 1000) in the file's browser context, closed after the test."""
-    p = _module_context.new_page()
+def page(_worker_context):
+    """A new tab (:data:`VIEWPORT`) in the worker's browser context, closed after the test."""
+    p = _worker_context.new_page()
     yield p
     p.close()
 
@@ -316,7 +321,7 @@ def screenshot(page, name: str) -> Path:
     viewport is stretched to the content's height (at most 6000 px) for the shot."""
     SHOTS.mkdir(parents=True, exist_ok=True)
     path = SHOTS / f"{name}.png"
-    size = page.viewport_size or {"width": 1400, "height": 1000}
+    size = page.viewport_size or VIEWPORT
     height = page.evaluate(
         "() => Math.max(...[...document.querySelectorAll("
         "'[data-testid=stMain], [data-testid=stAppViewContainer], section.main')]"

@@ -104,6 +104,9 @@ def _text(page) -> str:
     return page.locator("[data-testid=stApp]").inner_text().replace("\u2060", "")
 
 
+#: the viewport of these tests' tabs (taller than the default, so more of a page is drawn)
+TALL = {"width": 1400, "height": 1400}
+
 PAGES = [
     ("home", "/", {"all": "1"}),
     ("slices", "/Slices", {"slice": hostile.SLICE, "min_n": "1"}),
@@ -117,10 +120,9 @@ PAGES = [
 
 
 @pytest.mark.parametrize(("name", "path", "params"), PAGES, ids=[p[0] for p in PAGES])
-def test_hostile_names_are_drawn_as_text(browser, attacked, name, path, params) -> None:
+def test_hostile_names_are_drawn_as_text(page, attacked, name, path, params) -> None:
     url = attacked[0]
-    context = browser.new_context(viewport={"width": 1400, "height": 1400})
-    page = context.new_page()
+    page.set_viewport_size(TALL)
     _goto(page, url + path + "?" + urlencode({"split": hostile.SPLIT_DEV, **params}))
     wait_jobs_done(page, timeout=LONG)  # the page's every part, not a job's progress bar
     wait_charts_drawn(page, timeout=LONG)
@@ -133,7 +135,6 @@ def test_hostile_names_are_drawn_as_text(browser, attacked, name, path, params) 
         plots = page.locator(".js-plotly-plot").all_inner_texts()
         assert any(hostile.HTML_B in t for t in plots)  # an axis title, as text
     screenshot(page, f"hostile-{name}")
-    context.close()
 
 
 def _choose(page, folder: str) -> list[str]:
@@ -148,10 +149,9 @@ def _choose(page, folder: str) -> list[str]:
     return offered
 
 
-def test_open_data_offers_nothing_outside_the_roots(browser, attacked) -> None:
+def test_open_data_offers_nothing_outside_the_roots(page, attacked) -> None:
     url = attacked[0]
-    context = browser.new_context(viewport={"width": 1400, "height": 1400})
-    page = context.new_page()
+    page.set_viewport_size(TALL)
     _goto(page, url + "/Open_data")
     offered = _choose(page, "web")
     assert "many" in offered
@@ -166,7 +166,6 @@ def test_open_data_offers_nothing_outside_the_roots(browser, attacked) -> None:
     _choose(page, "many")
     page.get_by_text("300 of 10,001 data files shown", exact=False).wait_for(timeout=LONG)
     screenshot(page, "hostile-open-data-10k")
-    context.close()
 
 
 def test_two_sessions_annotate_one_query(browser, attacked) -> None:
@@ -213,10 +212,9 @@ def test_two_sessions_annotate_one_query(browser, attacked) -> None:
         context.close()
 
 
-def test_annotations_csv_download_has_no_formula(browser, attacked) -> None:
+def test_annotations_csv_download_has_no_formula(page, attacked) -> None:
     url, roots, notes = attacked
-    context = browser.new_context(viewport={"width": 1400, "height": 1400}, accept_downloads=True)
-    page = context.new_page()
+    page.set_viewport_size(TALL)
     _goto(page, url + "/Analyses")
     page.get_by_role("tab", name="Amended").click()
     with page.expect_download(timeout=LONG) as info:
@@ -228,15 +226,13 @@ def test_annotations_csv_download_has_no_formula(browser, attacked) -> None:
     assert "'=1+2" in cells  # the formula query id and tag, quoted
     store = AnnotationStore(database_path(roots / "h", notes))
     assert read_export_csv(text).equals(read_export_csv(store.export_csv(DS)))
-    context.close()
 
 
-def test_long_values_link(browser, attacked) -> None:
+def test_long_values_link(page, attacked) -> None:
     url = attacked[0]
     values = ",".join(hostile.VALUES)
     long = ",".join([values] * (4000 // len(values) + 1))
-    context = browser.new_context(viewport={"width": 1400, "height": 1400})
-    page = context.new_page()
+    page.set_viewport_size(TALL)
     params = {"split": "all", "slice": hostile.SLICE}
     _goto(page, url + "/Queries?" + urlencode({**params, "values": long}))
     chips = page.locator(".st-key-queries_values [data-tag]")
@@ -247,4 +243,3 @@ def test_long_values_link(browser, attacked) -> None:
     _goto(page, url + "/Queries?" + urlencode({**params, "values": huge}))
     page.get_by_text("parameter is", exact=False).wait_for(timeout=LONG)
     assert page.locator(".st-key-queries_values [data-tag]").count() == 0
-    context.close()
