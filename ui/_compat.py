@@ -22,17 +22,25 @@ noticed and this module adapted:
   the jobs' threads, running no script by design, keep quiet.
 * Streamlit's static folder holds each chart component's code as ``<Name>.<hash>.js``
   (:func:`chart_chunks`), which the home page lets the browser load ahead.
+* ``streamlit.web.server.starlette.starlette_server._get_uvicorn_config_kwargs``: the options
+  Streamlit gives uvicorn, which offer no limit on a request's head. Uvicorn parses HTTP with
+  h11, which refuses a request head over 16 KiB (a plain "Invalid HTTP request received.")
+  whenever it arrives in more than one read, as a long link does on a busy machine, so a link
+  the pages accept (:data:`ui.urlstate.MAX_PARAM_CHARS` characters per parameter) got that page
+  at random. :func:`allow_long_request_heads` adds h11's limit to those options.
 """
 
 from __future__ import annotations
 
 import functools
+import importlib
 from pathlib import Path
 
 #: The private names this module reads: (module, attribute).
 REPL_FLAG = ("streamlit.delta_generator", "_use_warning_has_been_displayed")
 RUN_CONTEXT = ("streamlit.runtime.scriptrunner", "get_script_run_ctx")
 STOP = ("streamlit.runtime.scriptrunner_utils.exceptions", "StopException")
+UVICORN_OPTIONS = ("streamlit.web.server.starlette.starlette_server", "_get_uvicorn_config_kwargs")
 RUN_CONTEXT_LOGGER = "streamlit.runtime.scriptrunner_utils.script_run_context"
 #: Streamlit's folder of component code (``<Name>.<hash>.js``), under its package
 STATIC_JS = ("static", "static", "js")
@@ -44,6 +52,26 @@ def skip_repl_check() -> None:
 
     if hasattr(dg, REPL_FLAG[1]):
         setattr(dg, REPL_FLAG[1], True)
+
+
+def allow_long_request_heads(limit: int) -> None:
+    """Let the server started in this process take request heads of up to ``limit`` bytes
+    however they arrive (see the module docstring); does nothing when Streamlit no longer has
+    the function or serves with something other than uvicorn. Call it before the server starts."""
+    try:
+        module = importlib.import_module(UVICORN_OPTIONS[0])
+    except ImportError:  # pragma: no cover - streamlit internals moved
+        return
+    options = getattr(module, UVICORN_OPTIONS[1], None)
+    if options is None or getattr(options, "request_head_limit", None) == limit:
+        return
+
+    @functools.wraps(options)
+    def with_limit() -> dict:
+        return {**options(), "h11_max_incomplete_event_size": limit}
+
+    with_limit.request_head_limit = limit  # type: ignore[attr-defined]
+    setattr(module, UVICORN_OPTIONS[1], with_limit)
 
 
 def page_script_hash() -> str:

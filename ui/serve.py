@@ -9,6 +9,9 @@ only runs the page. Only the library is imported early (it never imports streaml
 ``ui`` modules create Streamlit caches when imported, and those need Streamlit's runtime,
 which exists only once the server starts.
 
+The server takes request heads of up to :data:`MAX_REQUEST_HEAD_BYTES` (a long link; see
+:func:`ui._compat.allow_long_request_heads`).
+
 Then, once the server answers, the pages are visited once, headless, in the server's own
 runtime (:mod:`ui.warm`: the home page first, then every page of the default dataset, its other
 metrics and slice columns, then the other datasets, each visit in idle time): their tables,
@@ -31,6 +34,10 @@ import urllib.request
 from collections.abc import Sequence
 
 WARM_UP_ENV = "RETRIEVAL_DASHBOARD_WARM_UP"
+#: the longest request head (request line, URL and headers) the server takes, in bytes: room
+#: for a link whose every parameter is at the pages' bound (``ui.urlstate.MAX_PARAM_CHARS``
+#: characters), percent-encoded, while a connection's buffer stays bounded
+MAX_REQUEST_HEAD_BYTES = 1 << 20
 
 #: what the home page's first run imports (its ``ui`` modules aside); scipy.stats (about 0.7 s)
 #: for the leaderboard's paired t-tests, which a table computed before does not need
@@ -55,6 +62,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     for name in PRELOAD:
         importlib.import_module(name)
     from streamlit.web import cli  # before the warm-up thread imports streamlit too
+
+    from ui import _compat
+
+    _compat.allow_long_request_heads(MAX_REQUEST_HEAD_BYTES)
 
     if warm_up_wanted(args):
         threading.Thread(target=_warm_up, name="warm-up", daemon=True).start()

@@ -9,7 +9,8 @@ KaTeX and directives Streamlit's frontend would render, plotly's SVG labels, dow
 * two browser sessions annotating one query: both tags kept, a new tag stored exactly as typed,
   the second note save asks;
 * the annotations CSV downloaded and opened as text: no formula cell, and it reads back;
-* a 4,000-character ``values=`` link opens; a longer-than-allowed one is ignored with a warning.
+* a 4,000-character ``values=`` link opens; a longer-than-allowed one is ignored with a warning,
+  also when its request reaches the server in many pieces (as on a busy machine).
 
 Screenshots: ``test-output/screenshots/hostile-*.png``.
 """
@@ -18,9 +19,11 @@ from __future__ import annotations
 
 import csv
 import io
+import socket
+import time
 from collections.abc import Iterator
 from pathlib import Path
-from urllib.parse import urlencode
+from urllib.parse import urlencode, urlsplit
 
 import pytest
 
@@ -243,3 +246,28 @@ def test_long_values_link(page, attacked) -> None:
     _goto(page, url + "/Queries?" + urlencode({**params, "values": huge}))
     page.get_by_text("parameter is", exact=False).wait_for(timeout=LONG)
     assert page.locator(".st-key-queries_values [data-tag]").count() == 0
+
+
+def test_a_long_link_arriving_in_pieces_reaches_the_page(attacked) -> None:
+    """A request for a link longer than a page reads (64 KiB of URL), sent in 4 KiB pieces
+    with a pause between them, is answered with the page (whose run then warns), not with the
+    HTTP parser's "Invalid HTTP request received." (it refused a head over 16 KiB that came
+    in more than one read)."""
+    url = attacked[0]
+    host, port = urlsplit(url).hostname, urlsplit(url).port
+    huge = "a," * urlstate.MAX_PARAM_CHARS
+    target = "/Queries?" + urlencode({"split": "all", "slice": hostile.SLICE, "values": huge})
+    head = f"GET {target} HTTP/1.1\r\nHost: {host}:{port}\r\nConnection: close\r\n\r\n"
+    assert len(head) > 4 * 16_384
+    with socket.create_connection((host, port), timeout=LONG / 1000) as sock:
+        try:
+            for start in range(0, len(head), 4096):
+                sock.sendall(head[start : start + 4096].encode("ascii"))
+                time.sleep(0.005)
+        except (BrokenPipeError, ConnectionResetError):  # refused before the end: read why
+            pass
+        try:
+            answer = sock.makefile("rb").read(2000).decode("latin-1")
+        except ConnectionResetError:
+            answer = "(connection reset)"
+    assert answer.split()[1:2] == ["200"], answer

@@ -9,6 +9,7 @@ import importlib
 import inspect
 
 import plotly.graph_objects as go
+import uvicorn
 
 from analysis.present import _compat as present_compat
 from ui import _compat as ui_compat
@@ -17,6 +18,18 @@ from ui import _compat as ui_compat
 def test_streamlit_still_has_the_repl_hint_flag() -> None:
     module, name = ui_compat.REPL_FLAG
     assert hasattr(importlib.import_module(module), name)
+
+
+def test_streamlit_still_gives_uvicorn_its_options_from_one_function() -> None:
+    module, name = ui_compat.UVICORN_OPTIONS
+    options = getattr(importlib.import_module(module), name)
+    assert isinstance(options(), dict)
+    assert "h11_max_incomplete_event_size" in inspect.signature(uvicorn.Config).parameters
+    ui_compat.allow_long_request_heads(1 << 20)
+    ui_compat.allow_long_request_heads(1 << 20)  # a second time changes nothing
+    options = getattr(importlib.import_module(module), name)
+    assert options()["h11_max_incomplete_event_size"] == 1 << 20
+    assert not hasattr(options.__wrapped__, "__wrapped__")  # wrapped once, not twice
 
 
 def test_streamlit_script_run_context_still_names_its_page() -> None:
