@@ -7,7 +7,7 @@ scipy.stats about 0.7 s more when the leaderboard is not on disk yet. This entry
 them in the server process before Streamlit starts listening, so the page of the first visitor
 only runs the page. Only the library is imported early (it never imports streamlit): the
 ``ui`` modules create Streamlit caches when imported, and those need Streamlit's runtime,
-which exists only once the server starts.
+which exists only once the server starts (``ui._compat``, which creates none, aside).
 
 The server takes request heads of up to :data:`MAX_REQUEST_HEAD_BYTES` (a long link; see
 :func:`ui._compat.allow_long_request_heads`).

@@ -55,7 +55,8 @@ def test_launcher_makes_data_roots_absolute(tmp_path, monkeypatch) -> None:
 
 def test_the_server_imports_the_library_before_streamlit_starts() -> None:
     """``python -m ui.serve`` is Streamlit's command line, run after the analysis library (and
-    nothing of the app's Streamlit side) is imported."""
+    nothing of the app's Streamlit side but ``ui._compat``, which creates no Streamlit cache:
+    it sets the server's request-head limit) is imported."""
     code = (
         "import sys\n"
         "from ui import serve\n"
@@ -69,7 +70,7 @@ def test_the_server_imports_the_library_before_streamlit_starts() -> None:
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
                          check=True).stdout.splitlines()  # fmt: skip
     assert out[0].startswith("Streamlit, version ")
-    assert out[1:] == ["exit 0", "True True", "[]"]
+    assert out[1:] == ["exit 0", "True True", "['ui._compat']"]
 
 
 def test_local_url_of_the_server_for_the_warm_up() -> None:
