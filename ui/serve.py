@@ -35,8 +35,9 @@ from collections.abc import Sequence
 
 WARM_UP_ENV = "RETRIEVAL_DASHBOARD_WARM_UP"
 #: the longest request head (request line, URL and headers) the server takes, in bytes: room
-#: for a link whose every parameter is at the pages' bound (``ui.urlstate.MAX_PARAM_CHARS``
-#: characters), percent-encoded, while a connection's buffer stays bounded
+#: for a link with several parameters at the pages' bound (``ui.urlstate.MAX_PARAM_CHARS``
+#: characters; percent-encoded Chinese text, 147 KiB each), while a connection's buffer stays
+#: bounded; a longer head gets the HTTP parser's own "400 Bad Request"
 MAX_REQUEST_HEAD_BYTES = 1 << 20
 
 #: what the home page's first run imports (its ``ui`` modules aside); scipy.stats (about 0.7 s)
