@@ -231,19 +231,22 @@ def test_annotations_csv_download_has_no_formula(page, attacked) -> None:
     assert read_export_csv(text).equals(read_export_csv(store.export_csv(DS)))
 
 
+#: the Queries page's link parameters besides ``values``, and a ``values`` longer than a page reads
+LINK = {"split": "all", "slice": hostile.SLICE}
+TOO_LONG = "a," * urlstate.MAX_PARAM_CHARS
+
+
 def test_long_values_link(page, attacked) -> None:
     url = attacked[0]
     values = ",".join(hostile.VALUES)
     long = ",".join([values] * (4000 // len(values) + 1))
     page.set_viewport_size(TALL)
-    params = {"split": "all", "slice": hostile.SLICE}
-    _goto(page, url + "/Queries?" + urlencode({**params, "values": long}))
+    _goto(page, url + "/Queries?" + urlencode({**LINK, "values": long}))
     chips = page.locator(".st-key-queries_values [data-tag]")
     chips.first.wait_for(timeout=LONG)
     assert chips.count() == len(hostile.VALUES)
     screenshot(page, "hostile-long-values")
-    huge = "a," * urlstate.MAX_PARAM_CHARS
-    _goto(page, url + "/Queries?" + urlencode({**params, "values": huge}))
+    _goto(page, url + "/Queries?" + urlencode({**LINK, "values": TOO_LONG}))
     page.get_by_text("parameter is", exact=False).wait_for(timeout=LONG)
     assert page.locator(".st-key-queries_values [data-tag]").count() == 0
 
@@ -253,10 +256,9 @@ def test_a_long_link_arriving_in_pieces_reaches_the_page(attacked) -> None:
     with a pause between them, is answered with the page (whose run then warns), not with the
     HTTP parser's "Invalid HTTP request received." (it refused a head over 16 KiB that came
     in more than one read)."""
-    url = attacked[0]
-    host, port = urlsplit(url).hostname, urlsplit(url).port
-    huge = "a," * urlstate.MAX_PARAM_CHARS
-    target = "/Queries?" + urlencode({"split": "all", "slice": hostile.SLICE, "values": huge})
+    address = urlsplit(attacked[0])
+    host, port = address.hostname, address.port
+    target = "/Queries?" + urlencode({**LINK, "values": TOO_LONG})
     head = f"GET {target} HTTP/1.1\r\nHost: {host}:{port}\r\nConnection: close\r\n\r\n"
     assert len(head) > 4 * 16_384
     with socket.create_connection((host, port), timeout=LONG / 1000) as sock:
