@@ -156,7 +156,14 @@ def open_page(page, url: str) -> Timing:
 
 def pick_option(page, scope: str, label: str, i: int) -> Callable[[], None]:
     """An action choosing another option of the selectbox labelled ``label`` in ``scope``:
-    opens the list and clicks option ``i`` modulo its length (the current option skipped)."""
+    opens the list and clicks the ``i``-th (modulo their number) of the options shown whole
+    in the open list, the current option skipped.
+
+    The click is made once the option can take it: a long list (the Map's 1,000 queries) is
+    drawn a window at a time around the current option, with options beyond the list's visible
+    part, and for its first few hundred milliseconds the open list takes the pointer itself;
+    a click then waits for Playwright's retries and scrolls (about 0.9 s) that no person waits
+    for, since a person clicks an option they see."""
     box = page.locator(f"{scope} [data-testid=stSelectbox]").filter(
         has=page.get_by_text(label, exact=True)
     )
@@ -166,9 +173,29 @@ def pick_option(page, scope: str, label: str, i: int) -> Callable[[], None]:
     box.first.locator("button[aria-haspopup=listbox]").first.click()
     options = page.locator("[role=listbox] [role=option]")
     options.first.wait_for(timeout=60_000)
+    shown = page.locator("[role=listbox]").first.bounding_box()
     texts = [t.strip() for t in options.all_inner_texts()]
-    choices = [j for j, text in enumerate(texts) if text != current] or [0]
-    return options.nth(choices[i % len(choices)]).click
+    choices = [
+        j for j, text in enumerate(texts) if text != current and _inside(options.nth(j), shown)
+    ] or [0]
+    option = options.nth(choices[i % len(choices)])
+    page.wait_for_function(TAKES_POINTER, arg=option.element_handle(), timeout=60_000)
+    return option.click
+
+
+#: the element's centre hits the element (nothing drawn over it takes the pointer)
+TAKES_POINTER = """o => { const r = o.getBoundingClientRect();
+  const hit = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+  return hit !== null && (hit === o || o.contains(hit)); }"""
+
+
+def _inside(locator, outer: dict | None) -> bool:
+    """``locator``'s box lies within ``outer`` (a bounding box) from top to bottom."""
+    inner = locator.bounding_box()
+    if inner is None or outer is None:
+        return False
+    top, bottom = outer["y"], outer["y"] + outer["height"]
+    return inner["y"] >= top - 0.5 and inner["y"] + inner["height"] <= bottom + 0.5
 
 
 def pick_radio(page, scope: str, label: str, i: int) -> Callable[[], None]:
