@@ -91,7 +91,8 @@ def _export(page, browser, index: int, name: str) -> tuple[str, list[str]]:
     box.scroll_into_view_if_needed()
     render = box.get_by_role("button", name="Render PNG, SVG and caption")
     if not render.is_visible():
-        box.locator("summary").click()
+        box.locator("summary").click()  # the expander's content is drawn by the rerun it starts
+        wait_ready(page, timeout=LONG)  # as a person, click Render once the page has settled
     render.click()
     svg_button = box.get_by_test_id("stDownloadButton").filter(has_text="SVG")
     try:
