@@ -173,29 +173,22 @@ def pick_option(page, scope: str, label: str, i: int) -> Callable[[], None]:
     box.first.locator("button[aria-haspopup=listbox]").first.click()
     options = page.locator("[role=listbox] [role=option]")
     options.first.wait_for(timeout=60_000)
-    shown = page.locator("[role=listbox]").first.bounding_box()
-    texts = [t.strip() for t in options.all_inner_texts()]
-    choices = [
-        j for j, text in enumerate(texts) if text != current and _inside(options.nth(j), shown)
-    ] or [0]
+    listed = options.evaluate_all(OPTIONS_SHOWN)
+    choices = [j for j, (text, whole) in enumerate(listed) if text != current and whole] or [0]
     option = options.nth(choices[i % len(choices)])
     page.wait_for_function(TAKES_POINTER, arg=option.element_handle(), timeout=60_000)
     return option.click
 
 
+#: per option of the open list, [its text, whether it lies within the list's visible part from
+#: top to bottom]: one call for every option rather than a round trip each
+OPTIONS_SHOWN = """opts => { const list = opts[0].closest('[role=listbox]').getBoundingClientRect();
+  return opts.map(o => { const r = o.getBoundingClientRect();
+    return [o.innerText.trim(), r.top >= list.top - 0.5 && r.bottom <= list.bottom + 0.5]; }); }"""
 #: the element's centre hits the element (nothing drawn over it takes the pointer)
 TAKES_POINTER = """o => { const r = o.getBoundingClientRect();
   const hit = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
   return hit !== null && (hit === o || o.contains(hit)); }"""
-
-
-def _inside(locator, outer: dict | None) -> bool:
-    """``locator``'s box lies within ``outer`` (a bounding box) from top to bottom."""
-    inner = locator.bounding_box()
-    if inner is None or outer is None:
-        return False
-    top, bottom = outer["y"], outer["y"] + outer["height"]
-    return inner["y"] >= top - 0.5 and inner["y"] + inner["height"] <= bottom + 0.5
 
 
 def pick_radio(page, scope: str, label: str, i: int) -> Callable[[], None]:
