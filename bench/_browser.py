@@ -31,6 +31,55 @@ PENDING = "[class*='st-key-pending']"
 #: every plotly chart on the page has drawn its SVG (plotly.js is loaded lazily, then draws)
 CHARTS_DRAWN = """() => [...document.querySelectorAll('[data-testid=stPlotlyChart]')]
   .every(c => c.querySelector('.main-svg'))"""
+#: each WebGL canvas notes when it last drew: a map (deck.gl) draws some frames after the page's
+#: run has ended, once its WebGL context is made (asynchronously) and its shaders are linked
+DRAW_HOOK = """(() => {
+  window.__drawsNoted = true;
+  for (const P of [window.WebGL2RenderingContext, window.WebGLRenderingContext]) {
+    if (!P) continue;
+    const names = ['drawArrays', 'drawElements', 'drawArraysInstanced', 'drawElementsInstanced'];
+    for (const name of names) {
+      const draw = P.prototype[name];
+      if (!draw) continue;
+      P.prototype[name] = function (...args) {
+        const out = draw.apply(this, args);
+        this.canvas.__drawn = performance.now();
+        return out;
+      };
+    }
+  }
+})();"""
+#: A map counts as drawn once it has drawn on its canvas and then not for this many animation
+#: frames and milliseconds: deck.gl draws a map's layers as each becomes ready (its shaders
+#: linked, its font atlas made), and a link blocks the page for a while without a frame, so quiet
+#: time alone would take that gap for the end.
+MAP_QUIET = (5, 400)
+#: polled once per animation frame with ``[frames, ms, token, expected]``: ``[milliseconds since
+#: the latest draw of any map on the page]`` once the page shows at least ``expected`` maps (a
+#: map's code loads lazily: it can be sent before it shows), every map has drawn and then been
+#: quiet for ``frames`` frames and ``ms`` milliseconds (``[0]`` without maps, or on a page whose
+#: draws are not noted), else null (wait)
+MAPS_SETTLED = """([frames, ms, token, expected]) => {
+  if (!window.__drawsNoted) return [0];  // a page loaded before it was watched
+  const maps = document.querySelectorAll('[data-testid=stDeckGlJsonChart]');
+  if (maps.length < expected) return null;
+  let latest = -Infinity;
+  for (const m of maps) {
+    const drawn = [...m.querySelectorAll('canvas')].map(c => c.__drawn ?? -Infinity);
+    const last = Math.max(-Infinity, ...drawn);
+    if (last === -Infinity) return null;
+    latest = Math.max(latest, last);
+  }
+  if (latest === -Infinity) return [0];
+  const seen = window.__mapsSeen;
+  if (!seen || seen.token !== token || seen.latest !== latest) {
+    window.__mapsSeen = {token, latest, frames: 0};
+    return null;
+  }
+  seen.frames += 1;
+  const ago = performance.now() - latest;
+  return seen.frames >= frames && ago >= ms ? [ago] : null;
+}"""
 
 
 @dataclass
@@ -39,6 +88,9 @@ class Wire:
     and the bytes of websocket frames and HTTP bodies (running totals)."""
 
     finished: list[float] = field(default_factory=list)
+    #: arrival time of the latest message that draws a map (pydeck), sent whole or by reference
+    map_sent: float = 0.0
+    map_hashes: set[str] = field(default_factory=set)
     ws_bytes: int = 0
     http_bytes: int = 0
 
@@ -67,22 +119,40 @@ class Timing:
 WIRES: dict[int, Wire] = {}
 
 
+def _draws_map(msg, known: set[str]) -> bool:
+    """Whether ``msg`` draws a pydeck map: a new element of that type (its hash is kept in
+    ``known``) or a reference to one sent before (Streamlit sends a repeated large message by
+    its hash)."""
+    if msg.WhichOneof("type") == "ref_hash":
+        return msg.ref_hash in known
+    if msg.WhichOneof("type") != "delta" or msg.delta.WhichOneof("type") != "new_element":
+        return False
+    if msg.delta.new_element.WhichOneof("type") != "deck_gl_json_chart":
+        return False
+    known.add(msg.hash)
+    return True
+
+
 def watch(page) -> Wire:
     """Start recording ``page``'s websocket messages and HTTP bodies (:class:`Wire`)."""
     from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
     wire = WIRES.setdefault(id(page), Wire())
     page.set_default_timeout(180_000)  # a loaded machine
+    page.add_init_script(DRAW_HOOK)
 
     def on_frame(payload: bytes | str) -> None:
         wire.ws_bytes += len(payload)
         if isinstance(payload, bytes):
             try:
-                kind = ForwardMsg.FromString(payload).WhichOneof("type")
+                msg = ForwardMsg.FromString(payload)
             except Exception:
                 return
+            kind = msg.WhichOneof("type")
             if kind == "script_finished":
                 wire.finished.append(time.perf_counter())
+            elif _draws_map(msg, wire.map_hashes):
+                wire.map_sent = time.perf_counter()
 
     page.on("websocket", lambda ws: ws.on("framereceived", on_frame))
     cdp = page.context.new_cdp_session(page)
@@ -115,8 +185,8 @@ def cpu_seconds() -> tuple[float, float]:
 
 
 def settle(page, start: float, timeout_ms: float = 120_000) -> float:
-    """Wait until the page is ready, holds no pending section and has drawn its charts; returns
-    the seconds since ``start``."""
+    """Wait until the page is ready, holds no pending section and has drawn its charts and maps;
+    returns the seconds from ``start`` to the later of the page's paint and its maps' last draw."""
     page.wait_for_selector(READY, timeout=timeout_ms)
     page.wait_for_function(
         f"() => !document.querySelector({PENDING!r})", timeout=timeout_ms, polling=20
@@ -124,7 +194,12 @@ def settle(page, start: float, timeout_ms: float = 120_000) -> float:
     page.wait_for_function(CHARTS_DRAWN, timeout=timeout_ms, polling=20)
     page.wait_for_selector(READY, timeout=timeout_ms)
     page.evaluate(FRAMES)
-    return time.perf_counter() - start
+    painted = time.perf_counter()
+    token, expected = time.perf_counter_ns(), int(WIRES[id(page)].map_sent > start)
+    ago = page.wait_for_function(
+        MAPS_SETTLED, arg=[*MAP_QUIET, token, expected], timeout=timeout_ms, polling="raf"
+    ).json_value()[0]
+    return max(painted, time.perf_counter() - ago / 1000) - start
 
 
 def timed(page, action: Callable[[], None], timeout: float = 120.0) -> Timing:
