@@ -62,6 +62,18 @@ def chromium_path() -> str:
     return CHROMIUM
 
 
+@pytest.fixture(scope="session")
+def playwright(chromium_path: str):
+    """This process's one Playwright (sync API), open for the session: a second one cannot
+    start in a thread while one is open, and the browser tests keep theirs for the session, so
+    every test that drives chromium starts its browser from this one."""
+    from playwright.sync_api import sync_playwright
+
+    del chromium_path  # skip (or fail) first when chromium is missing
+    with sync_playwright() as pw:
+        yield pw
+
+
 @pytest.fixture(autouse=True)
 def _private_table_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch):
     """Each test gets an empty per-query table cache (analysis.stats.cache), so a table cached

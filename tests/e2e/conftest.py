@@ -232,14 +232,13 @@ class _PatientBrowser:
 
 
 @pytest.fixture(scope="session")
-def browser(chromium_path: str):
-    from playwright.sync_api import expect, sync_playwright
+def browser(playwright, chromium_path: str):
+    from playwright.sync_api import expect
 
     expect.set_options(timeout=WAIT_MS)
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
-        yield _PatientBrowser(b)
-        b.close()
+    b = playwright.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
+    yield _PatientBrowser(b)
+    b.close()
 
 
 @pytest.fixture(scope="session")

@@ -246,15 +246,14 @@ def _figures() -> dict[str, object]:
 
 
 @pytest.fixture(scope="module")
-def browser(chromium_path):
-    from playwright.sync_api import sync_playwright
-
+def browser(playwright, chromium_path):
+    """A chromium of this module's own, from the process's one Playwright (a browser test run
+    before in this process may hold it open)."""
     from tests.e2e.conftest import CHROMIUM_ARGS
 
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
+    b = playwright.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
+    yield b
+    b.close()
 
 
 def test_every_paper_figure_renders_with_no_clipped_or_rotated_cjk_text(browser):
