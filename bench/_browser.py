@@ -31,8 +31,11 @@ PENDING = "[class*='st-key-pending']"
 #: every plotly chart on the page has drawn its SVG (plotly.js is loaded lazily, then draws)
 CHARTS_DRAWN = """() => [...document.querySelectorAll('[data-testid=stPlotlyChart]')]
   .every(c => c.querySelector('.main-svg'))"""
-#: each WebGL canvas notes when it last drew: a map (deck.gl) draws some frames after the page's
-#: run has ended, once its WebGL context is made (asynchronously) and its shaders are linked
+#: each WebGL canvas notes when it last drew (``__drawn``) and when the second animation frame
+#: after that draw came (``__shown``): a map (deck.gl) draws some frames after the page's run has
+#: ended, once its WebGL context is made (asynchronously) and its shaders are linked, and without
+#: a graphics card the frame that shows the draw waits, in one long task, for the drawing done in
+#: software; the frame after it comes once the draw is on screen
 DRAW_HOOK = """(() => {
   window.__drawsNoted = true;
   for (const P of [window.WebGL2RenderingContext, window.WebGLRenderingContext]) {
@@ -43,7 +46,15 @@ DRAW_HOOK = """(() => {
       if (!draw) continue;
       P.prototype[name] = function (...args) {
         const out = draw.apply(this, args);
-        this.canvas.__drawn = performance.now();
+        const canvas = this.canvas;
+        canvas.__drawn = performance.now();
+        if (!canvas.__showing) {
+          canvas.__showing = true;
+          requestAnimationFrame(() => requestAnimationFrame(() => {
+            canvas.__showing = false;
+            canvas.__shown = performance.now();
+          }));
+        }
         return out;
       };
     }
@@ -55,20 +66,24 @@ DRAW_HOOK = """(() => {
 #: time alone would take that gap for the end.
 MAP_QUIET = (5, 400)
 #: polled once per animation frame with ``[frames, ms, token, expected]``: ``[milliseconds since
-#: the latest draw of any map on the page]`` once the page shows at least ``expected`` maps (a
-#: map's code loads lazily: it can be sent before it shows), every map has drawn and then been
-#: quiet for ``frames`` frames and ``ms`` milliseconds (``[0]`` without maps, or on a page whose
-#: draws are not noted), else null (wait)
+#: the frame that showed the maps' latest draw]`` once the page shows at least ``expected`` maps
+#: (a map's code loads lazily: it can be sent before it shows), every map has drawn, the frame
+#: after its last draw has come, and no map has drawn for ``frames`` frames and ``ms``
+#: milliseconds (``[0]`` without maps, or on a page whose draws are not noted), else null (wait)
 MAPS_SETTLED = """([frames, ms, token, expected]) => {
   if (!window.__drawsNoted) return [0];  // a page loaded before it was watched
   const maps = document.querySelectorAll('[data-testid=stDeckGlJsonChart]');
   if (maps.length < expected) return null;
   let latest = -Infinity;
+  let shown = -Infinity;
   for (const m of maps) {
-    const drawn = [...m.querySelectorAll('canvas')].map(c => c.__drawn ?? -Infinity);
-    const last = Math.max(-Infinity, ...drawn);
-    if (last === -Infinity) return null;
-    latest = Math.max(latest, last);
+    const canvases = [...m.querySelectorAll('canvas')].filter(c => c.__drawn !== undefined);
+    if (!canvases.length) return null;
+    for (const c of canvases) {
+      if (c.__showing) return null;  // drawn, not shown yet
+      latest = Math.max(latest, c.__drawn);
+      shown = Math.max(shown, c.__shown);
+    }
   }
   if (latest === -Infinity) return [0];
   const seen = window.__mapsSeen;
@@ -77,8 +92,8 @@ MAPS_SETTLED = """([frames, ms, token, expected]) => {
     return null;
   }
   seen.frames += 1;
-  const ago = performance.now() - latest;
-  return seen.frames >= frames && ago >= ms ? [ago] : null;
+  const now = performance.now();
+  return seen.frames >= frames && now - latest >= ms ? [now - shown] : null;
 }"""
 
 
@@ -186,7 +201,8 @@ def cpu_seconds() -> tuple[float, float]:
 
 def settle(page, start: float, timeout_ms: float = 120_000) -> float:
     """Wait until the page is ready, holds no pending section and has drawn its charts and maps;
-    returns the seconds from ``start`` to the later of the page's paint and its maps' last draw."""
+    returns the seconds from ``start`` to the later of the page's paint and the frame that showed
+    its maps' last draw."""
     page.wait_for_selector(READY, timeout=timeout_ms)
     page.wait_for_function(
         f"() => !document.querySelector({PENDING!r})", timeout=timeout_ms, polling=20
