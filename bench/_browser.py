@@ -74,6 +74,7 @@ MAPS_SETTLED = """([frames, ms, token, expected]) => {
   if (!window.__drawsNoted) return [0];  // a page loaded before it was watched
   const maps = document.querySelectorAll('[data-testid=stDeckGlJsonChart]');
   if (maps.length < expected) return null;
+  if (!maps.length) return [0];
   let latest = -Infinity;
   let shown = -Infinity;
   for (const m of maps) {
@@ -85,7 +86,6 @@ MAPS_SETTLED = """([frames, ms, token, expected]) => {
       shown = Math.max(shown, c.__shown);
     }
   }
-  if (latest === -Infinity) return [0];
   const seen = window.__mapsSeen;
   if (!seen || seen.token !== token || seen.latest !== latest) {
     window.__mapsSeen = {token, latest, frames: 0};
