@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from ui.launch import BROWSER_ARGS
+
 ROOT = Path(__file__).resolve().parents[1]
 REAL = ROOT.parent / "shared" / "real"
 #: Debian's headless build of chromium (package ``chromium-headless-shell``, the same source as
@@ -27,6 +29,8 @@ REAL = ROOT.parent / "shared" / "real"
 CHROMIUM = (
     shutil.which("chromium-headless-shell") or shutil.which("chromium") or "/usr/bin/chromium"
 )
+#: chromium's flags in the tests: the click benchmark's (headless, nothing fetched), no QUIC
+CHROMIUM_ARGS = [*BROWSER_ARGS, "--disable-quic"]
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -72,6 +76,15 @@ def playwright(chromium_path: str):
     del chromium_path  # skip (or fail) first when chromium is missing
     with sync_playwright() as pw:
         yield pw
+
+
+@pytest.fixture(scope="session")
+def chromium(playwright, chromium_path: str):
+    """This process's one chromium (:data:`CHROMIUM`, :data:`CHROMIUM_ARGS`), open for the
+    session: the browser tests and the paper figures' measurements open their contexts in it."""
+    b = playwright.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
+    yield b
+    b.close()
 
 
 @pytest.fixture(autouse=True)

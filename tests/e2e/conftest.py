@@ -38,11 +38,10 @@ from pathlib import Path
 
 import pytest
 
-from ui.launch import BROWSER_ARGS, READY
+from ui.launch import READY
 
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "test-output" / "screenshots"
-CHROMIUM_ARGS = [*BROWSER_ARGS, "--disable-quic"]
 #: the longest any single wait may take (ms): a limit for a busy machine, not an expectation
 WAIT_MS = int(float(os.environ.get("RETRIEVAL_DASHBOARD_E2E_WAIT_S", "240")) * 1000)
 SERVER_START_S = WAIT_MS / 1000
@@ -232,13 +231,13 @@ class _PatientBrowser:
 
 
 @pytest.fixture(scope="session")
-def browser(playwright, chromium_path: str):
+def browser(chromium):
+    """The process's chromium (``chromium`` in tests/conftest.py), every wait up to
+    :data:`WAIT_MS`."""
     from playwright.sync_api import expect
 
     expect.set_options(timeout=WAIT_MS)
-    b = playwright.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
-    yield _PatientBrowser(b)
-    b.close()
+    return _PatientBrowser(chromium)
 
 
 @pytest.fixture(scope="session")

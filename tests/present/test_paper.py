@@ -245,24 +245,13 @@ def _figures() -> dict[str, object]:
     }
 
 
-@pytest.fixture(scope="module")
-def browser(playwright, chromium_path):
-    """A chromium of this module's own, from the process's one Playwright (a browser test run
-    before in this process may hold it open)."""
-    from tests.e2e.conftest import CHROMIUM_ARGS
-
-    b = playwright.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
-    yield b
-    b.close()
-
-
-def test_every_paper_figure_renders_with_no_clipped_or_rotated_cjk_text(browser):
+def test_every_paper_figure_renders_with_no_clipped_or_rotated_cjk_text(chromium):
     """Kaleido's SVG of each builder, measured by chromium: every text inside the canvas,
     no Chinese text rotated; the PNG is 2x the SVG's size."""
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     for name, figure in _figures().items():
         svg = paper_image(figure, "svg")
-        measured = text_boxes(browser, svg)
+        measured = text_boxes(chromium, svg)
         assert measured.texts, name
         assert (measured.width, measured.height) == (figure.width, figure.height), name
         assert clipped(measured) == [], (name, clipped(measured))
