@@ -293,20 +293,40 @@ def wait_charts_drawn(page, timeout: float = WAIT_MS) -> None:
     )
 
 
+#: the share of a deck.gl canvas's pixels drawn, ``None`` without a WebGL context to read, or
+#: ``'lost'`` when chromium's GPU process restarted and took the context with it
+_DRAWN = """c => { const g = c.getContext('webgl2') || c.getContext('webgl');
+                   if (!g) return null;
+                   if (g.isContextLost()) return 'lost';
+                   const w = c.width, h = c.height, px = new Uint8Array(4 * w * h);
+                   g.readPixels(0, 0, w, h, g.RGBA, g.UNSIGNED_BYTE, px);
+                   let n = 0; for (let i = 3; i < px.length; i += 4) if (px[i] > 0) n++;
+                   return n / (w * h); }"""
+
+
 def wait_drawn(canvas, timeout: float = WAIT_MS) -> float | None:
     """Wait until a deck.gl (WebGL) canvas has drawn something; returns the share of pixels
-    drawn (``None`` when the canvas has no WebGL context to read)."""
-    script = """c => { const g = c.getContext('webgl2') || c.getContext('webgl');
-                       if (!g) return null;
-                       const w = c.width, h = c.height, px = new Uint8Array(4 * w * h);
-                       g.readPixels(0, 0, w, h, g.RGBA, g.UNSIGNED_BYTE, px);
-                       let n = 0; for (let i = 3; i < px.length; i += 4) if (px[i] > 0) n++;
-                       return n / (w * h); }"""
-    handle = canvas.element_handle(timeout=timeout)
+    drawn (``None`` when the canvas has no WebGL context to read).
+
+    When chromium's GPU process restarts (a busy machine: WebGL here is drawn in software), every
+    canvas open at the time loses its context for good: deck.gl does not restore it, and the
+    canvas stays blank. That is the browser's, not the page's: the page is then loaded again,
+    once, and its new canvas must draw; a second loss fails the test."""
     page = canvas.page
-    page.wait_for_function(f"c => {{ const v = ({script})(c); return v === null || v > 0.001; }}",
-                           arg=handle, timeout=timeout, polling=250)  # fmt: skip
-    return canvas.evaluate(script)
+    for _ in range(2):
+        handle = canvas.element_handle(timeout=timeout)
+        page.wait_for_function(
+            f"c => {{ const v = ({_DRAWN})(c); return v === null || v === 'lost' || v > 0.001; }}",
+            arg=handle, timeout=timeout, polling=250,
+        )  # fmt: skip
+        drawn = canvas.evaluate(_DRAWN)
+        if drawn != "lost":
+            return drawn
+        page.reload()
+        wait_ready(page, timeout=timeout)
+        canvas.wait_for(state="visible", timeout=timeout)
+        canvas.scroll_into_view_if_needed()
+    pytest.fail("the map's WebGL context was lost twice (chromium's GPU process restarted)")
 
 
 def assert_no_exception(page) -> None:
