@@ -131,7 +131,9 @@ def classify(
     if best in out.columns:
         conditions[TIE] = out[best].to_numpy(dtype=float) >= 1
     if "indistinguishable" in out.columns:
-        conditions[LOCATION] = out["indistinguishable"].fillna(False).to_numpy(dtype=bool)
+        conditions[LOCATION] = (
+            out["indistinguishable"].astype("boolean").fillna(False).to_numpy(dtype=bool)
+        )
     if suspected is not None and not suspected.empty:
         keys = pd.MultiIndex.from_frame(suspected[["model", "query_id"]].astype("str"))
         rows = pd.MultiIndex.from_frame(out[["model", "query_id"]].astype("str"))
