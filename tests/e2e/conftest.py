@@ -21,11 +21,11 @@ The warm-up is tested by the servers ``tests/e2e/test_warm_up.py`` starts, and i
 those the notebook and command-line forms start in ``tests/e2e/test_notebook.py``, as a user's
 server has it (stopping them stops the warm-up too).
 
-Browser: one chromium per xdist worker and one context in it (:func:`_worker_context`), in
-which each test's :func:`page` is a new tab (a Streamlit session of its own), as one person's
-browser opens many tabs: its cache keeps the app's scripts, and the code chromium compiled from
-them, from one file to the next. Tests that need a browser of their own (offline, two people,
-five sessions at once) open their own context."""
+Browser: one chromium per xdist worker and one context in it (:func:`_worker_context`) with
+one tab, which each test's :func:`page` navigates anew (a Streamlit session of its own at each
+page load), as one person opens link after link in the tab they have: its cache keeps the app's
+scripts, and the code chromium compiled from them, from one file to the next. Tests that need
+a browser of their own (offline, two people, five sessions at once) open their own context."""
 
 from __future__ import annotations
 
@@ -248,12 +248,50 @@ def _worker_context(browser):
     context.close()
 
 
+class _WorkerTab:
+    """The worker's one tab in :func:`_worker_context`, opened on first use and again only if a
+    test closed it."""
+
+    def __init__(self, context) -> None:
+        self.context = context
+        self._tab = None
+
+    def get(self):
+        if self._tab is None or self._tab.is_closed():
+            self._tab = self.context.new_page()
+        return self._tab
+
+    def reset(self) -> None:
+        """After a test: the other tabs it opened closed, its routes removed, the viewport
+        :data:`VIEWPORT` again, and the tab on ``about:blank`` (which ends its Streamlit
+        session, as closing it would)."""
+        from playwright.sync_api import Error
+
+        tab = self.get()
+        for other in self.context.pages:
+            if other is not tab:
+                other.close()
+        try:
+            tab.unroute_all(behavior="ignoreErrors")
+            tab.set_viewport_size(VIEWPORT)
+            tab.goto("about:blank")
+        except Error:  # a tab that no longer answers: the next test gets a new one
+            tab.close()
+
+
+@pytest.fixture(scope="session")
+def _worker_tab(_worker_context) -> _WorkerTab:
+    return _WorkerTab(_worker_context)
+
+
 @pytest.fixture
-def page(_worker_context):
-    """A new tab (:data:`VIEWPORT`) in the worker's browser context, closed after the test."""
-    p = _worker_context.new_page()
-    yield p
-    p.close()
+def page(_worker_tab: _WorkerTab):
+    """The worker's tab (:data:`VIEWPORT`), which the test navigates: a new Streamlit session
+    at each page load, in a tab whose renderer already runs and has compiled the app's scripts
+    (a new tab costs its renderer's start and that compile again: about 0.65 CPU-seconds a page
+    load on a 2-core machine). Reset after the test (:meth:`_WorkerTab.reset`)."""
+    yield _worker_tab.get()
+    _worker_tab.reset()
 
 
 def wait_ready(page, timeout: float = WAIT_MS) -> None:
