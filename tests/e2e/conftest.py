@@ -288,8 +288,8 @@ def _worker_tab(_worker_context) -> _WorkerTab:
 def page(_worker_tab: _WorkerTab):
     """The worker's tab (:data:`VIEWPORT`), which the test navigates: a new Streamlit session
     at each page load, in a tab whose renderer already runs and has compiled the app's scripts
-    (a new tab costs its renderer's start and that compile again: about 0.65 CPU-seconds a page
-    load on a 2-core machine). Reset after the test (:meth:`_WorkerTab.reset`)."""
+    (a new tab would start a renderer and compile them again: bench/README.md, *One tab per
+    worker instead of a new tab per test*). Reset after the test (:meth:`_WorkerTab.reset`)."""
     yield _worker_tab.get()
     _worker_tab.reset()
 
