@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -75,6 +77,24 @@ def test_the_spatial_cause_is_listed_only_where_it_can_occur():
     # a table of several datasets where the geo columns are empty on this one
     empty = classify(_per_query().assign(indistinguishable=np.nan), k=10)
     assert applicable_categories(empty) == tuple(c for c in CATEGORIES if c != LOCATION)
+
+
+@pytest.mark.parametrize(
+    "flag",
+    [
+        [0.0, 0.0, 0.0, 0.0, 1.0, 0.0, np.nan, 0.0, 0.0],  # float, as a concat of datasets gives
+        [False, False, False, False, True, False, None, False, False],  # object with a None
+        pd.array([False, False, False, False, True, False, None, False, False], dtype="boolean"),
+    ],
+    ids=["float", "object", "boolean"],
+)
+def test_the_spatial_flag_of_any_dtype_with_gaps_classifies_as_the_bool_one(flag):
+    """A missing flag counts as not indistinguishable; no pandas warning on the way."""
+    expected = classify(_per_query(), k=10)["category"].astype(str).tolist()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = classify(_per_query().assign(indistinguishable=flag), k=10)
+    assert out["category"].astype(str).tolist() == expected
 
 
 def test_counts_partition_the_queries_and_list_every_category():
