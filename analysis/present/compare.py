@@ -52,7 +52,7 @@ from analysis.present.palette import (  # noqa: F401 - re-exported
     WIN_COLOUR,
 )
 from analysis.present.slicing import sort_slice_rows
-from analysis.stats import PairedComparison, bootstrap_ci, paired_comparison
+from analysis.stats import PairedComparison, bootstrap_ci, flag_values, paired_comparison
 
 __all__ = [
     "QUERY_KEYS",
@@ -308,7 +308,7 @@ def gold_highlight(frame: pd.DataFrame, colour: str = GOLD_CELL) -> pd.DataFrame
         if not name.endswith("gold"):
             continue
         prefix = name[: -len("gold")]
-        flags = frame[col].fillna(False).to_numpy(dtype=bool)
+        flags = flag_values(frame[col])
         for j, other in enumerate(columns):
             if other.startswith(prefix) and (prefix or other != "rank"):
                 marked[:, j] |= flags

@@ -32,6 +32,18 @@ _COMPARE_COLUMNS = (
 # --------------------------------------------------------------------------- validation helpers
 
 
+def flag_values(column: pd.Series) -> np.ndarray:
+    """A per-query flag column (``indistinguishable``, ``judged``, ...) as a bool array, a
+    missing value counting as ``False`` (a table of several datasets where only some carry the
+    flag). Any dtype: bool, object with ``None``/NaN, nullable boolean, float 0/1 with NaN;
+    a non-zero number is ``True``."""
+    values = column.to_numpy()
+    present = ~pd.isna(values)
+    out = np.zeros(len(values), dtype=bool)
+    out[present] = values[present].astype(bool)
+    return out
+
+
 def _as_1d(values: object, name: str) -> np.ndarray:
     """Float 1-D copy of ``values``; ValueError on another shape, NaN or infinity."""
     if isinstance(values, pd.Series | pd.Index):

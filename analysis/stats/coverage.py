@@ -31,6 +31,7 @@ import pandas as pd
 
 from analysis.core.metrics import TiePolicy, evaluate
 from analysis.io.amended import amended_qrels
+from analysis.stats._common import flag_values
 
 __all__ = [
     "coverage_summary",
@@ -72,7 +73,7 @@ def judgement_coverage(ranked: pd.DataFrame, qrels: pd.DataFrame, k: int = 10) -
     judged = qrels[["query_id", "doc_id"]].astype("str").drop_duplicates()
     judged["judged"] = True
     top = top.merge(judged, on=["query_id", "doc_id"], how="left")
-    top["judged"] = top["judged"].fillna(False).astype(bool)
+    top["judged"] = flag_values(top["judged"])
     agg = top.groupby("query_id", sort=False).agg(
         n_top=("doc_id", "size"), judged=("judged", "sum")
     )

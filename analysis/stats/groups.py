@@ -45,6 +45,7 @@ from analysis.stats._common import (
     _check_resampling,
     _generator,
     _resolve_seed,
+    flag_values,
 )
 from analysis.stats.bootstrap import _index_means, _quantile_probs, _split_means, bootstrap_ci
 
@@ -105,7 +106,7 @@ def _seed_rows(table: pd.DataFrame, group: RunGroup, spread: Sequence[str]) -> p
     out[columns] = np.nanmean(stack, axis=0)
     for column in _ANY_OF:
         if column in out.columns:
-            flags = [f[column].fillna(False).astype(bool).to_numpy() for f in frames]
+            flags = [flag_values(f[column]) for f in frames]
             out[column] = np.logical_or.reduce(flags)
     for metric in spread:
         if metric in columns:

@@ -52,7 +52,7 @@ The module never imports streamlit. The code lives in :mod:`analysis.stats.boots
 
 from __future__ import annotations
 
-from analysis.stats._common import ALL_LABEL, MISSING_LABEL, NGOLD_BUCKETS
+from analysis.stats._common import ALL_LABEL, MISSING_LABEL, NGOLD_BUCKETS, flag_values
 from analysis.stats.bootstrap import BCA_BELOW, bootstrap_ci, mean_ci
 from analysis.stats.paired import PairedComparison, holm, paired_comparison, win_tie_loss
 from analysis.stats.slices import bucket_numeric, compare_slices, n_gold_bucket, slice_finder
@@ -66,6 +66,7 @@ __all__ = [
     "bootstrap_ci",
     "bucket_numeric",
     "compare_slices",
+    "flag_values",
     "holm",
     "mean_ci",
     "n_gold_bucket",

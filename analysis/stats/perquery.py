@@ -25,7 +25,7 @@ from analysis.core.options import check_options
 from analysis.core.ranked import RankedRun, evaluate_run_ranked
 from analysis.geo import GeoIndex, geo_index, model_geo_columns, ranked_geo_columns
 from analysis.io.groups import RunGroup
-from analysis.stats import bucket_numeric, n_gold_bucket
+from analysis.stats import bucket_numeric, flag_values, n_gold_bucket
 
 #: The cutoffs at which the per-query table holds every dashboard measure that takes one.
 CUTOFFS: tuple[int, ...] = (1, 5, 10, 20, 50, 100)
@@ -280,7 +280,7 @@ def geo_slices(out: pd.DataFrame) -> pd.DataFrame:
                                        dtype="str")  # fmt: skip
     size = out["gold_stack_size"].to_numpy(dtype=np.float64, na_value=1.0)
     out["gold_stacked"] = np.where(size > 1, "stacked", "alone")
-    out["indistinguishable"] = out["indistinguishable"].fillna(False).astype(bool)
+    out["indistinguishable"] = flag_values(out["indistinguishable"])
     out["location_tie"] = np.where(out["indistinguishable"], "indistinguishable", "distinguishable")
     return out
 

@@ -37,6 +37,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.core.options import check_options
+from analysis.stats._common import flag_values
 from analysis.stats.coverage import has_explicit_negatives, suspected_missing_answers
 
 __all__ = [
@@ -131,9 +132,7 @@ def classify(
     if best in out.columns:
         conditions[TIE] = out[best].to_numpy(dtype=float) >= 1
     if "indistinguishable" in out.columns:
-        conditions[LOCATION] = (
-            out["indistinguishable"].astype("boolean").fillna(False).to_numpy(dtype=bool)
-        )
+        conditions[LOCATION] = flag_values(out["indistinguishable"])
     if suspected is not None and not suspected.empty:
         keys = pd.MultiIndex.from_frame(suspected[["model", "query_id"]].astype("str"))
         rows = pd.MultiIndex.from_frame(out[["model", "query_id"]].astype("str"))

@@ -40,7 +40,7 @@ from analysis.present.report.model import (
 )
 from analysis.present.report.queries import worst_queries
 from analysis.present.slicing import order_slice_values, slice_labels
-from analysis.stats import compare_slices, holm, mean_ci, slice_finder
+from analysis.stats import compare_slices, flag_values, holm, mean_ci, slice_finder
 from analysis.stats.groups import with_two_level_cis
 from analysis.stats.paired import holm_bounds, signflip_pvalues
 
@@ -402,7 +402,7 @@ def _causes(sub: pd.DataFrame, name: str, metric: str) -> pd.DataFrame:
         dup: float | int = math.nan  # a spatial cause: not applicable without coordinates
         dup_failing: float | int = math.nan
         if "indistinguishable" in grp.columns and grp["indistinguishable"].notna().any():
-            indist = grp["indistinguishable"].fillna(False).to_numpy(dtype=bool)
+            indist = flag_values(grp["indistinguishable"])
             dup = int(indist.sum())
             dup_failing = int((indist & failing).sum())
         gold_over_k = (
@@ -454,7 +454,7 @@ def possible_causes(causes: pd.DataFrame) -> list[str]:
 def _count(frame: pd.DataFrame, column: str) -> int:
     if column not in frame.columns:
         return 0
-    return int(frame[column].fillna(False).astype(bool).sum())
+    return int(flag_values(frame[column]).sum())
 
 
 def cause_examples(sub: pd.DataFrame, metric: str, model: str) -> dict[str, str]:
@@ -470,11 +470,9 @@ def cause_examples(sub: pd.DataFrame, metric: str, model: str) -> dict[str, str]
         lo = rows[f"{metric}_min"].to_numpy(dtype=float)
         masks["tie-dependent"] = ~np.isclose(lo, rows[f"{metric}_max"].to_numpy(dtype=float))
     if "indistinguishable" in rows.columns:
-        masks["non-gold on gold coordinate above gold"] = (
-            rows["indistinguishable"].fillna(False).to_numpy(dtype=bool)
-        )
+        masks["non-gold on gold coordinate above gold"] = flag_values(rows["indistinguishable"])
     if "missing_from_run" in rows.columns:
-        masks["missing from run"] = rows["missing_from_run"].fillna(False).to_numpy(dtype=bool)
+        masks["missing from run"] = flag_values(rows["missing_from_run"])
     k = parse_metric(metric).k
     if k is not None and metric.startswith("recall") and "n_gold" in rows.columns:
         masks["more gold than k"] = rows["n_gold"].to_numpy() > k

@@ -13,6 +13,7 @@ from analysis.io.bundle import Dataset
 from analysis.present.diffsummary import Outcome, diff_sentences
 from analysis.present.rankings import gold_table, ranking_table, side_by_side
 from analysis.present.report.model import QUERY_TEXT_CHARS, RANK_DEPTH, QueryView
+from analysis.stats import flag_values
 from analysis.stats.rankdiff import rank_diff
 
 __all__ = ["query_views", "worst_queries"]
@@ -30,7 +31,7 @@ def worst_queries(
     if f"{metric}_min" in sub.columns:
         rows["tie-dependent"] = ~np.isclose(sub[f"{metric}_min"], sub[f"{metric}_max"])
     if "indistinguishable" in sub.columns and sub["indistinguishable"].notna().any():
-        rows["non-gold on gold coordinate"] = sub["indistinguishable"].fillna(False).astype(bool)
+        rows["non-gold on gold coordinate"] = flag_values(sub["indistinguishable"])
     if "first_gold_rank" in rows.columns:
         rows["first_gold_rank"] = rows["first_gold_rank"].astype("Int64")
     col_a, col_b = f"{metric} A", f"{metric} B"
