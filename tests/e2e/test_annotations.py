@@ -39,8 +39,10 @@ OPENINGS = max(3, -(-WAIT_MS // OPEN_WAIT_MS))
 
 def _pick_tag(page, box: str, tag: str) -> None:
     """Open the tags box and choose ``tag``. The first click on the box after the page loads
-    only focuses it (its list stays closed): the box is then clicked again, as a user does. The
-    dropdown can take a moment on a busy machine, and a click may still open nothing: open it
+    only focuses it (its list stays closed): the list is then opened with the Down arrow, as a
+    keyboard user does. (A second click, made before a busy page has marked the list open,
+    closed it again, and the test waited for options that never showed.) The dropdown can take
+    a moment on a busy machine, and a click may still open nothing: open it
     again, as a user does, when the option does not show within :data:`OPEN_WAIT_MS` (so a
     lost click costs that, not all of :data:`WAIT_MS`), up to :data:`OPENINGS` times."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
@@ -50,7 +52,7 @@ def _pick_tag(page, box: str, tag: str) -> None:
     for _ in range(OPENINGS):
         field.click()
         if field.get_attribute("aria-expanded") != "true":  # the click only focused the box
-            field.click()  # a click on the focused box opens its list
+            field.press("ArrowDown")  # opens the list; unlike a second click, never closes it
         try:
             option.wait_for(timeout=OPEN_WAIT_MS)
         except PlaywrightTimeout:
