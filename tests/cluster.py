@@ -35,7 +35,8 @@ def local_cluster(
     folder: Path, workers: int = 2, threads: int = 1, memory: str = "2GB", timeout: float = 180
 ) -> Iterator[str]:
     """Start a scheduler and ``workers`` workers of ``threads`` threads each (``memory`` per
-    worker) in ``folder``; yield the scheduler's address; stop them."""
+    worker) in ``folder``; yield the scheduler's address; stop them, the workers first (a
+    worker whose scheduler has gone keeps waiting for it until its nanny kills it, 8 s later)."""
     from distributed import Client
 
     env = {
@@ -63,7 +64,7 @@ def local_cluster(
                 client.wait_for_workers(workers, timeout=timeout)
             yield address
         finally:
-            for proc in procs:
+            for proc in reversed(procs):
                 proc.terminate()
             for proc in procs:
                 try:
