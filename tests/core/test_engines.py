@@ -148,6 +148,27 @@ def test_the_plan_of_each_layout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
         assert buckets == ({-(-len(run) // budget)} if "random" in layout else {1}), layout
 
 
+@pytest.mark.parametrize("kind", [pa.int64(), pa.uint64()])
+def test_integer_scores_beyond_2_53_read_as_the_nearest_double_on_every_engine(
+    tmp_path: Path, kind: pa.DataType
+) -> None:
+    """An integer score column holds values a double cannot hold exactly (2^53 + 1, 2^64 - 1):
+    every engine reads each as the nearest double, as DuckDB's cast and trec_eval's ``atof``
+    of its text do, and ranks by them."""
+    scores = [2**60 + 1, 2**60 - 1, 2**53 + 1, 3, 2**64 - 1 if kind == pa.uint64() else 2]
+    path = tmp_path / "run.parquet"
+    pq.write_table(pa.table({"query_id": ["q"] * 5, "doc_id": ["a", "b", "c", "d", "e"],
+                             "score": pa.array(scores, type=kind)}), path)  # fmt: skip
+    run = pd.DataFrame({"query_id": "q", "doc_id": list("abcde"),
+                        "score": [float(s) for s in scores]})  # fmt: skip
+    qrels = pd.DataFrame({"query_id": ["q", "q"], "doc_id": ["c", "d"], "relevance": [1, 2]})
+    expected = _csv_bytes(evaluate_arrays(*run_arrays(run), qrels_arrays(qrels), ALL_METRICS),
+                          tmp_path / "core.csv")  # fmt: skip
+    for engine in engines.ENGINES:
+        got = engines.evaluate(path, qrels_arrays(qrels), ALL_METRICS, engine, Options(threads=1))
+        assert _csv_bytes(got, tmp_path / "got.csv") == expected, engine
+
+
 # -------------------------------------------------------------------------- one interface
 
 

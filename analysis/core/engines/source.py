@@ -238,11 +238,14 @@ def as_ids(values: pa.ChunkedArray | pa.Array, where: Path, name: str) -> rk.Ids
 
 def scores_of(table: pa.Table, score: str) -> np.ndarray:
     """The scores of a table as float64 (``-rank`` for a rank column); nulls become NaN (the
-    finiteness check names them)."""
+    finiteness check names them). An integer a double cannot hold exactly (beyond 2^53) becomes
+    the nearest double, as DuckDB's ``CAST(score AS DOUBLE)`` and trec_eval's ``atof`` of its
+    text give."""
     values = table[score]
     if pa.types.is_dictionary(values.type):
         values = values.cast(values.type.value_type)
-    out = rk.to_numpy(pc.cast(values, pa.float64()), fill=np.nan) if len(values) else np.zeros(0)
+    as_double = pc.cast(values, pa.float64(), safe=False)
+    out = rk.to_numpy(as_double, fill=np.nan) if len(values) else np.zeros(0)
     return -out if score == "rank" else out
 
 
