@@ -215,6 +215,31 @@ def test_a_bad_score_in_trec_text_names_its_line(tmp_path: Path) -> None:
     assert "not a finite number" in info.value.message
 
 
+@pytest.mark.parametrize(
+    "line",
+    [
+        "q\tQ0\ta b\t2\t3\tt",
+        "q\tQ0\ta\t2 9\t3\tt",
+        "q Q0 a\x0b 2 3 t",
+        "q Q0\x0cx a 2 3 t",
+        "q\t\ta\t2\t3\tt",
+    ],
+)
+def test_a_trec_line_split_otherwise_by_trec_eval_names_its_line(tmp_path: Path, line: str):
+    """trec_eval splits a run line on any ASCII whitespace: a field holding whitespace other
+    than the file's delimiter (``a b`` in a tab-separated file, a vertical tab) or an empty
+    field would give other ids or scores than the in-memory engine reads, so it names the
+    line instead of being read as one field."""
+    delim = "\t" if "\t" in line else " "
+    path = tmp_path / "r.trec"
+    path.write_text(delim.join(["q", "Q0", "c", "1", "2", "t"]) + f"\n{line}\n", newline="")
+    qrels = pd.DataFrame({"query_id": ["q"], "doc_id": ["c"], "relevance": [1]})
+    with pytest.raises(InputError) as info:
+        evaluate_file(path, qrels_arrays(qrels))
+    assert info.value.line == 2
+    assert "--engine memory" in info.value.message
+
+
 def test_missing_columns_and_malformed_text_are_one_line_errors(tmp_path: Path) -> None:
     qrels = qrels_arrays(pd.DataFrame({"query_id": ["q"], "doc_id": ["a"], "relevance": [1]}))
     no_doc = _parquet(pd.DataFrame({"query_id": ["q"], "score": [1.0]}), tmp_path / "a.parquet")

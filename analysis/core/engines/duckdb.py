@@ -40,6 +40,7 @@ import contextlib
 import gzip
 import math
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Iterable, Iterator
@@ -71,6 +72,8 @@ TEMP_ENV = "RETRIEVAL_DASHBOARD_DUCKDB_TEMP"
 _FLT_MAX = 3.4028234663852886e38
 _FLT_OVERFLOW = 3.4028235677973366e38  # doubles from here on round to inf as float32
 _TREC_COLUMNS = ("query_id", "q0", "doc_id", "file_rank", "score", "tag")
+#: The ASCII whitespace trec_eval splits a run line on (C's ``isspace``), as an RE2 class
+_TREC_SPACE = r"[\t\n\v\f\r ]"
 _FILE_COLUMN = "__retrieval_dashboard_file"  # DuckDB's file name column (no run column's name)
 
 
@@ -133,6 +136,15 @@ def scan_sql(job: Job, part: Pass = Pass(), row_number: bool = False) -> str:  #
     return sql
 
 
+def _trec_score() -> str:
+    """The score of a TREC line, NULL (a bad row, named by :func:`_raise_bad_line`) when
+    trec_eval would split the line otherwise than at the delimiter: an empty field, or
+    whitespace in a field before the score (``a b`` in a tab-separated file, a vertical tab)."""
+    empty = " OR ".join(f"{c} IS NULL" for c in _TREC_COLUMNS if c != "score")
+    spaced = f"regexp_matches(concat(query_id, q0, doc_id, file_rank), '{_TREC_SPACE}')"
+    return f"CASE WHEN {empty} OR {spaced} THEN NULL ELSE score END"
+
+
 def _text_scan(source: src.RunSource) -> str:
     path = source.path
     common = (
@@ -144,7 +156,7 @@ def _text_scan(source: src.RunSource) -> str:
             f"'{c}': '{'DOUBLE' if c == 'score' else 'VARCHAR'}'" for c in _TREC_COLUMNS
         )
         rel = f"read_csv({_sql_string(str(path))}, header=false, columns={{{columns}}}, {common})"
-        return f"SELECT query_id AS q, doc_id AS d, score AS s FROM {rel}"
+        return f"SELECT query_id AS q, doc_id AS d, {_trec_score()} AS s FROM {rel}"
     head = [c.strip() for c in src.head(path).splitlines()[0].split(source.delimiter)]
     types = {c: ("DOUBLE" if c in ("score", "rank") else "VARCHAR") for c in head}
     columns = ", ".join(f"{_sql_string(c)}: '{t}'" for c, t in types.items())
@@ -370,6 +382,12 @@ def raise_bad_row(con: duckdb.DuckDBPyConnection, job: Job) -> None:
     _raise_bad_line(source)
 
 
+def _split_otherwise(parts: list[str]) -> bool:
+    """A TREC line's fields (split at the delimiter) hold an empty one or whitespace before
+    the score (what :func:`_trec_score` marks)."""
+    return any(not p for p in parts) or re.search(_TREC_SPACE, "".join(parts[:4])) is not None
+
+
 def _raise_bad_line(source: src.RunSource) -> None:
     """Raise the InputError naming the first line of a text run whose score is not finite."""
     opener = gzip.open if source.path.name.lower().endswith(".gz") else open
@@ -385,6 +403,10 @@ def _raise_bad_line(source: src.RunSource) -> None:
                     "score" if source.score == "score" else "rank"
                 )
                 continue
+            if source.kind == "trec" and _split_otherwise(parts):
+                raise InputError(source.path, number, "a field is empty or holds whitespace: "
+                                 "trec_eval splits this line otherwise than at the delimiter "
+                                 "(--engine memory reads it as trec_eval does)")  # fmt: skip
             value = parts[field] if field < len(parts) else ""
             try:
                 ok = math.isfinite(float(value))
