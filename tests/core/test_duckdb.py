@@ -4,6 +4,7 @@ documents, variable-length and non-ASCII ids, from Parquet, TREC text and CSV ta
 
 from __future__ import annotations
 
+import csv
 from pathlib import Path
 
 import numpy as np
@@ -162,6 +163,27 @@ def test_text_and_csv_sources_give_the_same_bytes(tmp_path: Path) -> None:
     assert run_source(table).kind == "csv"
 
 
+def test_a_csv_table_reads_quoted_fields_as_csv_does(tmp_path: Path) -> None:
+    """A CSV table is read as the in-memory engine's loader (pandas) reads it: quoted fields
+    (the header's too) unquoted, a comma or a doubled quote inside; a ``#`` at the start of a
+    line is data."""
+    run, qrels = _collection(12, "ties")
+    odd = {"d1": 'say "hi"', "d2": "a,b", "d3": "#x"}
+    for frame in (run, qrels):
+        frame["doc_id"] = frame["doc_id"].replace(odd)
+    run.loc[run["query_id"] == "q1", "query_id"] = "#q1"
+    qrels.loc[qrels["query_id"] == "q1", "query_id"] = "#q1"
+    expected = _csv_bytes(
+        evaluate_file(_parquet(run, tmp_path / "run.parquet"), qrels_arrays(qrels)),
+        tmp_path / "p.csv",
+    )
+    for quoting in (csv.QUOTE_MINIMAL, csv.QUOTE_NONNUMERIC):  # the header quoted too
+        table = tmp_path / "run.csv"
+        run.to_csv(table, index=False, quoting=quoting)
+        got = evaluate_file(table, qrels_arrays(qrels))
+        assert _csv_bytes(got, tmp_path / "t.csv") == expected, quoting
+
+
 def test_a_folder_of_parquet_files_is_one_run(tmp_path: Path) -> None:
     run, qrels = _collection(9, "unique")
     whole = evaluate_file(_parquet(run, tmp_path / "run.parquet"), qrels_arrays(qrels))
@@ -238,6 +260,16 @@ def test_a_trec_line_split_otherwise_by_trec_eval_names_its_line(tmp_path: Path,
         evaluate_file(path, qrels_arrays(qrels))
     assert info.value.line == 2
     assert "--engine memory" in info.value.message
+
+
+def test_a_bad_score_in_a_quoted_csv_table_names_its_line(tmp_path: Path) -> None:
+    path = tmp_path / "r.csv"
+    path.write_text('"query_id","doc_id","score"\n"#q","a,b",1.0\n"#q","c",nan\n')
+    qrels = pd.DataFrame({"query_id": ["#q"], "doc_id": ["a,b"], "relevance": [1]})
+    with pytest.raises(InputError) as info:
+        evaluate_file(path, qrels_arrays(qrels))
+    assert info.value.line == 3
+    assert "score 'nan' is not a finite number" in info.value.message
 
 
 def test_missing_columns_and_malformed_text_are_one_line_errors(tmp_path: Path) -> None:

@@ -37,6 +37,7 @@ pass (a larger limit is needed past about 100M lines; convert them to Parquet).
 from __future__ import annotations
 
 import contextlib
+import csv
 import gzip
 import math
 import os
@@ -146,18 +147,20 @@ def _trec_score() -> str:
 
 
 def _text_scan(source: src.RunSource) -> str:
+    """The scan of a text run: TREC lines split at their delimiter, no quoting, ``#`` lines
+    skipped (trec_eval's comments); a CSV table as its loader (pandas) reads it: RFC 4180
+    quoting (``"a,b"``, ``""`` inside quotes), no comment lines."""
     path = source.path
-    common = (
-        f"delim={_sql_string(source.delimiter)}, quote='', escape='', comment='#', "
-        "auto_detect=false, strict_mode=true"
-    )
+    common = f"delim={_sql_string(source.delimiter)}, auto_detect=false, strict_mode=true"
     if source.kind == "trec":
         columns = ", ".join(
             f"'{c}': '{'DOUBLE' if c == 'score' else 'VARCHAR'}'" for c in _TREC_COLUMNS
         )
+        common += ", quote='', escape='', comment='#'"
         rel = f"read_csv({_sql_string(str(path))}, header=false, columns={{{columns}}}, {common})"
         return f"SELECT query_id AS q, doc_id AS d, {_trec_score()} AS s FROM {rel}"
-    head = [c.strip() for c in src.head(path).splitlines()[0].split(source.delimiter)]
+    common += ", quote='\"', escape='\"', comment=''"
+    head = src.header_names(src.head(path).splitlines()[0], source.delimiter)
     types = {c: ("DOUBLE" if c in ("score", "rank") else "VARCHAR") for c in head}
     columns = ", ".join(f"{_sql_string(c)}: '{t}'" for c, t in types.items())
     rel = f"read_csv({_sql_string(str(path))}, header=true, columns={{{columns}}}, {common})"
@@ -388,6 +391,14 @@ def _split_otherwise(parts: list[str]) -> bool:
     return any(not p for p in parts) or re.search(_TREC_SPACE, "".join(parts[:4])) is not None
 
 
+def _fields(text: str, source: src.RunSource) -> list[str]:
+    """The fields of a text run's line as :func:`_text_scan` reads them (CSV quoting for a
+    table)."""
+    if source.kind == "csv":
+        return next(csv.reader([text], delimiter=source.delimiter), [])
+    return text.split(source.delimiter)
+
+
 def _raise_bad_line(source: src.RunSource) -> None:
     """Raise the InputError naming the first line of a text run whose score is not finite."""
     opener = gzip.open if source.path.name.lower().endswith(".gz") else open
@@ -395,9 +406,9 @@ def _raise_bad_line(source: src.RunSource) -> None:
     with opener(source.path, "rt", encoding="utf-8-sig", errors="replace") as f:
         for number, line in enumerate(f, start=1):  # error path only: find the line
             text = line.rstrip("\r\n")
-            if not text or text.startswith("#"):
+            if not text or (source.kind == "trec" and text.startswith("#")):
                 continue
-            parts = text.split(source.delimiter)
+            parts = _fields(text, source)
             if field is None:  # the header of a CSV table
                 field = [p.strip() for p in parts].index(
                     "score" if source.score == "score" else "rank"

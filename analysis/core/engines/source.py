@@ -121,7 +121,7 @@ def _text_source(p: Path) -> RunSource:
         raise InputError(p, None, "the run is empty")
     first = lines[0]
     for delim in (",", "\t"):
-        names = {c.strip() for c in first.split(delim)}
+        names = set(header_names(first, delim))
         if {"query_id", "doc_id"} <= names:
             _require(names, p)
             return RunSource("csv", p, (p,), delim, _score_column(names))
@@ -129,6 +129,12 @@ def _text_source(p: Path) -> RunSource:
         if len(first.split(delim)) == 6 and first.split(delim) == first.split():
             return RunSource("trec", p, (p,), delim)
     raise InputError(p, 1, "not a TREC run line (qid Q0 docno rank score tag) nor a table header")
+
+
+def header_names(line: str, delimiter: str) -> list[str]:
+    """The column names of a CSV table's header line, as its loader reads them: split at the
+    delimiter, spaces and enclosing double quotes removed."""
+    return [c.strip().strip('"') for c in line.rstrip("\r").split(delimiter)]
 
 
 def _score_column(names: set[str]) -> str:
