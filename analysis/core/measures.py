@@ -708,7 +708,20 @@ def _references(m: Measure, k: int | None) -> tuple[tuple[str, str], ...]:
     return tuple((label, text) for label, text in refs if text)
 
 
-def _semantics(name: str, user: bool) -> tuple[tuple[str, str], ...]:
+def _no_relevant(m: Measure) -> str:
+    """What a measure gives a query without a relevant document (relevance >= the threshold)."""
+    if m.user:
+        return "are flagged no_relevant; n_rel is 0 and the value is what the measure returns"
+    if m.name == "ndcg":  # gains are every positive relevance, whatever the threshold
+        return (
+            "are flagged no_relevant; they score 0 unless a judged document below the relevance "
+            "threshold (relevance 1 at --relevance-threshold 2) is retrieved: its gain counts, "
+            "as in trec_eval's ndcg"
+        )
+    return "score 0 and are flagged no_relevant"
+
+
+def _semantics(name: str, m: Measure) -> tuple[tuple[str, str], ...]:
     """What the tool does in the edge cases every measure shares."""
     return (
         (
@@ -723,12 +736,7 @@ def _semantics(name: str, user: bool) -> tuple[tuple[str, str], ...]:
             "a query of the qrels that the run does not answer scores 0 and counts in the mean "
             "(trec_eval -c); a warning counts them",
         ),
-        (
-            "Queries without relevant documents",
-            "are flagged no_relevant; n_rel is 0 and the value is what the measure returns"
-            if user
-            else "score 0 and are flagged no_relevant",
-        ),
+        ("Queries without relevant documents", _no_relevant(m)),
     )
 
 
@@ -752,7 +760,7 @@ def card(metric: str) -> MetricCard:
         cutoff=_cutoff_text(m, k, general),
         reference=_references(m, k) or (("Reference", "none (a user measure)"),),
         semantics=(
-            *_semantics(name, m.user),
+            *_semantics(name, m),
             ("Saved depth", _saved_depth(m, k, general)),
             *notes,
         ),

@@ -37,7 +37,8 @@ Edge cases
     * a query in the qrels but absent from the run scores 0 on every metric and is counted
       (trec_eval ``-c``); a warning says how many;
     * a query in the run but not in the qrels is left out, with a warning;
-    * a query without any relevant doc scores 0 and is flagged ``no_relevant``;
+    * a query without any relevant doc scores 0 and is flagged ``no_relevant`` (nDCG counts
+      every positive gain: above threshold 1 a retrieved doc below it scores, as trec_eval);
     * duplicate qrels rows are collapsed to their maximum relevance, with a warning;
     * a metric that reads ranks beyond a query's saved list (``recall@50`` of a run saved at
       depth 20, ``mrr`` of any run) while relevant documents are missing from it gets a warning

@@ -15,6 +15,7 @@ from ir_measures import RR, P, R, Success, nDCG
 
 from analysis.core import ranking as rk
 from analysis.core.errors import InputError
+from analysis.core.measures import card
 from analysis.core.metrics import (
     Evaluation,
     Metric,
@@ -534,6 +535,16 @@ def test_relevance_threshold_2_semantics() -> None:
     assert row["ndcg@2"] == pytest.approx(dcg / idcg, abs=1e-12)
     with pytest.raises(ValueError, match="relevance_threshold"):
         evaluate(run, qrels, ["mrr"], relevance_threshold=0)
+
+
+def test_a_no_relevant_query_scores_ndcg_from_gains_below_the_threshold_as_its_card_says():
+    run = _frame([("q", "a", 2.0), ("q", "b", 1.0)])
+    qrels = _qrels([("q", "b", 1)])
+    row = evaluate(run, qrels, ["ndcg", "mrr"], relevance_threshold=2, diagnostics=True).iloc[0]
+    assert bool(row["no_relevant"])
+    assert row["mrr"] == 0.0
+    assert row["ndcg"] == pytest.approx(1 / math.log2(3), abs=1e-15)  # pytrec_eval's ndcg
+    assert "score 0 and" not in dict(card("ndcg@5").lines())["Queries without relevant documents"]
 
 
 def test_run_with_rank_and_no_score() -> None:
