@@ -530,3 +530,35 @@ def test_deck_escapes_names_from_files(evil_bundle):
     assert "<img" not in markup
     assert "&lt;script&gt;alert(1)&lt;x&gt;" in markup
     assert "\\u003cscript" not in body
+
+
+def test_block_keys_stay_unique_when_slice_columns_slug_alike(tmp_path):
+    """Slice columns 'Kind' and 'kind?' give the same slug; each figure keeps its own block
+    key, HTML id and plotly div (a repeated id would draw both figures into one div)."""
+    folder = tmp_path / "b"
+    (folder / "d" / "runs").mkdir(parents=True)
+    qids = [f"q{i}" for i in range(24)]
+    pd.DataFrame(
+        {"query_id": qids, "text": ["t"] * 24, "Kind": ["x", "y"] * 12,
+         "kind?": ["p"] * 12 + ["q"] * 12}
+    ).to_csv(folder / "d" / "queries.csv", index=False)  # fmt: skip
+    pd.DataFrame({"query_id": qids, "doc_id": [f"g{i}" for i in range(24)], "relevance": 1}).to_csv(
+        folder / "d" / "qrels.csv", index=False
+    )
+    for name, shift in (("m1", 0), ("m2", 1)):
+        rows = [(q, f"g{(i + shift * (i % 3 == 0))}", 1.0) for i, q in enumerate(qids)]
+        pd.DataFrame(rows, columns=["query_id", "doc_id", "score"]).to_csv(
+            folder / "d" / "runs" / f"{name}.csv", index=False
+        )
+    (folder / "bundle.toml").write_text(
+        'name = "b"\n[datasets.d]\nqueries = "d/queries.csv"\nqrels = "d/qrels.csv"\n'
+        'runs = "d/runs"\nmetrics = ["hit@1"]\n',
+        encoding="utf-8",
+    )
+    content = report.bundle_content(folder)
+    keys = [b.key for s in content.sections for b in s.blocks]
+    slices = [b for s in content.sections for b in s.blocks if b.title.startswith("Slices of")]
+    assert len(slices) == 2
+    assert len(set(keys)) == len(keys)
+    ids = re.findall(r'\bid="([^"]+)"', report.render_html(content))
+    assert len(set(ids)) == len(ids)

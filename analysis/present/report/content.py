@@ -5,7 +5,7 @@ datasets."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pandas as pd
 
@@ -144,7 +144,7 @@ def _assemble(
         metrics=dict(pooled.chosen),
         ties=c.settings.ties,
         summary=tuple(summary),
-        sections=(summary_section, *sections),
+        sections=_unique_block_keys([summary_section, *sections]),
         numbers={
             "leaderboard": pooled.board,
             "best_vs_rest": pooled.pvalues,
@@ -158,6 +158,26 @@ def _assemble(
         analyses=found or {},
         colours=dict(c.colours),
     )
+
+
+def _unique_block_keys(sections: Sequence[Section]) -> tuple[Section, ...]:
+    """``sections`` with every block key unique over the report: a key already taken (two names
+    with the same slug, e.g. slice columns ``Kind`` and ``kind?``) gets ``-2``, ``-3``, ... (the
+    first number whose key no other block has). The first block with a key keeps it; order is
+    kept."""
+    taken = {b.key for s in sections for b in s.blocks}
+    seen: set[str] = set()
+    out = []
+    for section in sections:
+        blocks = []
+        for block in section.blocks:
+            key, n = block.key, 2
+            while key in seen or (key != block.key and key in taken):
+                key, n = f"{block.key}-{n}", n + 1
+            seen.add(key)
+            blocks.append(block if key == block.key else replace(block, key=key))
+        out.append(replace(section, blocks=tuple(blocks)))
+    return tuple(out)
 
 
 @dataclass(frozen=True)
