@@ -62,12 +62,15 @@ def resolve(path: str | os.PathLike) -> Path:
     """``Path(path).expanduser().resolve()`` (not strict: missing parts are kept as given).
 
     Raises:
-        InputError: a symlink loop, a part that may not be read, a name too long."""
+        InputError: a symlink loop, a part that may not be read, a name too long, a NUL byte
+            in the name."""
     p = Path(path).expanduser()
     try:
         return p.resolve()
     except OSError as exc:
         raise path_error(p, exc) from None
+    except ValueError:  # a NUL byte in the name
+        raise InputError(os.fspath(p), None, "the name holds a NUL byte") from None
     except RuntimeError as exc:
         if not _is_loop(exc):
             raise

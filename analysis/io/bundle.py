@@ -198,10 +198,11 @@ def bundle_files(bundle: Bundle) -> list[Path]:
 
 
 def _files_in(folder: Path) -> list[Path]:
-    """The files directly in ``folder``, in name order (empty when it is not a folder)."""
+    """The files directly in ``folder``, in name order (empty when it is not a folder or its
+    name cannot be a folder's, e.g. it holds a NUL byte)."""
     try:
         return sorted(p for p in folder.iterdir() if p.is_file())
-    except OSError:
+    except (OSError, ValueError):
         return []
 
 

@@ -298,3 +298,41 @@ def test_importing_or_calling_the_command_line_leaves_the_process_as_it_is(
     out = subprocess.run([sys.executable, "-c", code, *args], env=env, capture_output=True,
                          text=True, cwd=ROOT, check=True)  # fmt: skip
     assert out.stdout.splitlines()[-1] == "True True [] 0 True"
+
+
+def _nul_bundle(folder: Path, dataset: str, queries: str | None) -> Path:
+    """A one-dataset bundle in ``folder`` named ``dataset`` (TOML escapes allowed), with
+    ``queries`` as its queries path when given."""
+    (folder / "d" / "runs").mkdir(parents=True)
+    (folder / "d" / "qrels.csv").write_text("query_id,doc_id,relevance\nq1,a,1\n")
+    (folder / "d" / "runs" / "m.csv").write_text("query_id,doc_id,score\nq1,a,1.0\n")
+    extra = f'queries = "{queries}"\n' if queries else ""
+    (folder / "bundle.toml").write_text(
+        f'[datasets."{dataset}"]\nqrels = "d/qrels.csv"\nruns = "d/runs"\n{extra}'
+    )
+    return folder
+
+
+def test_report_on_a_manifest_path_with_a_nul_byte_is_one_line(tmp_path: Path) -> None:
+    """A NUL byte in a path of ``bundle.toml``: one error line naming the manifest."""
+    bundle = _nul_bundle(tmp_path, "d", "d/q\\u0000.csv")
+    out = tmp_path / "r.html"
+    proc = _cli("report", "--bundle", bundle, "--out", out)
+    _assert_no_traceback(proc)
+    assert proc.returncode == 2
+    err = proc.stderr.splitlines()
+    assert len(err) == 1, proc.stderr
+    assert err[0].startswith(f"error: {bundle / 'bundle.toml'}: dataset 'd': queries ")
+    assert err[0].endswith("the name holds a NUL byte")
+    assert not out.exists()
+
+
+def test_report_of_a_dataset_named_with_a_nul_byte(tmp_path: Path) -> None:
+    """A dataset name is text, a NUL byte included: its default files are looked up in a folder
+    of that name (none can exist), and the report is written."""
+    bundle = _nul_bundle(tmp_path, "d\\u0000", None)
+    out = tmp_path / "r.html"
+    proc = _cli("report", "--bundle", bundle, "--out", out)
+    _assert_no_traceback(proc)
+    assert proc.returncode == 0, proc.stderr
+    assert "Datasets: d\0." in out.read_text(encoding="utf-8")
