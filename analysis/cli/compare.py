@@ -409,10 +409,17 @@ def _md_escape(text: str) -> str:
     return text.replace("\\", "\\\\").replace("|", "\\|").replace("*", "\\*").replace("_", "\\_")
 
 
-def _md_table(header: list[str], rows: list[list[str]]) -> str:
+def _md_table(header: list[str], rows: list[list[str]], names: tuple[int, ...]) -> str:
+    """A pipe table; the cells of the columns ``names`` are run names (data text, through
+    :func:`~analysis.present.escape.escape_markdown`), the others numbers and labels of ours."""
+    from analysis.present.escape import escape_markdown
+
+    def cell(j: int, text: str) -> str:
+        return escape_markdown(text) if j in names else _md_escape(text)
+
     lines = ["| " + " | ".join(_md_escape(h) for h in header) + " |"]
     lines.append("|" + "---|" * len(header))
-    lines += ["| " + " | ".join(_md_escape(c) for c in row) + " |" for row in rows]
+    lines += ["| " + " | ".join(cell(j, c) for j, c in enumerate(row)) + " |" for row in rows]
     return "\n".join(lines)
 
 
@@ -422,11 +429,11 @@ def to_markdown(table: pd.DataFrame, names: list[str], metrics: list[str]) -> st
 
     parts = []
     if len(names) >= 3:
-        parts.append(_md_table(["", "run", *metrics], _letter_rows(table, names, metrics)))
+        parts.append(_md_table(["", "run", *metrics], _letter_rows(table, names, metrics), (1,)))
         parts.append(
             f"^x: better than run x (Holm-adjusted randomization p < {ALPHA:g}, over every row)."
         )
-    parts.append(_md_table(list(COLUMNS), _display_rows(table)))
+    parts.append(_md_table(list(COLUMNS), _display_rows(table), (1, 2)))
     return "\n\n".join(parts) + "\n"
 
 
@@ -441,8 +448,17 @@ def _tex_escape(text: str) -> str:
     return out.replace("\x00", r"\textbackslash{}")
 
 
-def _tex_table(header: list[str], rows: list[list[str]], sup: bool = False) -> str:
-    def cell(text: str) -> str:
+def _tex_table(
+    header: list[str], rows: list[list[str]], names: tuple[int, ...], sup: bool = False
+) -> str:
+    """A tabular; the cells of the columns ``names`` are run names (data text, through
+    :func:`~analysis.present.escape.escape_latex`), the others numbers and labels of ours
+    (with ``sup``, ``value^letters`` puts the letters in a superscript)."""
+    from analysis.present.escape import escape_latex
+
+    def cell(j: int, text: str) -> str:
+        if j in names:
+            return escape_latex(text)
         if sup and "^" in text:
             value, tags = text.split("^", 1)
             return f"{_tex_escape(value)}$^{{{_tex_escape(tags)}}}$"
@@ -450,7 +466,7 @@ def _tex_table(header: list[str], rows: list[list[str]], sup: bool = False) -> s
 
     lines = [r"\begin{tabular}{" + "l" * len(header) + "}", r"\hline"]
     lines.append(" & ".join(_tex_escape(h) for h in header) + r" \\ \hline")
-    lines += [" & ".join(cell(c) for c in row) + r" \\" for row in rows]
+    lines += [" & ".join(cell(j, c) for j, c in enumerate(row)) + r" \\" for row in rows]
     lines += [r"\hline", r"\end{tabular}"]
     return "\n".join(lines)
 
@@ -476,9 +492,9 @@ def render(table: pd.DataFrame, names: list[str], metrics: list[str], suffix: st
     parts = []
     if len(names) >= 3:
         parts.append(
-            _tex_table(["", "run", *metrics], _letter_rows(table, names, metrics), sup=True)
+            _tex_table(["", "run", *metrics], _letter_rows(table, names, metrics), (1,), sup=True)
         )
-    parts.append(_tex_table(list(COLUMNS), _display_rows(table)))
+    parts.append(_tex_table(list(COLUMNS), _display_rows(table), (1, 2)))
     return "\n\n".join(parts) + "\n"
 
 

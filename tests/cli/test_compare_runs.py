@@ -137,3 +137,24 @@ def test_compare_writes_every_format_and_refuses_bad_input(tmp_path: Path) -> No
     assert one.returncode == 2
     assert "at least two runs" in one.stderr
     assert not (tmp_path / "x.xlsx").exists()
+
+
+def test_run_names_are_text_in_markdown_and_latex() -> None:
+    """Run names (file stems or NAME=) are escaped as every data string: no superscript from a
+    ``^`` in a name, no HTML, code, math or link in Markdown, no unescaped ``>`` in LaTeX."""
+    from analysis.cli.compare import render
+    from analysis.present.escape import escape_latex, escape_markdown
+
+    rng = np.random.default_rng(0)
+    base = rng.random(50)
+    names = ["a^b", "<img src>|`c` $x$ [l](http://e.x)", "x>y & z"]
+    values = {n: {"m": base + 0.1 * i} for i, n in enumerate(names)}
+    table = compare_per_query(values, ["m"], n_resamples=200, seed=0)
+    md = render(table, names, ["m"], ".md")
+    tex = render(table, names, ["m"], ".tex")
+    for name in names:
+        assert f"| {escape_markdown(name)} |" in md
+        assert f"& {escape_latex(name)} &" in tex
+    assert "<img" not in md.replace("\\<img", "")  # only escaped
+    assert "a$^{b}$" not in tex
+    assert "^ab" in md  # the letters of the runs a value beats stay as they are
