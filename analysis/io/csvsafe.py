@@ -72,9 +72,10 @@ def neutralize_row(row: Iterable[object]) -> list[object]:
 
 
 def neutralize_frame(frame: pd.DataFrame) -> pd.DataFrame:
-    """A copy of ``frame`` whose text cells (object and string columns) and text column names
-    went through :func:`neutralize`; numeric columns are left as they are (vectorized: only the
-    cells that start with a formula character or hold a NUL are rewritten)."""
+    """A copy of ``frame`` whose text cells (object, string and categorical text columns) and
+    text column names went through :func:`neutralize`; numeric columns are left as they are
+    (vectorized: only the cells that start with a formula character or hold a NUL are
+    rewritten; a categorical column with such a cell becomes an object column)."""
     import numpy as np
     import pandas as pd
 
@@ -93,7 +94,9 @@ def neutralize_frame(frame: pd.DataFrame) -> pd.DataFrame:
         if len(hits):
             values = series.to_numpy(dtype=object, copy=True)
             values[hits] = [neutralize(v) for v in values[hits]]
-            dtype = series.dtype if pd.api.types.is_string_dtype(series) else object
+            # a string column stays one; others (object, categorical: a new text is no
+            # category of it) become object columns
+            dtype = series.dtype if pd.api.types.is_string_dtype(series.dtype) else object
             out.isetitem(i, pd.Series(values, index=series.index, dtype=dtype))
     out.columns = [neutralize(c) for c in frame.columns]
     return out

@@ -85,6 +85,17 @@ def _formula_cells(text: str) -> list[str]:
     return [c for c in cells if c[:1] in ("=", "+", "-", "@", "\t", "\r")]
 
 
+def test_frame_version_keeps_categorical_cells() -> None:
+    """A categorical text column (slice buckets such as ``-5–-1`` are ordered categoricals)
+    is neutralized cell by cell like any text column, never emptied."""
+    values = ["-5–-1", "=1+2", "0–3", None]
+    frame = pd.DataFrame({"bucket": pd.Categorical(values), "n": range(4)})
+    out = neutralize_frame(frame)
+    assert out["bucket"].tolist()[:3] == ["'-5–-1", "'=1+2", "0–3"]
+    assert pd.isna(out["bucket"].tolist()[3])
+    assert frame["bucket"].tolist()[:3] == values[:3]  # the input is left as it was
+
+
 def test_notes_export_opened_as_text_has_no_formula_and_reads_back(
     annotated: tuple[Path, Path], tmp_path: Path
 ) -> None:
