@@ -301,7 +301,8 @@ def to_latex(
     numeric columns ``r``. ``group`` names a column whose
     change of value starts a new block (a ``\\midrule`` between datasets). ``caption`` is data
     text (escaped); ``label`` is used as given after removing characters other than
-    ``[A-Za-z0-9:_-]``. Footnotes go under the tabular in ``\\footnotesize``."""
+    ``[A-Za-z0-9:_-]``. Footnotes go under the tabular in ``\\footnotesize``. A row whose first
+    cell starts with ``[`` or ``*`` starts with ``{}`` (:func:`_latex_row`)."""
     styled = _styled(table)
     cells = styled.cells
     spec = "".join("r" if _numeric_column(cells[c]) else "l" for c in cells.columns)
@@ -311,19 +312,28 @@ def to_latex(
     if label:
         out.append(rf"\label{{{re.sub(r'[^A-Za-z0-9:_-]', '', label)}}}")
     out += [rf"\begin{{tabular}}{{{spec}}}", r"\toprule"]
-    out.append(" & ".join(escape_latex(c) for c in cells.columns) + r" \\")
+    out.append(_latex_row([escape_latex(c) for c in cells.columns]))
     out.append(r"\midrule")
     groups = cells[group].tolist() if group is not None and group in cells.columns else None
     for i, row in enumerate(_rows(styled, digits, "latex")):
         if groups is not None and i > 0 and groups[i] != groups[i - 1]:
             out.append(r"\midrule")
-        out.append(" & ".join(row) + r" \\")
+        out.append(_latex_row(row))
     out += [r"\bottomrule", r"\end{tabular}"]
     if styled.notes:
         notes = " ".join(escape_latex(n) for n in styled.notes)
         out.append(rf"\par\smallskip{{\footnotesize {notes}}}")
     out.append(r"\end{table}")
     return "\n".join(out) + "\n"
+
+
+def _latex_row(cells: Sequence[str]) -> str:
+    """One tabular row (cells already LaTeX) ending in ``\\\\``. The ``\\\\`` or rule on the line
+    before reads a ``[...]`` (and ``\\\\`` a ``*``) at the start of the next line as its optional
+    argument, so a row starting with ``[`` or ``*`` (a name such as ``[ablation] bm25``) starts
+    with ``{}``."""
+    text = " & ".join(cells) + r" \\"
+    return "{}" + text if text.startswith(("[", "*")) else text
 
 
 def to_html(table: TableLike, *, digits: int = 3, table_id: str | None = None) -> str:

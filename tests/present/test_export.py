@@ -206,3 +206,20 @@ def test_figure_and_escape_names_stay_importable_from_export():
         assert getattr(export, name) is getattr(figures, name)
     for name in escape.__all__:
         assert getattr(export, name) is getattr(escape, name)
+
+
+def test_latex_rows_starting_with_a_bracket_or_star_are_not_read_as_arguments():
+    """``\\\\`` and the booktabs rules take an optional ``[...]`` (and ``\\\\`` a ``*``) from the
+    next line: a row (or header) whose first cell starts with ``[`` or ``*`` starts with
+    ``{}`` so LaTeX reads it as text."""
+    df = pd.DataFrame({"[col]": ["[ablation] bm25", "*star", "plain"], "v": [0.5, 0.25, 0.75]})
+    tex = to_latex(df, group="[col]")
+    lines = tex.splitlines()
+    start = lines.index(r"\toprule") + 1
+    rows = [line for line in lines[start : lines.index(r"\bottomrule")] if line != r"\midrule"]
+    assert rows == [
+        r"{}[col] & v \\",
+        r"{}[ablation] bm25 & 0.500 \\",
+        r"{}*star & 0.250 \\",
+        r"plain & 0.750 \\",
+    ]
