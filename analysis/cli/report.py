@@ -40,15 +40,29 @@ def run(args: argparse.Namespace) -> int:
     from analysis.io.atomic import refuse_overwrite
     from analysis.io.bundle import bundle_files, read_manifest
 
-    # never over bundle.toml or any file the bundle reads (the report is written atomically)
+    # never over bundle.toml, any file the bundle reads or the notes database the report reads
     inputs = bundle_files(read_manifest(args.bundle))
     refuse_overwrite(args.out, inputs, what="a file of the bundle")
+    refuse_overwrite(args.out, _notes_database(args.bundle), what="the bundle's notes database")
     datasets = [d for d in args.datasets.split(",") if d] if args.datasets else None
     with reporting(Progress("report")):
         _write(args, datasets)
     print(f"{'slides' if args.deck else 'report'} written to {args.out}")
     _font_check(read_manifest(args.bundle), datasets)
     return 0
+
+
+def _notes_database(bundle_dir: str) -> list[Path]:
+    """The notes database whose annotations the report shows (the configured notes folder's,
+    :func:`analysis.io.annotations.database_path`), whether or not it exists; none when the
+    notes folder is refused (the report then reads none)."""
+    from analysis.core.errors import InputError
+    from analysis.io.annotations import database_path
+
+    try:
+        return [database_path(bundle_dir)]
+    except InputError:
+        return []
 
 
 def _write(args: argparse.Namespace, datasets: list[str] | None) -> None:

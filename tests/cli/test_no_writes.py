@@ -182,3 +182,26 @@ def test_evaluate_refuses_to_write_over_an_input_file(tmp_path: Path, target: st
     assert proc.returncode == 2
     assert proc.stderr == f"error: {out}: is an input file: refusing to overwrite it\n"
     assert snapshot(tmp_path) == before
+
+
+def test_report_refuses_to_write_over_the_notes_database(tmp_path: Path) -> None:
+    """The report reads the bundle's notes database (its "Annotations" section): ``--out``
+    naming it is refused, exit 2, and the annotations stay readable."""
+    from analysis.io.annotations import NOTES_ENV, AnnotationStore, database_path
+    from tests import hostile
+
+    bundle = hostile.make_hostile_bundle(tmp_path / "b")
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    hostile.annotate(bundle, notes)
+    database = database_path(bundle, notes)
+    before = snapshot(tmp_path)
+    for deck in ([], ["--deck"]):
+        proc = _cli("report", "--bundle", bundle, *deck, "--out", database,
+                    env={NOTES_ENV: str(notes)})  # fmt: skip
+        assert proc.returncode == 2, proc.stderr
+        assert proc.stderr == (
+            f"error: {database}: is the bundle's notes database: refusing to overwrite it\n"
+        )
+    assert snapshot(tmp_path) == before
+    assert not AnnotationStore(database).notes(hostile.DATASET).empty
