@@ -43,6 +43,7 @@ or as your own keys in the YAML. Reading ir_metadata needs PyYAML.
 from __future__ import annotations
 
 import math
+import os
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -289,8 +290,19 @@ def read_ir_metadata(text: str, source: str | Path) -> dict[str, float]:
 
 
 def _beside(run: Path, model: str) -> list[Path]:
-    names = [f"{run.name}.yaml", f"{run.name}.yml", f"{model}.yaml", f"{model}.yml"]
-    return [run.parent / n for n in dict.fromkeys(names)]
+    """The ir_metadata files that may sit beside ``run``: ``<run file>.yaml``/``.yml``, and
+    ``<model>.yaml``/``.yml`` when the model name is one file name (not empty, ``.`` or ``..``,
+    no ``/``, ``\\`` or NUL): a model name is any text and must not reach outside the run's
+    folder. Names over 255 bytes are left out (no file system holds them; looking one up
+    fails)."""
+    stems = [run.name, *([model] if _one_name(model) else [])]
+    names = [f"{stem}{ext}" for stem in stems for ext in (".yaml", ".yml")]
+    return [run.parent / n for n in dict.fromkeys(names) if len(os.fsencode(n)) <= 255]
+
+
+def _one_name(text: str) -> bool:
+    """Whether ``text`` names a file in a folder, not a path or the folder itself."""
+    return text not in ("", ".", "..") and not any(c in text for c in "/\\\0")
 
 
 def _header(run: Path) -> str:

@@ -124,6 +124,19 @@ def test_ir_metadata_header_and_file_beside_a_run(tmp_path: Path) -> None:
     assert read_ir_metadata("q1 Q0 d1 1 2.0 x\n", run) == {}
 
 
+def test_model_names_that_are_no_file_name_have_no_sidecar(tmp_path: Path) -> None:
+    """``<model>.yaml`` is looked up only when the model name is one file name: a name over 255
+    bytes (a manifest key may be any text) does not fail the bundle, and ``../x`` or ``a/b``
+    does not read a file outside the run's folder."""
+    runs = tmp_path / "runs"
+    (runs / "a").mkdir(parents=True)
+    run = runs / "r.run"
+    run.write_text("q1 Q0 d1 1 2.0 x\n")
+    for outside in (tmp_path / "x.yaml", runs / "a" / "b.yaml"):
+        outside.write_text("ir_metadata.start\ncost: 9\nir_metadata.end\n")
+    assert run_metadata({"W" * 300: run, "../x": run, "a/b": run}, {}, {}) == {}
+
+
 def test_bad_ir_metadata_is_one_line_naming_the_file(tmp_path: Path) -> None:
     with pytest.raises(InputError) as err:
         read_ir_metadata("# ir_metadata.start\n# a: [1, 2\n# ir_metadata.end\n", tmp_path / "x")
