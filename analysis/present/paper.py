@@ -110,23 +110,38 @@ def short_labels(
 
     A value longer than ``width`` columns becomes ``"[i] <its first columns>…"`` (``i`` = 1, 2,
     … in the order given) and ``("[i]", value)`` joins the key, which the caption spells out;
-    with ``sizes`` every label ends with ``" (n = 1,234)"`` (a slice of 3 queries says so).
+    so does a value whose one-line form is the label of an earlier value (``a  b`` after
+    ``a b``): every value keeps its own category. With ``sizes`` every label ends with
+    ``" (n = 1,234)"`` (a slice of 3 queries says so).
 
     Returns:
         ``({value: label}, [(key, full value), …])``.
     """
     labels: dict[str, str] = {}
     key: list[tuple[str, str]] = []
+    taken: set[str] = set()
     for value in dict.fromkeys(map(str, values)):
         short = shorten(value, width)
-        if short != " ".join(value.split()):
-            mark = f"[{len(key) + 1}]"
-            key.append((mark, value))
-            short = f"{mark} {shorten(value, width - len(mark) - 1)}"
+        if short != " ".join(value.split()) or short in taken:
+            short = _keyed(value, width, key, taken)
+        taken.add(short)
         if sizes is not None and value in sizes:
             short += f" (n = {int(sizes[value]):,})"
         labels[value] = plotly_text(short)
     return labels, key
+
+
+def _keyed(value: str, width: int, key: list[tuple[str, str]], taken: set[str]) -> str:
+    """``"[i] <value cut to width>"`` with the first ``i`` from ``len(key) + 1`` whose label is
+    not ``taken``; ``("[i]", value)`` is appended to ``key``."""
+    n = len(key) + 1
+    while True:
+        mark = f"[{n}]"
+        label = f"{mark} {shorten(value, width - len(mark) - 1)}"
+        if label not in taken:
+            key.append((mark, value))
+            return label
+        n += 1
 
 
 def _raw(text: object) -> str:

@@ -84,6 +84,20 @@ def test_short_labels_key_the_cut_values_and_say_n():
     assert labels["<b>&%{x}"] == "&lt;b>&amp;&#37;{x}"  # escaped for plotly
 
 
+def test_short_labels_of_values_alike_on_one_line_stay_distinct():
+    """Values that differ only in their spaces or line breaks (``a b``, ``a  b``, ``a\\nb``)
+    read alike on one line: each but the first gets a key mark, so no two slices share a
+    category of the chart (plotly would draw them on one bar); a value written like a mark
+    does not take another's label."""
+    values = ["a b", "a  b", "a\nb", "[2] a b"]
+    labels, key = short_labels(values, sizes=dict.fromkeys(values, 10))
+    assert len(set(labels.values())) == len(values)
+    assert labels["a b"] == "a b (n = 10)"
+    assert labels["a  b"] == "[1] a b (n = 10)"
+    assert key[:2] == [("[1]", "a  b"), ("[2]", "a\nb")]
+    assert [full for _, full in key] == ["a  b", "a\nb", "[2] a b"]
+
+
 def test_paper_figure_title_legend_axes_and_caption():
     summary = slice_summary(_table(), "mrr", "类别", MODELS, min_size=1)
     order = slice_order(summary)
