@@ -353,7 +353,7 @@ def to_html(table: TableLike, *, digits: int = 3, table_id: str | None = None) -
             value = values[i, j]
             extra = ' class="num"' if numeric[j] else ""
             if isinstance(value, Estimate):
-                extra += f' data-value="{value.mean!r}"'
+                extra += f' data-value="{float(value.mean)!r}"'
             elif isinstance(value, float | np.floating) and not _is_missing(value):
                 extra += f' data-value="{float(value)!r}"'
             tds.append(f"<td{extra}>{text}</td>")

@@ -223,3 +223,10 @@ def test_latex_rows_starting_with_a_bracket_or_star_are_not_read_as_arguments():
         r"{}*star & 0.250 \\",
         r"plain & 0.750 \\",
     ]
+
+
+def test_html_data_value_of_a_numpy_estimate_is_a_number():
+    """``data-value`` holds the number itself for an estimate of numpy floats, never its repr
+    (``np.float64(0.5)``)."""
+    cells = pd.DataFrame({"v": [Estimate(np.float64(0.5), np.float64(0.4), np.float64(0.6))]})
+    assert 'data-value="0.5"' in to_html(StyledTable(cells=cells))
