@@ -184,6 +184,19 @@ def test_model_names_are_labels_and_their_files_stay_valid(tmp_path) -> None:
     assert all(spec.runs[m].is_relative_to(out) for m in names)
 
 
+def test_names_windows_reserves_for_devices_make_no_such_file(tmp_path) -> None:
+    """A model named ``con``, ``NUL.txt`` or ``com1`` gets a run file Windows can open (not
+    the device), and a dataset named ``aux`` is refused like any name that is no folder."""
+    run = {"q": {"d": 1.0}}
+    names = ["con", "NUL.txt", "com1", "lpt9 "]
+    out = save_bundle(dict.fromkeys(names, run), {"q": {"d": 1}}, tmp_path / "b")
+    spec = read_manifest(out).datasets["adhoc"]
+    stems = [Path(p).name.split(".")[0].casefold() for p in spec.runs.values()]
+    assert stems == ["con_", "nul_", "com1_", "lpt9_"]
+    with pytest.raises(InputError, match="'aux': a dataset name is one folder name"):
+        save_bundle({"m": run}, {"q": {"d": 1}}, tmp_path / "c", name="aux")
+
+
 def test_runs_beyond_the_limit_are_refused_before_reading_any(monkeypatch, tmp_path) -> None:
     from analysis.io import adhoc
 

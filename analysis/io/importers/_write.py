@@ -23,7 +23,8 @@ names are not plain file stems (``ada-002/test``) are listed in the manifest as 
 ``runs = {model = "file"}`` table. Parquet is written with fixed options (zstd, no pandas index)
 so equal data gives equal bytes. A dataset's name is its folder in the bundle: a name that is
 not one plain folder name (empty, ``.``, ``..``, holding ``/``, ``\\``, a line break or another
-control character, longer than 100 characters) is refused before anything is written.
+control character, a Windows device name such as ``con``, longer than 100 characters) is
+refused before anything is written.
 """
 
 from __future__ import annotations
@@ -148,15 +149,32 @@ def write_parquet(frame: pd.DataFrame, path: Path) -> None:
 def model_file(model: str) -> str:
     """A file stem for ``model`` (``ada-002/test`` -> ``ada-002__test``): the name in Unicode
     NFC with letters and digits of any script, ``.``, ``_`` and ``-`` kept and other runs of
-    characters written ``_``, without a leading dot; a stem longer than
+    characters written ``_``, without a leading dot; a name Windows reserves for a device
+    (:func:`is_device_name`) gets ``_`` before its first dot; a stem longer than
     :data:`MAX_STEM_BYTES` is cut and ends with ``-`` and 8 hex digits of the name's hash."""
     text = unicodedata.normalize("NFC", model).replace("/", "__")
     stem = _SAFE.sub("_", text).strip("_").lstrip(".") or "model"
+    if is_device_name(stem):  # con -> con_, nul.txt -> nul_.txt
+        head, dot, tail = stem.partition(".")
+        stem = f"{head}_{dot}{tail}"
     if len(stem.encode()) <= MAX_STEM_BYTES:
         return stem
     digest = hashlib.sha256(model.encode("utf-8", "surrogatepass")).hexdigest()[:8]
     cut = stem.encode()[: MAX_STEM_BYTES - 9].decode("utf-8", "ignore")
     return f"{cut}-{digest}"
+
+
+#: Names Windows reserves for devices: no file or folder there may have one, whatever follows
+#: its first dot (``con``, ``NUL.txt``).
+_DEVICES = frozenset(
+    ["con", "prn", "aux", "nul", *(f"com{i}" for i in range(10)), *(f"lpt{i}" for i in range(10))]
+)
+
+
+def is_device_name(name: str) -> bool:
+    """Whether Windows reads the file name ``name`` as a device (``con``, ``NUL.txt``,
+    ``com1``, any case, trailing spaces ignored)."""
+    return name.split(".", 1)[0].rstrip(" ").casefold() in _DEVICES
 
 
 def check_dataset_name(name: str, option: str = "--name") -> str:
@@ -172,13 +190,15 @@ def check_dataset_name(name: str, option: str = "--name") -> str:
         or any(c in text for c in "/\\")
         or not text.isprintable()
         or len(text) > 100
+        or is_device_name(text)
     )
     if bad:
         raise InputError(
             option,
             None,
             f"{text[:60]!r}: a dataset name is one folder name (no '/', '\\', '..' or control "
-            "characters, at most 100 characters)",
+            "characters, not a name Windows keeps for a device such as 'con' or 'aux', at most "
+            "100 characters)",
         )
     return text
 
