@@ -217,7 +217,7 @@ def analyses_parts(
             f"{dataset}: who solves which queries ({metric} ≥ {threshold:g})",
             f"Queries solved by exactly these models, of {len(solved)} queries every model was "
             "evaluated on; '(none)' = no model solves them.",
-            table=inter.drop(columns=models),
+            table=inter.drop(columns=[f"in:{m}" for m in solved.columns]),
         ),
         ReportPart(
             _slug(f"oracle-{dataset}"),

@@ -55,20 +55,28 @@ def solved_matrix(
 def intersections(solved: pd.DataFrame) -> pd.DataFrame:
     """Exclusive intersections of a :func:`solved_matrix`: ``models`` (a `` & ``-joined label,
     ``(none)`` for the empty set), ``n_models``, ``n`` (queries), ``share`` and one boolean
-    column per model (the set's membership, for drawing the UpSet dots). Sorted by ``n``
-    descending, then fewer models first; combinations without queries are not listed."""
-    models = list(solved.columns)
+    column ``in:<model>`` per model (the set's membership, for drawing the UpSet dots; the
+    prefix keeps a model named ``n`` or ``models`` apart from the table's own columns). Sorted
+    by ``n`` descending, then fewer models first; combinations without queries are not
+    listed."""
+    models = [str(m) for m in solved.columns]
+    member = [f"in:{m}" for m in models]
     if solved.empty:
-        return pd.DataFrame(columns=["models", "n_models", "n", "share", *models])
-    counts = solved.value_counts(sort=False).rename("n").reset_index()
-    counts["n_models"] = counts[models].sum(axis=1).astype(np.int64)
-    counts["models"] = [
-        " & ".join(m for m in models if row[m]) or "(none)"
-        for row in counts[models].to_dict("records")
-    ]
-    counts["share"] = counts["n"] / len(solved)
-    counts = counts.sort_values(["n", "n_models", "models"], ascending=[False, True, True])
-    return counts[["models", "n_models", "n", "share", *models]].reset_index(drop=True)
+        return pd.DataFrame(columns=["models", "n_models", "n", "share", *member])
+    counts = solved.set_axis(member, axis=1).value_counts(sort=False)
+    sets = counts.index.to_frame(index=False).astype(bool)
+    flags = sets.to_numpy()
+    out = pd.DataFrame({
+        "models": [" & ".join(m for m, f in zip(models, row, strict=True) if f) or "(none)"
+                   for row in flags],
+        "n_models": flags.sum(axis=1).astype(np.int64),
+        "n": counts.to_numpy(dtype=np.int64),
+        "share": counts.to_numpy(dtype=np.int64) / len(solved),
+    })  # fmt: skip
+    out = pd.concat([out, sets], axis=1)
+    return out.sort_values(["n", "n_models", "models"], ascending=[False, True, True]).reset_index(
+        drop=True
+    )
 
 
 def oracle(
@@ -83,27 +91,37 @@ def oracle(
     maximum over the models) and ``oracle_gain = oracle - best_single``.
 
     Only queries evaluated for every model count (so the means are over the same queries).
+    Model names only ever appear after ``mean:``, so any name (``dataset``, ``n``) is a model.
     """
     wide = _wide(per_query, metric, models)
     names = list(wide.columns)
-    frame = wide.reset_index()
-    frame["_oracle"] = wide.max(axis=1).to_numpy()
+    means = [f"mean:{m}" for m in names]
+    frame = _group_keys(wide.index.to_frame(index=False), per_query, by)
     groups = ["dataset", *by] if "dataset" in frame.columns else list(by)
-    if by:
-        slices = per_query.drop_duplicates([c for c in ("dataset", "query_id") if c in per_query])
-        keys = [c for c in ("dataset", "query_id") if c in frame.columns]
-        frame = frame.merge(slices[[*keys, *by]], on=keys, how="left")
-    agg = {f"mean:{m}": (m, "mean") for m in names}
+    values = pd.DataFrame(wide.to_numpy(dtype=float), columns=means)
+    values["_oracle"] = values.max(axis=1) if names else np.nan
+    frame = pd.concat([frame[groups] if groups else frame.iloc[:, :0], values], axis=1)
     grouped = (
         frame.groupby(groups, sort=True, dropna=False)
         if groups
         else frame.assign(_all=0).groupby("_all")
     )
+    agg = {c: (c, "mean") for c in means}
     out = grouped.agg(n=("_oracle", "size"), **agg, oracle=("_oracle", "mean")).reset_index()
     out = out.drop(columns=[c for c in ("_all",) if c in out.columns])
-    means = out[[f"mean:{m}" for m in names]].to_numpy(dtype=float)
-    best = means.argmax(axis=1) if len(names) else np.zeros(len(out), dtype=int)
+    table = out[means].to_numpy(dtype=float)
+    best = table.argmax(axis=1) if len(names) else np.zeros(len(out), dtype=int)
     out["best_model"] = [names[i] for i in best] if names else None
-    out["best_single"] = means.max(axis=1) if len(names) else np.nan
+    out["best_single"] = table.max(axis=1) if len(names) else np.nan
     out["oracle_gain"] = out["oracle"] - out["best_single"]
     return out
+
+
+def _group_keys(keys: pd.DataFrame, per_query: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
+    """``keys`` (the ``(dataset,) query_id`` of each row of the wide table) with the ``by``
+    slice columns of each query from ``per_query``, in the same row order."""
+    if not by:
+        return keys
+    cols = list(keys.columns)
+    slices = per_query.drop_duplicates(cols)[[*cols, *by]]
+    return keys.merge(slices, on=cols, how="left", validate="one_to_one")

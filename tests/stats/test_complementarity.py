@@ -40,8 +40,8 @@ def test_solved_and_exclusive_intersections():
     assert inter.iloc[0]["models"] == "A"
     row = inter[inter["models"] == "A & B & C"].iloc[0]
     assert row["n_models"] == 3
-    assert bool(row["A"])
-    assert bool(row["C"])
+    assert bool(row["in:A"])
+    assert bool(row["in:C"])
     # a lower threshold counts B's 0.5 as solved
     assert solved_matrix(_table(), "hit@1", threshold=0.5)["B"].sum() == 3
 
@@ -70,3 +70,34 @@ def test_queries_missing_for_a_model_are_left_out_and_bad_names_raise():
     with pytest.raises(ValueError, match="unknown model"):
         oracle(table, "hit@1", models=["A", "Z"])
     assert list(solved_matrix(table, "hit@1", models=["B", "A"]).columns) == ["B", "A"]
+
+
+@pytest.mark.parametrize("names", [("n", "dataset", "query_id"), ("models", "share", "_oracle")])
+def test_any_model_name_gives_the_same_tables(names: tuple[str, str, str]) -> None:
+    """Models named as the tables' own columns (``n``, ``models``, ``share``) or the per-query
+    keys (``dataset``, ``query_id``) give the numbers of models named A, B and C."""
+    rename = dict(zip("ABC", names, strict=True))
+    table = _table().replace({"model": rename})
+    inter, expected = (
+        intersections(solved_matrix(table, "hit@1")),
+        intersections(solved_matrix(_table(), "hit@1")),
+    )
+
+    def members(label: str) -> set[str]:
+        return set() if label == "(none)" else set(label.split(" & "))
+
+    assert [members(m) for m in inter["models"]] == [
+        {rename[p] for p in members(m)} for m in expected["models"]
+    ]
+    assert inter[["n_models", "n", "share"]].equals(expected[["n_models", "n", "share"]])
+    assert inter[[f"in:{rename[m]}" for m in "ABC"]].to_numpy().tolist() == (
+        expected[["in:A", "in:B", "in:C"]].to_numpy().tolist()
+    )
+    for by in ((), ("type",)):
+        got, want = oracle(table, "hit@1", by=list(by)), oracle(_table(), "hit@1", by=list(by))
+        assert got["best_model"].tolist() == [rename[m] for m in want["best_model"]]
+        cols = [f"mean:{m}" for m in "ABC"]
+        assert got[[f"mean:{rename[m]}" for m in "ABC"]].to_numpy().tolist() == (
+            want[cols].to_numpy().tolist()
+        )
+        assert got[["n", "oracle", "oracle_gain"]].equals(want[["n", "oracle", "oracle_gain"]])
