@@ -19,7 +19,8 @@ ranx ``.lz4``          ``Run.save("run.lz4")``: the mapping in CBOR, compressed 
 
 Rules (those of every other loader): ids are strings (an integer key of a Python dict becomes
 its decimal text; ``"007"`` stays ``"007"``), an empty id is an error, and so are two keys of
-one mapping that become the same id (``1`` and ``"1"``) and an id that is not valid Unicode
+one mapping that become the same id (``1`` and ``"1"``, query ids or the doc ids of one query;
+a ranked list may name a document twice, as a file may) and an id that is not valid Unicode
 text (a lone surrogate, ``"\ud800"`` in JSON); run scores must be finite numbers (``bool``,
 text, ``NaN``, ``inf`` are errors; ``Decimal`` and ``Fraction`` count); relevance must be an
 integer (``1.0`` counts) within int64. A mapping with no pair at all is an error, as an empty
@@ -218,14 +219,39 @@ def _first_bad(values: Sequence[object], kind: str) -> int | None:
     return next((i for i, v in enumerate(values) if _bad_value(v, kind) is not None), None)
 
 
-def _doc_ids(queries: Sequence[str], docs: list[object], source: str) -> list[str]:
-    """The doc ids as strings (see :func:`_id`); plain strings are only checked for emptiness."""
+def _doc_ids(queries: Sequence[str], docs: list[object], source: str, ranked: bool) -> list[str]:
+    """The doc ids as strings (see :func:`_id`); plain strings are only checked for emptiness
+    (the keys of one mapping are then distinct). Other keys of one query's mapping (not a
+    ranked list) that are the same id once written as text (``1``, ``"1"``) are refused."""
     if set(map(type, docs)) <= {str}:
         empty = next((i for i, d in enumerate(docs) if not d.strip()), None)  # type: ignore[attr-defined]
         if empty is not None:
             raise InputError(source, None, f"query {queries[empty]!r}: empty doc_id")
         return docs  # type: ignore[return-value]
-    return [_id(d, "doc_id", source, f"query {q!r}: ") for q, d in zip(queries, docs, strict=True)]
+    texts = [_id(d, "doc_id", source, f"query {q!r}: ") for q, d in zip(queries, docs, strict=True)]
+    if not ranked:
+        _same_doc_ids(queries, docs, texts, source)
+    return texts
+
+
+def _same_doc_ids(
+    queries: Sequence[str], docs: Sequence[object], texts: Sequence[str], source: str
+) -> None:
+    """Refuse two doc keys of one query's mapping that are the same id as text (``1``, ``"1"``).
+
+    Raises:
+        InputError: naming the query and both keys.
+    """
+    seen: dict[tuple[str, str], object] = {}
+    for query, doc, text in zip(queries, docs, texts, strict=True):
+        first = seen.setdefault((query, text), doc)
+        if first is not doc:
+            raise InputError(
+                source,
+                None,
+                f"query {query!r}: doc ids {shown(first)} and {shown(doc)} are both the id "
+                f"{text!r}; use one spelling",
+            )
 
 
 def _check_text(queries: list[str], docs: list[str], source: str) -> None:
@@ -267,7 +293,7 @@ def frame_from_mapping(
     queries, raw_docs, values, ranked = _columns(data, kind, where)
     if not queries:
         raise InputError(where, None, "holds no data (every query's mapping is empty)")
-    docs = _doc_ids(queries, raw_docs, where)
+    docs = _doc_ids(queries, raw_docs, where, ranked)
     _check_text(queries, docs, where)
     bad = _first_bad(values, kind)
     if bad is not None:

@@ -465,3 +465,17 @@ def test_a_truncated_lz4_file_says_so(tmp_path) -> None:
     with pytest.raises(InputError) as err:
         load_run(cut)
     assert str(err.value) == f"{cut}: the LZ4 data is truncated (the file was cut short)"
+
+
+def test_doc_keys_of_one_query_that_are_one_id_are_one_line() -> None:
+    """``{"q": {1: 1.0, "1": 2.0}}`` gave two rows of doc '1' (a duplicate the metric core then
+    collapsed to one score); a ranked list may still name a document twice."""
+    with pytest.raises(InputError) as err:
+        as_run({"q": {1: 1.0, "1": 2.0}})
+    assert (
+        str(err.value) == "run: query 'q': doc ids 1 and '1' are both the id '1'; use one spelling"
+    )
+    with pytest.raises(InputError, match=r"^qrels: query 'q': doc ids '7' and 7 are both the id"):
+        as_qrels({"q": {"7": 1, 7: 0}})
+    assert as_run({"q": {1: 1.0}, "r": {"1": 2.0}})["doc_id"].tolist() == ["1", "1"]
+    assert as_run({"q": [1, "1"]})["doc_id"].tolist() == ["1", "1"]
