@@ -69,6 +69,7 @@ from analysis.io.dicts import (
     mapping_from_frame,
     shown,
 )
+from analysis.io.trec import INT64_MAX, INT64_MIN
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -306,21 +307,44 @@ def _qrels_table(frame: pd.DataFrame, source: str) -> pd.DataFrame:
     if "relevance" not in frame.columns:  # a list of relevant pairs
         out["relevance"] = np.ones(len(out), dtype=np.int64)
         return out
-    values = _numbers(frame, "relevance", source)
-    bad = (values != np.round(values)) | (values >= 2.0**63) | (values < -(2.0**63))
+    out["relevance"] = _relevance(frame, source)
+    return out
+
+
+def _relevance(frame: pd.DataFrame, source: str) -> np.ndarray:
+    """The ``relevance`` column as int64, exactly: integers as they are (``2**63 - 1`` too, and
+    the Python integers of an object column beyond 2^53), other numbers when whole.
+
+    Raises:
+        InputError: naming the first row whose value is not a finite number, not whole, or
+            outside the 64-bit range.
+    """
+    col = frame["relevance"]
+    values = _numbers(frame, "relevance", source)  # refuses what is not a finite number
+    if col.dtype.kind == "i":
+        return col.to_numpy(dtype=np.int64)
+    if col.dtype.kind in "uO":
+        raw = col.to_numpy(dtype=np.uint64) if col.dtype.kind == "u" else col.to_numpy()
+        wholes = [_whole(v) for v in raw.tolist()]
+        bad = np.asarray([v is None or not INT64_MIN <= v <= INT64_MAX for v in wholes])
+    else:  # floats: a whole float64 below 2^63 in size is an exact int64
+        bad = (values != np.floor(values)) | (values >= 2.0**63) | (values < -(2.0**63))
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raw = _show(frame["relevance"].iloc[i])
         raise InputError(
             source,
             None,
-            f"{_at(frame, i)}: relevance {raw} is not an integer in the 64-bit range",
+            f"{_at(frame, i)}: relevance {_show(col.iloc[i])} is not an integer in the 64-bit "
+            "range",
         )
-    if frame["relevance"].dtype.kind in "iu":
-        out["relevance"] = frame["relevance"].to_numpy().astype(np.int64)  # exact beyond 2^53
-    else:
-        out["relevance"] = values.astype(np.int64)
-    return out
+    return np.asarray(wholes, dtype=np.int64) if col.dtype.kind in "uO" else values.astype(np.int64)
+
+
+def _whole(value: object) -> int | None:
+    """A finite real number as a Python integer, exactly (``Decimal`` and ``Fraction`` too);
+    None when it is not whole."""
+    whole = int(value)  # type: ignore[call-overload]
+    return whole if whole == value else None
 
 
 def _run_or_qrels(obj: object, kind: str, source: str) -> pd.DataFrame:

@@ -479,3 +479,31 @@ def test_doc_keys_of_one_query_that_are_one_id_are_one_line() -> None:
         as_qrels({"q": {"7": 1, 7: 0}})
     assert as_run({"q": {1: 1.0}, "r": {"1": 2.0}})["doc_id"].tolist() == ["1", "1"]
     assert as_run({"q": [1, "1"]})["doc_id"].tolist() == ["1", "1"]
+
+
+def test_relevance_of_a_table_is_exact_in_the_whole_int64_range() -> None:
+    """An int64 column holding 2**63 - 1 was refused as outside the 64-bit range, and Python
+    integers of an object column beyond 2^53 were rounded through float64, while the files and
+    dicts read both exactly."""
+    top, odd = 2**63 - 1, 2**62 + 1
+
+    def qrels(values, dtype=None) -> pd.DataFrame:
+        n = len(values)
+        return pd.DataFrame({"query_id": ["q"] * n, "doc_id": [f"d{i}" for i in range(n)],
+                             "relevance": pd.Series(values, dtype=dtype)})  # fmt: skip
+
+    assert as_qrels(qrels([top, 1]))["relevance"].tolist() == [top, 1]
+    assert as_qrels(qrels([odd, 2], object))["relevance"].tolist() == [odd, 2]
+    assert as_qrels(qrels([top], "uint64"))["relevance"].tolist() == [top]
+    assert as_qrels(qrels([top], pd.ArrowDtype(pa.int64())))["relevance"].tolist() == [top]
+    assert as_qrels(qrels([2.0, -1.0]))["relevance"].tolist() == [2, -1]
+    for values, dtype, shown in (([2**63], object, "9223372036854775808"),
+                                 ([2**63], "uint64", "9223372036854775808"),
+                                 ([1, 2.0**63], "float64", "9.223372036854776e+18"),
+                                 ([1.5], object, "1.5")):  # fmt: skip
+        with pytest.raises(InputError) as err:
+            as_qrels(qrels(values, dtype))
+        row = len(values) - 1
+        assert str(err.value) == (
+            f"qrels: row {row}: relevance {shown} is not an integer in the 64-bit range"
+        )
