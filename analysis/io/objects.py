@@ -473,9 +473,20 @@ def to_ranx(obj: object, kind: str = "run", name: str | None = None) -> Any:
 def from_ranx(obj: object) -> pd.DataFrame:
     """The run (``query_id, doc_id, score``) of a ranx ``Run`` or the qrels (``query_id,
     doc_id, relevance``) of a ranx ``Qrels`` (told apart by ranx's ``qrels`` attribute); ranx
-    is not imported."""
-    if not hasattr(obj, "to_dict"):
-        raise InputError("ranx", None, f"a {type(obj).__name__} is not a ranx Run or Qrels")
+    is not imported. A table (a DataFrame, Series, pyarrow or polars table, whose ``to_dict()``
+    maps columns, not queries), a plain mapping or a path is refused: :func:`as_run` and
+    :func:`as_qrels` read those.
+
+    Raises:
+        InputError: ``obj`` is not a ranx object, or its mapping breaks the rules of
+            :mod:`analysis.io.dicts`.
+    """
+    if isinstance(obj, Mapping) or not _is_mapping(obj):
+        raise InputError(
+            "ranx",
+            None,
+            f"a {type(obj).__name__} is not a ranx Run or Qrels (as_run and as_qrels read it)",
+        )
     kind = "qrels" if hasattr(obj, "qrels") else "run"
     source = f"ranx {type(obj).__name__}"
     return frame_from_mapping(_call(obj, "to_dict", source), kind, source)

@@ -507,3 +507,17 @@ def test_relevance_of_a_table_is_exact_in_the_whole_int64_range() -> None:
         assert str(err.value) == (
             f"qrels: row {row}: relevance {shown} is not an integer in the 64-bit range"
         )
+
+
+def test_from_ranx_refuses_tables_whose_to_dict_maps_columns() -> None:
+    """A DataFrame's ``to_dict()`` is ``{column: {row: value}}``: read as a ranx run, a table
+    of numbers became a run whose queries were its column names and documents its row labels."""
+    numbers = pd.DataFrame({"score": [2.0, 1.0]})
+    for obj in (numbers, numbers["score"], pa.table({"score": [1.0]}), {"q": {"d": 1.0}}):
+        with pytest.raises(InputError) as err:
+            from_ranx(obj)
+        name = type(obj).__name__
+        assert (
+            str(err.value)
+            == f"ranx: a {name} is not a ranx Run or Qrels (as_run and as_qrels read it)"
+        )
