@@ -21,7 +21,24 @@ if TYPE_CHECKING:
 Split = Sequence[str] | rk.Ids | None
 
 
+def require_table(frame: object, what: str) -> None:
+    """Refuse a run or qrels (``what``) that is not a pandas DataFrame (a dict, a ranx object, a
+    pyarrow table, ...): :func:`analysis.as_run` / :func:`analysis.as_qrels` read those.
+
+    Raises:
+        InputError: naming the object's type and the reader.
+    """
+    import pandas as pd
+
+    if not isinstance(frame, pd.DataFrame):
+        reader = "analysis.as_qrels" if what == "qrels" else "analysis.as_run"
+        raise InputError(
+            what, None, f"a {type(frame).__name__} is not a DataFrame; read it with {reader}()"
+        )
+
+
 def require_columns(frame: pd.DataFrame, columns: Sequence[str], what: str) -> None:
+    require_table(frame, what)
     missing = [c for c in columns if c not in frame.columns]
     if missing:
         raise InputError(what, None, f"missing column(s) {', '.join(missing)}")
@@ -83,10 +100,83 @@ def qrels_arrays(qrels: pd.DataFrame) -> QrelsArrays:
             i = int(np.flatnonzero(qrels[name].isna().to_numpy())[0])
             raise InputError("qrels", None, f"{name} of row {i + 1} is missing")
     return (
-        rk.as_string_array(qrels["query_id"].astype("str")),
-        rk.as_string_array(qrels["doc_id"].astype("str")),
-        rel.to_numpy().astype(np.int64),
+        id_array(qrels, "query_id", "qrels"),
+        id_array(qrels, "doc_id", "qrels"),
+        _int64(qrels, rel),
     )
+
+
+def _int64(qrels: pd.DataFrame, rel: pd.Series) -> np.ndarray:
+    """Whole relevance values (no missing one) as int64, exactly.
+
+    Raises:
+        InputError: a value that is infinite or outside the 64-bit range (naming the row).
+    """
+    values = rel.to_numpy()
+    if values.dtype.kind == "i":
+        return values.astype(np.int64)
+    if values.dtype.kind == "f":
+        bad = (values >= 2.0**63) | (values < -(2.0**63))
+    else:  # unsigned, or Python integers beyond int64 (an object column)
+        bad = np.asarray([not -(2**63) <= int(v) < 2**63 for v in values.tolist()], dtype=bool)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        value = qrels["relevance"].iloc[[i]].tolist()[0]
+        raise InputError(
+            "qrels", None, f"relevance {value!r} of row {i + 1} is outside the 64-bit range"
+        )
+    return values.astype(np.int64)
+
+
+def id_array(frame: pd.DataFrame, name: str, what: str) -> rk.Ids:
+    """The id column ``name`` of a run or qrels (``what``) as Arrow strings: strings as they
+    are, integers as their decimal text (so that ``1`` of one table meets ``"1"`` of the
+    other), missing ids as nulls (refused by the callers, naming the row); a column with no
+    id at all (an empty table) may have any type.
+
+    Raises:
+        InputError: ids of another type (floats, booleans, bytes, dates: their text, ``"1.0"``,
+            ``"True"``, would silently match no id of the other table), naming the column's
+            type or the first such value's row.
+    """
+    values = frame[name].array
+    try:
+        arr = pa.array(values, from_pandas=True)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):  # a mix of types in an object column
+        return rk.as_string_array(_mixed_ids(values.tolist(), name, what))
+    kind = arr.type.value_type if pa.types.is_dictionary(arr.type) else arr.type
+    ok = pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_integer(kind)
+    if not (ok or arr.null_count == len(arr)):  # no id (an empty table) or only missing ones
+        if frame[name].dtype == object:  # names the first value that is no id
+            return rk.as_string_array(_mixed_ids(values.tolist(), name, what))
+        raise InputError(
+            what,
+            None,
+            f"column {name} has type {frame[name].dtype}; ids must be strings or integers",
+        )
+    return rk.as_string_array(arr)
+
+
+def _mixed_ids(values: list, name: str, what: str) -> pa.Array:
+    """Ids of an object column mixing strings and integers as one string array (missing ids
+    as nulls).
+
+    Raises:
+        InputError: the first value that is neither (its row, 1-based).
+    """
+    import pandas as pd
+
+    out: list[str | None] = []
+    for i, v in enumerate(values):
+        if v is None or v is pd.NA or (isinstance(v, float) and v != v):
+            out.append(None)
+        elif isinstance(v, str) or (isinstance(v, int | np.integer) and not isinstance(v, bool)):
+            out.append(str(v))
+        else:
+            raise InputError(
+                what, None, f"{name} {v!r} of row {i + 1} is not a string or an integer"
+            )
+    return pa.array(out, type=pa.string())
 
 
 def prepare_qrels(queries: rk.Ids, docs: rk.Ids, relevance: np.ndarray) -> Qrels:
@@ -154,6 +244,7 @@ def candidate_qrels(arrays: QrelsArrays, candidates: Split) -> tuple[QrelsArrays
 
 def run_arrays(run: pd.DataFrame) -> tuple[rk.Ids, rk.Ids, np.ndarray]:
     """``(query ids, doc ids, scores)`` of a run table, ids as Arrow strings (zero-copy for
-    pandas' ``str`` columns); a table with ranks but no scores gets ``score = -rank``."""
+    pandas' ``str`` columns; see :func:`id_array`); a table with ranks but no scores gets
+    ``score = -rank``."""
     require_columns(run, ["query_id", "doc_id"], "run")
-    return rk.as_string_array(run["query_id"]), rk.as_string_array(run["doc_id"]), run_scores(run)
+    return id_array(run, "query_id", "run"), id_array(run, "doc_id", "run"), run_scores(run)

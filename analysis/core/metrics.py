@@ -82,6 +82,7 @@ from analysis.core.inputs import (
     candidate_qrels,
     prepare_qrels,
     qrels_arrays,
+    require_table,
     restrict_qrels,
     run_arrays,
     split_array,
@@ -282,6 +283,8 @@ def evaluate_run(
     """
     import pandas as pd
 
+    require_table(run, "run")
+    require_table(qrels, "qrels")
     if options.get("split") is None:
         options = {**options, "split": qrels.attrs.get("split_queries")}
     found = evaluate_arrays(*run_arrays(run), qrels, metrics, **options)

@@ -729,3 +729,54 @@ def test_columns_are_named_as_requested() -> None:
         0.5,
     ]
     assert [m.name for m in result.metrics] == ["hit@1", "mrr", "ndcg@10", "precision@2"]
+
+
+def test_objects_that_are_no_dataframe_are_one_line() -> None:
+    """A dict or a ranx-like object given to evaluate raised AttributeError from inside the
+    core; a pyarrow table was said to miss the columns it has."""
+    import pyarrow as pa
+
+    run, qrels = _frame([("q", "a", 1.0)]), _qrels([("q", "a", 1)])
+    with pytest.raises(InputError) as info:
+        evaluate({"q": {"a": 1.0}}, qrels, ["mrr"])
+    assert str(info.value) == "run: a dict is not a DataFrame; read it with analysis.as_run()"
+    with pytest.raises(InputError) as info:
+        evaluate(run, {"q": {"a": 1}}, ["mrr"])
+    assert str(info.value) == "qrels: a dict is not a DataFrame; read it with analysis.as_qrels()"
+    with pytest.raises(
+        InputError, match=r"^run: a Table is not a DataFrame; read it with analysis"
+    ):
+        evaluate(pa.Table.from_pandas(run), qrels, ["mrr"])
+
+
+def test_ids_that_are_no_strings_or_integers_are_one_line() -> None:
+    """Float qrels ids were written "1.0" and silently matched no run id "1" (every query
+    scored 0); an object column mixing integers and strings raised ArrowInvalid."""
+    run = pd.DataFrame({"query_id": [1, 2], "doc_id": ["a", "b"], "score": [1.0, 1.0]})
+    qrels = pd.DataFrame({"query_id": [1.0, 2.0], "doc_id": ["a", "b"], "relevance": [1, 1]})
+    with pytest.raises(InputError) as info:
+        evaluate(run, qrels, ["mrr"])
+    assert (
+        str(info.value)
+        == "qrels: column query_id has type float64; ids must be strings or integers"
+    )
+    with pytest.raises(InputError, match=r"^run: column doc_id has type bool; ids must be"):
+        evaluate(run.assign(doc_id=[True, False]), qrels.astype({"query_id": int}), ["mrr"])
+    mixed = run.assign(query_id=pd.Series([1, "2"], dtype=object))
+    got = evaluate(mixed, qrels.assign(query_id=["1", "2"]), ["mrr"])
+    assert got.to_dict("list") == {"query_id": ["1", "2"], "mrr": [1.0, 1.0]}
+    with pytest.raises(InputError) as info:
+        evaluate(run.assign(query_id=pd.Series([1, 2.5], dtype=object)), qrels, ["mrr"])
+    assert str(info.value) == "run: query_id 2.5 of row 2 is not a string or an integer"
+    empty = pd.DataFrame({"query_id": [], "doc_id": [], "score": []})
+    assert evaluate(empty, qrels.astype({"query_id": int}), ["mrr"])["mrr"].tolist() == [0.0, 0.0]
+
+
+@pytest.mark.parametrize("bad", [float("inf"), 1e30, 2**63])
+def test_relevance_beyond_int64_raises(bad: object) -> None:
+    """An infinite or huge relevance was cast to int64's minimum (a silent non-relevant)."""
+    qrels = _qrels([("q", "a", 1)])
+    qrels["relevance"] = pd.Series([bad], dtype=object if isinstance(bad, int) else float)
+    with pytest.raises(InputError) as info:
+        evaluate(_frame([("q", "a", 1.0)]), qrels, ["mrr"])
+    assert str(info.value) == f"qrels: relevance {bad!r} of row 1 is outside the 64-bit range"
