@@ -148,21 +148,27 @@ def compare(
     >>> analysis.compare({"bm25": run, "dense": [seed1, seed2, seed3]}, qrels)  # doctest: +SKIP
     >>> analysis.compare({"bm25": run, "ltr": {"f1": run1, "f2": run2}}, qrels)  # doctest: +SKIP
 
+    Every run is a DataFrame ``query_id, doc_id, score``: :func:`analysis.as_run` reads the
+    others (a dict ``{query_id: {doc_id: score}}``, a ranx ``Run``, a PyTerrier frame, ...).
+
     Raises:
         ValueError: a seed group of fewer than two runs, fold runs that answer the same query.
+        InputError: ``runs`` is not a mapping, or one of its runs (or ``qrels``) is not a
+            DataFrame (naming it).
     """
     from analysis.core.metrics import evaluate_run, parse_metrics
 
     wanted = [m.label for m in parse_metrics(metrics)]
     values: dict[str, dict[str, np.ndarray]] = {}
     groups: dict[str, list[str]] = {}
-    for name, given in runs.items():
+    for name, given in _runs(runs).items():
         if isinstance(given, Mapping):
-            given = pool_folds(given, name)
+            given = pool_folds(_frames(given, name), name)
         many = isinstance(given, list | tuple)
         members = {f"{name}#{i + 1}": r for i, r in enumerate(given)} if many else {name: given}
         if many:
             groups[name] = list(members)
+        _frames(members, name)
         for member, run in members.items():
             result = evaluate_run(run, qrels, wanted, ties=ties,
                                   relevance_threshold=relevance_threshold, split=split)  # fmt: skip
@@ -171,6 +177,46 @@ def compare(
     values, sizes = seed_means(values, groups)
     return compare_per_query(values, wanted, n_resamples=n_resamples, seed=seed, seeds=sizes,
                              per_seed=per_seed)  # fmt: skip
+
+
+def _runs(runs: object) -> Mapping:
+    """``runs`` when it is a mapping ``{name: run}`` of at least one run.
+
+    Raises:
+        InputError: anything else.
+    """
+    from analysis.core.errors import InputError
+
+    if not isinstance(runs, Mapping) or not runs:
+        raise InputError(
+            "runs", None, f"{type(runs).__name__}: give the runs as a mapping {{name: DataFrame}}"
+        )
+    return runs
+
+
+def _frames(members: Mapping, name: str) -> Mapping:
+    """``members`` (the runs of ``name``: itself, its seeds ``name#i`` or its folds) when each
+    is a DataFrame.
+
+    Raises:
+        InputError: naming the first one that is not (a dict run given as a value of ``runs``
+            was taken for a fold group ``{fold: run}``).
+    """
+    import pandas as pd
+
+    from analysis.core.errors import InputError
+    from analysis.io.dicts import shown
+
+    for member, run in members.items():
+        if not isinstance(run, pd.DataFrame):
+            where = "" if member == name else f"{shown(member, 40)}: "
+            raise InputError(
+                f"run {name!r}",
+                None,
+                f"{where}a {type(run).__name__} is not a DataFrame (a mapping is a fold group "
+                "{fold: DataFrame}); read a run with analysis.as_run()",
+            )
+    return members
 
 
 def pool_folds(folds: Mapping[str, pd.DataFrame], name: str = "fold group") -> pd.DataFrame:

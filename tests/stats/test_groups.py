@@ -579,3 +579,24 @@ def test_metrics_per_fold_equal_the_means_of_each_folds_queries(tmp_path: Path) 
     assert "Metrics per fold on web (fold)" in render_html(content)
     without = bundle_content(make_group_bundle(tmp_path / "seeds", SEEDS))
     assert "folds" not in [s.key for s in without.sections]
+
+
+def test_compare_refuses_runs_that_are_no_dataframes_in_one_line() -> None:
+    """A dict run ``{query_id: {doc_id: score}}`` was taken for a fold group and failed with
+    KeyError 'query_id' deep in pandas; a list of runs failed with AttributeError."""
+    run = pd.DataFrame({"query_id": ["1", "2"], "doc_id": ["a", "b"], "score": [1.0, 1.0]})
+    qrels = pd.DataFrame({"query_id": ["1", "2"], "doc_id": ["a", "b"], "relevance": [1, 1]})
+    as_dict = {"1": {"a": 1.0}, "2": {"b": 1.0}}
+    with pytest.raises(InputError) as err:
+        analysis.compare({"bm25": run, "dense": as_dict}, qrels, ["mrr"], n_resamples=10)
+    assert str(err.value) == (
+        "run 'dense': '1': a dict is not a DataFrame (a mapping is a fold group {fold: "
+        "DataFrame}); read a run with analysis.as_run()"
+    )
+    with pytest.raises(InputError, match=r"^run 'dense': 'dense#2': a dict is not a DataFrame"):
+        analysis.compare({"bm25": run, "dense": [run, as_dict]}, qrels, ["mrr"], n_resamples=10)
+    with pytest.raises(InputError, match=r"^runs: list: give the runs as a mapping"):
+        analysis.compare([run, run], qrels, ["mrr"], n_resamples=10)
+    dense = analysis.as_run(as_dict)
+    got = analysis.compare({"bm25": run, "dense": dense}, qrels, ["mrr"], n_resamples=10)
+    assert got[["a", "b", "delta"]].to_numpy().tolist() == [["bm25", "dense", 0.0]]
