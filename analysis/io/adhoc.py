@@ -261,7 +261,7 @@ def _groups(inputs: AdhocInputs, models: list[str]) -> tuple[dict, dict]:
         raise fail(f"{what}: fold query files are for manifests")
 
     raw: dict[str, dict] = {}
-    for name, value in (inputs.groups or {}).items():
+    for name, value in _mapping(inputs.groups, "groups", "{name: [run, ...]}").items():
         if isinstance(value, Mapping):
             raw[str(name)] = {"folds": {str(k): str(v) for k, v in value.items()}}
         elif isinstance(value, Iterable) and not isinstance(value, str):
@@ -269,9 +269,25 @@ def _groups(inputs: AdhocInputs, models: list[str]) -> tuple[dict, dict]:
         else:
             raise fail(f"group {name!r}: give a list of runs (seeds) or {{fold: run}} (folds)")
     groups = parse_groups(raw, models, fail, no_files)
-    meta = {str(m): dict(v) for m, v in (inputs.metadata or {}).items()}
+    given = _mapping(inputs.metadata, "metadata", "{model: {name: number}}")
+    meta = {
+        str(m): dict(_mapping(v, f"metadata of {m!r}", "{name: number}")) for m, v in given.items()
+    }
     metadata_fail = lambda message: InputError("metadata", None, message)  # noqa: E731
     return groups, parse_run_metadata(meta, [*models, *groups], metadata_fail)
+
+
+def _mapping(value: object, source: str, shape: str) -> Mapping:
+    """``value`` when it is a mapping (None: an empty one).
+
+    Raises:
+        InputError: naming ``source`` and the ``shape`` expected.
+    """
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise InputError(source, None, f"{shown(value)} is not a mapping: give {shape}")
+    return value
 
 
 def _family(queries: pd.DataFrame, entities: pd.DataFrame | None) -> str:

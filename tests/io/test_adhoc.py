@@ -400,3 +400,21 @@ def test_the_app_upload_reads_ranx_json_and_pyterrier_tables(trec) -> None:
     pd.testing.assert_frame_equal(_read_upload("bm25.csv", table.encode()), run)
     with pytest.raises(InputError, match=r"^bm25.json:1: query 'q', doc 'd': score"):
         _read_upload("bm25.json", b'{"q": {"d": "x"}}')
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"metadata": {"bm25": 3}}, "metadata of 'bm25': 3 is not a mapping: give {name: number}"),
+        ({"metadata": [1]}, "metadata: [1] is not a mapping: give {model: {name: number}}"),
+        ({"groups": ["bm25"]}, "groups: ['bm25'] is not a mapping: give {name: [run, ...]}"),
+    ],
+)
+def test_metadata_and_groups_that_are_no_mappings_are_one_line(kwargs, message, tmp_path) -> None:
+    """``metadata={"bm25": 3}`` raised TypeError from ``dict(3)``; a list of groups or of
+    metadata raised AttributeError."""
+    run = pd.DataFrame({"query_id": ["q"], "doc_id": ["d"], "score": [1.0]})
+    qrels = pd.DataFrame({"query_id": ["q"], "doc_id": ["d"], "relevance": [1]})
+    with pytest.raises(InputError) as err:
+        save_bundle({"bm25": run}, qrels, tmp_path / "out", **kwargs)
+    assert str(err.value) == message
