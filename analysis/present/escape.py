@@ -5,7 +5,10 @@
   joiner (U+2060) inside ``://`` and ``www.`` and before the ``@`` of an e-mail address, so no
   bare URL or address is turned into a link (GitHub-flavoured Markdown links them after the
   escapes are resolved); line breaks become spaces;
-* :func:`escape_latex`: the ten LaTeX special characters plus ``<``/``>``;
+* :func:`escape_latex`: the ten LaTeX special characters plus ``<``/``>``, and the math signs
+  the tool's own captions and notes use (``− ≥ ≤ ± × Δ ∞`` ...) as math-mode commands, which
+  pdflatex's default UTF-8 input does not set up (other text, CJK included, is left as it is:
+  it needs XeLaTeX or LuaLaTeX, or a package such as ``CJKutf8``);
 * :func:`plotly_text`: labels and hovers of plotly figures (``&``, ``<`` and ``%`` as entities,
   so no tag, entity or ``%{...}`` template field is read); :func:`plotly_texts` does the same
   to a pandas Series of labels at once.
@@ -39,6 +42,18 @@ _LATEX_SPECIAL = {
     "^": r"\textasciicircum{}",
     "<": r"\textless{}",
     ">": r"\textgreater{}",
+    # math signs pdflatex's UTF-8 input does not know (or knows only in text fonts)
+    "\u2212": r"$-$",
+    "\u2265": r"$\geq$",
+    "\u2264": r"$\leq$",
+    "\u2260": r"$\neq$",
+    "\u2248": r"$\approx$",
+    "\u2192": r"$\rightarrow$",
+    "\u2190": r"$\leftarrow$",
+    "\u221e": r"$\infty$",
+    "\u0394": r"$\Delta$",
+    "\u00b1": r"$\pm$",
+    "\u00d7": r"$\times$",
 }
 _LATEX_RE = re.compile("|".join(re.escape(c) for c in _LATEX_SPECIAL))
 
@@ -61,7 +76,8 @@ def escape_markdown(text: object) -> str:
 
 def escape_latex(text: object) -> str:
     """``text`` for a LaTeX document: ``\\ & % $ # _ { } ~ ^ < >`` replaced by their escaped
-    forms; line breaks become spaces. ``None`` gives ``""``."""
+    forms and the math signs of :data:`_LATEX_SPECIAL` (``−`` U+2212, ``≥``, ``Δ`` ...) by
+    math-mode commands; line breaks become spaces. ``None`` gives ``""``."""
     if text is None:
         return ""
     flat = " ".join(str(text).splitlines())

@@ -26,6 +26,10 @@ def test_escape_latex_known_strings():
         r"\textless{}\textgreater{}"
     )
     assert escape_latex("two\nlines") == "two lines"
+    assert escape_latex("A − B ≥ 0.5 ± 1 × Δ, ≤ ≠ ≈ ∞ → ←, 北京 …") == (
+        r"A $-$ B $\geq$ 0.5 $\pm$ 1 $\times$ $\Delta$, $\leq$ $\neq$ $\approx$ $\infty$ "
+        r"$\rightarrow$ $\leftarrow$, 北京 …"
+    )
 
 
 def test_plotly_text_neutralizes_tags_and_entities():

@@ -117,6 +117,7 @@ def test_markdown_writer_known_output(table):
 
 def test_latex_writer_booktabs_bold_and_marks(table):
     tex = to_latex(table, caption="Results_1", label="tab:res ults", group="dataset")
+    assert tex.isascii()  # the notes' "±" as $\pm$: pdflatex reads every character
     assert tex.startswith("% booktabs table: needs \\usepackage{booktabs}")
     lines = tex.splitlines()[1:]
     assert lines[:5] == [

@@ -355,3 +355,12 @@ def test_the_report_command_warns_about_chinese_text_without_a_cjk_font(tmp_path
     quiet = run_cli(*args)
     assert quiet.returncode == 0, quiet.stderr
     assert "will show as boxes" not in quiet.stderr  # CI installs fonts-noto-cjk
+
+
+def test_captions_hold_no_math_sign_pdflatex_cannot_read() -> None:
+    """Every figure's LaTeX snippet writes the math signs of its caption (``−``, ``≥``, ``Δ``
+    ...) as math-mode commands: pdflatex's UTF-8 input stops at them."""
+    signs = set("−≥≤≠≈→←∞Δ±×")
+    for name, fig in _figures().items():
+        tex = caption_latex(fig, name, image=f"{name}.png")
+        assert not set(tex) & signs, (name, sorted(set(tex) & signs))
