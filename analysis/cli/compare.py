@@ -437,35 +437,22 @@ def to_markdown(table: pd.DataFrame, names: list[str], metrics: list[str]) -> st
     return "\n\n".join(parts) + "\n"
 
 
-_TEX = {"&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{", "}": r"\}",
-        "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "<": r"$<$"}  # fmt: skip
-
-
-def _tex_escape(text: str) -> str:
-    out = text.replace("\\", "\x00")
-    for char, repl in _TEX.items():
-        out = out.replace(char, repl)
-    return out.replace("\x00", r"\textbackslash{}")
-
-
 def _tex_table(
     header: list[str], rows: list[list[str]], names: tuple[int, ...], sup: bool = False
 ) -> str:
-    """A tabular; the cells of the columns ``names`` are run names (data text, through
-    :func:`~analysis.present.escape.escape_latex`), the others numbers and labels of ours
-    (with ``sup``, ``value^letters`` puts the letters in a superscript)."""
+    """A tabular of text cells, each through :func:`~analysis.present.escape.escape_latex`: the
+    cells of the columns ``names`` are run names (data text), the others numbers and labels of
+    ours (with ``sup``, ``value^letters`` puts the letters in a superscript)."""
     from analysis.present.escape import escape_latex
 
     def cell(j: int, text: str) -> str:
-        if j in names:
-            return escape_latex(text)
-        if sup and "^" in text:
+        if sup and j not in names and "^" in text:
             value, tags = text.split("^", 1)
-            return f"{_tex_escape(value)}$^{{{_tex_escape(tags)}}}$"
-        return _tex_escape(text)
+            return f"{escape_latex(value)}$^{{{escape_latex(tags)}}}$"
+        return escape_latex(text)
 
     lines = [r"\begin{tabular}{" + "l" * len(header) + "}", r"\hline"]
-    lines.append(" & ".join(_tex_escape(h) for h in header) + r" \\ \hline")
+    lines.append(" & ".join(escape_latex(h) for h in header) + r" \\ \hline")
     lines += [" & ".join(cell(j, c) for j, c in enumerate(row)) + r" \\" for row in rows]
     lines += [r"\hline", r"\end{tabular}"]
     return "\n".join(lines)

@@ -157,4 +157,7 @@ def test_run_names_are_text_in_markdown_and_latex() -> None:
         assert f"& {escape_latex(name)} &" in tex
     assert "<img" not in md.replace("\\<img", "")  # only escaped
     assert "a$^{b}$" not in tex
+    plain = {n: {"m": base + 0.1 * i} for i, n in enumerate("abc")}
+    plain_table = compare_per_query(plain, ["m"], n_resamples=200, seed=0)
+    assert render(plain_table, list("abc"), ["m"], ".tex").isascii()  # pdflatex reads it
     assert "^ab" in md  # the letters of the runs a value beats stay as they are
