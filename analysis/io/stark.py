@@ -210,7 +210,8 @@ def read_split_ids(path: str | Path) -> list[str]:
     skipped; an id listed twice counts once), in file order.
 
     Raises:
-        InputError: a line holding more than one field, naming the line; an empty file.
+        InputError: a line holding more than one field, naming the line; a file holding no id
+            (empty, or only blank and ``#`` lines: a split of no query would score nothing).
     """
     p = check_file(path)
     ids = []
@@ -221,6 +222,8 @@ def read_split_ids(path: str | Path) -> list[str]:
         if any(c in value for c in ASCII_SPACE):
             raise InputError(p, number, "expected one query id per line")
         ids.append(value)
+    if not ids:
+        raise InputError(p, None, "the file holds no query id (one id per line)")
     return list(dict.fromkeys(ids))
 
 

@@ -207,3 +207,18 @@ def test_evaluate_with_a_split_stays_pandas_free(tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
                           timeout=120, check=True)  # fmt: skip
     assert proc.stdout.strip().splitlines()[-1] == "False"
+
+
+@pytest.mark.parametrize("text", ["", "\n\n", "# only a comment\n\n"])
+def test_a_split_file_without_a_query_id_is_one_error_line(tmp_path: Path, text: str) -> None:
+    run, qrels, _ = _write_collection(tmp_path)
+    split = tmp_path / "empty.index"
+    split.write_text(text)
+    out = tmp_path / "out.csv"
+    for command in ("evaluate", "compare"):
+        runs = ["--run", run] if command == "evaluate" else ["--run", run, "--run", f"b={run}"]
+        args = [command, *runs, "--qrels", qrels, "--split", split]
+        proc = _cli(*args, *(["--out", out] if command == "evaluate" else []))
+        assert proc.returncode == 2, proc.stdout
+        assert proc.stderr == f"error: {split}: the file holds no query id (one id per line)\n"
+    assert not out.exists()
