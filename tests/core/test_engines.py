@@ -344,3 +344,25 @@ def test_import_and_report_on_a_terminal_show_their_steps(tmp_path: Path) -> Non
     assert b"report: " in seen
     assert b"steps (each dataset evaluated, then the report)" in seen
     assert seen.rstrip(b"\r\n").endswith(b"\r\x1b[K")  # the line is erased at the end
+
+
+@pytest.mark.parametrize(
+    ("column", "values", "message"),
+    [
+        ("score", [1.0, None, 3.0], "row 2: score None is not a finite number"),
+        ("score", [1.0, 2.0, float("inf")], "row 3: score inf is not a finite number"),
+        ("query_id", ["q1", None, "q2"], "row 2: query_id is missing"),
+        ("doc_id", [None, "b", "c"], "row 1: doc_id is missing"),
+    ],
+)
+def test_a_missing_id_or_a_bad_score_names_the_file_and_row_on_every_engine(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], column: str, values: list, message: str
+) -> None:
+    data = {"query_id": ["q1", "q1", "q2"], "doc_id": ["a", "b", "c"], "score": [1.0, 2.0, 3.0]}
+    run = tmp_path / "run.parquet"
+    pq.write_table(pa.table({**data, column: values}), run)
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 a 1\n")
+    for engine in engines.ENGINES:
+        code, err = _cli(capsys, "evaluate", "--run", run, "--qrels", qrels, "--engine", engine)
+        assert (code, err) == (2, f"error: {run}: {message}\n"), engine

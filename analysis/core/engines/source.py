@@ -263,7 +263,8 @@ def read_parquet_columns(
 
     Raises:
         InputError: a file that cannot be read or whose columns are not those of a run; a
-            missing id (naming the row).
+            missing id or a score that is not a finite number (naming the file and its row,
+            as the out-of-core engines do).
     """
     import pyarrow.parquet as pq
 
@@ -283,9 +284,31 @@ def read_parquet_columns(
             ids = as_ids(table[name], path, name)
             out.extend(ids.chunks if isinstance(ids, pa.ChunkedArray) else [ids])
         scores.append(scores_of(table, cols.score))
+        check_rows(table, scores[-1], path)
         if done is not None:
             done(len(table))
     return chunked(queries), chunked(docs), np.concatenate(scores)
+
+
+def check_rows(table: pa.Table, scores: np.ndarray, path: Path) -> None:
+    """Raise an InputError naming ``path`` and the first row (1-based, in the file) whose
+    ``query_id`` or ``doc_id`` is missing or whose score (``scores``, the table's as read) is
+    missing or not a finite number; the message is the out-of-core engines' (``<file>: row N:
+    query_id is missing``, ``<file>: row N: score inf is not a finite number``, a missing
+    score shown as ``None``)."""
+    bad = ~np.isfinite(scores)
+    for name in ("query_id", "doc_id"):
+        if table[name].null_count:
+            bad |= rk.to_numpy(pc.is_null(table[name]))
+    if not bad.any():
+        return
+    i = int(np.flatnonzero(bad)[0])
+    for name in ("query_id", "doc_id"):
+        if not table[name][i].is_valid:
+            raise InputError(path, None, f"row {i + 1}: {name} is missing")
+    score = table.column(2)[i]  # the score or rank column read
+    value = float(scores[i]) if score.is_valid else None
+    raise InputError(path, None, f"row {i + 1}: score {value!r} is not a finite number")
 
 
 def chunked(chunks: list[pa.Array]) -> pa.ChunkedArray:
