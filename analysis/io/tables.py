@@ -211,10 +211,13 @@ def _read_csv(path: Path, sep: str | None) -> pd.DataFrame:
         sep = "\t" if first.count("\t") > first.count(",") else ","
     header = [h.strip().strip('"') for h in first.rstrip("\r").split(sep)]
     _duplicates(header, path, 1)  # pandas would rename the second one silently
-    dtype = {h: "str" for h in header if _is_id(h)}
     try:
         frame = pd.read_csv(
-            io.StringIO(text), sep=sep, dtype=dtype, keep_default_na=False, na_values=[""]
+            io.StringIO(text),
+            sep=sep,
+            dtype=_id_dtypes(text, sep),
+            keep_default_na=False,
+            na_values=[""],
         )
     except pd.errors.EmptyDataError:
         raise InputError(path, 1, "the file is empty") from None
@@ -232,6 +235,17 @@ def _read_csv(path: Path, sep: str | None) -> pd.DataFrame:
         if _is_id(column):
             frame[column] = id_strings(frame[column])
     return frame
+
+
+def _id_dtypes(text: str, sep: str) -> dict[str, str]:
+    """``{column: "str"}`` for the id columns of a CSV, keyed by the names pandas gives them: a
+    header written ``query_id, doc_id`` names its second column `` doc_id`` (stripped only
+    after reading), and that column must be read as text too (``007`` stays ``007``)."""
+    try:
+        names = pd.read_csv(io.StringIO(text), sep=sep, nrows=0).columns
+    except (pd.errors.ParserError, ValueError):  # the full read names the problem
+        return {}
+    return {str(n): "str" for n in names if _is_id(str(n).strip())}
 
 
 def _record_line(text: str, sep: str, n_fields: int) -> int | None:

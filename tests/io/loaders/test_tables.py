@@ -106,6 +106,16 @@ def test_json_array_of_records(tmp_path: Path) -> None:
     assert read_table(path)["query_id"].tolist() == ["7", "007"]
 
 
+@pytest.mark.parametrize("header", ["query_id ,doc_id ,score", " query_id,\tdoc_id, score"])
+def test_csv_ids_stay_text_when_the_header_has_spaces(tmp_path: Path, header: str) -> None:
+    path = tmp_path / "run.csv"
+    path.write_text(f"{header}\n007,0042,1.5\n7,01,2.5\n")
+    run = load_run(path)
+    assert run["query_id"].tolist() == ["007", "7"]
+    assert run["doc_id"].tolist() == ["0042", "01"]
+    assert run["score"].tolist() == [1.5, 2.5]
+
+
 def test_empty_csv(tmp_path: Path) -> None:
     path = tmp_path / "empty.csv"
     path.write_text("")
