@@ -12,6 +12,7 @@ on stderr (exit code 2), and then nothing is written.
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from analysis.cli._common import bundle_dataset, notes_store
 from analysis.core.errors import InputError
@@ -88,6 +89,8 @@ def _export(args: argparse.Namespace) -> int:
     for out in (args.csv, args.qrels):
         if out:
             refuse_overwrite(out, [*inputs, store.path], what="an input file")
+    if args.csv and args.qrels and Path(args.csv).resolve() == Path(args.qrels).resolve():
+        raise InputError(args.qrels, None, "--qrels and --csv name the same file")
     texts: list[tuple[str, str, str]] = []  # (file, text, message): built first, then written
     if args.csv:
         n = sum(len(f(args.dataset)) for f in (store.tags, store.notes, store.judgements))

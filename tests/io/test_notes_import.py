@@ -230,3 +230,13 @@ def test_coverage_bad_arguments_are_one_line(args, message, tmp_path: Path) -> N
     assert proc.returncode == 2
     assert proc.stderr == message + "\n"
     assert not (tmp_path / "c.csv").exists()
+
+
+def test_notes_refuses_csv_and_qrels_naming_the_same_file(tmp_path: Path) -> None:
+    out = tmp_path / "same.txt"
+    spelt = f"{tmp_path}/./same.txt"
+    proc = run_main("notes", "--bundle", OK, "--dataset", "web", "--notes-dir", tmp_path / "n",
+                   "--csv", out, "--qrels", spelt)  # fmt: skip
+    assert proc.returncode == 2
+    assert proc.stderr == f"error: {spelt}: --qrels and --csv name the same file\n"
+    assert not out.exists()
