@@ -5,6 +5,7 @@ then a rename), so a failure never leaves a partial file. CSV text cells go thro
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -14,11 +15,17 @@ from analysis.io.csvsafe import neutralize_frame
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["atomic_write_text", "write_frame"]
+__all__ = ["atomic_write_text", "frame_writer", "write_frame"]
 
 
 def write_frame(frame: pd.DataFrame, out: Path) -> None:
     """A table as CSV, or Parquet for a ``.parquet`` name, atomically."""
+    atomic_write(out, frame_writer(frame, out))
+
+
+def frame_writer(frame: pd.DataFrame, out: Path) -> Callable[[Path], None]:
+    """What writes ``frame`` to a path as ``out`` is written (CSV, or Parquet for a
+    ``.parquet`` name): the ``write`` of :func:`~analysis.io.atomic.atomic_write`."""
 
     def write(path: Path) -> None:
         if Path(out).suffix.lower() == ".parquet":
@@ -26,4 +33,4 @@ def write_frame(frame: pd.DataFrame, out: Path) -> None:
         else:
             neutralize_frame(frame).to_csv(path, index=False)
 
-    atomic_write(out, write)
+    return write

@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -215,18 +216,36 @@ def run(args: argparse.Namespace) -> int:
     print(to_markdown(table, names, metrics))
     for note in [*notes, *seed_notes(table)]:
         print(note)
-    if args.out:
-        from analysis.cli._output import atomic_write_text
-
-        text = render(table, names, metrics, Path(args.out).suffix.lower())
-        atomic_write_text(Path(args.out), text)
-    if args.per_query:
-        from analysis.cli._output import write_frame
-
-        bounds = _seed_bounds(values, groups, metrics)
-        frame = per_query_rows(args, sources, groups, (ids, entries, bounds), metrics)
-        write_frame(frame, Path(args.per_query))
+    bounds = _seed_bounds(values, groups, metrics) if args.per_query else {}
+    _write_outputs(
+        args,
+        (table, names, metrics),
+        lambda: per_query_rows(args, sources, groups, (ids, entries, bounds), metrics),
+    )
     return 0
+
+
+def _write_outputs(
+    args: argparse.Namespace,
+    compared: tuple[pd.DataFrame, list[str], list[str]],
+    per_query: Callable[[], pd.DataFrame],
+) -> None:
+    """``--out`` (the ``(table, names, metrics)`` compared, rendered by its extension) and
+    ``--per-query`` (the frame ``per_query()`` computes): both computed first, then written
+    together (:func:`~analysis.io.atomic.atomic_write_all`), so a failure in either leaves
+    neither."""
+    from analysis.cli._output import frame_writer
+    from analysis.io.atomic import atomic_write_all
+
+    outputs: list[tuple[Path, Callable[[Path], None]]] = []
+    if args.out:
+        out = Path(args.out)
+        text = render(*compared, out.suffix.lower())
+        outputs.append((out, lambda tmp: tmp.write_text(text, encoding="utf-8")))
+    if args.per_query:
+        per = Path(args.per_query)
+        outputs.append((per, frame_writer(per_query(), per)))
+    atomic_write_all(outputs)
 
 
 def seed_notes(table: pd.DataFrame) -> list[str]:

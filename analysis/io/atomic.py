@@ -13,6 +13,8 @@
   failed write leaves the previous content too; two processes writing the same target leave one
   complete file (the last rename wins). A killed writer may leave its hidden
   ``.<name>.*.tmp`` file behind.
+* :func:`atomic_write_all` does it for several files at once: all written and synced before
+  any is renamed, so a failing write leaves none of them (a command's outputs come together).
 * :func:`atomic_folder` does the same for a folder (a bundle): built beside, synced, swapped in.
 * :func:`refuse_overwrite` refuses a target that is one of the command's input files (the same
   file after symlinks, or a hard link of it: compared by device and inode).
@@ -25,7 +27,7 @@ import os
 import shutil
 import stat
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from analysis.core import paths
@@ -34,6 +36,7 @@ from analysis.core.errors import InputError
 __all__ = [
     "atomic_folder",
     "atomic_write",
+    "atomic_write_all",
     "atomic_write_text",
     "check_target",
     "refuse_overwrite",
@@ -111,6 +114,35 @@ def atomic_write(out: str | Path, write: Callable[[Path], None]) -> None:
             ``out`` and no file is left at ``out`` but the previous one. Whatever else
             ``write`` raises is passed on after the temporary file is removed.
     """
+    _install(*_write_beside(out, write))
+
+
+def atomic_write_all(outputs: Sequence[tuple[str | Path, Callable[[Path], None]]]) -> None:
+    """:func:`atomic_write` of several files as one step: every ``write(tmp)`` is done (checked
+    and synced) beside its target before any target is renamed into place, so a write that
+    fails (a full disk, a file size limit, an error of ``write``) leaves every target as it
+    was, and no temporary file. Only a failing rename (rare once the files are written) can
+    leave the targets renamed before it.
+
+    Raises:
+        InputError: as :func:`atomic_write`, for the first output that fails.
+    """
+    written: list[tuple[Path, Path]] = []
+    try:
+        for out, write in outputs:
+            written.append(_write_beside(out, write))
+        while written:
+            _install(*written.pop(0))
+    finally:
+        for _, tmp in written:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+
+
+def _write_beside(out: str | Path, write: Callable[[Path], None]) -> tuple[Path, Path]:
+    """``(target, tmp)``: ``write(tmp)`` done on a new temporary file beside the checked
+    target, given the usual permissions and synced; on any failure the file is removed (an
+    OSError becomes the InputError naming ``out``)."""
     target = check_target(out)
     try:
         fd, name = tempfile.mkstemp(
@@ -126,7 +158,6 @@ def atomic_write(out: str | Path, write: Callable[[Path], None]) -> None:
             raise InputError(target, None, "cannot write: the temporary file disappeared")
         tmp.chmod(0o666 & ~_umask())
         _fsync_path(tmp)  # the data is on disk (or the disk's error is seen) before the rename
-        tmp.replace(target)
     except OSError as exc:
         with contextlib.suppress(OSError):
             tmp.unlink()
@@ -135,7 +166,19 @@ def atomic_write(out: str | Path, write: Callable[[Path], None]) -> None:
         with contextlib.suppress(OSError):
             tmp.unlink()
         raise
-    with contextlib.suppress(OSError):  # the rename itself reaches the disk
+    return target, tmp
+
+
+def _install(target: Path, tmp: Path) -> None:
+    """Rename the written ``tmp`` over ``target`` and sync the folder (the rename reaches the
+    disk); a failed rename removes ``tmp`` and is the InputError naming ``target``."""
+    try:
+        tmp.replace(target)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise _cannot_write(target, exc) from None
+    with contextlib.suppress(OSError):
         _fsync_path(_folder_of(target), directory=True)
 
 

@@ -161,3 +161,41 @@ def test_run_names_are_text_in_markdown_and_latex() -> None:
     plain_table = compare_per_query(plain, ["m"], n_resamples=200, seed=0)
     assert render(plain_table, list("abc"), ["m"], ".tex").isascii()  # pdflatex reads it
     assert "^ab" in md  # the letters of the runs a value beats stay as they are
+
+
+@pytest.mark.parametrize("failing", ["computing", "writing"])
+def test_a_per_query_failure_leaves_no_out_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failing: str
+) -> None:
+    """``--out`` and ``--per-query`` come together: when the per-query table cannot be made or
+    written, the command fails (exit 2) and ``--out`` keeps its previous content (none here)."""
+    import errno
+
+    from analysis.cli import _output, compare
+    from analysis.core.errors import InputError
+
+    def cannot_make(*args: object) -> pd.DataFrame:
+        raise InputError("per-query", None, "cannot be made")
+
+    def full_disk(frame: pd.DataFrame, out: Path):
+        def write(path: Path) -> None:
+            path.write_text("part")
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+        return write
+
+    if failing == "computing":
+        monkeypatch.setattr(compare, "per_query_rows", cannot_make)
+    else:
+        monkeypatch.setattr(_output, "frame_writer", full_disk)
+    run_a, qrels = random_collection(43, "ties", n_queries=10)
+    qrels_path = tmp_path / "q.txt"
+    qrels_path.write_text("".join(f"{q} 0 {d} {r}\n" for q, d, r in qrels.itertuples(index=False)))
+    _write_trec(run_a, tmp_path / "a.run")
+    out, per = tmp_path / "cmp.md", tmp_path / "per.csv"
+    proc = _cli("compare", "--qrels", qrels_path, "--run", tmp_path / "a.run",
+                "--run", f"b={tmp_path / 'a.run'}", "--metrics", "mrr",
+                "--out", out, "--per-query", per)  # fmt: skip
+    assert proc.returncode == 2
+    assert proc.stderr.count("\n") == 1, proc.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.run", "q.txt"]
