@@ -152,6 +152,14 @@ def _line_format(p: Path, head: str, found: tuple[int, str]) -> str:
     )
 
 
+def _check_rows(frame: pd.DataFrame, path: Path) -> None:
+    """A run or qrels table without a row (a header only, a Parquet file of 0 rows) is an
+    error, as an empty TREC file is: a writer that stopped after the header, not a run of no
+    documents or qrels judging nothing."""
+    if not len(frame):
+        raise InputError(path, None, "the table holds no rows (only its columns)")
+
+
 def _check_ids(frame: pd.DataFrame, path: Path) -> None:
     """An empty query_id or doc_id cell is an error naming its line (it would become NaN)."""
     for column in ("query_id", "doc_id"):
@@ -180,6 +188,7 @@ def _check_run_table(frame: pd.DataFrame, path: Path) -> pd.DataFrame:
         raise InputError(
             path, 1, "a run table needs the columns query_id, doc_id and score (or rank)"
         )
+    _check_rows(frame, path)
     _check_ids(frame, path)
     for column in ("score", "rank"):
         if column in frame.columns:
@@ -248,6 +257,7 @@ def _qrels_table(p: Path) -> pd.DataFrame:
     missing = [c for c in ("query_id", "doc_id") if c not in frame.columns]
     if missing:
         raise InputError(p, 1, "a qrels table needs the columns query_id, doc_id, relevance")
+    _check_rows(frame, p)
     _check_ids(frame, p)
     frame = relevance_alias(frame)
     no_relevance(frame, p, 1)
