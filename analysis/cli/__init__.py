@@ -129,12 +129,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     beside and renamed when whole) and no spill folder of the out-of-core engine: both signals
     become an exception in the main thread, so that every cleanup runs (the out-of-core engine
     then interrupts its DuckDB query). Standard output that cannot be written (``> /dev/full``,
-    a full disk) is an error too (exit code 2), not a success."""
+    a full disk) is an error too (exit code 2), not a success; ``--help`` included."""
     argv = sys.argv[1:] if argv is None else list(argv)
     replaced = _catch_stops()
     try:
         code = _run(argv)
         return code if code != 0 else _flush_stdout()
+    except SystemExit as exc:  # argparse after --help (code 0) or a usage error (code 2)
+        if exc.code not in (0, None):
+            raise
+        return _flush_stdout()
     except BaseException as exc:
         if not _STOPPED and not isinstance(exc, KeyboardInterrupt):
             raise

@@ -6,7 +6,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import IO, TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
@@ -33,6 +33,12 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
         sys.stderr.write(f"error: {self.prog}: {message}\n")
         raise SystemExit(2)
+
+    def _print_message(self, message: str, file: IO[str] | None = None) -> None:
+        """Print ``--help`` or usage text; a failed write raises (argparse ignores it, and the
+        help sent to a full disk or a closed pipe would end in success)."""
+        if message:
+            (file or sys.stderr).write(message)
 
 
 def add_plugin_args(parser: argparse.ArgumentParser) -> None:

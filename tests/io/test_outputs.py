@@ -126,6 +126,16 @@ def test_standard_output_on_a_full_device_is_an_error(args: list[str], tmp_path:
     assert proc.stderr == "error: stdout: cannot write: no space left on the device\n"
 
 
+@pytest.mark.parametrize("args", [["--help"], ["evaluate", "--help"]], ids=["main", "command"])
+def test_help_on_a_full_device_is_an_error(args: list[str], tmp_path: Path) -> None:
+    with full_device(tmp_path).open("w") as full:
+        proc = subprocess.run([sys.executable, "-m", "analysis", *args], cwd=ROOT, stdout=full,
+                              stderr=subprocess.PIPE, text=True, timeout=300,
+                              check=False)  # fmt: skip
+    assert proc.returncode == 2
+    assert proc.stderr == "error: stdout: cannot write: no space left on the device\n"
+
+
 # ------------------------------------------------------------------------ the writer itself
 
 
