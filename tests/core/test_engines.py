@@ -218,6 +218,36 @@ def test_a_folder_of_other_files_or_an_empty_glob_is_one_line(
             assert message in err, (engine, err)
 
 
+def test_a_run_of_columns_without_rows_is_one_line_on_every_engine(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A Parquet file, a folder of Parquet parts or a CSV table with the run's columns and no
+    row is refused as the loaders refuse it (it would score every query 0); a folder whose
+    other part holds rows is read."""
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q 0 a 1\n")
+    empty = pa.table({"query_id": pa.array([], pa.string()), "doc_id": pa.array([], pa.string()),
+                      "score": pa.array([], pa.float64())})  # fmt: skip
+    pq.write_table(empty, tmp_path / "run.parquet")
+    (tmp_path / "parts").mkdir()
+    pq.write_table(empty, tmp_path / "parts" / "a.parquet")
+    pq.write_table(empty, tmp_path / "parts" / "b.parquet")
+    (tmp_path / "run.csv").write_text("query_id,doc_id,score\n\n")
+    (tmp_path / "mixed").mkdir()
+    pq.write_table(empty, tmp_path / "mixed" / "a.parquet")
+    pq.write_table(pa.table({"query_id": ["q"], "doc_id": ["a"], "score": [1.0]}),
+                   tmp_path / "mixed" / "b.parquet")  # fmt: skip
+    for engine in engines.ENGINES:
+        for given in ("run.parquet", "parts", "run.csv"):
+            code, err = _cli(capsys, "evaluate", "--run", tmp_path / given, "--qrels", qrels,
+                             "--engine", engine)  # fmt: skip
+            assert code == 2, (engine, given, err)
+            assert err == f"error: {tmp_path / given}: the table holds no rows (only its columns)\n"
+        code, err = _cli(capsys, "evaluate", "--run", tmp_path / "mixed", "--qrels", qrels,
+                         "--metrics", "mrr", "--engine", engine)  # fmt: skip
+        assert code == 0, (engine, err)
+
+
 # ---------------------------------------------------------------------------------- auto
 
 

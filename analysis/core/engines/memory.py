@@ -29,12 +29,11 @@ if TYPE_CHECKING:
 
 
 def _parquet_files(run: str | Path) -> tuple[Path, ...] | None:
-    """The Parquet files of ``run``, or ``None`` when it is something else (text, a pipe)."""
+    """The Parquet files of ``run`` (checked by :func:`~analysis.core.engines.source.run_source`:
+    its columns, at least one row), or ``None`` when it is something else (text, a pipe)."""
     p = Path(run)
-    if src.is_glob(run) or p.is_dir():
+    if src.is_glob(run) or p.is_dir() or (p.is_file() and src.is_parquet(p)):
         return src.run_source(run).files
-    if p.is_file() and src.is_parquet(p):
-        return (p,)
     return None
 
 

@@ -105,12 +105,14 @@ def run_source(path: str | Path) -> RunSource:
                              "holds Parquet files only)")  # fmt: skip
         names = set(schema(files[0]).names)
         _require(names, files[0])
+        _require_rows(files, p)
         return RunSource("parquet", p, tuple(files), score=_score_column(names))
     if not p.exists():
         raise InputError(p, None, "no such file")
     if is_parquet(p):
         names = set(schema(p).names)
         _require(names, p)
+        _require_rows([p], p)
         return RunSource("parquet", p, (p,), score=_score_column(names))
     return _text_source(p)
 
@@ -124,11 +126,44 @@ def _text_source(p: Path) -> RunSource:
         names = set(header_names(first, delim))
         if {"query_id", "doc_id"} <= names:
             _require(names, p)
+            if len(lines) == 1 and not _has_data_line(p):
+                raise InputError(p, None, NO_ROWS)
             return RunSource("csv", p, (p,), delim, _score_column(names))
     for delim in (" ", "\t"):
         if len(first.split(delim)) == 6 and first.split(delim) == first.split():
             return RunSource("trec", p, (p,), delim)
     raise InputError(p, 1, "not a TREC run line (qid Q0 docno rank score tag) nor a table header")
+
+
+#: the error of a run table (Parquet, CSV) with its columns and no row, as the loaders say it
+NO_ROWS = "the table holds no rows (only its columns)"
+
+
+def _require_rows(files: list[Path], where: Path) -> None:
+    """Refuse Parquet ``files`` (the run ``where``) holding no row at all (their footers'
+    counts): a run without a line is an error, as an empty text run is."""
+    import pyarrow.parquet as pq
+
+    for f in files:
+        try:
+            if pq.ParquetFile(f).metadata.num_rows > 0:
+                return
+        except (pa.ArrowException, OSError) as exc:
+            raise InputError(f, None, f"cannot read Parquet: {_first_line(exc)}") from None
+    raise InputError(where, None, NO_ROWS)
+
+
+def _has_data_line(p: Path) -> bool:
+    """Whether the text table ``p`` has a non-blank line after its header (read up to the
+    first such line)."""
+    opener = gzip.open if p.name.lower().endswith(".gz") else open
+    with (
+        paths.reading(p, "cannot read"),
+        opener(p, "rt", encoding="utf-8-sig", errors="replace") as f,
+    ):
+        lines = (line for line in f if line.strip())
+        next(lines, None)
+        return next(lines, None) is not None
 
 
 def header_names(line: str, delimiter: str) -> list[str]:
