@@ -136,9 +136,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         code = _run(argv)
         return code if code != 0 else _flush_stdout()
     except SystemExit as exc:  # argparse after --help (code 0) or a usage error (code 2)
-        if exc.code not in (0, None):
+        if exc.code not in (0, None) or _flush_stdout() == 0:
             raise
-        return _flush_stdout()
+        return 2  # the help did not reach standard output
     except BaseException as exc:
         if not _STOPPED and not isinstance(exc, KeyboardInterrupt):
             raise
