@@ -135,14 +135,15 @@ def rankings(_sel: Selection, key: tuple, models: tuple[str, str], k: int) -> di
     runs = [data.ranked_run(sel.bundle, name, m, sel.ties) for m in models]
     ds = data.dataset(sel.bundle, name, sel.split or data.ALL)
     spec = sel.bundle.datasets[name]
-    scored = set(runs[0]["query_id"]) | set(runs[1]["query_id"])
-    keep = set(ds.qrels["query_id"]) if spec.splits else scored
+    scored = set(runs[0]["query_id"].unique()) | set(runs[1]["query_id"].unique())
+    judged = set(ds.qrels["query_id"].unique())
+    keep = judged if spec.splits else scored
     runs = [r.loc[r["query_id"].isin(keep)] for r in runs]
     lap = overlap.topk_overlap(runs[0], runs[1], k)
     lap = _with_rbo(lap, runs, k, sel.ties)
     changes = overlap.gold_rank_changes(
         runs[0], runs[1], ds.qrels, threshold=spec.relevance_threshold,
-        queries=sorted(keep & set(ds.qrels["query_id"])),
+        queries=sorted(keep & judged),
     )  # fmt: skip
     return {"overlap": lap, "changes": changes, "matrix": overlap.transition_matrix(changes)}
 

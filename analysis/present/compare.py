@@ -143,9 +143,9 @@ def pair_models(per_query: pd.DataFrame, model_a: str, model_b: str, metric: str
     order = [*keys, "a", "b", "delta", *(["rank_a", "rank_b"] if has_rank else []), *extra]
     paired = paired[order]
 
-    ds_a = set(rows_a["dataset"])
-    ds_b = set(rows_b["dataset"])
-    all_ds = list(dict.fromkeys(per_query["dataset"].tolist()))
+    ds_a = set(rows_a["dataset"].unique())
+    ds_b = set(rows_b["dataset"].unique())
+    all_ds = list(per_query["dataset"].unique())  # in order of appearance
     paired.attrs["n_only_a"] = len(rows_a) - n_both
     paired.attrs["n_only_b"] = len(rows_b) - n_both
     paired.attrs["n_missing"] = int((~ok).sum())

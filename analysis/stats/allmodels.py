@@ -62,7 +62,8 @@ def model_grid(
     names = per_query["dataset"].to_numpy() if "dataset" in per_query.columns else []
     if len(names) and (names != names[0]).any():
         raise ValueError("one dataset at a time: the table holds several datasets")
-    missing = [m for m in models if m not in set(per_query["model"])]
+    known = set(per_query["model"].unique())
+    missing = [m for m in models if m not in known]
     if missing:
         raise ValueError(f"unknown model(s) {missing}")
     rows = per_query.loc[per_query["model"].isin(list(models)), ["query_id", "model", metric]]
