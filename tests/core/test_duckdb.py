@@ -227,14 +227,20 @@ def test_a_bad_score_in_parquet_names_its_row(tmp_path: Path, bad: float | None)
         evaluate_file(_parquet(run, tmp_path / "r.parquet"), qrels_arrays(qrels))
 
 
-def test_a_bad_score_in_trec_text_names_its_line(tmp_path: Path) -> None:
-    path = tmp_path / "r.trec"
-    path.write_text("# c\nq Q0 a 1 1.0 t\nq Q0 b 2 nan t\n")
-    qrels = pd.DataFrame({"query_id": ["q"], "doc_id": ["a"], "relevance": [1]})
+def _text_error(path: Path, text: str, query: str, doc: str) -> InputError:
+    """The InputError of evaluating the run ``text`` (written to ``path`` as it is) against
+    qrels judging ``doc`` relevant to ``query``."""
+    path.write_text(text, newline="")
+    qrels = pd.DataFrame({"query_id": [query], "doc_id": [doc], "relevance": [1]})
     with pytest.raises(InputError) as info:
         evaluate_file(path, qrels_arrays(qrels))
-    assert info.value.line == 3
-    assert "not a finite number" in info.value.message
+    return info.value
+
+
+def test_a_bad_score_in_trec_text_names_its_line(tmp_path: Path) -> None:
+    error = _text_error(tmp_path / "r.trec", "# c\nq Q0 a 1 1.0 t\nq Q0 b 2 nan t\n", "q", "a")
+    assert error.line == 3
+    assert "not a finite number" in error.message
 
 
 @pytest.mark.parametrize(
@@ -253,23 +259,17 @@ def test_a_trec_line_split_otherwise_by_trec_eval_names_its_line(tmp_path: Path,
     field would give other ids or scores than the in-memory engine reads, so it names the
     line instead of being read as one field."""
     delim = "\t" if "\t" in line else " "
-    path = tmp_path / "r.trec"
-    path.write_text(delim.join(["q", "Q0", "c", "1", "2", "t"]) + f"\n{line}\n", newline="")
-    qrels = pd.DataFrame({"query_id": ["q"], "doc_id": ["c"], "relevance": [1]})
-    with pytest.raises(InputError) as info:
-        evaluate_file(path, qrels_arrays(qrels))
-    assert info.value.line == 2
-    assert "--engine memory" in info.value.message
+    text = delim.join(["q", "Q0", "c", "1", "2", "t"]) + f"\n{line}\n"
+    error = _text_error(tmp_path / "r.trec", text, "q", "c")
+    assert error.line == 2
+    assert "--engine memory" in error.message
 
 
 def test_a_bad_score_in_a_quoted_csv_table_names_its_line(tmp_path: Path) -> None:
-    path = tmp_path / "r.csv"
-    path.write_text('"query_id","doc_id","score"\n"#q","a,b",1.0\n"#q","c",nan\n')
-    qrels = pd.DataFrame({"query_id": ["#q"], "doc_id": ["a,b"], "relevance": [1]})
-    with pytest.raises(InputError) as info:
-        evaluate_file(path, qrels_arrays(qrels))
-    assert info.value.line == 3
-    assert "score 'nan' is not a finite number" in info.value.message
+    text = '"query_id","doc_id","score"\n"#q","a,b",1.0\n"#q","c",nan\n'
+    error = _text_error(tmp_path / "r.csv", text, "#q", "a,b")
+    assert error.line == 3
+    assert "score 'nan' is not a finite number" in error.message
 
 
 def test_missing_columns_and_malformed_text_are_one_line_errors(tmp_path: Path) -> None:
