@@ -1,6 +1,6 @@
 """The data checks of an evaluation: queries missing from the run or from the qrels, queries
-without a relevant doc, duplicate docs and qrels rows, answer sets larger than k, ties, and the
-counts of a split."""
+without a relevant doc, a run none of whose lists holds a relevant doc, duplicate docs and qrels
+rows, answer sets larger than k, ties, and the counts of a split."""
 
 from __future__ import annotations
 
@@ -45,7 +45,8 @@ class Coverage:
     ``n_ret`` and ``n_rel``: per qrels query, the documents retrieved and the relevant ones.
     With a split, ``outside_split`` says per run query whether it lies outside the split and
     ``n_split_dropped`` counts the qrels queries the split dropped; ``n_not_candidates`` counts
-    the gold ids the STaRK variant dropped."""
+    the gold ids the STaRK variant dropped. ``n_found``: per qrels query, the relevant
+    documents in its list (None: not checked)."""
 
     run_to_qrels: np.ndarray
     n_ret: np.ndarray
@@ -53,6 +54,7 @@ class Coverage:
     outside_split: np.ndarray | None = None
     n_split_dropped: int = 0
     n_not_candidates: int = 0
+    n_found: np.ndarray | None = None
 
 
 def data_warnings(
@@ -65,8 +67,9 @@ def data_warnings(
 ) -> list[DataWarning]:
     """The warnings of one evaluation (``q``: the prepared qrels, ``ranked``: the ranked run),
     in this order: the split and STaRK-variant notes, queries missing from the run, run queries
-    not in the qrels, queries without a relevant document, duplicate docs and qrels rows,
-    answer sets larger than a recall cutoff, ties.
+    not in the qrels, queries without a relevant document, a run that found no relevant
+    document at all, duplicate docs and qrels rows, answer sets larger than a recall cutoff,
+    ties.
 
     With a split, run queries outside the split are not reported as "not in the qrels"; an
     ``info`` note counts them and the qrels queries dropped.
@@ -75,6 +78,7 @@ def data_warnings(
     return [
         *_notes(len(q.queries), coverage),
         *_coverage_warnings(q, ranked, coverage, missing),
+        *_no_match_warnings(coverage),
         *_duplicate_warnings(q, ranked),
         *_cap_warnings(q, coverage.n_rel, wanted),
         *_tie_warnings(q, tied_queries, tie_sensitive),
@@ -155,6 +159,32 @@ def _coverage_warnings(
             )
         )
     return out
+
+
+NO_MATCH_MIN_QUERIES = 5
+
+
+def _no_match_warnings(coverage: Coverage) -> list[DataWarning]:
+    """A run none of whose lists holds a relevant document, over at least
+    :data:`NO_MATCH_MIN_QUERIES` answered queries that have relevant documents: hit, recall,
+    MRR and the like are 0 on every query, which is far more often two id conventions than a
+    model (a CSV written with ``, `` keeps a space before each id: `` d1`` matches no ``d1``).
+    With fewer queries, a run that finds nothing is plausible: no warning."""
+    if coverage.n_found is None:
+        return []
+    answered = (coverage.n_ret > 0) & (coverage.n_rel > 0)
+    n_answered = int(answered.sum())
+    if n_answered < NO_MATCH_MIN_QUERIES or coverage.n_found[answered].any():
+        return []
+    return [
+        DataWarning(
+            "no_match",
+            n_answered,
+            f"none of the {n_answered} queries the run answers has a relevant document in its "
+            "list: check that the run and the qrels name documents the same way (a CSV "
+            "written with ', ' keeps a space before each id; prefixes; leading zeros)",
+        )
+    ]
 
 
 def _duplicate_warnings(q: Any, ranked: Any) -> list[DataWarning]:

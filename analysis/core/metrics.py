@@ -335,7 +335,13 @@ def evaluate_arrays(
     if split is not None:
         outside = rk.to_numpy(pc.invert(pc.is_in(ranked.dictionary, value_set=split_array(split))))
     coverage = Coverage(
-        run_to_qrels, judged.n_ret, judged.n_rel, outside, n_split_dropped, n_not_candidates
+        run_to_qrels,
+        judged.n_ret,
+        judged.n_rel,
+        outside,
+        n_split_dropped,
+        n_not_candidates,
+        n_found,
     )
     warnings = data_warnings(
         q,

@@ -248,6 +248,32 @@ def test_a_run_of_columns_without_rows_is_one_line_on_every_engine(
         assert code == 0, (engine, err)
 
 
+@pytest.mark.parametrize("engine", engines.ENGINES)
+def test_a_run_that_matches_no_relevant_doc_is_flagged_on_every_engine(
+    tmp_path: Path, request: pytest.FixtureRequest, engine: str
+) -> None:
+    """Doc ids with a space before them (what a CSV written with ', ' gives) match no qrels
+    id, so none of the six queries finds its relevant doc: flagged ``no_match`` on every
+    engine; the same run without the spaces finds them and is not flagged."""
+    qrels = pd.DataFrame({"query_id": [f"q{i}" for i in range(6)],
+                          "doc_id": [f"d{i}" for i in range(6)], "relevance": 1})  # fmt: skip
+    scheduler = request.getfixturevalue("dask_cluster") if engine == "dask" else None
+    found = {}
+    for space in (" ", ""):
+        path = tmp_path / f"run{len(space)}.parquet"
+        pairs = [(f"q{i}", f"{space}d{(i + j) % 6}") for i in range(6) for j in range(3)]
+        queries, docs = zip(*pairs, strict=True)
+        table = pa.table({"query_id": queries, "doc_id": docs, "score": [3.0, 2.0, 1.0] * 6})
+        pq.write_table(table, path)
+        got = engines.evaluate(path, qrels_arrays(qrels), "hit@3", engine,
+                               Options(scheduler=scheduler))  # fmt: skip
+        found[space] = {w.code: w for w in got[2]}
+    assert "no_match" not in found[""]
+    flagged = found[" "]["no_match"]
+    assert flagged.count == 6
+    assert "a space before each id" in flagged.message
+
+
 # ---------------------------------------------------------------------------------- auto
 
 

@@ -105,14 +105,14 @@ def finish(result: pa.Table, q: inputs.Qrels, wanted: list[mx.Metric], threshold
     columns = {m.label: values[m.label] for m in wanted}
     tied_queries = run_to_qrels[tied][run_to_qrels[tied] >= 0]
     summary = _RunSummary(run_ids, int(extra.sum()), int((extra > 0).sum()))
+    n_found = np.bincount(qi[relevant], minlength=nq)
     warnings = checks.data_warnings(
         q,
         summary,  # type: ignore[arg-type]
-        checks.Coverage(run_to_qrels, n_ret, n_rel),
+        checks.Coverage(run_to_qrels, n_ret, n_rel, n_found=n_found),
         wanted,
         tied_queries if tied.any() else None,
         None,
     )
-    n_found = np.bincount(qi[relevant], minlength=nq)
     warnings += depth.depth_warnings(q.queries, n_ret, n_rel, n_found, wanted)
     return q.queries, columns, warnings, wanted
