@@ -8,8 +8,9 @@ of the dataset (family-wise error rate ``alpha``; one family per dataset and met
 statistic pools datasets).
 
 Letters, as ranx prints them: model i gets letter ``"abcdefghijklmnopqrstuvwxyz"[i]`` (in the
-given model order), and a model's cell lists the letters of the models it beats significantly
-(corrected p < alpha and a positive delta). E.g. ``{"bm25": "", "dense": "a"}``: dense beats
+given model order; from the 27th model on ``a1``, ``b1``, ..., :func:`model_letters`), and a
+model's cell lists the letters of the models it beats significantly (corrected p < alpha and a
+positive delta). E.g. ``{"bm25": "", "dense": "a"}``: dense beats
 bm25.
 """
 
@@ -34,10 +35,13 @@ PAIR_COLUMNS = [
 
 
 def model_letters(models: Sequence[str]) -> dict[str, str]:
-    """Letter of each model, in order (``a``, ``b``, ...). More than 26 models raise."""
-    if len(models) > len(ascii_lowercase):
-        raise ValueError(f"at most {len(ascii_lowercase)} models get letters, got {len(models)}")
-    return {m: ascii_lowercase[i] for i, m in enumerate(models)}
+    """Letter of each model, in order: ``a`` ... ``z``, then ``a1`` ... ``z1``, ``a2`` ... (as
+    the leaderboard numbers them). Every letter is a letter and an optional number, so a cell
+    of several letters (``"a1b"``) reads only one way."""
+    n = len(ascii_lowercase)
+    return {
+        m: ascii_lowercase[i % n] + (str(i // n) if i >= n else "") for i, m in enumerate(models)
+    }
 
 
 def pairs(

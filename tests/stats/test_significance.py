@@ -80,3 +80,21 @@ def test_datasets_are_separate_families():
     assert len(out) == 6
     one = pairs(_table(), "ndcg@10", n_resamples=500)
     np.testing.assert_allclose(out.loc[out["dataset"] == "e", "p_holm"], one["p_holm"])
+
+
+def test_more_than_26_models_get_letters_and_readable_cells():
+    models = [f"m{i}" for i in range(28)]
+    letters = model_letters(models)
+    assert [letters[m] for m in models[:3]] == ["a", "b", "c"]
+    assert [letters[m] for m in models[25:]] == ["z", "a1", "b1"]
+    # the last model beats the 27th ("a1") and the second ("b"): the cell reads "a1b", which
+    # splits into letters (each a letter and an optional number) only one way
+    pair_table = pd.DataFrame(
+        {
+            "dataset": "", "model_a": ["m26", "m1"], "model_b": ["m27", "m27"],
+            "delta": [-0.2, -0.1], "p_holm": [0.001, 0.001], "significant": [True, True],
+        }
+    )  # fmt: skip
+    cells = significance_letters(pair_table, models)
+    assert cells["m27"] == "a1b"
+    assert cells["m0"] == ""
