@@ -274,14 +274,11 @@ def seed_means(
 
 
 def letters(n: int) -> list[str]:
-    """``a, b, ..., z, aa, ab, ...`` for n runs."""
-    out: list[str] = []
-    for size in itertools.count(1):
-        for combo in itertools.product(string.ascii_lowercase, repeat=size):
-            out.append("".join(combo))
-            if len(out) == n:
-                return out
-    return out
+    """``a, b, ..., z, a1, b1, ..., z1, a2, ...`` for n runs (as the leaderboard numbers them):
+    every letter is a letter and an optional number, so a cell of several letters (``"a1b"``)
+    reads only one way."""
+    alphabet = string.ascii_lowercase
+    return [alphabet[i % 26] + (str(i // 26) if i >= 26 else "") for i in range(n)]
 
 
 def significance_letters(

@@ -103,6 +103,21 @@ def test_floored_p_values_say_so_and_letters_mark_the_better_runs(tmp_path: Path
     assert "$^{ab}$" in tex
 
 
+def test_letters_past_z_read_one_way() -> None:
+    runs = [f"r{i}" for i in range(28)]
+    table = pd.DataFrame(
+        {
+            "metric": "m", "a": ["r1", "r26"], "b": ["r27", "r27"], "mean_a": [0.1, 0.2],
+            "mean_b": [0.5, 0.5], "delta": [-0.4, -0.3], "p_holm": [0.001, 0.001],
+        }
+    )  # fmt: skip
+    letters = significance_letters(table, runs, ["m"]).set_index("run")
+    assert letters["letter"].tolist()[24:] == ["y", "z", "a1", "b1"]
+    # r27 beats "b" and the 27th run: "a1b" (a letter and an optional number each), where
+    # "aab" would also read as "a" and "ab"
+    assert letters.loc["r27", "m"][1] == "a1b"
+
+
 def test_compare_writes_every_format_and_refuses_bad_input(tmp_path: Path) -> None:
     run_a, qrels = random_collection(41, "ties", n_queries=40)
     run_b, _ = random_collection(42, "ties", n_queries=40)
