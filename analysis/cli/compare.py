@@ -73,7 +73,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         "--relevance-threshold", type=int, default=1, help="relevant means relevance >= this"
     )
     cmd.add_argument("--resamples", type=int, default=10_000, help="bootstrap/randomization B")
-    cmd.add_argument("--seed", type=int, default=0, help="seed of the resampling")
+    cmd.add_argument("--seed", type=int, default=0, help="seed of the resampling (>= 0)")
     cmd.add_argument("--out", help="output file: .csv, .md, .tex or .json")
     cmd.add_argument(
         "--per-query",
@@ -202,6 +202,8 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("--metrics", None, str(exc)) from None
     if args.resamples < 1:
         raise InputError("--resamples", None, "must be at least 1")
+    if args.seed < 0:
+        raise InputError("--seed", None, f"must be a non-negative integer, got {args.seed}")
     _check_out(args, runs)
     split = read_split_ids(args.split) if args.split else None
     qrels = _load_qrels_columns(args.qrels)

@@ -154,6 +154,19 @@ def test_compare_writes_every_format_and_refuses_bad_input(tmp_path: Path) -> No
     assert not (tmp_path / "x.xlsx").exists()
 
 
+def test_compare_refuses_a_negative_seed_in_one_line(tmp_path: Path) -> None:
+    (tmp_path / "q.txt").write_text("q1 0 d1 1\nq2 0 d2 1\n")
+    (tmp_path / "a.run").write_text("q1 Q0 d1 1 2 a\nq2 Q0 d3 1 1 a\n")
+    (tmp_path / "b.run").write_text("q1 Q0 d2 1 2 b\nq2 Q0 d2 1 1 b\n")
+    runs = ["--run", tmp_path / "a.run", "--run", tmp_path / "b.run"]
+    proc = _cli("compare", "--qrels", tmp_path / "q.txt", *runs, "--seed", "-1",
+                "--out", tmp_path / "o.csv")  # fmt: skip
+    assert proc.returncode == 2
+    assert proc.stderr.count("\n") == 1
+    assert "--seed" in proc.stderr
+    assert not (tmp_path / "o.csv").exists()
+
+
 def test_run_names_are_text_in_markdown_and_latex() -> None:
     """Run names (file stems or NAME=) are escaped as every data string: no superscript from a
     ``^`` in a name, no HTML, code, math or link in Markdown, no unescaped ``>`` in LaTeX."""
