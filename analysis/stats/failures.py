@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from analysis.stats import MISSING_LABEL
+from analysis.stats import MISSING_LABEL, flag_values
 
 EPS = 1e-9
 FAILURES = 1.0
@@ -173,12 +173,13 @@ def slice_options(table: pd.DataFrame, column: str | None) -> list[str]:
 
 def tie_sensitive_for(table: pd.DataFrame, metric: str) -> pd.Series:
     """Per row: does the value of ``metric`` depend on the order of tied scores
-    (``<metric>_min != <metric>_max``)? Falls back to ``tie_sensitive`` (any metric), else False."""
+    (``<metric>_min != <metric>_max``)? Falls back to ``tie_sensitive`` (any metric), else False.
+    A missing flag (a dataset without the column, in a table of several) is False."""
     lo, hi = f"{metric}_min", f"{metric}_max"
     if lo in table.columns and hi in table.columns:
         return (table[hi] - table[lo]).abs() > EPS
     if "tie_sensitive" in table.columns:
-        return table["tie_sensitive"].astype(bool)
+        return pd.Series(flag_values(table["tie_sensitive"]), index=table.index)
     return pd.Series(False, index=table.index)
 
 
@@ -208,7 +209,7 @@ def _flag_bits(rows: pd.DataFrame, metric: str) -> np.ndarray:
                 continue
             on = rows["n_gold"].to_numpy(dtype=np.float64) > k
         elif column in rows.columns:
-            on = rows[column].to_numpy(dtype=bool)
+            on = flag_values(rows[column])
         else:
             continue
         bits |= on.astype(np.int64) << i
@@ -305,7 +306,7 @@ def _kept_rows(
         mask &= search_mask(rows, filters.search)
     if filters.missing_only:
         if "missing_from_run" in rows.columns:
-            mask &= rows["missing_from_run"].to_numpy(dtype=bool)
+            mask &= flag_values(rows["missing_from_run"])
         else:
             mask[:] = False
     # take only the columns needed (the per-query table is wide)

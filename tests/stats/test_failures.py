@@ -119,6 +119,23 @@ def test_missing_only_and_empty_result():
     assert "flags" in empty.columns
 
 
+def test_a_dataset_without_the_flag_columns_gets_no_flags():
+    """Datasets concatenated where one lacks the diagnostics: its flags are missing (NaN), which
+    is no flag, not True."""
+    with_flags = pd.DataFrame({"dataset": "d1", "query_id": ["1", "2"], "mrr": [0.0, 0.5],
+                               "missing_from_run": [True, False], "tied_at_cutoff": False,
+                               "tie_sensitive": False})  # fmt: skip
+    without = pd.DataFrame({"dataset": "d2", "query_id": ["3"], "mrr": [0.0]})
+    rows = pd.concat([with_flags, without], ignore_index=True)
+    view = failures.failing_queries(rows, "mrr")
+    flags = dict(zip(view["query_id"], view["flags"], strict=True))
+    assert flags == {"1": "missing from run", "3": "", "2": ""}
+    missing = failures.failing_queries(rows, "mrr", failures.FailureFilter(missing_only=True))
+    assert missing["query_id"].tolist() == ["1"]
+    tied = failures.failing_queries(rows, "mrr", failures.FailureFilter(tie_only=True))
+    assert tied.empty
+
+
 def test_unknown_metric_raises():
     with pytest.raises(KeyError, match=r"ndcg@10"):
         failures.failing_queries(_rows(), "ndcg@10")
