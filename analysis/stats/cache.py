@@ -21,6 +21,7 @@ used first out).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -108,7 +109,8 @@ def _decode_warnings(raw: bytes) -> Warnings:
 
 
 def read_entry(path: Path) -> tuple[pd.DataFrame, Warnings] | None:
-    """The table and warnings stored at ``path``, or ``None`` when it is missing or unreadable."""
+    """The table and warnings stored at ``path``, or ``None`` when it is missing or unreadable.
+    Reading marks the entry recently used (its mtime), unless the folder is read-only."""
     try:
         table = pq.read_table(path)
     except (OSError, pa.ArrowException):
@@ -118,7 +120,8 @@ def read_entry(path: Path) -> tuple[pd.DataFrame, Warnings] | None:
         warnings = _decode_warnings(meta[_WARNINGS_KEY])
     except (KeyError, ValueError, TypeError):
         return None
-    os.utime(path)  # recently used: pruned last
+    with contextlib.suppress(OSError):  # a read-only folder: the entry is still good
+        os.utime(path)  # recently used: pruned last
     return table.to_pandas(), warnings
 
 

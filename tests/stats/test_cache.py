@@ -85,6 +85,23 @@ def test_an_unwritable_folder_computes_without_caching(tmp_path: Path, inputs: l
     assert warnings == {}
 
 
+def test_an_entry_on_a_read_only_file_system_is_read(
+    tmp_path: Path, inputs: list[Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cache folder that can be read but not written (a read-only mount of a warmed cache):
+    the entry is read; marking it recently used is skipped."""
+    table = pd.DataFrame({"query_id": pd.array(["q"], dtype="str"), "mrr": [0.5]})
+    cache.cached_table(inputs, {}, lambda: (table, {}), folder=tmp_path / "c")
+
+    def read_only(*args: object, **kwargs: object) -> None:
+        raise OSError(30, "Read-only file system")
+
+    monkeypatch.setattr(os, "utime", read_only)
+    got, _ = cache.cached_table(inputs, {}, lambda: (table.assign(mrr=1.0), {}),
+                                folder=tmp_path / "c")  # fmt: skip
+    assert got["mrr"].tolist() == [0.5]
+
+
 def test_prune_removes_the_least_recently_used(tmp_path: Path) -> None:
     for i in range(4):
         path = tmp_path / f"perquery-{i}.parquet"
