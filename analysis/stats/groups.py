@@ -42,6 +42,7 @@ from analysis.io.groups import RunGroup, fold_query_ids
 from analysis.stats._common import (
     _CATEGORY_COST,
     _FREQUENT,
+    _REL_TOL,
     _check_resampling,
     _generator,
     _resolve_seed,
@@ -337,7 +338,8 @@ class SeedSensitivity:
         delta: the mean difference of the seed means (``mean(deltas)``).
         n_pairs: ``s_a * s_b``.
         n_flips: seed pairs whose delta has another sign than ``delta`` (a zero delta against
-            a non-zero one counts).
+            a non-zero one counts; a mean within ``1e-10 * max|value|`` of 0 is zero, so float
+            rounding flips nothing).
         query_unstable: per query, whether the seed pairs disagree on its winner (A, B or a
             tie).
     """
@@ -371,7 +373,13 @@ def seed_sensitivity(a: np.ndarray, b: np.ndarray) -> SeedSensitivity:
     delta = float(a.mean() - b.mean()) if len(a) else math.nan
     signs = np.sign(diff).reshape(len(a), -1)
     unstable = (signs != signs[:, :1]).any(axis=1) if len(a) else np.zeros(0, bool)
-    flips = int((np.sign(deltas) != np.sign(delta)).sum()) if len(a) else 0
+    # means within rounding of 0 are 0: a (n, 2) array's mean rounds apart from a (n, 1) one's
+    tol = _REL_TOL * max(float(np.abs(a).max(initial=0)), float(np.abs(b).max(initial=0)))
+
+    def sign(v: np.ndarray | float) -> np.ndarray:
+        return np.where(np.abs(v) <= tol, 0.0, np.sign(v))
+
+    flips = int((sign(deltas) != sign(delta)).sum()) if len(a) else 0
     return SeedSensitivity(deltas, delta, int(deltas.size), flips, unstable)
 
 

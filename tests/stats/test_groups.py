@@ -327,6 +327,18 @@ def test_seed_sensitivity_counts_sign_flips() -> None:
         seed_sensitivity(a, b[:2])
 
 
+def test_seed_sensitivity_sees_no_flip_in_rounding_noise() -> None:
+    """Two seeds equal to B: every difference is 0, but the mean over a (n, 2) array and over a
+    (n, 1) array round differently (delta 1.1e-16 here): no seed pair flips a zero."""
+    x = np.random.default_rng(0).random(300)
+    a, b = np.c_[x, x], x[:, None]
+    assert a.mean() != b.mean()  # the rounding this test is about
+    result = seed_sensitivity(a, b)
+    assert result.n_flips == 0
+    # a real difference still flips: seed 2 of A below B, seed 1 above
+    assert seed_sensitivity(np.c_[x + 0.01, x - 0.001], b).n_flips == 1
+
+
 # --------------------------------------------------------------------------- leaderboard
 
 
