@@ -230,16 +230,18 @@ def with_two_level_cis(
 ) -> pd.DataFrame:
     """``ci`` (rows ``[dataset,] model, metric, ..., ci_low, ci_high`` of
     :func:`analysis.stats.mean_ci`) with the intervals of every seed group replaced by
-    :func:`two_level_ci` (queries and seeds resampled); other rows unchanged."""
+    :func:`two_level_ci` (queries and seeds resampled), each row's from its own dataset's
+    queries; other rows unchanged."""
     seeded = [g for g, (kind, _) in group_members(table).items() if kind == "seeds"]
     if not seeded or ci.empty:
         return ci
     out = ci.copy()
-    for (name, metric), at in out.groupby(["model", "metric"], sort=False).groups.items():
+    keys = ["dataset", "model", "metric"] if "dataset" in out else ["model", "metric"]
+    for key, at in out.groupby(keys, sort=False).groups.items():
+        *dataset, name, metric = key
         if name not in seeded:
             continue
-        rows = table if "dataset" not in out else table.loc[
-            table["dataset"].isin(out.loc[at, "dataset"])]  # fmt: skip
+        rows = table.loc[table["dataset"] == dataset[0]] if dataset else table
         _, values = model_matrix(rows, str(name), str(metric))
         finite = values[np.isfinite(values).all(axis=1)]
         low, high = two_level_ci(finite, n_resamples=n_resamples, seed=seed)

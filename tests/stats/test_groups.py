@@ -24,6 +24,7 @@ from analysis.stats.groups import (
     model_matrix,
     seed_sensitivity,
     two_level_ci,
+    with_two_level_cis,
 )
 from analysis.stats.perquery import per_query_table, slice_columns
 from tests.helpers import run_main
@@ -337,6 +338,34 @@ def test_seed_sensitivity_sees_no_flip_in_rounding_noise() -> None:
     assert result.n_flips == 0
     # a real difference still flips: seed 2 of A below B, seed 1 above
     assert seed_sensitivity(np.c_[x + 0.01, x - 0.001], b).n_flips == 1
+
+
+def test_two_level_cis_of_several_datasets_are_each_datasets_own() -> None:
+    """A ``[dataset,] model`` table of two datasets with the same query ids and a seed group in
+    each: every row's interval is that of its dataset alone (no pooling, no duplicate ids)."""
+    from analysis.stats import mean_ci
+
+    rng = np.random.default_rng(0)
+    parts = []
+    for dataset, shift in (("d1", 0.0), ("d2", 0.5)):
+        values = np.minimum(1.0, rng.random((40, 3)) * 0.5 + shift)
+        for j in range(3):
+            parts.append(pd.DataFrame({"dataset": dataset, "model": f"g#{j + 1}", "run_group": "g",
+                                       "seeds": 1, "query_id": [str(q) for q in range(40)],
+                                       "mrr": values[:, j]}))  # fmt: skip
+        parts.append(pd.DataFrame({"dataset": dataset, "model": "g", "run_group": "", "seeds": 3,
+                                   "query_id": [str(q) for q in range(40)],
+                                   "mrr": values.mean(axis=1)}))  # fmt: skip
+    table = pd.concat(parts, ignore_index=True)
+    ci = mean_ci(table, ["mrr"], by=["dataset", "model"], n_resamples=500)
+    both = with_two_level_cis(ci, table, n_resamples=500).set_index(["dataset", "model"])
+    for dataset in ("d1", "d2"):
+        sub = table[table["dataset"] == dataset]
+        alone = mean_ci(sub, ["mrr"], by=["dataset", "model"], n_resamples=500)
+        one = with_two_level_cis(alone, sub, n_resamples=500).set_index(["dataset", "model"])
+        got = both.loc[(dataset, "g"), ["ci_low", "ci_high"]].tolist()
+        assert got == one.loc[(dataset, "g"), ["ci_low", "ci_high"]].tolist()
+    assert both.loc[("d2", "g"), "ci_low"] > both.loc[("d1", "g"), "ci_high"]
 
 
 # --------------------------------------------------------------------------- leaderboard
