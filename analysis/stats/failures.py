@@ -454,7 +454,8 @@ def query_metadata(row: pd.Series, metric: str, slices: Sequence[str] = ()) -> p
         fields.append((metric, value))
     for column in ("missing_from_run", "no_relevant", "tied_at_cutoff", "tie_sensitive"):
         if column in row.index:
-            fields.append((column, "yes" if bool(row[column]) else "no"))
+            on = not _missing(row[column]) and bool(row[column])  # missing: no flag
+            fields.append((column, "yes" if on else "no"))
     flags = query_flags(row.to_frame().T, metric).iloc[0]
     fields.append(("flags", flags or "none"))
     return pd.DataFrame(fields, columns=["field", "value"])

@@ -292,6 +292,18 @@ def test_query_metadata_skips_missing_extra_slices():
     assert dict(meta.values)["district"] == "d1"
 
 
+def test_query_metadata_says_no_for_a_missing_flag():
+    """A query of a dataset without the flag columns (NaN in a table of several datasets)."""
+    with_flags = pd.DataFrame({"dataset": "d1", "query_id": ["1"], "mrr": [0.0],
+                               "missing_from_run": [True], "tied_at_cutoff": [False]})  # fmt: skip
+    without = pd.DataFrame({"dataset": "d2", "query_id": ["3"], "mrr": [0.0]})
+    rows = pd.concat([with_flags, without], ignore_index=True)
+    facts = dict(failures.query_metadata(failures.query_row(rows, "d2", "3"), "mrr").values)
+    assert facts["missing_from_run"] == "no"
+    assert facts["tied_at_cutoff"] == "no"
+    assert facts["flags"] == "none"
+
+
 def test_gold_with_ranks_orders_by_rank_unretrieved_last():
     ranked = pd.DataFrame(
         {
