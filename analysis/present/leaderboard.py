@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import html
 import math
-import string
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -48,6 +47,7 @@ from analysis.core.errors import DataWarning
 from analysis.core.measures import card
 from analysis.stats import holm, mean_ci
 from analysis.stats.groups import group_members, with_two_level_cis
+from analysis.stats.significance import model_letters
 
 __all__ = [
     "CHECK_COLUMNS",
@@ -69,12 +69,6 @@ PROBLEMS = frozenset(
     }
 )
 CHECK_COLUMNS: tuple[str, ...] = ("dataset", "severity", "check", "models", "count", "message")
-
-
-def model_letters(models: Sequence[str]) -> dict[str, str]:
-    """``{model: letter}``: ``a``, ``b``, ... in the order given (``a1``... after ``z``)."""
-    letters = string.ascii_lowercase
-    return {m: letters[i % 26] + (str(i // 26) if i >= 26 else "") for i, m in enumerate(models)}
 
 
 def paired_t_pvalue(a: np.ndarray, b: np.ndarray) -> float:

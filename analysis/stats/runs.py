@@ -34,13 +34,13 @@ p_randomization, d_z, p_holm`` (+ ``p_floor``, ``p_holm_bound``, ``randomization
 from __future__ import annotations
 
 import itertools
-import string
 from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
 from analysis.stats.paired import holm, holm_bounds, paired_comparison
+from analysis.stats.significance import model_letters
 
 COLUMNS: tuple[str, ...] = (
     "metric", "a", "b", "seeds_a", "seeds_b", "n", "mean_a", "mean_b", "delta", "ci_low",
@@ -273,21 +273,13 @@ def seed_means(
     return out, sizes
 
 
-def letters(n: int) -> list[str]:
-    """``a, b, ..., z, a1, b1, ..., z1, a2, ...`` for n runs (as the leaderboard numbers them):
-    every letter is a letter and an optional number, so a cell of several letters (``"a1b"``)
-    reads only one way."""
-    alphabet = string.ascii_lowercase
-    return [alphabet[i % 26] + (str(i // 26) if i >= 26 else "") for i in range(n)]
-
-
 def significance_letters(
     table: pd.DataFrame, runs: Sequence[str], metrics: Sequence[str], alpha: float = 0.05
 ) -> pd.DataFrame:
     """ranx-style table: one row per run (``letter``, ``run``), one column per metric holding
     ``(mean, letters)``: the run's mean and the letters of the runs it beats (``delta`` in its
     favour with ``p_holm < alpha``)."""
-    tags = dict(zip(runs, letters(len(runs)), strict=True))
+    tags = model_letters(runs)
     means: dict[tuple[str, str], float] = {}
     beats: dict[tuple[str, str], list[str]] = {(r, m): [] for r in runs for m in metrics}
     for row in table.to_dict("records"):
