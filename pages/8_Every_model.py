@@ -15,7 +15,14 @@ import pandas as pd
 import streamlit as st
 
 from analysis.stats import failures
-from analysis.stats.allmodels import MAX_MODELS, OUTCOMES, bounded, outcome_counts, query_limit
+from analysis.stats.allmodels import (
+    MAX_MODELS,
+    OUTCOMES,
+    bounded,
+    model_column,
+    outcome_counts,
+    query_limit,
+)
 from ui import analyses as an
 from ui import compare as cmp
 from ui import data, jobs, models_view, widgets
@@ -98,7 +105,8 @@ listed = drawn if text is None else drawn.merge(text.astype({"query_id": "str"})
 opener = listed["solver"].fillna(chosen[0]).astype(str)
 listed = listed.assign(open=[an.query_links(sel, dataset, m, [q])[0]
                              for m, q in zip(opener, listed["query_id"], strict=True)])  # fmt: skip
-columns = ["query_id", "text", "outcome", "solver", "disagreement", *chosen, "open"]
+values = [model_column(sel.metric, m) for m in chosen]
+columns = ["query_id", "text", "outcome", "solver", "disagreement", *values, "open"]
 st.dataframe(
     pd.DataFrame(listed[[c for c in columns if c in listed]]), hide_index=True, width="stretch",
     height=360, key="every_table",

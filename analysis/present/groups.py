@@ -21,6 +21,7 @@ import plotly.graph_objects as go
 
 from analysis.present.escape import plotly_text
 from analysis.present.palette import DIVERGING_SCALE, FONT_FAMILY, SEQUENTIAL_SCALE
+from analysis.stats.allmodels import model_column
 from analysis.stats.groups import SeedSensitivity
 
 __all__ = [
@@ -118,7 +119,7 @@ def grid_figure(grid: pd.DataFrame, models: Sequence[str], metric: str) -> go.Fi
     ids = grid["query_id"].astype(str).tolist()
     fig = go.Figure()
     for i, column in enumerate(models):
-        values = grid[column].to_numpy(dtype=np.float64)
+        values = grid[model_column(metric, column)].to_numpy(dtype=np.float64)
         name = plotly_text(column)
         pairs = zip(ids, values, strict=True)
         hover = [f"query {plotly_text(q)}<br>{name}: {v:.3f}" for q, v in pairs]

@@ -11,6 +11,9 @@ A model *solves* a query when its value of the metric is at least ``threshold`` 
 * ``disagreement``: the standard deviation of the models' values (``ddof=0``: 0 when they
   agree, 0.5 at most for values in [0, 1]).
 
+Each model's values are in the column :func:`model_column` names (``<metric>:<model>``), so a
+model may have any name, ``outcome`` or ``query_id`` too.
+
 Queries are ordered by disagreement (largest first), then by mean value (lowest first), then
 by query id. :func:`bounded` keeps a chart's payload bounded: beyond ``limit`` queries only the
 ``limit`` the models disagree on most are drawn (the counts of :func:`outcome_counts` still
@@ -31,6 +34,7 @@ __all__ = [
     "MAX_QUERIES",
     "OUTCOMES",
     "bounded",
+    "model_column",
     "model_grid",
     "outcome_counts",
     "query_limit",
@@ -45,12 +49,19 @@ MAX_CELLS = 12_000
 MAX_MODELS = 12
 
 
+def model_column(metric: str, model: str) -> str:
+    """The :func:`model_grid` column of ``model``'s values of ``metric``: ``<metric>:<model>``
+    (no column of the grid's own holds a ``:``)."""
+    return f"{metric}:{model}"
+
+
 def model_grid(
     per_query: pd.DataFrame, metric: str, models: Sequence[str], *, threshold: float = 1.0
 ) -> pd.DataFrame:
     """The queries x models table (module docstring) of ONE dataset's per-query table:
-    ``query_id``, one column per model (its value of ``metric``), ``outcome``, ``solved_by``,
-    ``solver``, ``disagreement``, ``mean``; ``attrs["n_left_out"]``: queries some model lacks.
+    ``query_id``, one column per model (its value of ``metric``, named by
+    :func:`model_column`), ``outcome``, ``solved_by``, ``solver``, ``disagreement``, ``mean``;
+    ``attrs["n_left_out"]``: queries some model lacks.
 
     Raises:
         ValueError: no model, a model or the metric not in the table, several datasets.
@@ -73,8 +84,7 @@ def model_grid(
     values = complete.to_numpy(dtype=np.float64)
     solved = values >= threshold
     count = solved.sum(axis=1)
-    out = complete.reset_index()
-    out.columns = ["query_id", *models]
+    out = complete.set_axis([model_column(metric, m) for m in models], axis=1).reset_index()
     out["query_id"] = out["query_id"].astype("str")
     out["outcome"] = np.select([count == 0, count == 1, count == len(models)],
                                [OUTCOMES[0], OUTCOMES[1], OUTCOMES[3]], OUTCOMES[2])  # fmt: skip

@@ -10,7 +10,14 @@ import pandas as pd
 import pytest
 
 from analysis.present.groups import grid_figure
-from analysis.stats.allmodels import OUTCOMES, bounded, model_grid, outcome_counts, query_limit
+from analysis.stats.allmodels import (
+    OUTCOMES,
+    bounded,
+    model_column,
+    model_grid,
+    outcome_counts,
+    query_limit,
+)
 
 
 def _table(values: dict[str, list[float]]) -> pd.DataFrame:
@@ -90,5 +97,25 @@ def test_grid_figure_cells_carry_query_and_model() -> None:
     assert cells[("q1", "b")] == 0.0
     assert list(figure.data[1].base) == [1.0] * 5  # column b spans [1, 2]
     assert (figure.layout.coloraxis.cmin, figure.layout.coloraxis.cmax) == (0.0, 1.0)
-    escaped = grid_figure(grid.rename(columns={"a": "<b>a</b>"}), ["<b>a</b>", "b", "c"], "hit@1")
+    escaped = grid_figure(model_grid(_table({"<b>a</b>": VALUES["a"], "b": VALUES["b"]}), "hit@1",
+                                     ["<b>a</b>", "b"]), ["<b>a</b>", "b"], "hit@1")  # fmt: skip
     assert "<b>" not in json.dumps(escaped.to_dict()["layout"]["xaxis"]["ticktext"])
+
+
+def test_models_named_like_the_grids_own_columns_keep_their_values() -> None:
+    """A model named ``outcome``, ``mean``, ``query_id`` (...) has its own column
+    (:func:`model_column`), so neither its values nor the grid's columns are overwritten."""
+    names = ["outcome", "mean", "solver", "disagreement", "solved_by", "query_id"]
+    values = {name: VALUES[key] for name, key in zip(names, "abcacb", strict=True)}
+    grid = model_grid(_table(values), "hit@1", names).set_index("query_id")
+    assert grid.loc["q0", "outcome"] == "all fail"
+    assert grid.loc["q3", "outcome"] == "all solve"
+    assert grid.loc["q3", "mean"] == 1.0
+    assert grid.loc["q2", "solved_by"] == 4
+    for name, expected in values.items():
+        got = grid[model_column("hit@1", name)].loc[[f"q{i}" for i in range(5)]].tolist()
+        assert got == expected, name
+    ordered = grid.reset_index()
+    figure = grid_figure(ordered, names, "hit@1")
+    drawn = [list(t.marker.color) for t in figure.data]
+    assert drawn == [ordered[model_column("hit@1", n)].tolist() for n in names]
