@@ -46,7 +46,11 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out)
     refuse_overwrite(out, args.run)
     run_a, run_b = (load_run(path) for path in args.run)
-    table = most_different(disagreement(run_a, run_b, k=args.k, p=args.p, ties=args.ties))
+    try:
+        table = disagreement(run_a, run_b, k=args.k, p=args.p, ties=args.ties)
+    except ValueError as exc:  # a (queries, k) matrix over the memory bound
+        raise InputError("--k", None, str(exc)) from None
+    table = most_different(table)
     write_frame(table, out)
     n = len(table)
     jac = f"jaccard@{args.k}"

@@ -36,7 +36,9 @@ with no document in either list cannot occur (it would not be in either run).
 
 ``k`` is capped by the longest list of either run: beyond it every top-k list is the whole
 list, so ``--k 3000`` on runs of 100 documents per query computes (and reports, under the name
-``jaccard@3000``) the values of k = 100. ``k`` above :data:`MAX_K` is refused.
+``jaccard@3000``) the values of k = 100. ``k`` above :data:`MAX_K` is refused, and so is a
+``(queries, k)`` matrix of more than :data:`MAX_CELLS` cells (about 60 bytes each at the peak):
+one query listing 10,000 documents widens every query's row to them.
 
 Everything is vectorized over queries: the top-k lists are a ``(queries, k)`` integer matrix;
 documents are matched between the two lists by sorting (no ``k × k`` comparison), and τ_AP
@@ -51,10 +53,20 @@ import pandas as pd
 
 from analysis.core.metrics import TiePolicy, rank_run
 
-__all__ = ["MAX_K", "disagreement", "most_different", "rbo_ext", "tau_ap", "top_k_matrix"]
+__all__ = [
+    "MAX_CELLS",
+    "MAX_K",
+    "disagreement",
+    "most_different",
+    "rbo_ext",
+    "tau_ap",
+    "top_k_matrix",
+]
 
 #: The largest cutoff accepted: a (queries × k) matrix per run is held in memory.
 MAX_K = 10_000
+#: The most cells of that matrix (queries × k after the cap by the longest list): about 3 GB.
+MAX_CELLS = 50_000_000
 
 
 def top_k_matrix(
@@ -230,7 +242,8 @@ def disagreement(
     same numbers: every list is whole); the column keeps the name ``jaccard@<k>``.
 
     Raises:
-        ValueError: ``k`` not an integer in 1..:data:`MAX_K`, or ``p`` outside (0, 1).
+        ValueError: ``k`` not an integer in 1..:data:`MAX_K`, ``p`` outside (0, 1), or more
+            than :data:`MAX_CELLS` queries × k.
     """
     if isinstance(k, bool) or int(k) != k or not 1 <= k <= MAX_K:
         raise ValueError(f"k must be an integer from 1 to {MAX_K}, got {k!r}")
@@ -242,6 +255,12 @@ def disagreement(
     k = min(int(k), longest)
     qa, qb = ra["query_id"].astype("str"), rb["query_id"].astype("str")
     query_ids = pd.Index(pd.concat([qa, qb], ignore_index=True).drop_duplicates())
+    if len(query_ids) * k > MAX_CELLS:
+        raise ValueError(
+            f"k = {k:,} over {len(query_ids):,} queries needs {len(query_ids) * k:,} cells per "
+            f"run, more than the {MAX_CELLS:,} allowed (the longest list has {longest:,} "
+            "documents): use a smaller k"
+        )
     docs = pd.concat(
         [ra.loc[ra["rank"] <= k, "doc_id"], rb.loc[rb["rank"] <= k, "doc_id"]], ignore_index=True
     )

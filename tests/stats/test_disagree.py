@@ -249,3 +249,24 @@ def test_memory_grows_with_queries_times_k_not_k_squared():
     assert table["tau_ap"].to_numpy() == pytest.approx(-1.0)
     assert table[f"jaccard@{MAX_K}"].to_numpy() == pytest.approx(1.0)
     assert peak < 400 * n * length, peak
+
+
+def test_one_long_list_over_many_queries_is_refused_not_allocated(tmp_path, monkeypatch):
+    """One query of 40 documents widens the (queries x k) matrix of all 30 queries to 40
+    columns: 1,200 cells, above a bound of 1,000, is refused with one line (the CLI names
+    --k), before any matrix is made; k = 25 (750 cells) is computed."""
+    import analysis.stats.disagree as dis
+
+    monkeypatch.setattr(dis, "MAX_CELLS", 1_000)
+    rows = [(f"q{q}", "d0", 1.0) for q in range(29)] + [("q29", f"d{d}", -d) for d in range(40)]
+    with pytest.raises(ValueError, match=r"k = 40 over 30 queries needs 1,200 cells"):
+        disagreement(_run(rows), _run(rows), k=MAX_K)
+    assert len(disagreement(_run(rows), _run(rows), k=25)) == 30
+    path = tmp_path / "a.run"
+    path.write_text("".join(f"{q} Q0 {d} 1 {s} A\n" for q, d, s in rows))
+    out = tmp_path / "out.csv"
+    done = run_main("disagree", "--run", path, "--run", path, "--k", "10000", "--out", out)
+    assert done.returncode == 2
+    assert done.stderr.startswith("error: --k: k = 40 over 30 queries needs 1,200 cells")
+    assert done.stderr.count("\n") == 1
+    assert not out.exists()
