@@ -373,8 +373,8 @@ def holm_bounds(
 ) -> np.ndarray:
     """Which Holm-adjusted p-values (:func:`holm`) are only upper bounds: those whose value comes
     from a raw p at its randomization floor (``floor``), i.e. ``adj_(i) = (m - j + 1) * p_(j)``
-    for the j that attains the maximum, with ``p_(j)`` floored (a floored p is an upper bound of
-    the true p, so the adjusted value bounds the true adjusted p from above)."""
+    for the j that attains the maximum (the last such j), with ``p_(j)`` floored (a floored p is
+    an upper bound of the true p, so the adjusted value bounds the true adjusted p from above)."""
     p = np.asarray(pvalues, dtype=float)
     f = np.asarray(floor, dtype=bool)
     out = np.zeros(p.shape, dtype=bool)
@@ -386,7 +386,7 @@ def holm_bounds(
     order = np.argsort(vals, kind="stable")
     scaled = (m - np.arange(m)) * vals[order]
     best = np.maximum.accumulate(scaled)
-    # index of the running maximum (the first j attaining it)
+    # index of the running maximum (the last j attaining it)
     arg = np.maximum.accumulate(np.where(scaled >= best, np.arange(m), 0))
     bound = flo[order][arg] & (best < 1.0)
     result = np.empty(m, dtype=bool)

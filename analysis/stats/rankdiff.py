@@ -8,8 +8,9 @@ the query's qrels rows (``doc_id, relevance``), :func:`rank_diff` finds:
   in B (``None``: not retrieved), most relevant first, then best rank;
 * **reversals among judged documents**: pairs of judged documents of different relevance that
   A and B order differently (a document that a list does not return counts as below all it
-  returns; a pair that neither list orders is skipped); *fixed* pairs are those B puts in the
-  right order (the more relevant first) and A did not, *broken* the other way round;
+  returns; a pair that either list leaves unordered, returning neither document, is skipped);
+  *fixed* pairs are those B puts in the right order (the more relevant first) and A did not,
+  *broken* the other way round;
 * **the largest mover**: among the documents in the top k of A or B, the one whose rank changes
   most (a document not returned counts as rank ``depth + 1``, ``depth`` the longer list's
   length); ties broken by the better rank, then the doc id;
