@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import html
 import json
 import math
+import re
 
 import numpy as np
 import pandas as pd
@@ -378,6 +380,35 @@ def _fields(template: str) -> list[str]:
     import re
 
     return re.findall(r"{(.*?)}", template)
+
+
+def _interpolate(template: str, row: dict) -> str:
+    """A tooltip as deck.gl's and Streamlit's renderers build it: the template's ``{field}``s,
+    one after another, each replaced at its first occurrence in the text built so far."""
+    out = template
+    for match in _fields(template):
+        if match in row:
+            out = out.replace("{" + match + "}", str(row[match]), 1)
+    return out
+
+
+def test_tooltip_text_with_braces_is_not_read_as_a_field() -> None:
+    pois = _pois()
+    pois.loc[pois["doc_id"] == "g", "name"] = "cafe {tip_detail} {tip_name} {doc_id}"
+    index = geomap.poi_index(pois)
+    pts = geomap.query_points(["g"], _rankings(), index, k=10, model_names={"A": "{tip_name}"})
+    template = geomap.TOOLTIP["html"]
+    shown = []
+    for deck in (geomap.query_deck(pts, QUERY), geomap.dataset_deck(index)):
+        for layer in json.loads(deck.to_json())["layers"]:
+            for row in layer["data"]:
+                if "tip_title" not in row:
+                    continue
+                once = re.sub(r"{(.*?)}", lambda m, r=row: str(r[m.group(1)]), template)
+                assert _interpolate(template, row) == once, layer["id"]
+                shown.append(html.unescape(once))
+    assert any("cafe {tip_detail} {tip_name} {doc_id}" in text for text in shown)
+    assert any("Model A ({tip_name})" in text for text in shown)
 
 
 def test_every_drawn_row_has_the_tooltip_fields() -> None:

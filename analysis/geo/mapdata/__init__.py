@@ -14,10 +14,11 @@ Display conventions:
   (:func:`selected_doc`). A click on a stack column selects the column's first POI.
 * **Tooltips** use one HTML template over three fields per row, ``tip_title``, ``tip_name`` and
   ``tip_detail``. Everything that comes from data (POI names, query text, ids, model names) is
-  passed through :func:`html.escape` into these fields (:func:`escape_text`), so a POI called
-  ``<img src=x onerror=alert(1)>`` is shown as text by any renderer of the template. (Streamlit
-  1.67's own tooltip code escapes interpolated values once more, so ``&``, ``<``, ``>``,
-  quotes in a name appear as entities there: safe, slightly ugly.)
+  passed through :func:`html.escape` into these fields, braces ``{ }`` included
+  (:func:`escape_text`), so a POI called ``<img src=x onerror=alert(1)>`` or ``{tip_detail}``
+  is shown as text by any renderer of the template. (Streamlit 1.67's own tooltip code escapes
+  interpolated values once more, so ``&``, ``<``, ``>``, quotes and braces in a name appear
+  as entities there: safe, slightly ugly.)
 * **Jitter only in display.** Points that share a coordinate (a stack; or the same POI as gold,
   in A's and in B's list) are spread on a small sunflower spiral (:func:`jitter`, a few metres)
   in the *display* columns ``x_lat``/``x_lon``; ``lat``/``lon`` keep the true coordinates, and

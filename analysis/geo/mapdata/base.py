@@ -76,9 +76,15 @@ def has_coordinates(entities: pd.DataFrame | None) -> bool:
     return bool((lat.notna() & lon.notna()).any())
 
 
+_BRACES = str.maketrans({"{": "&#123;", "}": "&#125;"})
+
+
 def escape_text(values: Sequence[object] | pd.Series, limit: int = TIP_CHARS) -> list[str]:
     """Tooltip-safe text: ``str(value)`` cut to ``limit`` characters (with "…"), then
-    :func:`html.escape` (``& < > " '``). Missing values become ``""``."""
+    :func:`html.escape` (``& < > " '``) and the braces ``{ }`` as ``&#123; &#125;``: the
+    renderers fill the tooltip template's ``{field}``s one after another, each at its first
+    occurrence in the text built so far, so a ``{tip_detail}`` inside a name would be filled
+    too. Missing values become ``""``."""
     out = []
     for value in values.tolist() if isinstance(values, pd.Series) else values:
         if value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NA:
@@ -87,7 +93,7 @@ def escape_text(values: Sequence[object] | pd.Series, limit: int = TIP_CHARS) ->
         text = str(value)
         if len(text) > limit:
             text = text[: limit - 1] + "…"
-        out.append(html.escape(text, quote=True))
+        out.append(html.escape(text, quote=True).translate(_BRACES))
     return out
 
 
