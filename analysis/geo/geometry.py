@@ -151,7 +151,25 @@ def _coords(pois: pd.DataFrame, table: str = "pois") -> tuple[FloatArray, FloatA
         lon = pd.to_numeric(pois["lon"], errors="raise").to_numpy(dtype=np.float64, na_value=np.nan)
     except (ValueError, TypeError) as exc:
         raise InputError(table, None, f"lat/lon must be numbers: {exc}") from exc
+    _check_range(lat, lon, pois, table)
     return lat, lon
+
+
+def _check_range(lat: FloatArray, lon: FloatArray, table: pd.DataFrame, name: str) -> None:
+    """``InputError`` naming the first row (1-based, with its id) whose latitude is outside
+    [-90, 90] or longitude outside [-180, 180], infinities included; NaN (missing) passes."""
+    bad = ~(np.isnan(lat) | (np.abs(lat) <= 90.0)) | ~(np.isnan(lon) | (np.abs(lon) <= 180.0))
+    if not bad.any():
+        return
+    row = int(np.flatnonzero(bad)[0])
+    id_col = next((c for c in ("doc_id", "query_id") if c in table.columns), None)
+    where = f"row {row + 1}" + (f" ({id_col} {table[id_col].iloc[row]!r})" if id_col else "")
+    if not np.isnan(lat[row]) and not abs(lat[row]) <= 90.0:
+        hint = " (are lat and lon swapped?)" if abs(lon[row]) <= 90.0 else ""
+        raise InputError(
+            name, None, f"{where}: latitude {float(lat[row])!r} out of range [-90, 90]{hint}"
+        )
+    raise InputError(name, None, f"{where}: longitude {float(lon[row])!r} out of range [-180, 180]")
 
 
 def _first_appearance_ids(labels: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
@@ -204,8 +222,9 @@ def coordinate_stacks(pois: pd.DataFrame, tolerance_m: float = 0.0) -> pd.DataFr
 
     POIs with a NaN ``lat`` or ``lon`` get ``stack_id = -1`` and ``stack_size = 0``.
 
-    Raises ``InputError`` when ``lat``/``lon`` are missing or not numeric and ``ValueError``
-    for a negative or non-finite ``tolerance_m``.
+    Raises ``InputError`` when ``lat``/``lon`` are missing, not numeric, infinite or out of
+    range (latitude outside [-90, 90], longitude outside [-180, 180]; the message names the
+    row) and ``ValueError`` for a negative or non-finite ``tolerance_m``.
     """
     lat, lon = _coords(pois)
     sid = _stack_labels(lat, lon, float(tolerance_m))

@@ -188,6 +188,25 @@ def test_stacks_bad_input() -> None:
         coordinate_stacks(pd.DataFrame({"doc_id": ["a"], "lon": [1.0]}))
 
 
+@pytest.mark.parametrize("tolerance_m", [0.0, 5.0])
+@pytest.mark.parametrize(
+    ("lat", "lon", "message"),
+    [
+        (np.inf, 120.0, r"^pois: row 2 \(doc_id 'b'\): latitude inf out of range \[-90, 90\]$"),
+        (30.0, -np.inf, r"row 2 \(doc_id 'b'\): longitude -inf out of range \[-180, 180\]"),
+        (120.2, 30.2, r"latitude 120.2 out of range \[-90, 90\] \(are lat and lon swapped\?\)"),
+        (30.0, 180.5, r"row 2 \(doc_id 'b'\): longitude 180.5 out of range"),
+    ],
+)
+def test_stacks_and_twins_reject_coordinates_off_the_globe(
+    lat: float, lon: float, message: str, tolerance_m: float
+) -> None:
+    pois = _pois([("a", "x", 30.0, 120.0), ("b", "x", lat, lon), ("c", "x", np.nan, np.nan)])
+    for fn in (coordinate_stacks, twins, stack_report):
+        with pytest.raises(InputError, match=message):
+            fn(pois, tolerance_m)
+
+
 # --------------------------------------------------------------------------------------------
 # twins
 # --------------------------------------------------------------------------------------------
