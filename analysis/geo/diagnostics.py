@@ -31,6 +31,7 @@ from analysis.core import ranking as rk
 from analysis.core.errors import InputError
 from analysis.core.metrics import TiePolicy, evaluate, rank_run, run_arrays
 from analysis.geo.geometry import (
+    _check_range,
     _require_unique_ids,
     _twin_groups,
     coordinate_stacks,
@@ -124,8 +125,10 @@ def geo_index(qrels: pd.DataFrame, queries: pd.DataFrame, pois: pd.DataFrame) ->
     (``dist_query_gold_m``) and the largest stack of its located gold (``gold_stack_size``).
 
     ``pois`` need unique ``doc_id`` and numeric ``lat, lon`` (a POI with a NaN coordinate is in
-    no stack and has no twin); ``queries`` unique ``query_id`` (``lat, lon`` optional); gold means
-    ``relevance >= 1``. Raises ``InputError`` on duplicate ids or missing columns.
+    no stack and has no twin); ``queries`` unique ``query_id`` (``lat, lon`` optional; a value
+    that is not a number is no point); gold means ``relevance >= 1``. Raises ``InputError`` on
+    duplicate ids, missing columns, or an infinite or out-of-range latitude or longitude of a
+    POI or a query (naming the row).
     """
     _require_unique_ids(pois, "doc_id", "pois")
     _require_unique_ids(queries, "query_id", "queries")
@@ -166,6 +169,7 @@ def geo_index(qrels: pd.DataFrame, queries: pd.DataFrame, pois: pd.DataFrame) ->
     if {"lat", "lon"} <= set(queries.columns):
         raw_lat = pd.to_numeric(queries["lat"], errors="coerce").to_numpy(np.float64)
         raw_lon = pd.to_numeric(queries["lon"], errors="coerce").to_numpy(np.float64)
+        _check_range(raw_lat, raw_lon, queries, "queries")
         found = qpos >= 0
         qlat[found], qlon[found] = raw_lat[qpos[found]], raw_lon[qpos[found]]
     relevant = np.flatnonzero(relevance >= 1)

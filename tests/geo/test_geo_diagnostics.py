@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from analysis.core.errors import InputError
 from analysis.core.metrics import evaluate_run, rank_run
 from analysis.core.ranked import evaluate_run_ranked
 from analysis.geo import geo_diagnostics, geo_index, model_geo_columns, ranked_geo_columns
@@ -211,3 +212,23 @@ def test_a_bad_table_fails_the_spatial_per_query_table_with_its_own_line() -> No
     table, _ = per_query_table(queries, qrels, runs, dataset="d", entities=pois)
     assert table.groupby("model").size().to_dict() == {"model-0": 40, "model-1": 40}
     assert {"dist_query_gold_m", "twin_recall@10", "location_tie"} <= set(table.columns)
+
+
+@pytest.mark.parametrize(
+    ("lat", "lon", "message"),
+    [
+        (np.inf, 120.0, r"^queries: row 2 \(query_id 'q2'\): latitude inf out of range"),
+        (120.0, 30.0, r"latitude 120.0 out of range \[-90, 90\] \(are lat and lon swapped\?\)"),
+        (30.0, -181.0, r"^queries: row 2 \(query_id 'q2'\): longitude -181.0 out of range"),
+    ],
+)
+def test_a_query_point_off_the_globe_is_an_input_error(
+    lat: float, lon: float, message: str
+) -> None:
+    pois = pd.DataFrame({"doc_id": ["a", "b"], "text": ["x", "y"], "lat": [30.0, 30.0],
+                         "lon": [120.0, 120.001]})  # fmt: skip
+    queries = pd.DataFrame({"query_id": ["q1", "q2"], "lat": [30.0, lat], "lon": [120.0, lon]})
+    qrels = pd.DataFrame({"query_id": ["q1", "q2"], "doc_id": ["a", "b"], "relevance": [1, 1]})
+    run = pd.DataFrame({"query_id": ["q1", "q2"], "doc_id": ["a", "b"], "rank": [1, 1]})
+    with pytest.raises(InputError, match=message):
+        geo_diagnostics(run, qrels, queries, pois)
