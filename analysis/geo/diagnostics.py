@@ -374,7 +374,7 @@ def _prefix(run: pd.DataFrame, ix: GeoIndex, k: int) -> pd.DataFrame:
     best_gold[np.bincount(q[gold], minlength=nq) == 0] = np.inf  # no gold: the top m only
     order, starts = _sorted_groups(q, s)
     sizes = np.bincount(q, minlength=nq)
-    m = np.minimum(max(k, 10) + extra, sizes)
+    m = np.minimum(min(max(k, 10), len(rows)) + extra, sizes)  # a huge k: every row
     present = sizes > 0
     mth = np.full(nq, np.inf)
     mth[present] = s[order[starts[present] + m[present] - 1]]

@@ -232,3 +232,16 @@ def test_a_query_point_off_the_globe_is_an_input_error(
     run = pd.DataFrame({"query_id": ["q1", "q2"], "doc_id": ["a", "b"], "rank": [1, 1]})
     with pytest.raises(InputError, match=message):
         geo_diagnostics(run, qrels, queries, pois)
+
+
+@pytest.mark.parametrize("k", [2**63 - 1, 10**20])
+def test_model_geo_columns_with_a_huge_k_reads_every_row(k: int) -> None:
+    pois = pd.DataFrame({"doc_id": ["a", "b", "c"], "text": ["x", "x", "y"],
+                         "lat": [30.0, 30.0, 30.1], "lon": [120.0, 120.0, 120.0]})  # fmt: skip
+    queries = pd.DataFrame({"query_id": ["q1"], "lat": [30.0], "lon": [120.0]})
+    qrels = pd.DataFrame({"query_id": ["q1"], "doc_id": ["b"], "relevance": [1]})
+    run = pd.DataFrame({"query_id": ["q1"] * 3, "doc_id": ["a", "b", "c"], "score": [3.0, 2, 1]})
+    got = model_geo_columns(run, geo_index(qrels, queries, pois), k=k)
+    expected = geo_diagnostics(rank_run(run), qrels, queries, pois, k=k)
+    pd.testing.assert_frame_equal(got[expected.columns], expected)
+    assert got["stackmates_in_top_k"].tolist() == [1]
