@@ -33,7 +33,9 @@ def single_linkage(xyz: FloatArray, radius: float) -> npt.NDArray[np.int64]:
     label * gap)`` with a gap larger than ``radius``, so points of other cubes are out of reach)
     and the cubes are joined when it lies within ``radius``. Connected components of the cube
     graph label the points. Time O(62 n log n), memory O(n); the same components as all pairs
-    within ``radius`` (tests compare both on random inputs)."""
+    within ``radius`` (tests compare both on random inputs). A radius so small that the cube
+    coordinates would overflow 64-bit integers joins the pairs within it directly
+    (``cKDTree.query_pairs``)."""
     # scipy imported here, not at module level: the app's pages import this module (~0.3 s)
     from scipy.sparse import coo_matrix
     from scipy.sparse.csgraph import connected_components
@@ -41,6 +43,13 @@ def single_linkage(xyz: FloatArray, radius: float) -> npt.NDArray[np.int64]:
 
     n = len(xyz)
     side = radius / np.sqrt(3.0) * (1.0 - 1e-9)
+    if not float(np.abs(xyz).max(initial=0.0)) < side * 2.0**62:
+        # cube coordinates beyond int64 (a radius far below the points' float resolution,
+        # e.g. 1e-13 m on the Earth's sphere): the pairs within it, from the KD-tree
+        pairs = cKDTree(xyz).query_pairs(radius, output_type="ndarray")
+        ones = np.ones(len(pairs), dtype=np.int8)
+        graph = coo_matrix((ones, (pairs[:, 0], pairs[:, 1])), shape=(n, n))
+        return connected_components(graph, directed=False)[1].astype(np.int64)
     cells = np.floor(xyz / side).astype(np.int64)
     keys, cell_of = np.unique(_cell_keys(cells), return_inverse=True)
     cell_of = cell_of.reshape(-1)

@@ -168,6 +168,15 @@ def test_stacks_with_tolerance_single_linkage() -> None:
     assert coordinate_stacks(pois, tolerance_m=4.0)["stack_size"].tolist() == [2, 2, 1, 1, 1, 0]
 
 
+@pytest.mark.parametrize("tolerance_m", [1e-13, 1e-300, 5e-324])
+def test_stacks_with_a_tolerance_below_float_resolution_are_the_exact_stacks(
+    tolerance_m: float,
+) -> None:
+    exact = coordinate_stacks(_line_pois())["stack_size"].tolist()
+    assert exact == [2, 2, 1, 1, 1, 0]
+    assert coordinate_stacks(_line_pois(), tolerance_m)["stack_size"].tolist() == exact
+
+
 def test_stacks_tolerance_across_antimeridian_and_signed_zero() -> None:
     pois = _pois(
         [
