@@ -326,6 +326,19 @@ def test_dataset_deck_layers() -> None:
     assert len(pois["data"]) == 2  # every 3rd of 5 located POIs
 
 
+def test_maps_of_pois_whose_coordinates_are_text() -> None:
+    pois = _pois()
+    as_text = pois.assign(lat=pois["lat"].astype("str"), lon=pois["lon"].astype("str"))
+    index = geomap.poi_index(as_text)
+    assert index["lat"].dtype == np.float64
+    assert geomap.dataset_deck(index).to_json() == geomap.dataset_deck(_index()).to_json()
+    names = {"A": "bm25", "B": "<b>dense</b>"}
+    points = geomap.query_points(["g"], _rankings(), index, k=10, model_names=names)
+    assert (
+        geomap.query_deck(points, QUERY).to_json() == geomap.query_deck(_points(), QUERY).to_json()
+    )
+
+
 def test_dataset_deck_without_stacks_or_coordinates() -> None:
     lone = _pois().iloc[[0, 3, 4]]
     spec = _spec(geomap.dataset_deck(geomap.poi_index(lone)))

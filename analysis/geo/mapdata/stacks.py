@@ -35,8 +35,11 @@ from analysis.geo.mapdata.context import MAP_FONT
 def poi_index(pois: pd.DataFrame, tolerance_m: float = 0.0) -> pd.DataFrame:
     """:func:`analysis.geo.coordinate_stacks` of ``pois`` (``doc_id, name, text, lat, lon``),
     indexed by ``doc_id`` as text (first row kept for a repeated id), with ``name`` and ``text``
-    as strings (``name`` falls back to ``text``, then to the id)."""
+    as strings (``name`` falls back to ``text``, then to the id) and ``lat``/``lon`` as floats
+    (a table may hold them as text, e.g. quoted numbers in JSON)."""
     stacks = coordinate_stacks(pois, tolerance_m)
+    for axis in ("lat", "lon"):
+        stacks[axis] = pd.to_numeric(stacks[axis]).to_numpy(dtype=np.float64, na_value=np.nan)
     stacks["doc_id"] = stacks["doc_id"].astype("str")
     text = stacks["text"].astype("str") if "text" in stacks.columns else None
     if "name" in stacks.columns:
