@@ -338,10 +338,10 @@ def _doc_groups(docs: pd.Series, ix: GeoIndex) -> tuple[np.ndarray, np.ndarray]:
     return pos, group
 
 
-def _sorted_groups(q: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _sorted_groups(q: np.ndarray, scores: np.ndarray, n_q: int) -> tuple[np.ndarray, np.ndarray]:
     """Row order putting each query's rows together by score descending, and the first
-    position of each query code in that order (no sort when the file is already so)."""
-    n_q = int(q.max()) + 1 if len(q) else 0
+    position of each query code ``0..n_q-1`` in that order (no sort when the file is already
+    so); a code without rows starts where the next one does."""
     change = np.flatnonzero(q[1:] != q[:-1]) + 1
     starts = np.r_[0, change] if len(q) else np.zeros(0, dtype=np.int64)
     same = q[1:] == q[:-1]
@@ -351,7 +351,7 @@ def _sorted_groups(q: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, np.nd
     else:
         order = np.lexsort((-scores, q))
     sizes = np.bincount(q, minlength=n_q)
-    return order, np.r_[0, np.cumsum(sizes)[:-1]]
+    return order, np.cumsum(sizes) - sizes
 
 
 def _prefix(run: pd.DataFrame, ix: GeoIndex, k: int) -> pd.DataFrame:
@@ -372,7 +372,7 @@ def _prefix(run: pd.DataFrame, ix: GeoIndex, k: int) -> pd.DataFrame:
     best_gold = np.full(nq, -np.inf)
     np.maximum.at(best_gold, q[gold], s[gold])
     best_gold[np.bincount(q[gold], minlength=nq) == 0] = np.inf  # no gold: the top m only
-    order, starts = _sorted_groups(q, s)
+    order, starts = _sorted_groups(q, s, nq)
     sizes = np.bincount(q, minlength=nq)
     m = np.minimum(min(max(k, 10), len(rows)) + extra, sizes)  # a huge k: every row
     present = sizes > 0

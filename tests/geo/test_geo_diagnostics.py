@@ -245,3 +245,18 @@ def test_model_geo_columns_with_a_huge_k_reads_every_row(k: int) -> None:
     expected = geo_diagnostics(rank_run(run), qrels, queries, pois, k=k)
     pd.testing.assert_frame_equal(got[expected.columns], expected)
     assert got["stackmates_in_top_k"].tolist() == [1]
+
+
+@pytest.mark.parametrize("run_queries", [["q1", "q1"], ["q2", "q2"], ["other", "other"]])
+def test_model_geo_columns_of_a_run_missing_qrels_queries(run_queries: list[str]) -> None:
+    pois = pd.DataFrame({"doc_id": ["a", "b"], "text": ["x", "y"], "lat": [30.0, 30.0],
+                         "lon": [120.0, 120.001]})  # fmt: skip
+    queries = pd.DataFrame({"query_id": ["q1", "q2"], "lat": [30.0, 30.0], "lon": [120.0] * 2})
+    qrels = pd.DataFrame({"query_id": ["q1", "q2"], "doc_id": ["a", "b"], "relevance": [1, 1]})
+    run = pd.DataFrame({"query_id": run_queries, "doc_id": ["b", "a"], "score": [2.0, 1.0]})
+    got = model_geo_columns(run, geo_index(qrels, queries, pois))
+    expected = geo_diagnostics(rank_run(run), qrels, queries, pois)
+    pd.testing.assert_frame_equal(got[expected.columns], expected)
+    twin = evaluate_run(run, qrels, ["recall@10", "ndcg@10"]).per_query
+    assert got["twin_recall@10"].tolist() == twin["recall@10"].tolist()
+    assert got["twin_ndcg@10"].tolist() == twin["ndcg@10"].tolist()
