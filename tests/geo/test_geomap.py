@@ -339,6 +339,38 @@ def test_maps_of_pois_whose_coordinates_are_text() -> None:
     )
 
 
+def _drawn_lons(spec: dict) -> list[float]:
+    """Every longitude a deck draws a data row at (points, arcs, columns, labels)."""
+    out = []
+    for layer in spec["layers"]:
+        for row in layer["data"]:
+            out += [row[key] for key in ("lon", "x_lon", "q_lon") if key in row]
+            out += [row["position"][0]] if "position" in row else []
+    return out
+
+
+def test_maps_across_the_antimeridian_draw_the_points_side_by_side() -> None:
+    east, west = 179.99995, -179.99995  # 11 m apart, across the antimeridian
+    pois = pd.DataFrame({"doc_id": ["g", "e", "w1", "w2"], "name": ["g", "e", "w1", "w2"],
+                         "lat": [0.0] * 4, "lon": [east, east, west, west]})  # fmt: skip
+    index = geomap.poi_index(pois)
+    ranking = pd.DataFrame({"doc_id": ["w1", "w2", "e"], "rank": [1, 2, 3]})
+    decks = [geomap.dataset_deck(index)]
+    for gold in (["g"], []):  # centred on the gold, or on the POIs
+        points = geomap.query_points(gold, {"A": ranking}, index, k=10)
+        decks += [
+            geomap.query_deck(points, {"query_id": "q", "lat": 0.0, "lon": west}),
+            geomap.query_deck(points, {"query_id": "q"}),
+        ]
+    for deck in decks:
+        spec = _spec(deck)
+        centre = spec["initialViewState"]["longitude"]
+        assert abs(abs(centre) - 180.0) < 0.001
+        drawn = _drawn_lons(spec)
+        assert len(drawn) >= 4
+        assert all(abs(lon - centre) < 0.001 for lon in drawn), (centre, drawn)
+
+
 def test_dataset_deck_without_stacks_or_coordinates() -> None:
     lone = _pois().iloc[[0, 3, 4]]
     spec = _spec(geomap.dataset_deck(geomap.poi_index(lone)))

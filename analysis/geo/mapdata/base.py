@@ -159,6 +159,15 @@ def jitter(
     return la, lo
 
 
+def unwrap_lon(lon: npt.ArrayLike, ref: float) -> npt.NDArray[np.float64]:
+    """Longitudes moved by 360° to within 180° of ``ref`` (the others unchanged, NaN stays NaN),
+    for drawing around ``ref``: points on the other side of the antimeridian (179.99° beside
+    -179.99°) are drawn next to it, not a world away across the map."""
+    lo = np.asarray(lon, dtype=np.float64)
+    d = lo - ref
+    return np.where(d > 180.0, lo - 360.0, np.where(d < -180.0, lo + 360.0, lo))
+
+
 #: decimals of drawn coordinates: 1e-6 degree is about 0.1 m (equal points stay equal)
 COORD_DECIMALS = 6
 

@@ -29,6 +29,7 @@ from analysis.geo.mapdata.base import (
     _view,
     escape_text,
     jitter,
+    unwrap_lon,
 )
 from analysis.geo.mapdata.context import label_row
 
@@ -307,15 +308,20 @@ def query_deck(
     and show its size on a badge, at every zoom.
     The view is centred on the first located gold POI (else the query, else the POIs) and
     zoomed so every drawn point (the query, the gold and both top-k lists) is in view; it is
-    top-down (tilt with Ctrl + drag to see the columns' heights).
+    top-down (tilt with Ctrl + drag to see the columns' heights). Longitudes are drawn within
+    180° of the centre's (:func:`~analysis.geo.mapdata.base.unwrap_lon`), so points across the
+    antimeridian sit beside it.
 
     ``query`` holds ``query_id``, ``text`` and optional ``lat``/``lon``.
     """
     pts = points[points["located"]].copy()
     qlat, qlon = _float(query.get("lat")), _float(query.get("lon"))
     where = (qlat, qlon) if qlat is not None and qlon is not None else None
+    clat, clon = _centre(pts, pts[pts["role"] == "gold"], where)
+    pts["lon"], pts["x_lon"] = unwrap_lon(pts["lon"], clon), unwrap_lon(pts["x_lon"], clon)
+    if where is not None:
+        where = (where[0], float(unwrap_lon(where[1], clon)))
     gold = pts[pts["role"] == "gold"]
-    clat, clon = _centre(pts, gold, where)
     lats = pts["x_lat"].to_numpy(dtype=np.float64)
     lons = pts["x_lon"].to_numpy(dtype=np.float64)
     if where is not None:
@@ -345,14 +351,15 @@ def query_deck(
 def _centre(
     pts: pd.DataFrame, gold: pd.DataFrame, where: tuple[float, float] | None
 ) -> tuple[float, float]:
-    """The view's centre: the first located gold POI, else the query, else the POIs' median,
-    else (0, 0)."""
+    """The view's centre: the first located gold POI, else the query, else the POIs' median
+    (longitudes taken within 180° of the first POI's), else (0, 0)."""
     if not gold.empty:
         return float(gold["lat"].iloc[0]), float(gold["lon"].iloc[0])
     if where is not None:
         return float(where[0]), float(where[1])
     if not pts.empty:
-        return float(pts["lat"].median()), float(pts["lon"].median())
+        lon = unwrap_lon(pts["lon"], float(pts["lon"].iloc[0]))
+        return float(pts["lat"].median()), float(unwrap_lon(np.median(lon), 0.0))
     return 0.0, 0.0
 
 

@@ -24,6 +24,7 @@ from analysis.geo.mapdata.base import (
     _stack_layer,
     _view,
     escape_text,
+    unwrap_lon,
 )
 from analysis.geo.mapdata.context import MAP_FONT
 
@@ -175,13 +176,17 @@ def dataset_deck(
     ScatterplotLayer ``dataset_pois`` of the POIs (every ``ceil(n / max_points)``-th located
     POI, so large datasets stay light). Both pickable. The view is centred on the median POI
     and zoomed to the 2nd-98th percentile box of the POIs, top-down (pitch 0), over the offline
-    context layer (see :func:`analysis.geo.mapdata.query.query_deck`)."""
+    context layer (see :func:`analysis.geo.mapdata.query.query_deck`). Longitudes are drawn
+    within 180° of the centre's, so POIs across the antimeridian sit beside it."""
     located = index[index["stack_id"] >= 0]
     layers: list[pdk.Layer] = []
     if located.empty:
         return _deck(layers, _view(0.0, 0.0, 0.0), basemap)
+    # longitudes within 180° of the first POI's, then of the centre's (the antimeridian)
+    located = located.assign(lon=unwrap_lon(located["lon"], float(located["lon"].iloc[0])))
     clat = float(located["lat"].median())
-    clon = float(located["lon"].median())
+    clon = float(unwrap_lon(located["lon"].median(), 0.0))
+    located = located.assign(lon=unwrap_lon(located["lon"], clon))
     lo_lat, hi_lat = np.percentile(located["lat"], [2, 98])
     lo_lon, hi_lon = np.percentile(located["lon"], [2, 98])
     extent = _extent(clat, clon, np.array([lo_lat, hi_lat]), np.array([lo_lon, hi_lon]))
