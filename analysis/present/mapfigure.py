@@ -2,11 +2,12 @@
 and B as a plotly figure in local metres, with every stack spread on a ring.
 
 Positions are metres east and north of the first gold POI (else the query), from WGS84 with an
-equirectangular approximation (``x = Δlon · cos(lat₀) · m/°``, ``y = Δlat · m/°``; at a few km
-the error is far below a pixel); km when the points span more than 3 km. POIs that share a
-coordinate (a stack) are drawn on a ring of radius :data:`RING_SHARE` of the figure's extent
-around it, with a grey spoke to the true position and the stack's size beside it, so the stack
-is visible however far the figure zooms out.
+equirectangular approximation (``x = Δlon · cos(lat₀) · m/°``, ``y = Δlat · m/°``, ``Δlon``
+taken the short way round, in [-180°, 180°], so points across the antimeridian stay metres
+apart; at a few km the error is far below a pixel); km when the points span more than 3 km.
+POIs that share a coordinate (a stack) are drawn on a ring of radius :data:`RING_SHARE` of the
+figure's extent around it, with a grey spoke to the true position and the stack's size beside
+it, so the stack is visible however far the figure zooms out.
 
 The frame: a list's results can lie tens of km away (a text match in another district) while
 the query, the gold and most results sit within a few hundred metres; drawn to scale, the
@@ -47,7 +48,9 @@ _GOLD, _QUERY = "#FFB300", "#7B3294"
 def _local(frame: pd.DataFrame, lat0: float, lon0: float) -> tuple[np.ndarray, np.ndarray]:
     lat = frame["lat"].to_numpy(dtype=float)
     lon = frame["lon"].to_numpy(dtype=float)
-    x = (lon - lon0) * math.cos(math.radians(lat0)) * _M_PER_DEG
+    dlon = lon - lon0  # the short way round: across the antimeridian, not 360° back
+    dlon = np.where(dlon > 180.0, dlon - 360.0, np.where(dlon < -180.0, dlon + 360.0, dlon))
+    x = dlon * math.cos(math.radians(lat0)) * _M_PER_DEG
     return x, (lat - lat0) * _M_PER_DEG
 
 
