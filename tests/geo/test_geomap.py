@@ -312,6 +312,19 @@ def test_query_without_coordinates_has_no_arcs_or_query_point() -> None:
     assert spec["initialViewState"]["latitude"] == P[0]  # still centred on the gold
 
 
+@pytest.mark.parametrize(("lat", "lon"), [(120.2, 30.2), (30.0, 200.0), (-91.0, 0.0)])
+def test_a_query_point_off_the_globe_is_not_drawn(lat: float, lon: float) -> None:
+    query = {"query_id": "q", "text": "t", "lat": lat, "lon": lon}
+    unlocated = _points().assign(located=False)  # nothing else to centre on
+    for points, centre in ((_points(), P), (unlocated, (0.0, 0.0))):
+        spec = _spec(geomap.query_deck(points, query))
+        ids = [layer["id"] for layer in spec["layers"]]
+        assert "query" not in ids
+        assert not any(i.startswith("arcs_") for i in ids)
+        view = spec["initialViewState"]
+        assert (view["latitude"], view["longitude"]) == centre
+
+
 def test_dataset_deck_layers() -> None:
     spec = _spec(geomap.dataset_deck(_index()))
     layers = {layer["id"]: layer for layer in spec["layers"]}

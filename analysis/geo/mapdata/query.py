@@ -312,11 +312,14 @@ def query_deck(
     180° of the centre's (:func:`~analysis.geo.mapdata.base.unwrap_lon`), so points across the
     antimeridian sit beside it.
 
-    ``query`` holds ``query_id``, ``text`` and optional ``lat``/``lon``.
+    ``query`` holds ``query_id``, ``text`` and optional ``lat``/``lon`` (a point outside
+    [-90, 90] x [-180, 180] is not drawn, as one without coordinates).
     """
     pts = points[points["located"]].copy()
     qlat, qlon = _float(query.get("lat")), _float(query.get("lon"))
-    where = (qlat, qlon) if qlat is not None and qlon is not None else None
+    where = None
+    if qlat is not None and qlon is not None and abs(qlat) <= 90.0 and abs(qlon) <= 180.0:
+        where = (qlat, qlon)  # a point off the globe would stop the browser drawing the map
     clat, clon = _centre(pts, pts[pts["role"] == "gold"], where)
     pts["lon"], pts["x_lon"] = unwrap_lon(pts["lon"], clon), unwrap_lon(pts["x_lon"], clon)
     if where is not None:
