@@ -499,6 +499,22 @@ def test_jitter_moves_only_duplicates() -> None:
     assert lat[0] == 30.0
 
 
+def test_jitter_keeps_a_stack_at_a_pole_on_the_globe() -> None:
+    for pole in (-90.0, 90.0):
+        lat, lon = geomap.jitter(np.full(5, pole), np.zeros(5))
+        assert np.all(np.abs(lat) <= 90.0)
+        assert len(set(zip(lat.tolist(), lon.tolist(), strict=True))) == 5  # still spread
+        pois = pd.DataFrame({"doc_id": list("abc"), "name": list("abc"), "lat": [pole] * 3,
+                             "lon": [0.0] * 3})  # fmt: skip
+        ranking = pd.DataFrame({"doc_id": ["b", "c"], "rank": [1, 2]})
+        points = geomap.query_points(["a"], {"A": ranking}, geomap.poi_index(pois), k=10)
+        spec = _spec(geomap.query_deck(points, {"query_id": "q", "lat": pole, "lon": 0.0}))
+        lats = [row[key] for layer in spec["layers"] for row in layer["data"]
+                for key in ("lat", "x_lat", "q_lat") if key in row]  # fmt: skip
+        assert len(lats) >= 5
+        assert all(abs(v) <= 90.0 for v in lats)
+
+
 def test_jitter_is_deterministic() -> None:
     rng = np.random.default_rng(0)
     lat = rng.choice([30.0, 30.1, 30.2], size=50)

@@ -132,7 +132,8 @@ def jitter(
     ``i * 137.5°`` (the golden angle), converted with ``dlat = dy / m_per_deg`` and
     ``dlon = dx / (m_per_deg * cos(lat))``. The offset of a point depends only on its position
     within its group, so the result is deterministic; a group of 100 spans about 20 m at the
-    default step. For display only: never compute distances or stacks from the result.
+    default step. Latitudes are clipped to [-90, 90] (a stack at a pole; the browser's map
+    cannot draw others). For display only: never compute distances or stacks from the result.
     """
     la = np.asarray(lat, dtype=np.float64).copy()
     lo = np.asarray(lon, dtype=np.float64).copy()
@@ -154,7 +155,7 @@ def jitter(
     angle = i * _GOLDEN_ANGLE
     p = pos[moved]
     cos_lat = np.maximum(np.cos(np.radians(la[p])), 1e-6)
-    la[p] = la[p] + radius * np.cos(angle) / _M_PER_DEG
+    la[p] = np.clip(la[p] + radius * np.cos(angle) / _M_PER_DEG, -90.0, 90.0)
     lo[p] = lo[p] + radius * np.sin(angle) / (_M_PER_DEG * cos_lat)
     return la, lo
 
