@@ -147,6 +147,16 @@ def test_context_elsewhere_is_graticule_and_scale_only() -> None:
     assert context.context_layers((1.0, 1.0, 1.0, 1.0)) == []  # empty box
 
 
+def test_context_near_a_pole_stays_within_the_maps_latitudes() -> None:
+    from analysis.geo.mapdata import base, context
+
+    for lat in (80.0, -80.0, 84.9):
+        layers, _ = context.context_parts(base.view_bounds(base._view(lat, 15.0, 3e6)))
+        lats = [p[1] for layer in layers for row in layer.data for p in row["path"]]
+        assert len(lats) >= 8
+        assert max(map(abs, lats)) <= 85.051129  # where Web Mercator ends
+
+
 def test_simplify_path_keeps_the_shape_within_the_tolerance() -> None:
     from analysis.geo.mapdata.context import simplify_path
 

@@ -311,18 +311,26 @@ def _in_datum(pts: np.ndarray, datum: str) -> np.ndarray:
     return np.round(pts, 6)
 
 
+#: The latitude where Web Mercator ends (the map draws nothing beyond it).
+MERCATOR_LAT = 85.051129
+
+
 def _graticule(bounds) -> pdk.Layer:
+    """Meridians and parallels of the view's box (see the module docstring), within the
+    latitudes the map can draw (±:data:`MERCATOR_LAT`)."""
     lon0, lat0, lon1, lat1 = bounds
     step = _nice(max(lon1 - lon0, lat1 - lat0) / 4.0)
     span = lon1 - lon0  # drawn over three widths: wider charts show more of the map
     lon0, lon1 = lon0 - span, lon1 + span
+    south, north = max(lat0 - step, -MERCATOR_LAT), min(lat1 + step, MERCATOR_LAT)
     lines = []
     for lon in np.arange(math.floor(lon0 / step) * step, lon1 + step, step):
         lines.append(
-            {"path": [[lon, lat0 - step], [lon, lat1 + step]]}
-            | _tip(f"{lon:.6g}° E", detail="graticule")
+            {"path": [[lon, south], [lon, north]]} | _tip(f"{lon:.6g}° E", detail="graticule")
         )
     for lat in np.arange(math.floor(lat0 / step) * step, lat1 + step, step):
+        if abs(lat) > MERCATOR_LAT:
+            continue
         lines.append(
             {"path": [[lon0 - step, lat], [lon1 + step, lat]]}
             | _tip(f"{lat:.6g}° N", detail="graticule")
