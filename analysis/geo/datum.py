@@ -9,7 +9,9 @@ box (longitude 72.004-137.8347, latitude 0.8293-55.8271) the two coincide.
 * :func:`wgs84_to_gcj02`: the published forward formula (Krasovsky 1940 ellipsoid,
   ``a = 6378245``, ``e^2 = 0.00669342162296594323``), vectorized.
 * :func:`gcj02_to_wgs84`: its inverse by fixed-point iteration (``w <- w - (f(w) - g)``, five
-  steps); the round trip is exact to better than 1e-7 degrees (~1 cm).
+  steps); the round trip is exact to better than 1e-7 degrees (~1 cm) inside the bounding box.
+  Within about 0.001° of its edge the shift moves some points across it, so two WGS84 points
+  there can have one GCJ-02 image and the inverse is off by up to 0.01°.
 
 Used to draw the offline context layer (stored in WGS84) over POIs in either datum.
 """
