@@ -327,9 +327,7 @@ def twins(pois: pd.DataFrame, tolerance_m: float = 0.0, text_col: str = "text") 
     (see :func:`coordinate_stacks`). POIs with missing coordinates have no twins. ``doc_id`` must
     be unique (``InputError`` otherwise), so group sizes count distinct ids.
     """
-    _require_unique_ids(pois, "doc_id", "pois")
-    if text_col not in pois.columns:
-        raise InputError("pois", None, f"missing column {text_col}")
+    _check_twin_input(pois, text_col)
     lat, lon = _coords(pois)
     sid = _stack_labels(lat, lon, float(tolerance_m))
     group, gsize, head = _twin_groups(sid, pois[text_col])
@@ -340,6 +338,14 @@ def twins(pois: pd.DataFrame, tolerance_m: float = 0.0, text_col: str = "text") 
     out["twin_group_size"] = gsize
     out["twin_canonical"] = pd.array(canonical, dtype="str")
     return out
+
+
+def _check_twin_input(pois: pd.DataFrame, text_col: str) -> None:
+    """``InputError`` for repeated ``doc_id``s or a missing text column (what :func:`twins`
+    needs beyond the coordinates)."""
+    _require_unique_ids(pois, "doc_id", "pois")
+    if text_col not in pois.columns:
+        raise InputError("pois", None, f"missing column {text_col}")
 
 
 def stack_report(
@@ -365,8 +371,9 @@ def stack_report(
       coordinate repeat an earlier POI's: the redundant copies).
     """
     st = coordinate_stacks(pois, tolerance_m)
-    tw = twins(pois, tolerance_m, text_col=text_col)
+    _check_twin_input(pois, text_col)
     sid = st["stack_id"].to_numpy()
+    tg = _twin_groups(sid, pois[text_col])[0]  # the twins of the same stacks
     located = sid >= 0
     counts = np.bincount(sid[located]) if located.any() else np.zeros(0, dtype=np.int64)
     n_located = int(located.sum())
@@ -390,7 +397,6 @@ def stack_report(
             }
             for s in big
         ]
-    tg = tw["twin_group"].to_numpy()
     n_twin_groups = int(tg.max() + 1) if tg.size else 0
     n_twins = int((tg >= 0).sum())
     return {

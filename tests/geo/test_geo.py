@@ -298,6 +298,24 @@ def test_stack_report_counts_and_json() -> None:
         assert not isinstance(value, np.generic)
 
 
+def test_stack_report_clusters_once_with_the_twins_of_its_own_stacks(monkeypatch) -> None:
+    """The stacks are computed once (single linkage at a tolerance is the slow part) and the
+    twins are counted in those stacks: the same counts as :func:`twins` gives."""
+    import analysis.geo.geometry as geometry
+
+    calls = []
+    real = geometry._stack_labels
+    monkeypatch.setattr(geometry, "_stack_labels", lambda *a: calls.append(a) or real(*a))
+    rng = np.random.default_rng(3)
+    rows = [(f"p{i}", str(rng.integers(3)), 30 + rng.integers(4) * 1e-5, 120.0) for i in range(60)]
+    pois = _pois(rows)
+    rep = stack_report(pois, tolerance_m=1.5)
+    assert len(calls) == 1
+    groups = twins(pois, tolerance_m=1.5)["twin_group"]
+    assert rep["n_twin_groups"] == groups.max() + 1
+    assert rep["n_twins"] == (groups >= 0).sum()
+
+
 def test_stack_report_empty() -> None:
     rep = stack_report(_pois([]))
     assert rep["n_pois"] == 0
