@@ -116,7 +116,9 @@ def read_stark_qa(path: str | Path) -> tuple[pd.DataFrame, pd.DataFrame]:
         it is scored 0 and flagged ``no_relevant`` rather than dropped as "not in the qrels".
 
     Raises:
-        InputError: missing columns, an ``answer_ids`` cell that is not a list of ids, an empty id.
+        InputError: missing columns, an ``answer_ids`` cell that is not a list of ids, an empty id,
+            a header without any record (a writer that stopped after the header, not a query
+            set of no query).
     """
     import pandas as pd
 
@@ -142,6 +144,8 @@ def read_stark_qa(path: str | Path) -> tuple[pd.DataFrame, pd.DataFrame]:
         rel_q.extend([qid] * len(answers))
         rel_d.extend(answers)
         rel.extend([1] * len(answers))
+    if not qids:
+        raise InputError(p, None, "the file holds no query (only its header)")
     queries = pd.DataFrame(
         {"query_id": pd.array(qids, dtype="str"), "text": pd.array(texts, dtype="str")}
     )

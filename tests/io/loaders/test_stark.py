@@ -106,6 +106,14 @@ def test_stark_qa_structure_errors(tmp_path: Path) -> None:
     assert "missing column(s)" in str(_error(read_stark_qa, path))
 
 
+@pytest.mark.parametrize("text", ["id,query,answer_ids\n", "\ufeffid,query,answer_ids\r\n\r\n"])
+def test_stark_qa_header_only_is_an_error(tmp_path: Path, text: str) -> None:
+    # a QA file cut after its header is no query set: it would import as a dataset of 0 queries
+    path = _write(tmp_path / "stark_qa.csv", text)
+    assert str(_error(read_stark_qa, path)) == f"{path}: the file holds no query (only its header)"
+    assert str(_error(load_qrels, path)) == f"{path}: the file holds no query (only its header)"
+
+
 def test_parse_id_list() -> None:
     assert parse_id_list("[1, 2]", "f", 1, "c") == ["1", "2"]
     assert parse_id_list("['007', 8]", "f", 1, "c") == ["007", "8"]
