@@ -165,6 +165,11 @@ def read_stark_eval(path: str | Path) -> tuple[pd.DataFrame, pd.DataFrame]:
     Returns:
         run ``query_id, doc_id, score, rank`` (score ``n - rank + 1``) and the file's own per-query
         metric columns ``query_id, <metric>...`` (e.g. ``hit@1`` as STaRK's evaluator computed it).
+
+    Raises:
+        InputError: missing columns, a ``pred_rank`` cell that is not a list of ids, an empty
+            ``query_id``, a header without any record (a writer that stopped after the header,
+            as an empty run table is).
     """
     import pandas as pd
 
@@ -187,6 +192,8 @@ def read_stark_eval(path: str | Path) -> tuple[pd.DataFrame, pd.DataFrame]:
         per_query["query_id"].append(qid)
         for c in metric_cols:
             per_query[c].append(_float_or_nan(rec[c]))
+    if not ranks:
+        raise InputError(p, None, "the file holds no rows (only its header)")
     rank = np.concatenate(ranks) if ranks else np.zeros(0, dtype=np.int64)
     sizes = np.array([len(r) for r in ranks], dtype=np.int64)
     run = pd.DataFrame(

@@ -129,6 +129,13 @@ EVAL = (
 )
 
 
+def test_stark_eval_header_only_is_an_error(tmp_path: Path) -> None:
+    # a file cut after its header is no run of 0 documents (every query would score 0)
+    path = _write(tmp_path / "eval_results_test.csv", "idx,query_id,pred_rank,hit@1\n")
+    assert str(_error(read_stark_eval, path)) == f"{path}: the file holds no rows (only its header)"
+    assert str(_error(load_run, path)) == f"{path}: the file holds no rows (only its header)"
+
+
 def test_stark_eval(tmp_path: Path) -> None:
     path = _write(tmp_path / "eval_results_test.csv", EVAL)
     run, metrics = read_stark_eval(path)
