@@ -117,8 +117,9 @@ def read_stark_qa(path: str | Path) -> tuple[pd.DataFrame, pd.DataFrame]:
 
     Raises:
         InputError: missing columns, an ``answer_ids`` cell that is not a list of ids, an empty id,
-            a header without any record (a writer that stopped after the header, not a query
-            set of no query).
+            a query id on two records (naming both lines: two answer lists for one query would
+            be merged), a header without any record (a writer that stopped after the header,
+            not a query set of no query).
     """
     import pandas as pd
 
@@ -129,10 +130,14 @@ def read_stark_qa(path: str | Path) -> tuple[pd.DataFrame, pd.DataFrame]:
     rel_q: list[str] = []
     rel_d: list[str] = []
     rel: list[int] = []
+    first: dict[str, int] = {}
     for line, rec in _records(p):
         qid = rec["id"].strip()
         if not qid:
             raise InputError(p, line, "empty query id")
+        if qid in first:
+            raise InputError(p, line, f"duplicate query id {qid!r} (first on line {first[qid]})")
+        first[qid] = line
         answers = parse_id_list(rec["answer_ids"], p, line, "answer_ids")
         qids.append(qid)
         texts.append(rec["query"])

@@ -114,6 +114,13 @@ def test_stark_qa_header_only_is_an_error(tmp_path: Path, text: str) -> None:
     assert str(_error(load_qrels, path)) == f"{path}: the file holds no query (only its header)"
 
 
+def test_stark_qa_duplicate_query_id_names_both_lines(tmp_path: Path) -> None:
+    # a second record of query 7 (id written " 7") would add its answers to the first one's
+    text = 'id,query,answer_ids\n7,"a\nb",[1]\n8,c,[2]\n 7,d,"[3, 4]"\n'
+    path = _write(tmp_path / "stark_qa.csv", text)
+    assert str(_error(read_stark_qa, path)) == f"{path}:5: duplicate query id '7' (first on line 2)"
+
+
 def test_parse_id_list() -> None:
     assert parse_id_list("[1, 2]", "f", 1, "c") == ["1", "2"]
     assert parse_id_list("['007', 8]", "f", 1, "c") == ["007", "8"]
