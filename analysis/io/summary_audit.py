@@ -25,14 +25,15 @@ and the likely cause, tried in this order:
 5. **a different qrels version** (:func:`analysis.io.importers.stark_checks.qrels_version`);
 6. otherwise: unknown.
 
-Metrics sharing a cause are said in one warning.
+Metrics sharing a cause are said in one warning. The run file's own per-query columns count
+each query once (its first row): a file STaRK's ``eval.py`` wrote twice repeats rows.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
@@ -114,6 +115,9 @@ def _scope(summary: Summary, ctx: AuditContext, qrels_ids: list[str]) -> tuple[l
 def audit_summary(summary: Summary, run: pd.DataFrame, ctx: AuditContext) -> list[DataWarning]:
     """The audit of one summary against the run beside it (module docstring)."""
     metrics = list(summary.means)
+    if ctx.run_file_metrics is not None:  # one row per query (module docstring)
+        own = ctx.run_file_metrics
+        ctx = replace(ctx, run_file_metrics=own[~own["query_id"].astype("str").duplicated()])
     result = evaluate_run(run, ctx.qrels, metrics, ties=ctx.ties,
                           relevance_threshold=ctx.relevance_threshold)  # fmt: skip
     per_query = result.per_query

@@ -176,6 +176,24 @@ def test_the_saved_depth_explains_a_slightly_higher_mrr_with_its_bound(tmp_path:
     assert "likely cause: unknown" in found.message
 
 
+def test_rows_the_run_file_repeats_count_once_in_its_own_means(tmp_path: Path) -> None:
+    # the file's own mrr credits q2's gold beyond the saved list (1/25), and the summary is
+    # their mean; eval.py wrote q0's row twice (a resumed file): the saved depth still
+    # explains the mrr, not "not this run's summary"
+    qa, run = _domain(tmp_path / "kb", ANSWERS, RANKED)
+    means = _means(run, qa)
+    text = run.read_text().replace('"[1, 2, 3]",0.0,0.0', '"[1, 2, 3]",0.0,0.04')
+    run.write_text(text + text.splitlines()[1] + "\n")
+    _summary(
+        run.parent / "eval_metrics_human_generated_eval.json",
+        {**means, "mrr": means["mrr"] + 0.01},
+    )
+    (found,) = _audit(run, qa)
+    assert "likely cause: the saved depth: 1 of 4 queries have no relevant document" in (
+        found.message
+    )
+
+
 def test_another_evaluator_is_named_with_the_queries_it_differs_on(tmp_path: Path) -> None:
     qa, run = _domain(tmp_path / "kb", ANSWERS, RANKED)
     text = run.read_text().replace('"[10, 1, 2]",1.0,1.0', '"[10, 1, 2]",0.0,0.5')

@@ -49,7 +49,10 @@ def _split_of(source: RunSource) -> Sequence[str] | None:
 
 
 def _file_means(table: pd.DataFrame | None) -> dict[str, float]:
+    """Means of the run file's own per-query columns, each query counted once (first row)."""
     out: dict[str, float] = {}
+    if table is not None:
+        table = table[~table["query_id"].astype("str").duplicated()]
     for column in [] if table is None else table.columns:
         name = canonical_metric(column) if column != "query_id" else None
         if name is not None and len(table):

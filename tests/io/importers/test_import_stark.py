@@ -418,6 +418,22 @@ def test_a_depth_limited_run_and_a_copied_summary_are_import_notes(tmp_path: Pat
     assert kept["split"] == "test"
 
 
+def test_the_kept_summary_counts_a_repeated_row_of_the_run_file_once(tmp_path: Path) -> None:
+    root = _small(tmp_path / "toy")
+    run = root / "runs" / "m" / "eval_results_test.csv"
+    run.parent.mkdir(parents=True)
+    # q0's row written twice (eval.py resumed): its own hit@1 averages to 0.5, not 2/3
+    rows = ['0,0,"[5]",1.0', '1,1,"[9]",0.0', '0,0,"[5]",1.0']
+    run.write_text("idx,query_id,pred_rank,hit@1\n" + "\n".join(rows) + "\n")
+    (run.parent / "eval_metrics_test.json").write_text('{"hit@1": 0.5}')
+    result = import_stark(root, tmp_path / "out")
+    assert any("1 duplicate rows (same query_id and ranking) dropped" in n for n in result.notes)
+    kept = json.loads(
+        (tmp_path / "out" / "toy-synthesized" / "runs" / "m.metrics.json").read_text()
+    )
+    assert kept["run_file_means"] == {"hit@1": 0.5}
+
+
 @pytest.mark.real
 def test_real_prime_bundle_keeps_the_copied_summary_for_the_app(real_dir, tmp_path) -> None:
     from analysis.io.audits import run_audits
