@@ -23,6 +23,9 @@ repeat across splits are prefixed with the split (``test-17``). ``baselines`` ad
 over every query: ``bm25``, ``char-ngram-tfidf`` and ``bm25-distance-fusion`` (LIST's fusion
 ``(1-α)(1 - min(d, d_max)/d_max) + α·minmax(BM25)``; GeoGLUE/GeoBloom ``α = 0.5,
 d_max = 30 km``, LIST ``α = 0.4, d_max = 20 km``, as in the demo bundle).
+
+A query file that holds no query (a header only, an empty file) is an error naming it: its
+split would be written as a split file of no query id, which no bundle reader accepts.
 """
 
 from __future__ import annotations
@@ -69,6 +72,13 @@ def _poi_file(src: Path, file: str, layout: str) -> Path:
     if not path.is_file():
         raise InputError(src, None, f"no {file} here ({layout})")
     return path
+
+
+def _some_queries(path: Path, queries: pd.DataFrame) -> pd.DataFrame:
+    """``queries`` when the file ``path`` holds one (module docstring)."""
+    if queries.empty:
+        raise InputError(path, None, "the file holds no query (a header only, or empty)")
+    return queries
 
 
 def _queries(
@@ -193,7 +203,7 @@ def import_geobloom(
         path = src / f"{split}.txt"
         if path.is_file():
             q, r = spatial.load_geobloom_queries(path, crs, always_xy=easting_first)
-            parts.append((split, q, r))
+            parts.append((split, _some_queries(path, q), r))
     job = _Import("geobloom", src, target, name)
     return _finish(job, pois, parts, baselines=baselines, source_crs=crs)
 
@@ -233,7 +243,7 @@ def import_geoglue(
     for path in query_files:
         loader = spatial.load_geoglue_queries if kind == "json" else spatial.load_latlon_queries
         q, r = loader(path)
-        parts.append((split_of(path, src), q, r))
+        parts.append((split_of(path, src), _some_queries(path, q), r))
     return _finish(_Import("geoglue", src, target, name), pois, parts, baselines=baselines)
 
 
@@ -282,7 +292,8 @@ def import_list(
     for split, qfile, rfile in _list_files(src):
         if rfile is None:
             raise InputError(qfile, None, "no qrels*.csv beside this query file")
-        parts.append((split, spatial.load_list_queries(qfile, crs), spatial.load_list_qrels(rfile)))
+        queries = _some_queries(qfile, spatial.load_list_queries(qfile, crs))
+        parts.append((split, queries, spatial.load_list_qrels(rfile)))
     notes: list[str] = []
     x = np.concatenate(
         [pois["x"].to_numpy(np.float64)] + [q["x"].to_numpy(np.float64) for _, q, _ in parts]

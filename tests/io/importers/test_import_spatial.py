@@ -5,6 +5,7 @@ axes, a UTM zone per point, query types)."""
 from __future__ import annotations
 
 import json
+from functools import partial
 
 import numpy as np
 import pandas as pd
@@ -202,6 +203,37 @@ def test_query_ids_repeating_across_splits_are_prefixed(tmp_path) -> None:
     assert any("prefixed" in n for n in result.notes)
     spec = read_manifest(tmp_path / "out").datasets["gg"]
     assert sorted(load_dataset(spec, "all").queries["query_id"]) == ["test-0", "train-0"]
+
+
+@pytest.mark.parametrize("layout", ["geoglue", "geobloom", "list"])
+def test_a_query_file_of_no_query_is_one_line_and_writes_nothing(tmp_path, layout) -> None:
+    # its split would be an empty split file: a bundle no reader could open
+    root = tmp_path / "src"
+    if layout == "list":
+        _list_folder(root, HANGZHOU, per_point=False)
+        empty = root / "test" / "query.csv"
+        empty.write_text("id,coor,text\n")
+        run = partial(import_list, crs="EPSG:32650")
+    elif layout == "geoglue":
+        root.mkdir()
+        (root / "pois.csv").write_text("poi_id,text,lat,lon\n1,店,30.2,120.1\n")
+        (root / "queries_dev.csv").write_text(
+            "query_id,text,lat,lon,gold_poi_ids\n0,店,30.2,120.1,1\n"
+        )
+        empty = root / "queries_test.csv"
+        empty.write_text("query_id,text,lat,lon,gold_poi_ids\r\n")
+        run = import_geoglue
+    else:
+        root.mkdir()
+        (root / "poi.txt").write_text("店\t3355573.717183463\t506802.9412174981\n")
+        (root / "dev.txt").write_text("店\t3355573.717183463\t506802.9412174981\t0\n")
+        empty = root / "test.txt"
+        empty.write_text("")
+        run = partial(import_geobloom, crs="EPSG:2385")
+    with pytest.raises(InputError) as info:
+        run(root, tmp_path / "out")
+    assert str(info.value) == f"{empty}: the file holds no query (a header only, or empty)"
+    assert not (tmp_path / "out").exists()
 
 
 @pytest.mark.parametrize(
