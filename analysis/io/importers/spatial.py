@@ -25,7 +25,8 @@ over every query: ``bm25``, ``char-ngram-tfidf`` and ``bm25-distance-fusion`` (L
 d_max = 30 km``, LIST ``α = 0.4, d_max = 20 km``, as in the demo bundle).
 
 A query file that holds no query (a header only, an empty file) is an error naming it: its
-split would be written as a split file of no query id, which no bundle reader accepts.
+split would be written as a split file of no query id, which no bundle reader accepts. So is a
+POI file that holds no POI: no query could find its gold.
 """
 
 from __future__ import annotations
@@ -79,6 +80,13 @@ def _some_queries(path: Path, queries: pd.DataFrame) -> pd.DataFrame:
     if queries.empty:
         raise InputError(path, None, "the file holds no query (a header only, or empty)")
     return queries
+
+
+def _some_pois(path: Path, pois: pd.DataFrame) -> pd.DataFrame:
+    """``pois`` when the file ``path`` holds one (module docstring)."""
+    if pois.empty:
+        raise InputError(path, None, "the file holds no POI (a header only, or empty)")
+    return pois
 
 
 def _queries(
@@ -197,7 +205,7 @@ def import_geobloom(
     src = _root(root)
     target = check_out(out, [src])
     poi_file = _poi_file(src, "poi.txt", "GeoBloom layout: poi.txt, train/dev/test.txt")
-    pois = spatial.load_geobloom_pois(poi_file, crs, always_xy=easting_first)
+    pois = _some_pois(poi_file, spatial.load_geobloom_pois(poi_file, crs, always_xy=easting_first))
     parts = []
     for split in ("train", "dev", "val", "test"):
         path = src / f"{split}.txt"
@@ -239,6 +247,7 @@ def import_geoglue(
         pois = spatial.load_geoglue_pois(poi_file)
     else:
         pois = spatial.load_latlon_pois(poi_file)
+    pois = _some_pois(poi_file, pois)
     parts = []
     for path in query_files:
         loader = spatial.load_geoglue_queries if kind == "json" else spatial.load_latlon_queries
@@ -287,7 +296,7 @@ def import_list(
     src = _root(root)
     target = check_out(out, [src])
     poi_file = _poi_file(src, "poi.csv", "LIST layout: poi.csv, query.csv, qrels.csv")
-    pois = spatial.load_list_pois(poi_file, crs)
+    pois = _some_pois(poi_file, spatial.load_list_pois(poi_file, crs))
     parts = []
     for split, qfile, rfile in _list_files(src):
         if rfile is None:

@@ -236,6 +236,36 @@ def test_a_query_file_of_no_query_is_one_line_and_writes_nothing(tmp_path, layou
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize("layout", ["geoglue", "geobloom", "list"])
+def test_a_poi_file_of_no_poi_is_one_line_and_writes_nothing(tmp_path, layout) -> None:
+    # the baselines ended in a traceback (a reduction over no POI); without them every gold
+    # was missing
+    root = tmp_path / "src"
+    if layout == "list":
+        _list_folder(root, HANGZHOU, per_point=False)
+        empty = root / "poi.csv"
+        empty.write_text("id,coor,text\n")
+        run = partial(import_list, crs="EPSG:32650")
+    elif layout == "geoglue":
+        root.mkdir()
+        empty = root / "pois.csv"
+        empty.write_text("\ufeffpoi_id,text,lat,lon\r\n")
+        (root / "queries_test.csv").write_text(
+            "query_id,text,lat,lon,gold_poi_ids\n0,店,30.2,120.1,1\n"
+        )
+        run = import_geoglue
+    else:
+        root.mkdir()
+        empty = root / "poi.txt"
+        empty.write_text("")
+        (root / "test.txt").write_text("店\t3355573.717183463\t506802.9412174981\t0\n")
+        run = partial(import_geobloom, crs="EPSG:2385")
+    with pytest.raises(InputError) as info:
+        run(root, tmp_path / "out", baselines=True)
+    assert str(info.value) == f"{empty}: the file holds no POI (a header only, or empty)"
+    assert not (tmp_path / "out").exists()
+
+
 @pytest.mark.parametrize(
     ("text", "kind"),
     [
