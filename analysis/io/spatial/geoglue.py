@@ -77,6 +77,10 @@ def _json_records(src: _Source) -> list[Any]:
                     return wrapped
             raise InputError(src.path, i, f"invalid JSON: {exc.msg}") from None
         starts.append(i)
+    if len(records) == 1 and isinstance(records[0], dict) and "gis" not in records[0]:
+        wrapped = _json_wrapped(src)  # an object wrapping the records, written on one line
+        if wrapped is not None:
+            return wrapped
     src.row_lines = np.asarray(starts, dtype=np.int64)
     return records
 

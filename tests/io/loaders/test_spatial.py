@@ -465,3 +465,6 @@ def test_geoglue_wrapped_records_and_missing_id(tmp_path: Path) -> None:
     recs[1]["id"] = "b"
     wrapped = _write(tmp_path / "wrapped2.json", json.dumps({"version": 1, "data": recs}, indent=2))
     assert load_pois(wrapped)["doc_id"].tolist() == ["a", "b"]
+    # the same object written on one line (json.dumps without indent) is not one record
+    one_line = _write(tmp_path / "wrapped3.json", json.dumps({"version": 1, "data": recs}))
+    assert load_pois(one_line)["doc_id"].tolist() == ["a", "b"]
