@@ -31,7 +31,13 @@ from analysis.io._text import check_json_depth, read_text
 from analysis.io.bundle import DEFAULT_METRICS
 from analysis.io.confine import OUTSIDE, list_files, outside_links
 from analysis.io.importers import registry
-from analysis.io.importers._write import ImportedDataset, ImportResult, run_frame, write_bundle
+from analysis.io.importers._write import (
+    ImportedDataset,
+    ImportResult,
+    check_out,
+    run_frame,
+    write_bundle,
+)
 from analysis.io.stark import read_split_index
 
 MAX_BYTES = 512 * 2**20
@@ -323,7 +329,8 @@ def build_bundle(out: Path, name: str, **files: Unpack[BundleFiles]) -> ImportRe
 
     Raises:
         InputError: no qrels file, a chosen file that cannot be read in its role, an input
-            inside ``out``.
+            inside ``out``, an ``out`` that is a file or a non-empty folder without
+            ``bundle.toml`` (only a bundle is replaced, as by the importers).
     """
     check_options("build_bundle", files, BundleFiles)
     qrels, queries = files.get("qrels", ()), files.get("queries", ())
@@ -336,6 +343,7 @@ def build_bundle(out: Path, name: str, **files: Unpack[BundleFiles]) -> ImportRe
     for path in chosen:
         if path is not None and paths.resolve(path).is_relative_to(target):
             raise InputError(out, None, "the bundle folder may not hold an input file")
+    check_out(target, [])
     qrels_table = _concat([load_qrels(p) for p in qrels])
     query_table = _query_table(qrels_table, files)
     entity_table = _load(entities, "entities") if entities is not None else None

@@ -73,6 +73,20 @@ def test_build_bundle_refuses_an_input_inside_the_output(tmp_path) -> None:
         build_bundle(src, "x", qrels=[src / "stark_qa.csv"])
 
 
+def test_build_bundle_replaces_only_a_bundle(tmp_path) -> None:
+    src = _folder(tmp_path / "f")
+    other = tmp_path / "notes"
+    other.mkdir()
+    (other / "keep.txt").write_text("mine")
+    with pytest.raises(InputError, match=r"non-empty folder without bundle\.toml"):
+        build_bundle(other, "x", qrels=[src / "stark_qa.csv"])
+    assert (other / "keep.txt").read_text() == "mine"
+    assert sorted(p.name for p in other.iterdir()) == ["keep.txt"]
+    build_bundle(tmp_path / "out", "x", qrels=[src / "stark_qa.csv"])
+    build_bundle(tmp_path / "out", "y", qrels=[src / "stark_qa.csv"])  # a bundle is replaced
+    assert list(read_manifest(tmp_path / "out").datasets) == ["y"]
+
+
 def test_suggest_importer(tmp_path) -> None:
     assert suggest_importer(_folder(tmp_path / "f")) == "stark"
     gb = tmp_path / "gb"
