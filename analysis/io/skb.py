@@ -334,8 +334,24 @@ def _dict_file(folder: Path, stem: str, default: dict[int, str] | None) -> dict[
         value = read_pickle(path)
         if not isinstance(value, dict):
             raise InputError(path, None, "expected a dict {id: name}")
-        return {int(k): str(v) for k, v in value.items()}
+        try:
+            return {int(k): str(v) for k, v in value.items()}
+        except (TypeError, ValueError, OverflowError):
+            bad = next(k for k in value if not _integer(k))
+            raise InputError(
+                path,
+                None,
+                f"expected a dict {{id: name}} with integer ids, found the id {bad!r:.60}",
+            ) from None
     return default
+
+
+def _integer(value: Any) -> bool:
+    try:
+        int(value)
+    except (TypeError, ValueError, OverflowError):
+        return False
+    return True
 
 
 def _entity_rows(info: dict, domain: str) -> tuple[list[str], list[str], list[str], list[str]]:

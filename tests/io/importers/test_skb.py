@@ -198,3 +198,15 @@ def test_skb_entities_are_written_once_for_both_query_sets(tmp_path) -> None:
         == tmp_path / "out" / "amazon-synthesized" / ("entities.parquet")
     )
     assert not (tmp_path / "out" / "amazon-human" / "entities.parquet").exists()
+
+
+@pytest.mark.parametrize("key", ["paper", None, 1.5e300 * 1e10])
+def test_a_type_dict_with_an_id_that_is_no_integer_is_one_line(tmp_path: Path, key) -> None:
+    nodes = {0: {"type": "paper", "title": "t"}}
+    folder = _skb(tmp_path / "mag", nodes, node_type_dict={0: "author", key: "paper"})
+    path = folder / "processed" / "node_type_dict.pkl"
+    with pytest.raises(InputError) as info:
+        read_skb(folder, "mag")
+    assert str(info.value) == (
+        f"{path}: expected a dict {{id: name}} with integer ids, found the id {key!r}"
+    )
