@@ -142,7 +142,7 @@ def processed_folder(folder: str | Path) -> Path:
     raise InputError(base, None, "no node_info.pkl here or in processed/ (STaRK's SKB layout)")
 
 
-def _detect_domain(info: dict[Any, dict]) -> str:
+def _detect_domain(info: dict[Any, dict], path: Path) -> str:
     for value in list(info.values())[:1000]:
         if not isinstance(value, dict):
             continue
@@ -153,7 +153,7 @@ def _detect_domain(info: dict[Any, dict]) -> str:
             return "prime"
         if "title" in value or any(f"{m}_name" in value for m in _AMAZON_META):
             return "amazon"
-    raise InputError("node_info.pkl", None, "cannot tell the SKB domain; pass amazon, mag or prime")
+    raise InputError(path, None, "cannot tell the SKB domain; pass amazon, mag or prime")
 
 
 def _missing(value: Any) -> bool:
@@ -354,12 +354,14 @@ def _integer(value: Any) -> bool:
     return True
 
 
-def _entity_rows(info: dict, domain: str) -> tuple[list[str], list[str], list[str], list[str]]:
+def _entity_rows(
+    info: dict, domain: str, path: Path
+) -> tuple[list[str], list[str], list[str], list[str]]:
     doc = _DOCS[domain]
     ids, names, texts, kinds = [], [], [], []
     for key, node in info.items():
         if not isinstance(node, dict):
-            raise InputError("node_info.pkl", None, f"node {key!r} is not a dict of attributes")
+            raise InputError(path, None, f"node {key!r:.60} is not a dict of attributes")
         name, text, kind = doc(node)
         ids.append(str(key))
         names.append(name)
@@ -390,9 +392,9 @@ def read_skb(folder: str | Path, domain: str | None = None) -> SKB:
         raise InputError(src / "node_info.pkl", None, "expected a non-empty dict {node id: {...}}")
     if domain is not None and domain not in DOMAINS:
         raise InputError(folder, None, f"unknown SKB domain {domain!r} (amazon, mag or prime)")
-    domain = domain or _detect_domain(info)
+    domain = domain or _detect_domain(info, src / "node_info.pkl")
     notes: list[str] = []
-    ids, names, texts, kinds = _entity_rows(info, domain)
+    ids, names, texts, kinds = _entity_rows(info, domain, src / "node_info.pkl")
     node_dict = _dict_file(src, "node_type_dict", MAG_NODE_TYPES if domain == "mag" else None)
     edge_dict = _dict_file(src, "edge_type_dict", MAG_EDGE_TYPES if domain == "mag" else None)
     tensors = {stem: src / f"{stem}.pt" for stem in ("node_types", "edge_index", "edge_types")}

@@ -210,3 +210,14 @@ def test_a_type_dict_with_an_id_that_is_no_integer_is_one_line(tmp_path: Path, k
     assert str(info.value) == (
         f"{path}: expected a dict {{id: name}} with integer ids, found the id {key!r}"
     )
+
+
+def test_node_info_errors_name_the_file_with_its_folder(tmp_path: Path) -> None:
+    path = _skb(tmp_path / "kb", {0: {"x": 1}}) / "processed" / "node_info.pkl"
+    with pytest.raises(InputError) as info:
+        read_skb(tmp_path / "kb")
+    assert str(info.value) == f"{path}: cannot tell the SKB domain; pass amazon, mag or prime"
+    path = _skb(tmp_path / "kb2", {0: 5}) / "processed" / "node_info.pkl"
+    with pytest.raises(InputError) as info:
+        read_skb(tmp_path / "kb2", "prime")
+    assert str(info.value) == f"{path}: node 0 is not a dict of attributes"
