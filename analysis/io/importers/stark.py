@@ -48,7 +48,6 @@ Folder layout read (every part but one QA file is optional)::
 from __future__ import annotations
 
 import csv
-import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -58,7 +57,7 @@ import pandas as pd
 from analysis.core import paths, progress
 from analysis.core.errors import InputError
 from analysis.io import detect_format, load_run
-from analysis.io._text import head_text, iter_lines
+from analysis.io._text import head_text, iter_lines, parse_json, read_text
 from analysis.io.importers import stark_checks as checks
 from analysis.io.importers._write import (
     ImportedDataset,
@@ -141,12 +140,9 @@ def _metapath_text(value: object) -> str:
 
 
 def _read_json(path: Path) -> object:
-    try:
-        return json.loads(path.read_text(encoding="utf-8-sig"))
-    except json.JSONDecodeError as exc:
-        raise InputError(path, exc.lineno, f"invalid JSON: {exc.msg}") from None
-    except UnicodeDecodeError:
-        raise InputError(path, None, "not UTF-8 text") from None
+    """The JSON of ``path`` (UTF-8, a BOM allowed); errors name the file and line, JSON nested
+    beyond the depth limit of :mod:`analysis.io._text` included."""
+    return parse_json(read_text(path), path)
 
 
 def _groups(path: Path) -> pd.DataFrame:

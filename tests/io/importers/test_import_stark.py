@@ -382,6 +382,18 @@ def test_prefix_qa_files_name_the_datasets_after_the_collection(tmp_path: Path) 
                for n in result.notes)  # fmt: skip
 
 
+@pytest.mark.parametrize("folder", ["query_groups", "metapaths"])
+def test_deeply_nested_group_or_metapath_json_is_one_line(tmp_path: Path, folder: str) -> None:
+    root = _small(tmp_path / "toy")
+    path = root / folder / "group_query_test.json"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text("[" * 100_000 + "]" * 100_000)  # json.loads: RecursionError
+    with pytest.raises(InputError) as info:
+        import_stark(root, tmp_path / "out")
+    assert str(info.value).startswith(f"{path}:1: JSON nested deeper than ")
+    assert not (tmp_path / "out").exists()
+
+
 def test_no_qa_file_is_one_line_naming_the_names_looked_for(tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
     with pytest.raises(InputError, match=r"no QA file with STaRK's columns id,query,answer_ids"):
