@@ -31,9 +31,10 @@ Folder layout read (every part but one QA file is optional)::
   ``ada-002``, ``runs/ada-002/test/x.csv`` -> ``ada-002/test``; a file directly in ``runs/`` is
   named by its stem). A file goes to the human dataset when its path under ``runs/`` mentions
   ``human``, else to the main one. Two files of one folder for one dataset get the file
-  stem appended (``ada-002/eval_results_val``). Summaries (``eval_metrics_*.json``,
-  ``*.metrics.json``, ``metrics.json``, ``leaderboard*.csv``) and other files that are no run
-  are skipped as runs.
+  stem appended (``ada-002/eval_results_val``); files whose stems are the same too get their
+  whole file name (``bm25.trec`` and ``bm25.tsv``), so that no run replaces another.
+  Summaries (``eval_metrics_*.json``, ``*.metrics.json``, ``metrics.json``,
+  ``leaderboard*.csv``) and other files that are no run are skipped as runs.
 * Checks (see :mod:`analysis.io.importers.stark_checks`): stale eval.py output, idx/query_id
   mix-ups, Amazon's old and current query ids (files of the other convention are re-keyed to the
   QA file's; the convention is named for a folder called ``amazon`` or when a file was
@@ -251,6 +252,13 @@ def _model_names(root: Path, files: list[Path]) -> dict[Path, tuple[str, str]]:
     for f, (kind, model) in list(out.items()):
         if counts[(kind, model)] > 1 and f.parent != runs:
             out[f] = (kind, f"{model}/{f.name.split('.')[0]}")
+    counts = {}
+    for key in out.values():
+        counts[key] = counts.get(key, 0) + 1
+    for f, (kind, model) in list(out.items()):  # same stem: bm25.trec and bm25.tsv
+        if counts[(kind, model)] > 1:
+            head = model.rpartition("/")[0] if f.parent != runs else ""
+            out[f] = (kind, f"{head}/{f.name}" if head else f.name)
     return out
 
 

@@ -394,6 +394,22 @@ def test_deeply_nested_group_or_metapath_json_is_one_line(tmp_path: Path, folder
     assert not (tmp_path / "out").exists()
 
 
+def test_run_files_of_one_stem_are_two_models(tmp_path: Path) -> None:
+    root = _small(tmp_path / "toy")
+    (root / "runs" / "m").mkdir(parents=True)
+    (root / "runs" / "bm25.trec").write_text("0 Q0 5 1 2.0 x\n1 Q0 6 1 2.0 x\n")
+    (root / "runs" / "bm25.tsv").write_text("query_id\tdoc_id\tscore\n0\t9\t1.0\n")
+    (root / "runs" / "m" / "x.trec").write_text("0 Q0 5 1 2.0 x\n")
+    (root / "runs" / "m" / "x.tsv").write_text("query_id\tdoc_id\tscore\n0\t9\t1.0\n")
+    (root / "runs" / "m" / "y.trec").write_text("0 Q0 9 1 2.0 x\n")
+    import_stark(root, tmp_path / "out")
+    spec = read_manifest(tmp_path / "out").datasets["toy-synthesized"]
+    assert sorted(spec.runs) == ["bm25.trec", "bm25.tsv", "m/x.trec", "m/x.tsv", "m/y"]
+    assert load_run(spec.runs["bm25.trec"])["doc_id"].tolist() == ["5", "6"]
+    assert load_run(spec.runs["bm25.tsv"])["doc_id"].tolist() == ["9"]
+    assert load_run(spec.runs["m/x.trec"])["doc_id"].tolist() == ["5"]
+
+
 def test_no_qa_file_is_one_line_naming_the_names_looked_for(tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
     with pytest.raises(InputError, match=r"no QA file with STaRK's columns id,query,answer_ids"):
