@@ -20,11 +20,14 @@ Layout written (one folder per dataset)::
 An entities or edges table shared by several datasets (a STaRK SKB serves both query sets) is
 written once, in the first dataset's folder, and both manifest entries point at it. Models whose
 names are not plain file stems (``ada-002/test``) are listed in the manifest as a
-``runs = {model = "file"}`` table. Parquet is written with fixed options (zstd, no pandas index)
-so equal data gives equal bytes. A dataset's name is its folder in the bundle: a name that is
-not one plain folder name (empty, ``.``, ``..``, holding ``/``, ``\\``, a line break or another
-control character, a Windows device name such as ``con``, longer than 100 characters) is
-refused before anything is written.
+``runs = {model = "file"}`` table; a model whose file stem (:func:`model_file`) an earlier model
+of the dataset already has, in any case (``a/b`` and ``a__b``, ``BM25`` and ``bm25``), gets
+``-`` and 8 hex digits of its name's hash appended, so that no run file replaces another.
+Parquet is written with fixed options (zstd, no pandas index) so equal data gives equal bytes.
+A dataset's name is its folder in the bundle: a name that is not one plain folder name (empty,
+``.``, ``..``, holding ``/``, ``\\``, a line break or another control character, a Windows
+device name such as ``con``, longer than 100 characters) is refused before anything is
+written.
 """
 
 from __future__ import annotations
@@ -164,6 +167,22 @@ def model_file(model: str) -> str:
     return f"{cut}-{digest}"
 
 
+def run_stems(models: Iterable[str]) -> dict[str, str]:
+    """model -> the stem of its files in a dataset's ``runs/`` folder: :func:`model_file`,
+    made unique (module docstring)."""
+    out: dict[str, str] = {}
+    taken: set[str] = set()
+    for model in models:
+        stem = model_file(model)
+        if stem.casefold() in taken:
+            digest = hashlib.sha256(model.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+            cut = stem.encode()[: MAX_STEM_BYTES - 9].decode("utf-8", "ignore")
+            stem = f"{cut}-{digest}"
+        taken.add(stem.casefold())
+        out[model] = stem
+    return out
+
+
 #: Names Windows reserves for devices: no file or folder there may have one, whatever follows
 #: its first dot (``con``, ``NUL.txt``).
 _DEVICES = frozenset(
@@ -250,8 +269,9 @@ def _manifest(name: str, description: str, datasets: Sequence[ImportedDataset]) 
             if ds.default_split:
                 lines.append(f"split = {_toml_str(ds.default_split)}")
         if ds.runs:
+            stems = run_stems(ds.runs)
             items = ", ".join(
-                f"{_toml_key(m)} = {_toml_str(f'{ds.name}/runs/{model_file(m)}.parquet')}"
+                f"{_toml_key(m)} = {_toml_str(f'{ds.name}/runs/{stems[m]}.parquet')}"
                 for m in ds.runs
             )
             lines.append(f"runs = {{ {items} }}")
@@ -310,11 +330,12 @@ def write_bundle(
                 path = folder / "split" / f"{split}.index"
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_text("".join(f"{q}\n" for q in ids), encoding="utf-8")
+            stems = run_stems([*ds.runs, *(m for m in ds.summaries if m not in ds.runs)])
             for model, run in ds.runs.items():
-                write_parquet(run, folder / "runs" / f"{model_file(model)}.parquet")
+                write_parquet(run, folder / "runs" / f"{stems[model]}.parquet")
                 shown.advance(1, len(run))
             for model, summary in ds.summaries.items():
-                path = folder / "runs" / f"{model_file(model)}.metrics.json"
+                path = folder / "runs" / f"{stems[model]}.metrics.json"
                 path.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
         (tmp / "bundle.toml").write_text(_manifest(name, description, datasets), encoding="utf-8")
 
