@@ -6,7 +6,10 @@ Files recognised as the summary of a run file ``<folder>/<stem>.<ext>``:
   both into one folder): a flat JSON object ``{metric: mean}``; its split is ``<split>``;
 * ``<stem>.metrics.json`` of the same shape (a bundle written by ``import stark`` keeps the
   summary it found beside a run this way, with ``source``, ``split``, ``identical_to`` and
-  ``run_file_means`` keys and the means under ``metrics``);
+  ``run_file_means`` keys and the means under ``metrics``); ``<stem>`` is the run file's name
+  without its extension (``gpt-3.5.parquet`` -> ``gpt-3.5``, ``.gz`` dropped first), else the
+  name up to its first dot (``bm25.run.gz`` -> ``bm25``) unless another file of the folder has
+  that stem (``gpt-3.metrics.json`` is ``gpt-3.parquet``'s summary, not ``gpt-3.5.parquet``'s);
 * ``metrics.json`` of the same shape, when it is the folder's only summary and the run is the
   folder's only run file;
 * a row of a leaderboard CSV (``leaderboard*.csv`` in the run's folder or the one above it): a
@@ -313,11 +316,35 @@ def summary_paths(run: str | Path) -> list[Path]:
     folder = p.parent
     match = RUN_NAME.match(p.name)
     named = [folder / f"eval_metrics_{match.group('split')}.json"] if match else []
-    named += [folder / f"{p.name.split('.')[0]}{SUMMARY_SUFFIX}", folder / "metrics.json"]
+    named += [folder / f"{stem}{SUMMARY_SUFFIX}" for stem in _stems(p)[:1]]
+    named.append(folder / "metrics.json")
     found = [f for f in named if f.is_file()]
     for where in (folder, folder.parent):
         found += sorted(f for f in where.glob("leaderboard*.csv") if f.is_file())
     return found
+
+
+def _whole_stem(name: str) -> str:
+    """A file name without its extension (``.gz`` dropped first)."""
+    base = name.removesuffix(".gz").removesuffix(".GZ")
+    return base.rpartition(".")[0] or base
+
+
+def _stems(run: Path) -> list[str]:
+    """The stems of the run file's ``<stem>.metrics.json`` that exist, in order (module
+    docstring): the name without its extension, then up to its first dot."""
+    whole, first = _whole_stem(run.name), run.name.split(".")[0]
+    found = [whole] if (run.parent / f"{whole}{SUMMARY_SUFFIX}").is_file() else []
+    if first == whole or not (run.parent / f"{first}{SUMMARY_SUFFIX}").is_file():
+        return found
+    try:
+        others = any(
+            f.name != run.name and not is_summary_file(f) and _whole_stem(f.name) == first
+            for f in run.parent.iterdir()
+        )
+    except OSError:
+        others = False
+    return found if others else [*found, first]
 
 
 def summaries_beside(run: str | Path, model: str | None = None) -> list[Summary]:

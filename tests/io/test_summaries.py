@@ -250,6 +250,25 @@ def test_summary_files_beside_a_run(tmp_path: Path) -> None:
         assert read_summary(folder / "x.metrics.json") is None
 
 
+def test_a_dotted_run_name_finds_its_own_summary_not_a_shorter_namesakes(tmp_path) -> None:
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    for name in ("gpt-3.5.parquet", "gpt-3.parquet", "bm25.run.gz"):
+        (folder / name).write_bytes(b"")
+    (folder / "gpt-3.metrics.json").write_text('{"mrr": 0.3}')
+    # gpt-3.metrics.json is gpt-3.parquet's: gpt-3.5.parquet has none
+    assert [s.path.name for s in summaries_beside(folder / "gpt-3.parquet")] == [
+        "gpt-3.metrics.json"
+    ]
+    assert summaries_beside(folder / "gpt-3.5.parquet") == []
+    (folder / "gpt-3.5.metrics.json").write_text('{"mrr": 0.5}')  # as import stark keeps it
+    (found,) = summaries_beside(folder / "gpt-3.5.parquet")
+    assert found.path.name == "gpt-3.5.metrics.json"
+    assert found.means == {"mrr": (0.5, 0.05)}
+    (folder / "bm25.metrics.json").write_text('{"mrr": 0.25}')  # up to the first dot
+    assert [s.path.name for s in summaries_beside(folder / "bm25.run.gz")] == ["bm25.metrics.json"]
+
+
 def test_validate_run_prints_the_audit_and_the_split_option_picks_the_queries(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
