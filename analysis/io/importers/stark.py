@@ -34,7 +34,8 @@ Folder layout read (every part but one QA file is optional)::
   stem appended (``ada-002/eval_results_val``); files whose stems are the same too get their
   whole file name (``bm25.trec`` and ``bm25.tsv``), so that no run replaces another.
   Summaries (``eval_metrics_*.json``, ``*.metrics.json``, ``metrics.json``,
-  ``leaderboard*.csv``) and other files that are no run are skipped as runs.
+  ``leaderboard*.csv``) and other files that are no run (a table without a ``doc_id``
+  column, such as per-query metrics) are skipped as runs, with a note.
 * Checks (see :mod:`analysis.io.importers.stark_checks`): stale eval.py output, idx/query_id
   mix-ups, Amazon's old and current query ids (files of the other convention are re-keyed to the
   QA file's; the convention is named for a folder called ``amazon`` or when a file was
@@ -237,6 +238,14 @@ def _run_files(root: Path) -> list[Path]:
     )
 
 
+def _has_doc_ids(path: Path) -> bool:
+    """Whether the table ``path`` has a ``doc_id`` column (or an alias such as ``docno``): a
+    table without one (per-query metrics, queries) is no run."""
+    from analysis.io import tables
+
+    return "doc_id" in {tables.ID_ALIASES.get(c, c) for c in tables.table_columns(path)}
+
+
 def _model_names(root: Path, files: list[Path]) -> dict[Path, tuple[str, str]]:
     """file -> (dataset kind, model name); see the module docstring."""
     runs = root / "runs"
@@ -283,6 +292,9 @@ class _Import:
             return None
         if fmt not in ("trec_run", "stark_eval", "table"):
             self.notes.append(f"{path}: skipped (a {fmt.replace('_', ' ')} file, not a run)")
+            return None
+        if fmt == "table" and not _has_doc_ids(path):
+            self.notes.append(f"{path}: skipped (a table without a doc_id column, not a run)")
             return None
         drop: set[int] = set()
         if fmt == "stark_eval":

@@ -410,6 +410,18 @@ def test_run_files_of_one_stem_are_two_models(tmp_path: Path) -> None:
     assert load_run(spec.runs["m/x.trec"])["doc_id"].tolist() == ["5"]
 
 
+def test_a_table_of_per_query_metrics_in_runs_is_skipped_as_no_run(tmp_path: Path) -> None:
+    root = _small(tmp_path / "toy")
+    _eval(root / "runs" / "m" / "eval_results_test.csv", [("0", "0", [5]), ("1", "1", [6])])
+    per_query = root / "runs" / "m" / "per_query.csv"
+    per_query.write_text("query_id,hit@1,mrr\n0,1,1\n1,0,0.5\n")
+    (root / "runs" / "pt.csv").write_text("qid,docno,score\n0,5,1.5\n")  # a run (PyTerrier)
+    result = import_stark(root, tmp_path / "out")
+    assert f"{per_query}: skipped (a table without a doc_id column, not a run)" in result.notes
+    spec = read_manifest(tmp_path / "out").datasets["toy-synthesized"]
+    assert sorted(spec.runs) == ["m/eval_results_test", "pt"]
+
+
 def test_no_qa_file_is_one_line_naming_the_names_looked_for(tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
     with pytest.raises(InputError, match=r"no QA file with STaRK's columns id,query,answer_ids"):
