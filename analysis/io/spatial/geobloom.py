@@ -32,14 +32,18 @@ def _geobloom_fields(src: _Source, allowed: tuple[int, ...]) -> pd.DataFrame:
         raise src.fail(blank, "blank line: GeoBloom ids are row numbers, so no row may be empty")
     parts = lines.str.split("\t")
     n = parts.str.len().to_numpy(dtype=np.int64)
-    want = allowed if len(lines) == 0 else ((n[0],) if n[0] in allowed else allowed)
+    # one width for the whole file: the allowed one most lines have (the first line's on a
+    # tie), so that the line named is the odd one out, not the line after an odd first line
+    counts = [(int((n == w).sum()), w == (n[0] if len(n) else None), w) for w in allowed]
+    best = max(counts)
+    want = (best[2],) if best[0] else allowed
     bad = _first(~np.isin(n, want))
     if bad is not None:
         shape = " or ".join(str(a) for a in want)
         raise src.fail(
             bad, f"expected {shape} tab-separated fields (text, X, Y[, gold]), got {n[bad]}"
         )
-    width = int(n[0]) if len(lines) else allowed[0]
+    width = want[0]
     cols = ["text", "x", "y", "gold"][:width]
     if len(lines) == 0:
         return pd.DataFrame({c: pd.Series([], dtype="str") for c in cols})

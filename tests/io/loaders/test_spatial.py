@@ -277,6 +277,14 @@ def test_geobloom_errors(tmp_path: Path) -> None:
         load_geobloom_pois(far, "EPSG:2385")
     _assert_error(exc, far, 2)
 
+    # the first line lacks its gold: it is the line named, not the next one
+    first = _write(tmp_path / "first.txt", "\n".join([rows[0]] + [r + "\t3" for r in rows[1:]]))
+    with pytest.raises(InputError) as exc:
+        load_geobloom_queries(first, "EPSG:2385")
+    assert str(exc.value) == (
+        f"{first}:1: expected 4 tab-separated fields (text, X, Y[, gold]), got 3"
+    )
+
     gold = _write(tmp_path / "gold.txt", rows[0] + "\t3\n" + rows[1] + "\tx7\n")
     with pytest.raises(InputError, match="gold") as exc:
         load_geobloom_queries(gold, "EPSG:2385")
