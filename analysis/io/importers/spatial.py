@@ -26,7 +26,9 @@ d_max = 30 km``, LIST ``α = 0.4, d_max = 20 km``, as in the demo bundle).
 
 A query file that holds no query (a header only, an empty file) is an error naming it: its
 split would be written as a split file of no query id, which no bundle reader accepts. So is a
-POI file that holds no POI: no query could find its gold.
+POI file that holds no POI: no query could find its gold. An import whose files name no gold
+POI at all (no gold column, an empty ``qrels.csv``) is an error naming the folder: a bundle of
+no qrels row cannot be opened.
 """
 
 from __future__ import annotations
@@ -159,6 +161,10 @@ def _finish(
     if not parts:
         raise InputError(src, None, "no query files found")
     queries, qrels, splits = _queries(parts, notes)
+    if qrels.empty:
+        raise InputError(
+            src, None, "no gold POI in the query or qrels files: there is nothing to evaluate"
+        )
     queries = _slices(queries)
     unknown = ~qrels["doc_id"].isin(set(pois["doc_id"]))
     if unknown.any():

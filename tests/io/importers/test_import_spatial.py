@@ -266,6 +266,32 @@ def test_a_poi_file_of_no_poi_is_one_line_and_writes_nothing(tmp_path, layout) -
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize("layout", ["geoglue", "geobloom", "list"])
+def test_files_naming_no_gold_are_one_line_and_write_nothing(tmp_path, layout) -> None:
+    # the bundle had an empty qrels table, which no reader opens
+    root = tmp_path / "src"
+    if layout == "list":
+        _list_folder(root, HANGZHOU, per_point=False)
+        (root / "test" / "qrels.csv").write_text("query_id,poi_id\n")
+        run = partial(import_list, crs="EPSG:32650")
+    elif layout == "geoglue":
+        root.mkdir()
+        (root / "pois.csv").write_text("poi_id,text,lat,lon\n1,店,30.2,120.1\n")
+        (root / "queries_test.csv").write_text("query_id,text,lat,lon\n0,店,30.2,120.1\n")
+        run = import_geoglue
+    else:
+        root.mkdir()
+        (root / "poi.txt").write_text("店\t3355573.717183463\t506802.9412174981\n")
+        (root / "test.txt").write_text("店\t3355573.717183463\t506802.9412174981\n")
+        run = partial(import_geobloom, crs="EPSG:2385")
+    with pytest.raises(InputError) as info:
+        run(root, tmp_path / "out")
+    assert str(info.value) == (
+        f"{root}: no gold POI in the query or qrels files: there is nothing to evaluate"
+    )
+    assert not (tmp_path / "out").exists()
+
+
 @pytest.mark.parametrize(
     ("text", "kind"),
     [
