@@ -36,7 +36,8 @@ Folder layout read (every part but one QA file is optional)::
   Summaries (``eval_metrics_*.json``, ``*.metrics.json``, ``metrics.json``,
   ``leaderboard*.csv``) and other files that are no run (a table without a ``doc_id``
   column, such as per-query metrics) are skipped as runs, with a note.
-* Checks (see :mod:`analysis.io.importers.stark_checks`): stale eval.py output, idx/query_id
+* Checks (see :mod:`analysis.io.importers.stark_checks`): split ids that are no query of the
+  QA file (``007`` for ``7``; a note with their count), stale eval.py output, idx/query_id
   mix-ups, Amazon's old and current query ids (files of the other convention are re-keyed to the
   QA file's; the convention is named for a folder called ``amazon`` or when a file was
   re-keyed), Prime's 98/109-row human set and the qrels version each run was made on, the
@@ -343,8 +344,14 @@ class _Import:
         main = self.domains["synthesized"]
         for path in sorted((self.src / "split").glob("*.index")):
             table = read_split_index(path)
-            ids = main.rekey(table["query_id"], path, self.notes)
-            self.splits[path.name.removesuffix(".index")] = ids.astype("str").tolist()
+            ids = main.rekey(table["query_id"], path, self.notes).astype("str").tolist()
+            missing = [q for q in ids if q not in main.ids]
+            if missing:
+                self.notes.append(
+                    f"{path}: {len(missing):,} of {len(ids):,} query ids are not queries of "
+                    f"{main.path.name} (e.g. {missing[0]!r:.40}): the split leaves them out"
+                )
+            self.splits[path.name.removesuffix(".index")] = ids
 
     def queries(self, kind: str, label: str) -> pd.DataFrame:
         """The queries of one set with their slice columns (pattern groups, metapaths)."""

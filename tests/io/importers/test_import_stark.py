@@ -422,6 +422,18 @@ def test_a_table_of_per_query_metrics_in_runs_is_skipped_as_no_run(tmp_path: Pat
     assert sorted(spec.runs) == ["m/eval_results_test", "pt"]
 
 
+def test_split_ids_that_are_no_query_are_a_note(tmp_path: Path) -> None:
+    root = _small(tmp_path / "toy")
+    split = root / "split" / "test.index"
+    split.write_text("0\n01\n 9\n")  # 01 is not query 1
+    result = import_stark(root, tmp_path / "out")
+    assert (
+        f"{split}: 2 of 3 query ids are not queries of stark_qa.csv (e.g. '01'): the split "
+        "leaves them out"
+    ) in result.notes
+    assert not any("train.index" in n for n in result.notes)
+
+
 def test_no_qa_file_is_one_line_naming_the_names_looked_for(tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
     with pytest.raises(InputError, match=r"no QA file with STaRK's columns id,query,answer_ids"):
