@@ -29,7 +29,6 @@ import io
 from collections.abc import Iterable
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from analysis.core.errors import DataWarning, InputError
@@ -146,11 +145,12 @@ def amazon_id_map(queries: pd.DataFrame, convention: str) -> dict[str, str]:
     id, from its ``old_id`` column (empty without one).
     """
     if convention == "old":
-        old = queries["query_id"].astype("str").to_numpy()
-        if not all(q.isdigit() for q in old):
+        old = queries["query_id"].astype("str").tolist()
+        if not all(q.isascii() and q.isdigit() for q in old):
             return {}  # the rank mapping is defined on integer ids only
-        order = np.argsort(old.astype(np.int64), kind="stable")
-        return {str(rank): str(old[i]) for rank, i in enumerate(order)}
+        # ascending as integers of any size (leading zeros aside), ties in table order
+        order = sorted(range(len(old)), key=lambda i: (len(old[i].lstrip("0")), old[i].lstrip("0")))
+        return {str(rank): old[i] for rank, i in enumerate(order)}
     if "old_id" not in queries.columns:
         return {}
     return dict(

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from analysis.cli import main
-from analysis.io.importers.stark_checks import qrels_version
+from analysis.io.importers.stark_checks import amazon_id_map, qrels_version
 from analysis.io.stark import read_split_ids, read_stark_eval, read_stark_qa
 
 
@@ -40,6 +40,16 @@ def test_a_run_keyed_by_amazons_current_ids_against_old_qrels() -> None:
     )
     assert "`import stark`, which re-keys it" in found.message
     assert qrels_version(list(OLD), queries, qrels) is None  # the run of the qrels' own release
+
+
+def test_old_amazon_ids_beyond_64_bits_are_ranked_as_integers() -> None:
+    # an id of 20 digits ended in an OverflowError; ranks are of the integers (7 < 10 < 2^70)
+    big = str(2**70)
+    queries, qrels = _tables({big: [big], "10": ["10"], "007": ["007"]})
+    found = qrels_version(["0", "1", "2"], queries, qrels)
+    assert found is not None
+    assert "3 of the run's 3 queries are qrels queries once re-keyed" in found.message
+    assert amazon_id_map(queries, "old") == {"0": "007", "1": "10", "2": big}
 
 
 def test_a_run_keyed_by_amazons_old_ids_against_current_qrels() -> None:
