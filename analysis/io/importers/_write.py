@@ -27,7 +27,8 @@ Parquet is written with fixed options (zstd, no pandas index) so equal data give
 A dataset's name is its folder in the bundle: a name that is not one plain folder name (empty,
 ``.``, ``..``, holding ``/``, ``\\``, a line break or another control character, a Windows
 device name such as ``con``, longer than 100 characters) is refused before anything is
-written.
+written, and so is a split whose query id a split file cannot hold (one id per line: an id
+with whitespace, or starting with ``#``, which the reader skips as a comment).
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ import pyarrow.parquet as pq
 
 from analysis.core import paths, progress
 from analysis.core.errors import InputError
+from analysis.io._text import ASCII_SPACE
 from analysis.io.atomic import atomic_folder
 from analysis.io.groups import RunGroup
 
@@ -222,6 +224,24 @@ def check_dataset_name(name: str, option: str = "--name") -> str:
     return text
 
 
+def _check_split_ids(ds: ImportedDataset) -> None:
+    """Refuse a split id that a ``split/<name>.index`` file cannot hold (module docstring).
+
+    Raises:
+        InputError: naming the dataset, the split and the id.
+    """
+    for split, ids in ds.splits.items():
+        for q in ids:
+            text = str(q)
+            if not text or text.startswith("#") or any(c in text for c in ASCII_SPACE):
+                raise InputError(
+                    ds.name,
+                    None,
+                    f"query id {text!r:.60} of split {split!r}: a split file holds one id per "
+                    "line, so an id of a split may hold no whitespace and not start with '#'",
+                )
+
+
 def _toml_str(value: str) -> str:
     return json.dumps(value, ensure_ascii=False)
 
@@ -312,6 +332,7 @@ def write_bundle(
     """
     for ds in datasets:
         check_dataset_name(ds.name)
+        _check_split_ids(ds)
     out.parent.mkdir(parents=True, exist_ok=True)
     shared = {t: _shared_paths(datasets, t) for t in ("entities", "edges")}
     shown = progress.current()

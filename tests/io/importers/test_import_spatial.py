@@ -292,6 +292,28 @@ def test_files_naming_no_gold_are_one_line_and_write_nothing(tmp_path, layout) -
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize("query_id", ["q 1", "#q1"])
+def test_a_query_id_no_split_file_can_hold_is_one_line(tmp_path, query_id) -> None:
+    # written as is, the split file was refused (whitespace) or skipped the id (#) on reading
+    root = tmp_path / "gg"
+    root.mkdir()
+    (root / "pois.csv").write_text("poi_id,text,lat,lon\n1,店,30.2,120.1\n")
+    (root / "queries_test.csv").write_text(
+        f"query_id,text,lat,lon,gold_poi_ids\n{query_id},店,30.2,120.1,1\n"
+    )
+    with pytest.raises(InputError) as info:
+        import_geoglue(root, tmp_path / "out")
+    assert str(info.value) == (
+        f"gg: query id {query_id!r} of split 'test': a split file holds one id per line, so an "
+        "id of a split may hold no whitespace and not start with '#'"
+    )
+    assert not (tmp_path / "out").exists()
+    (root / "queries_test.csv").rename(root / "queries.csv")  # no split: the id is fine
+    import_geoglue(root, tmp_path / "out")
+    ds = load_dataset(read_manifest(tmp_path / "out").datasets["gg"])
+    assert ds.queries["query_id"].tolist() == [query_id]
+
+
 @pytest.mark.parametrize(
     ("text", "kind"),
     [
