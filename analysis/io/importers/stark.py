@@ -29,10 +29,11 @@ Folder layout read (every part but one QA file is optional)::
   are written ``drug -target-> gene/protein``); queries without one get ``none``.
 * Runs: each run file's model is its folder path under ``runs/`` (``runs/ada-002/x.csv`` ->
   ``ada-002``, ``runs/ada-002/test/x.csv`` -> ``ada-002/test``; a file directly in ``runs/`` is
-  named by its stem). A file goes to the human dataset when its path under ``runs/`` mentions
-  ``human``, else to the main one. Two files of one folder for one dataset get the file
-  stem appended (``ada-002/eval_results_val``); files whose stems are the same too get their
-  whole file name (``bm25.trec`` and ``bm25.tsv``), so that no run replaces another.
+  named by its stem; bytes of a name that are not UTF-8 are read as U+FFFD). A file goes to
+  the human dataset when its path under ``runs/`` mentions ``human``, else to the main one.
+  Two files of one folder for one dataset get the file stem appended
+  (``ada-002/eval_results_val``); files whose stems are the same too get their whole file name
+  (``bm25.trec`` and ``bm25.tsv``), so that no run replaces another.
   Summaries (``eval_metrics_*.json``, ``*.metrics.json``, ``metrics.json``,
   ``leaderboard*.csv``) and other files that are no run (a table without a ``doc_id``
   column, such as per-query metrics) are skipped as runs, with a note.
@@ -247,6 +248,12 @@ def _has_doc_ids(path: Path) -> bool:
     return "doc_id" in {tables.ID_ALIASES.get(c, c) for c in tables.table_columns(path)}
 
 
+def _readable(name: str) -> str:
+    """A file name as text: bytes that are not UTF-8 (kept by the file system as surrogate
+    escapes, which no UTF-8 manifest can hold) become U+FFFD."""
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
 def _model_names(root: Path, files: list[Path]) -> dict[Path, tuple[str, str]]:
     """file -> (dataset kind, model name); see the module docstring."""
     runs = root / "runs"
@@ -254,21 +261,22 @@ def _model_names(root: Path, files: list[Path]) -> dict[Path, tuple[str, str]]:
     for f in files:
         rel = f.relative_to(runs)
         kind = "human" if "human" in rel.as_posix().lower() else "synthesized"
-        folder = rel.parent.as_posix()
-        out[f] = (kind, folder if folder != "." else f.name.split(".")[0])
+        folder = _readable(rel.parent.as_posix())
+        out[f] = (kind, folder if folder != "." else _readable(f.name).split(".")[0])
     counts: dict[tuple[str, str], int] = {}
     for key in out.values():
         counts[key] = counts.get(key, 0) + 1
     for f, (kind, model) in list(out.items()):
         if counts[(kind, model)] > 1 and f.parent != runs:
-            out[f] = (kind, f"{model}/{f.name.split('.')[0]}")
+            out[f] = (kind, f"{model}/{_readable(f.name).split('.')[0]}")
     counts = {}
     for key in out.values():
         counts[key] = counts.get(key, 0) + 1
     for f, (kind, model) in list(out.items()):  # same stem: bm25.trec and bm25.tsv
         if counts[(kind, model)] > 1:
             head = model.rpartition("/")[0] if f.parent != runs else ""
-            out[f] = (kind, f"{head}/{f.name}" if head else f.name)
+            name = _readable(f.name)
+            out[f] = (kind, f"{head}/{name}" if head else name)
     return out
 
 

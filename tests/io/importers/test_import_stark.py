@@ -4,6 +4,7 @@ data checks (stale eval.py output, idx vs query_id, Amazon id conventions, Prime
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -432,6 +433,17 @@ def test_split_ids_that_are_no_query_are_a_note(tmp_path: Path) -> None:
         "leaves them out"
     ) in result.notes
     assert not any("train.index" in n for n in result.notes)
+
+
+def test_a_run_folder_name_that_is_not_utf8_is_read_with_a_replacement(tmp_path: Path) -> None:
+    # the name (a surrogate escape in Python) ended in a UnicodeEncodeError writing the manifest
+    root = _small(tmp_path / "toy")
+    folder = root / "runs" / os.fsdecode(b"m\xff")
+    _eval(folder / "eval_results_test.csv", [("0", "0", [5]), ("1", "1", [6])])
+    import_stark(root, tmp_path / "out")
+    spec = read_manifest(tmp_path / "out").datasets["toy-synthesized"]
+    assert list(spec.runs) == ["m\ufffd"]
+    assert load_run(spec.runs["m\ufffd"])["doc_id"].tolist() == ["5", "6"]
 
 
 def test_no_qa_file_is_one_line_naming_the_names_looked_for(tmp_path: Path) -> None:
