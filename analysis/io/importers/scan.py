@@ -35,6 +35,7 @@ from analysis.io.importers._write import (
     ImportedDataset,
     ImportResult,
     check_out,
+    readable_name,
     run_frame,
     write_bundle,
 )
@@ -256,10 +257,10 @@ def suggest_importer(folder: str | Path, roots: Iterable[str | Path] | None = No
 
 
 def _model_names(runs: Sequence[Path]) -> dict[str, Path]:
-    stems = [p.name.split(".")[0] for p in runs]
+    stems = [readable_name(p.name).split(".")[0] for p in runs]
     out = {}
     for path, stem in zip(runs, stems, strict=True):
-        name = stem if stems.count(stem) == 1 else f"{path.parent.name}/{stem}"
+        name = stem if stems.count(stem) == 1 else f"{readable_name(path.parent.name)}/{stem}"
         out[name] = path
     return out
 
@@ -321,10 +322,11 @@ def build_bundle(out: Path, name: str, **files: Unpack[BundleFiles]) -> ImportRe
     """Write a one-dataset bundle named ``name`` at ``out`` from the chosen files (converted to
     Parquet; inputs are only read). Several queries or qrels files are concatenated (the first
     row of a repeated query id wins). Models are named by file stem (with the folder when two
-    stems repeat); splits by file stem, ``test`` the default split when present; query groups
-    and metapaths become the ``pattern_group``/``pattern`` and ``metapath`` slice columns. The
-    family is ``stark`` for a STaRK QA file, ``spatial`` when the entities have ``lat, lon``,
-    else ``generic``, with that family's default metrics. The app checks the chosen files with
+    stems repeat; bytes of a name that are not UTF-8 read as U+FFFD); splits by file stem,
+    ``test`` the default split when present; query groups and metapaths become the
+    ``pattern_group``/``pattern`` and ``metapath`` slice columns. The family is ``stark`` for a
+    STaRK QA file, ``spatial`` when the entities have ``lat, lon``, else ``generic``, with that
+    family's default metrics. The app checks the chosen files with
     :func:`analysis.io.confine.require_confined` first.
 
     Raises:

@@ -67,6 +67,7 @@ from analysis.io.importers._write import (
     ImportedDataset,
     ImportResult,
     check_out,
+    readable_name,
     run_frame,
     write_bundle,
 )
@@ -248,12 +249,6 @@ def _has_doc_ids(path: Path) -> bool:
     return "doc_id" in {tables.ID_ALIASES.get(c, c) for c in tables.table_columns(path)}
 
 
-def _readable(name: str) -> str:
-    """A file name as text: bytes that are not UTF-8 (kept by the file system as surrogate
-    escapes, which no UTF-8 manifest can hold) become U+FFFD."""
-    return name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-
-
 def _model_names(root: Path, files: list[Path]) -> dict[Path, tuple[str, str]]:
     """file -> (dataset kind, model name); see the module docstring."""
     runs = root / "runs"
@@ -261,21 +256,21 @@ def _model_names(root: Path, files: list[Path]) -> dict[Path, tuple[str, str]]:
     for f in files:
         rel = f.relative_to(runs)
         kind = "human" if "human" in rel.as_posix().lower() else "synthesized"
-        folder = _readable(rel.parent.as_posix())
-        out[f] = (kind, folder if folder != "." else _readable(f.name).split(".")[0])
+        folder = readable_name(rel.parent.as_posix())
+        out[f] = (kind, folder if folder != "." else readable_name(f.name).split(".")[0])
     counts: dict[tuple[str, str], int] = {}
     for key in out.values():
         counts[key] = counts.get(key, 0) + 1
     for f, (kind, model) in list(out.items()):
         if counts[(kind, model)] > 1 and f.parent != runs:
-            out[f] = (kind, f"{model}/{_readable(f.name).split('.')[0]}")
+            out[f] = (kind, f"{model}/{readable_name(f.name).split('.')[0]}")
     counts = {}
     for key in out.values():
         counts[key] = counts.get(key, 0) + 1
     for f, (kind, model) in list(out.items()):  # same stem: bm25.trec and bm25.tsv
         if counts[(kind, model)] > 1:
             head = model.rpartition("/")[0] if f.parent != runs else ""
-            name = _readable(f.name)
+            name = readable_name(f.name)
             out[f] = (kind, f"{head}/{name}" if head else name)
     return out
 

@@ -4,6 +4,7 @@ files; the importer a folder's layout calls for."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -85,6 +86,15 @@ def test_build_bundle_replaces_only_a_bundle(tmp_path) -> None:
     build_bundle(tmp_path / "out", "x", qrels=[src / "stark_qa.csv"])
     build_bundle(tmp_path / "out", "y", qrels=[src / "stark_qa.csv"])  # a bundle is replaced
     assert list(read_manifest(tmp_path / "out").datasets) == ["y"]
+
+
+def test_build_bundle_names_a_model_whose_file_name_is_not_utf8(tmp_path) -> None:
+    src = _folder(tmp_path / "f")
+    run = src / os.fsdecode(b"r\xff.csv")  # a surrogate escape: no UTF-8 manifest holds it
+    run.write_text('idx,query_id,pred_rank\n0,1,"[5]"\n')
+    build_bundle(tmp_path / "out", "x", qrels=[src / "stark_qa.csv"], runs=[run])
+    spec = read_manifest(tmp_path / "out").datasets["x"]
+    assert list(spec.runs) == ["r\ufffd"]
 
 
 def test_suggest_importer(tmp_path) -> None:
