@@ -16,6 +16,7 @@ counts the rest (:class:`Scan`), so a page can say "300 of 10,001 files shown".
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -257,11 +258,27 @@ def suggest_importer(folder: str | Path, roots: Iterable[str | Path] | None = No
 
 
 def _model_names(runs: Sequence[Path]) -> dict[str, Path]:
+    """model -> run file: the file stem, with the folder when two stems repeat, the whole file
+    name when that repeats too, then the path below the runs' common folder (the position in
+    ``runs`` for a file chosen twice): no run replaces another."""
     stems = [readable_name(p.name).split(".")[0] for p in runs]
-    out = {}
-    for path, stem in zip(runs, stems, strict=True):
-        name = stem if stems.count(stem) == 1 else f"{readable_name(path.parent.name)}/{stem}"
-        out[name] = path
+    names = [
+        stem if stems.count(stem) == 1 else f"{readable_name(path.parent.name)}/{stem}"
+        for path, stem in zip(runs, stems, strict=True)
+    ]
+    names = [
+        name if names.count(name) == 1 else f"{name.rpartition('/')[0]}/{readable_name(p.name)}"
+        for p, name in zip(runs, names, strict=True)
+    ]
+    if len(set(names)) < len(names):
+        common = Path(os.path.commonpath([p.parent for p in runs]))
+        names = [
+            name if names.count(name) == 1 else readable_name(p.relative_to(common).as_posix())
+            for p, name in zip(runs, names, strict=True)
+        ]
+    out: dict[str, Path] = {}
+    for i, (path, name) in enumerate(zip(runs, names, strict=True)):
+        out[name if name not in out else f"{name} ({i + 1})"] = path
     return out
 
 
@@ -322,7 +339,8 @@ def build_bundle(out: Path, name: str, **files: Unpack[BundleFiles]) -> ImportRe
     """Write a one-dataset bundle named ``name`` at ``out`` from the chosen files (converted to
     Parquet; inputs are only read). Several queries or qrels files are concatenated (the first
     row of a repeated query id wins). Models are named by file stem (with the folder when two
-    stems repeat; bytes of a name that are not UTF-8 read as U+FFFD); splits by file stem,
+    stems repeat, the whole file name, then the path, when those repeat too; bytes of a name
+    that are not UTF-8 read as U+FFFD); splits by file stem,
     ``test`` the default split when present; query groups and metapaths become the
     ``pattern_group``/``pattern`` and ``metapath`` slice columns. The family is ``stark`` for a
     STaRK QA file, ``spatial`` when the entities have ``lat, lon``, else ``generic``, with that

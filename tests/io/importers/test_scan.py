@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from analysis.core.errors import InputError
+from analysis.io import load_run
 from analysis.io.bundle import load_dataset, read_manifest
 from analysis.io.importers import build_bundle, scan_folder, suggest_importer
 
@@ -95,6 +96,20 @@ def test_build_bundle_names_a_model_whose_file_name_is_not_utf8(tmp_path) -> Non
     build_bundle(tmp_path / "out", "x", qrels=[src / "stark_qa.csv"], runs=[run])
     spec = read_manifest(tmp_path / "out").datasets["x"]
     assert list(spec.runs) == ["r\ufffd"]
+
+
+def test_build_bundle_keeps_every_run_whose_stems_repeat(tmp_path) -> None:
+    src = _folder(tmp_path / "f")
+    for folder in ("a/x", "b/x"):  # one folder name twice, and one stem twice in a folder
+        (src / folder).mkdir(parents=True)
+        (src / folder / "run.trec").write_text(f"1 Q0 {len(folder)} 1 1.0 t\n")
+    (src / "a" / "x" / "run.tsv").write_text("query_id\tdoc_id\tscore\n1\t7\t1.0\n")
+    runs = [src / "a/x/run.trec", src / "a/x/run.tsv", src / "b/x/run.trec"]
+    build_bundle(tmp_path / "out", "x", qrels=[src / "stark_qa.csv"], runs=runs)
+    spec = read_manifest(tmp_path / "out").datasets["x"]
+    assert list(spec.runs) == ["a/x/run.trec", "x/run.tsv", "b/x/run.trec"]
+    assert load_run(spec.runs["x/run.tsv"])["doc_id"].tolist() == ["7"]
+    assert len({spec.runs[m] for m in spec.runs}) == 3
 
 
 def test_suggest_importer(tmp_path) -> None:
