@@ -52,6 +52,7 @@ Folder layout read (every part but one QA file is optional)::
 from __future__ import annotations
 
 import csv
+import io
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -192,13 +193,13 @@ class _Domain:
             self.mapping = checks.amazon_id_map(self.queries, self.convention)
 
     def _old_ids(self, path: Path) -> None:
-        """Keep an ``old_id`` column (a re-keyed Amazon QA file) for the id mapping."""
-        with paths.reading(path, "cannot open"), path.open("rb") as fh:
-            header = fh.readline().decode("utf-8-sig", "replace")
-        if "old_id" not in [h.strip() for h in header.split(",")]:
+        """Keep an ``old_id`` column (a re-keyed Amazon QA file, gzipped or not) for the id
+        mapping."""
+        header = next(iter_lines(head_text(path)), (1, ""))[1]
+        if "old_id" not in [h.strip() for h in next(csv.reader([header]), [])]:
             return
         table = pd.read_csv(
-            path, dtype=str, usecols=["id", "old_id"], keep_default_na=False, encoding="utf-8-sig"
+            io.StringIO(read_text(path)), dtype=str, usecols=["id", "old_id"], keep_default_na=False
         )
         old = dict(zip(table["id"].str.strip(), table["old_id"].str.strip(), strict=True))
         self.queries["old_id"] = self.queries["query_id"].map(old).fillna("").astype("str")

@@ -3,6 +3,7 @@ data checks (stale eval.py output, idx vs query_id, Amazon id conventions, Prime
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import shutil
@@ -139,6 +140,24 @@ def test_amazon_current_id_file_rekeys_the_old_split(real_dir, tmp_path) -> None
 
 
 # ------------------------------------------------------------------------------ hand-made
+
+
+@pytest.mark.parametrize("name", ["stark_qa.csv", "stark_qa.csv.gz"])
+def test_a_current_id_qa_file_rekeys_an_old_split_gzipped_or_not(tmp_path, name) -> None:
+    # the old_id column of a gzipped QA file was looked for in the compressed bytes
+    rows = [("0", "15"), ("1", "42"), ("2", "70"), ("3", "99")]  # current id = rank of old id
+    text = "id,query,answer_ids,old_id\n" + "".join(
+        f'{new},q{new},"[{old}]",{old}\n' for new, old in rows
+    )
+    root = tmp_path / "amazon"
+    (root / "split").mkdir(parents=True)
+    data = text.encode()
+    (root / name).write_bytes(gzip.compress(data) if name.endswith(".gz") else data)
+    (root / "split" / "test.index").write_text("70\n15\n")  # old ids
+    result = import_stark(root, tmp_path / "out")
+    assert any("split/test.index: keyed by the old Amazon query ids" in n for n in result.notes)
+    spec = read_manifest(tmp_path / "out").datasets["amazon-synthesized"]
+    assert sorted(load_dataset(spec).queries["query_id"]) == ["0", "2"]
 
 
 def test_small_folder_datasets_splits_and_models(tmp_path) -> None:
