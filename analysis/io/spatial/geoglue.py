@@ -101,6 +101,8 @@ def _json_wrapped(src: _Source) -> list[Any] | None:
 
 def _geoglue(src: _Source, kind: str) -> tuple[pd.DataFrame, pd.DataFrame]:
     records = _json_records(src)
+    if not records:
+        raise InputError(src.path, None, "the file holds no record (empty, or an empty list)")
     id_keys = POI_ID_COLS if kind == "poi" else QUERY_ID_COLS
     what = "POI id" if kind == "poi" else "query id"
     rows: list[dict[str, Any]] = []

@@ -462,6 +462,16 @@ def test_inputs_are_not_written(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["poi.csv", "qrels.csv", "query.csv"]
 
 
+@pytest.mark.parametrize(("name", "text"), [("e.json", "[ ]"), ("e.json", ""), ("e.jsonl", "\n\n")])
+def test_geoglue_file_of_no_record_says_so(tmp_path: Path, name: str, text: str) -> None:
+    # it was "records have no text field", which sends one looking for a text key
+    path = _write(tmp_path / name, text)
+    for load in (load_pois, load_queries):
+        with pytest.raises(InputError) as exc:
+            load(path)
+        assert str(exc.value) == f"{path}: the file holds no record (empty, or an empty list)"
+
+
 def test_geoglue_wrapped_records_and_missing_id(tmp_path: Path) -> None:
     recs = [{"id": "a", "text": "x", "gis": _gis(1.0, 2.0)}, {"text": "y", "gis": _gis(1.0, 2.0)}]
     wrapped = _write(tmp_path / "wrapped.json", json.dumps({"version": 1, "data": recs}, indent=2))
