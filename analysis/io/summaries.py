@@ -14,7 +14,8 @@ Files recognised as the summary of a run file ``<folder>/<stem>.<ext>``:
   folder's only run file;
 * a row of a leaderboard CSV (``leaderboard*.csv`` in the run's folder or the one above it): a
   column ``model``, ``method``, ``name``, ``run`` or ``retriever`` naming the row, one column
-  per metric; the row whose name is the model's (or the run file's stem), case ignored.
+  per metric; the row whose name is the model's or the run file's stem (as above), case
+  ignored.
 
 Metric keys are read as the evaluator names them (``hit@1``, ``Recall@20``, ``MRR``, STaRK's
 ``rprecision``); keys that are no metric, values that are not finite numbers (text, booleans,
@@ -337,24 +338,40 @@ def _stems(run: Path) -> list[str]:
     found = [whole] if (run.parent / f"{whole}{SUMMARY_SUFFIX}").is_file() else []
     if first == whole or not (run.parent / f"{first}{SUMMARY_SUFFIX}").is_file():
         return found
+    return found if _another_has_stem(run, first) else [*found, first]
+
+
+def _another_has_stem(run: Path, stem: str) -> bool:
+    """Another file of the run's folder, no summary, is ``stem`` plus one extension."""
     try:
-        others = any(
-            f.name != run.name and not is_summary_file(f) and _whole_stem(f.name) == first
+        return any(
+            f.name != run.name and not is_summary_file(f) and _whole_stem(f.name) == stem
             for f in run.parent.iterdir()
         )
     except OSError:
-        others = False
-    return found if others else [*found, first]
+        return False
+
+
+def _row_names(run: Path, model: str | None) -> list[list[str]]:
+    """The names a leaderboard row of the run may have, in the order tried: the file name
+    without its extension and the model, then the name up to its first dot unless that is
+    another file's stem (as for ``<stem>.metrics.json``)."""
+    whole, first = _whole_stem(run.name), run.name.split(".")[0]
+    names = [[whole, *([model] if model else [])]]
+    if first != whole and not _another_has_stem(run, first):
+        names.append([first])
+    return names
 
 
 def summaries_beside(run: str | Path, model: str | None = None) -> list[Summary]:
     """The summaries of the run file ``run`` (module docstring), in that order."""
     p = Path(run)
-    names = [p.name.split(".")[0], *([model] if model else [])]
+    names = _row_names(p, model)
     out: list[Summary] = []
     for path in summary_paths(p):
         if path.suffix == ".csv":
-            found = _leaderboard_row(path, names)
+            rows = (_leaderboard_row(path, group) for group in names)
+            found = next((row for row in rows if row is not None), None)
         elif path.name == "metrics.json" and not _alone(p):
             continue
         else:

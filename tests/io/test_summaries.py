@@ -269,6 +269,20 @@ def test_a_dotted_run_name_finds_its_own_summary_not_a_shorter_namesakes(tmp_pat
     assert [s.path.name for s in summaries_beside(folder / "bm25.run.gz")] == ["bm25.metrics.json"]
 
 
+def test_a_dotted_run_name_takes_its_own_leaderboard_row(tmp_path) -> None:
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    for name in ("gpt-3.5.trec", "gpt-3.trec", "bge-1.5.trec", "bm25.run.gz"):
+        (folder / name).write_text("q 0 d 1 1.0 t\n")
+    (folder / "leaderboard.csv").write_text("model,mrr\ngpt-3,0.3\ngpt-3.5,0.5\nbm25,0.2\n")
+    (found,) = summaries_beside(folder / "gpt-3.5.trec")  # was gpt-3's row
+    assert (found.row, found.means) == ("gpt-3.5", {"mrr": (0.5, 0.05)})
+    (found,) = summaries_beside(folder / "gpt-3.trec")
+    assert found.row == "gpt-3"
+    assert [s.row for s in summaries_beside(folder / "bm25.run.gz")] == ["bm25"]
+    assert summaries_beside(folder / "bge-1.5.trec") == []  # no row bge-1.5
+
+
 def test_validate_run_prints_the_audit_and_the_split_option_picks_the_queries(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
