@@ -100,10 +100,18 @@ def load_latlon_queries(path: PathLike) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 def gold_qrels(table: pd.DataFrame, path: PathLike) -> pd.DataFrame | None:
     """qrels from a query table's gold column (``gold_poi_ids``/``gold_doc_ids``/``gold_ids``/
-    ``gold``/``answer_ids``: one id or a list per query), or None when it has none."""
+    ``gold``/``answer_ids``: one id or a list per query), or None when it has none.
+
+    Raises:
+        InputError: an empty query id; a gold column naming no POI at all (qrels judging
+            nothing, as a qrels table of no row).
+    """
     gold_col = _pick(list(table.columns), GOLD_COLS)
     if gold_col is None or "query_id" not in table.columns:
         return None
     src = _Source(Path(path), "", row_lines=np.arange(2, len(table) + 2, dtype=np.int64))
     ids = _ids(src, table["query_id"], "query id", unique=False)
-    return _split_gold(src, ids, table[gold_col].reset_index(drop=True))
+    qrels = _split_gold(src, ids, table[gold_col].reset_index(drop=True))
+    if qrels.empty:
+        raise InputError(path, None, f"the {gold_col} column names no gold id (every cell empty)")
+    return qrels

@@ -472,6 +472,16 @@ def test_geoglue_file_of_no_record_says_so(tmp_path: Path, name: str, text: str)
         assert str(exc.value) == f"{path}: the file holds no record (empty, or an empty list)"
 
 
+def test_a_query_table_whose_gold_column_is_empty_is_no_qrels(tmp_path: Path) -> None:
+    # read as qrels of no row, evaluate averaged over no query (nan) with a warning only
+    from analysis.io import load_qrels
+
+    path = _write(tmp_path / "queries.csv", "query_id,text,lat,lon,gold_poi_ids\nq1,a,30,120,\n")
+    with pytest.raises(InputError) as exc:
+        load_qrels(path)
+    assert str(exc.value) == f"{path}: the gold_poi_ids column names no gold id (every cell empty)"
+
+
 def test_geoglue_wrapped_records_and_missing_id(tmp_path: Path) -> None:
     recs = [{"id": "a", "text": "x", "gis": _gis(1.0, 2.0)}, {"text": "y", "gis": _gis(1.0, 2.0)}]
     wrapped = _write(tmp_path / "wrapped.json", json.dumps({"version": 1, "data": recs}, indent=2))
