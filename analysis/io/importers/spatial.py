@@ -92,9 +92,24 @@ def _some_pois(path: Path, pois: pd.DataFrame) -> pd.DataFrame:
 
 
 def _queries(
-    parts: list[tuple[str, pd.DataFrame, pd.DataFrame]], notes: list[str]
+    parts: list[tuple[str, pd.DataFrame, pd.DataFrame]], notes: list[str], src: Path
 ) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, list[str]]]:
-    """Concatenate per-split (queries, qrels); prefix ids with the split when they repeat."""
+    """Concatenate per-split (queries, qrels); prefix ids with the split when they repeat.
+
+    Raises:
+        InputError: a query id in two query files of one split (the prefix cannot tell them
+            apart: their gold would be merged into one query's).
+    """
+    for split in dict.fromkeys(s for s, _, _ in parts):
+        same = pd.concat([q["query_id"] for s, q, _ in parts if s == split], ignore_index=True)
+        repeated = same[same.duplicated()]
+        if len(repeated):
+            raise InputError(
+                src,
+                None,
+                f"query id {repeated.iloc[0]!r:.60} is in two query files of split {split!r}: "
+                "the query ids of one split must be unique",
+            )
     ids = pd.concat([q["query_id"] for _, q, _ in parts], ignore_index=True)
     prefix = ids.duplicated().any()
     if prefix:
@@ -160,7 +175,7 @@ def _finish(
     notes = [] if notes is None else notes
     if not parts:
         raise InputError(src, None, "no query files found")
-    queries, qrels, splits = _queries(parts, notes)
+    queries, qrels, splits = _queries(parts, notes, src)
     if qrels.empty:
         raise InputError(
             src, None, "no gold POI in the query or qrels files: there is nothing to evaluate"

@@ -314,6 +314,23 @@ def test_a_query_id_no_split_file_can_hold_is_one_line(tmp_path, query_id) -> No
     assert ds.queries["query_id"].tolist() == [query_id]
 
 
+def test_a_query_id_in_two_files_of_one_split_is_one_line(tmp_path) -> None:
+    # both became test-0: one query with the other's gold, the second text lost
+    root = tmp_path / "gg"
+    root.mkdir()
+    (root / "pois.csv").write_text("poi_id,text,lat,lon\n1,店,30.2,120.1\n2,馆,30.3,120.2\n")
+    header = "query_id,text,lat,lon,gold_poi_ids\n"
+    (root / "queries_test_a.csv").write_text(header + "0,店,30.2,120.1,1\n")
+    (root / "queries_test_b.csv").write_text(header + "0,馆,30.3,120.2,2\n")
+    with pytest.raises(InputError) as info:
+        import_geoglue(root, tmp_path / "out")
+    assert str(info.value) == (
+        f"{root}: query id '0' is in two query files of split 'test': the query ids of one "
+        "split must be unique"
+    )
+    assert not (tmp_path / "out").exists()
+
+
 @pytest.mark.parametrize(
     ("text", "kind"),
     [
