@@ -46,7 +46,8 @@ Folder layout read (every part but one QA file is optional)::
   published summary beside each run (:mod:`analysis.io.summary_audit`; the summary is kept in
   the bundle as ``runs/<model>.metrics.json`` so the app audits it again).
 * ``skb``: a STaRK SKB folder (see :mod:`analysis.io.skb`) adds entities and edges to both
-  datasets.
+  datasets; its domain is the one the collection's name has as a word (``amazon``, ``mag``,
+  ``prime``), else told from its nodes.
 """
 
 from __future__ import annotations
@@ -468,8 +469,10 @@ def _kind_of(path: Path) -> str:
 
 
 def _domain_of(name: str) -> str | None:
-    lower = name.lower()
-    return next((d for d in ("amazon", "mag", "prime") if d in lower), None)
+    """The STaRK domain a collection's name names as a word (``stark-mag``, ``prime``), else
+    None (the SKB reader tells it from the nodes): ``images`` holds no domain."""
+    found = re.search(r"(?<![a-z])(amazon|mag|prime)(?![a-z])", name.lower())
+    return found.group(1) if found else None
 
 
 def detect(folder: Path) -> float:

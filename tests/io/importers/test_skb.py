@@ -186,6 +186,16 @@ def test_import_with_skb_gives_entities(tmp_path) -> None:
     assert any("need torch" in n for n in result.notes) == (torch is None)
 
 
+@pytest.mark.parametrize("name", ["images", "amazon_kb"])
+def test_the_skb_domain_is_a_word_of_the_name(tmp_path, name) -> None:
+    # "images" holds "mag": the Amazon nodes were laid out as MAG documents
+    import_stark(_toy_stark(tmp_path / name), tmp_path / "out", skb=_amazon_skb(tmp_path / "skb"))
+    ds = load_dataset(read_manifest(tmp_path / "out").datasets[f"{name}-human"])
+    ent = ds.entities.set_index("doc_id")
+    assert ent.loc["5", "text"] == PRODUCT_TEXT
+    assert ent.loc["7", "type"] == "brand"
+
+
 def test_skb_entities_are_written_once_for_both_query_sets(tmp_path) -> None:
     root = _toy_stark(tmp_path / "amazon")
     (root / "stark_qa.csv").write_text("id,query,answer_ids\n5,a stick,[5]\n")
