@@ -20,7 +20,7 @@ from pathlib import Path
 
 from analysis.core.errors import InputError
 
-__all__ = ["describe", "kind_of", "path_error", "reading", "resolve", "stat"]
+__all__ = ["check_name", "describe", "kind_of", "path_error", "reading", "resolve", "stat"]
 
 _REASONS = {
     errno.ENOENT: "no such file or folder",
@@ -75,6 +75,21 @@ def resolve(path: str | os.PathLike) -> Path:
         if not _is_loop(exc):
             raise
         raise path_error(p, exc) from None
+
+
+def check_name(path: str | os.PathLike) -> None:
+    """Refuse a path whose name is not UTF-8 text (bytes of another encoding, which Python
+    keeps as surrogate escapes): Arrow and DuckDB take paths as UTF-8 and cannot open it.
+
+    Raises:
+        InputError: naming the path (its odd bytes shown as backslash escapes)."""
+    try:
+        os.fspath(path).encode("utf-8")
+    except UnicodeEncodeError:
+        shown = os.fspath(path).encode("utf-8", "backslashreplace").decode("ascii", "replace")
+        raise InputError(
+            shown, None, "the name is not UTF-8 text (bytes of another encoding): rename it"
+        ) from None
 
 
 def stat(path: str | os.PathLike, *, missing_ok: bool = False) -> os.stat_result | None:

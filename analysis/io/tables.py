@@ -26,6 +26,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from analysis.core import paths
 from analysis.core.engines.source import is_parquet
 from analysis.core.errors import InputError
 from analysis.io._text import (
@@ -122,6 +123,7 @@ def _check_parquet_types(schema: pa.Schema, path: Path) -> None:
 
 
 def _read_parquet(path: Path) -> pd.DataFrame:
+    paths.check_name(path)  # Arrow opens files by UTF-8 name only
     try:
         source = source_path(path)
         _check_parquet_types(pq.read_schema(source), path)
@@ -282,6 +284,7 @@ def table_columns(path: str | Path) -> list[str]:
     p = check_file(path)
     name = p.name.lower().removesuffix(".gz")
     if name.endswith(".parquet") or is_parquet(source_path(p)):
+        paths.check_name(p)
         try:
             return list(pq.read_schema(source_path(p)).names)
         except (pa.ArrowException, OSError) as exc:

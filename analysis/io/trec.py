@@ -26,6 +26,7 @@ The fast reader maps regular files (a pipe is read from its private spool, see
 from __future__ import annotations
 
 import math
+import os
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -74,7 +75,7 @@ def _fast_read(path: Path, names: tuple[str, ...], keep: dict[str, pa.DataType])
         return None
     # gzip: decompressed under the size and ratio limits on this thread; the file is read block
     # by block (a memory map would keep every page of a 400 MB file resident)
-    with decompressed_file(path) as plain, pa.OSFile(str(plain)) as source:
+    with decompressed_file(path) as plain, pa.OSFile(os.fsencode(plain)) as source:
         try:
             table = pcsv.read_csv(
                 source,

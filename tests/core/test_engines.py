@@ -274,6 +274,39 @@ def test_a_run_that_matches_no_relevant_doc_is_flagged_on_every_engine(
     assert "a space before each id" in flagged.message
 
 
+def test_a_run_whose_file_name_is_not_utf8_is_one_line_on_every_engine(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Arrow and DuckDB open files by UTF-8 name only: a name holding other bytes (a surrogate
+    escape in Python) is refused naming the path, for a Parquet run, a folder of parts holding
+    such a file and, on DuckDB and Dask, a TREC run (the memory engine's text reader reads it)."""
+    import os
+
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q 0 a 1\n")
+    odd = os.fsdecode(b"run\xff")
+    table = pa.table({"query_id": ["q"], "doc_id": ["a"], "score": [1.0]})
+    with (tmp_path / f"{odd}.parquet").open("wb") as f:
+        pq.write_table(table, f)
+    (tmp_path / f"{odd}.trec").write_text("q Q0 a 1 1.0 x\n")
+    (tmp_path / "parts").mkdir()
+    with (tmp_path / "parts" / f"{odd}.parquet").open("wb") as f:
+        pq.write_table(table, f)
+    for engine in engines.ENGINES:
+        for given in (f"{odd}.parquet", f"{odd}.trec", "parts"):
+            code, err = _cli(capsys, "evaluate", "--run", tmp_path / given, "--qrels", qrels,
+                             "--engine", engine)  # fmt: skip
+            if engine == "memory" and given.endswith(".trec"):
+                assert code == 0, err
+                continue
+            assert code == 2, (engine, given, err)
+            assert err.startswith("error: "), err
+            assert err.count("\n") == 1, err
+            assert "udcff." in err, err
+            assert err.endswith(": the name is not UTF-8 text (bytes of another encoding): "
+                                "rename it\n"), err  # fmt: skip
+
+
 # ---------------------------------------------------------------------------------- auto
 
 

@@ -94,8 +94,11 @@ def run_source(path: str | Path) -> RunSource:
             neither a TREC run line nor a table header.
     """
     p = Path(path)
+    paths.check_name(p)
     if is_glob(path) or p.is_dir():
         files = parquet_files(path)
+        for f in files:
+            paths.check_name(f)
         if not files:
             what = "matches no file" if is_glob(path) else "holds no .parquet file"
             raise InputError(p, None, f"the {'glob' if is_glob(path) else 'folder'} {what}")

@@ -290,3 +290,23 @@ def test_looks_like_trec() -> None:
     assert looks_like_trec("q 0 d x") is None
     assert looks_like_trec("q Q0 d 1 abc tag") is None
     assert looks_like_trec("just one") is None
+
+
+def test_a_file_name_that_is_not_utf8_reads_as_text_and_is_refused_as_parquet(tmp_path) -> None:
+    """A name holding bytes of another encoding: a TREC run is read (Arrow's reader gets the
+    name's bytes); a Parquet run, which Arrow opens by UTF-8 name only, is one line naming it."""
+    import os
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from analysis.core.errors import InputError
+    from analysis.io import load_run
+
+    odd = os.fsdecode(b"run\xff")
+    (tmp_path / f"{odd}.trec").write_text("q Q0 a 1 2.0 x\nq Q0 b 2 1.0 x\n")
+    assert load_run(tmp_path / f"{odd}.trec")["doc_id"].tolist() == ["a", "b"]
+    with (tmp_path / f"{odd}.parquet").open("wb") as f:
+        pq.write_table(pa.table({"query_id": ["q"], "doc_id": ["a"], "score": [1.0]}), f)
+    with pytest.raises(InputError, match=r"run\\udcff\.parquet: the name is not UTF-8 text"):
+        load_run(tmp_path / f"{odd}.parquet")
