@@ -92,7 +92,9 @@ if new:
     chosen_bin = compare.point_bin(event)
     write_param("bin", None if chosen_bin is None else str(chosen_bin))
 raw_bin = local_param("bin")
-selected_bin = int(raw_bin) if raw_bin and raw_bin.isdigit() else None
+# ASCII digits only ("²" is a digit to isdigit, not to int), and short: int() refuses 4,300+
+plain = raw_bin is not None and raw_bin.isascii() and raw_bin.isdigit() and len(raw_bin) <= 9
+selected_bin = int(raw_bin) if plain else None
 if selected_bin is not None and selected_bin not in set(bins["bin"]):
     selected_bin = None
     write_param("bin", None)

@@ -224,6 +224,15 @@ def test_invalid_local_params_fall_back():
     assert open_expander(at, "cmp_different_open").selectbox(key="cmp_overlap_k").value == 10
 
 
+def test_a_bin_that_is_no_plain_number_is_ignored():
+    """``bin=²`` (a digit to ``str.isdigit``, not to ``int``) and a 5,000-digit bin (past
+    Python's integer-text limit) open the page without a bar, like any other unknown bin."""
+    for raw in ("\u00b2", "9" * 5000):
+        at = open_page(PAGE, bin=raw)
+        no_exception(at)
+        assert not [d for d in at.dataframe if d.key == "bin_queries"]
+
+
 def test_single_model_shows_info(monkeypatch):
     real = ui_state.sidebar
     monkeypatch.setattr(ui_state, "sidebar", lambda: dataclasses.replace(real(), model_b=None))
