@@ -20,8 +20,8 @@ Each row is checked before anything is written: a known kind, a query of the dat
 non-negative ASCII integer (``atol``'s syntax, as in qrels), no row contradicting another (two
 notes, or two relevances, for the same query or pair). Every bad row is reported with its line;
 when there is one, nothing is written. A value the export protected against spreadsheet formulas
-(a leading ``'`` before ``=``, ``+``, ``-``, ``@``, a tab or a carriage return) is read without
-that quote.
+(a leading ``'``, after any other leading ``'``, before ``=``, ``+``, ``-``, ``@``, a tab or a
+carriage return) is read without that one quote, so ``''=x`` is the text ``'=x`` as stored.
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ from pathlib import Path
 from analysis.core.errors import InputError
 from analysis.io._text import read_text
 from analysis.io.annotations import MAX_NOTE, MAX_TAG, AnnotationStore
+from analysis.io.csvsafe import unneutralize
 from analysis.io.trec import c_int
 
 __all__ = ["AnnotationRow", "ImportProblems", "import_annotations_csv", "read_annotations_csv"]
@@ -42,7 +43,6 @@ __all__ = ["AnnotationRow", "ImportProblems", "import_annotations_csv", "read_an
 KINDS = ("tag", "note", "judgement")
 REQUIRED = ("kind", "query_id", "value")
 MAX_SHOWN = 50  # bad rows listed one per line; more are counted
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
 @dataclass(frozen=True)
@@ -80,10 +80,9 @@ def _records(text: str) -> Iterator[tuple[int, list[str]]]:
 
 
 def _plain(value: str) -> str:
-    """A value without the quote a formula-safe export put before it."""
-    if len(value) > 1 and value[0] == "'" and value[1].startswith(_FORMULA_START):
-        return value[1:]
-    return value
+    """A value without the quote a formula-safe export put before it
+    (:func:`analysis.io.csvsafe.unneutralize`: ``'=x`` -> ``=x``, ``''=x`` -> ``'=x``)."""
+    return str(unneutralize(value))
 
 
 def _check(row: dict[str, str], queries: Collection[str] | None) -> str | None:

@@ -172,6 +172,22 @@ def test_a_formula_quote_of_the_export_is_removed_and_nothing_else(tmp_path: Pat
     assert store.note("web", "q2") == "'quoted text'"
 
 
+def test_texts_that_start_with_quotes_load_back_as_they_were_exported(tmp_path: Path) -> None:
+    """A note ``'=x`` is exported as ``''=x`` (one more quote, so the rule can be undone): the
+    import removes exactly that one quote, as :func:`read_export_csv` does."""
+    store = _store(tmp_path)
+    texts = {"q1": "'=x", "q2": "''@y", "q3": "=1+1"}
+    for qid, text in texts.items():
+        store.set_note("web", qid, text, author="Bo")
+    store.add_tag("web", "q1", "'-tag", author="Bo")
+    csv = tmp_path / "export.csv"
+    csv.write_text(store.export_csv("web"))
+    again = AnnotationStore.for_bundle(OK, tmp_path / "again")
+    import_annotations_csv(again, csv, "web", author="Ana")
+    assert {q: again.note("web", q) for q in texts} == texts
+    assert again.tags("web")["tag"].tolist() == ["'-tag"]
+
+
 def test_the_library_reports_the_problems_and_an_overlong_author(tmp_path: Path) -> None:
     store = _store(tmp_path)
     with pytest.raises(ImportProblems) as info:
