@@ -94,6 +94,8 @@ MAX_AUTHOR = 100
 SUGGESTED_TAGS: tuple[str, ...] = ("label error", "ambiguous query", "needs relations")
 MAX_TAG = 100
 MAX_NOTE = 20_000
+#: The largest relevance (a 64-bit integer, as qrels and SQLite hold).
+MAX_RELEVANCE = (1 << 63) - 1
 BUSY_TIMEOUT_MS = 10_000
 _RETRIES = 8
 
@@ -233,6 +235,8 @@ def _judgement_change(
     if isinstance(relevance, bool) or int(relevance) != relevance or relevance < 0:
         raise ValueError(f"relevance must be a non-negative integer, got {relevance!r}")
     rel = int(relevance)
+    if rel > MAX_RELEVANCE:
+        raise ValueError(f"relevance {rel} is outside the 64-bit integer range")
     return _JUDGEMENT_UPSERT, (ds, qid, doc, rel, who, now), (*log_key, str(rel), who, now)
 
 
@@ -534,7 +538,8 @@ class AnnotationStore:
         """Judge a document for a query (``None`` removes the judgement).
 
         Raises:
-            ValueError: relevance not an integer (or a negative one), author too long.
+            ValueError: relevance not an integer (or a negative one, or one past 2**63 - 1: a
+                64-bit integer), author too long.
         """
         key = (dataset, query_id, doc_id)
         self._write(*_judgement_change(key, relevance, clean_author(author), time.time()))

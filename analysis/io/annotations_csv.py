@@ -17,8 +17,9 @@ are ignored: every row is written as the author given to the import, now.
 
 Each row is checked before anything is written: a known kind, a query of the dataset, a tag of
 1-100 characters, a non-empty note of at most 20,000 characters, a relevance that is a
-non-negative ASCII integer (``atol``'s syntax, as in qrels), no row contradicting another (two
-notes, or two relevances, for the same query or pair). Every bad row is reported with its line;
+non-negative ASCII integer (``atol``'s syntax, as in qrels) of at most 2**63 - 1 (a 64-bit
+integer, as qrels and SQLite hold), no row contradicting another (two notes, or two
+relevances, for the same query or pair). Every bad row is reported with its line;
 when there is one, nothing is written. A value the export protected against spreadsheet formulas
 (a leading ``'``, after any other leading ``'``, before ``=``, ``+``, ``-``, ``@``, a tab or a
 carriage return) is read without that one quote, so ``''=x`` is the text ``'=x`` as stored.
@@ -36,7 +37,7 @@ from analysis.core.errors import InputError
 from analysis.io._text import read_text
 from analysis.io.annotations import MAX_NOTE, MAX_TAG, AnnotationStore
 from analysis.io.csvsafe import unneutralize
-from analysis.io.trec import c_int
+from analysis.io.trec import INT64_MAX, c_int
 
 __all__ = ["AnnotationRow", "ImportProblems", "import_annotations_csv", "read_annotations_csv"]
 
@@ -100,6 +101,8 @@ def _check(row: dict[str, str], queries: Collection[str] | None) -> str | None:
         number = c_int(value.strip())
         if number is None or number < 0:
             return f"relevance {value!r} is not a non-negative integer"
+        if number > INT64_MAX:
+            return f"relevance {value!r} is outside the 64-bit integer range"
         return None
     if doc:
         return f"a {kind} has no doc_id (got {doc!r})"

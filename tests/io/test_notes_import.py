@@ -188,6 +188,23 @@ def test_texts_that_start_with_quotes_load_back_as_they_were_exported(tmp_path: 
     assert again.tags("web")["tag"].tolist() == ["'-tag"]
 
 
+def test_a_relevance_past_the_64_bit_range_is_one_line(tmp_path: Path) -> None:
+    """The qrels' relevance is a 64-bit integer (as trec_eval's ``atol``): a larger one is a bad
+    row with its line, and the store refuses it with a ValueError (SQLite holds no more)."""
+    csv = tmp_path / "big.csv"
+    csv.write_text("kind,query_id,doc_id,value\njudgement,q1,d1,9223372036854775808\n")
+    proc = _import(tmp_path, csv)
+    assert proc.returncode == 2
+    assert proc.stderr.splitlines() == [
+        f"error: {csv}:2: relevance '9223372036854775808' is outside the 64-bit integer range"
+    ]
+    store = _store(tmp_path)
+    with pytest.raises(ValueError, match="64-bit"):
+        store.set_judgement("web", "q1", "d1", 1 << 63)
+    store.set_judgement("web", "q1", "d1", (1 << 63) - 1)
+    assert store.judgements("web")["relevance"].tolist() == [(1 << 63) - 1]
+
+
 def test_the_library_reports_the_problems_and_an_overlong_author(tmp_path: Path) -> None:
     store = _store(tmp_path)
     with pytest.raises(ImportProblems) as info:
