@@ -71,11 +71,24 @@ class ImportProblems(InputError):
         return [*shown, *([f"{self.source}: ... and {rest} more bad row(s)"] if rest else [])]
 
 
-def _records(text: str) -> Iterator[tuple[int, list[str]]]:
-    """(starting line, fields) of every CSV record (a quoted note may span lines)."""
-    reader = csv.reader(io.StringIO(text, newline=""))
+def _records(text: str, path: str | Path) -> Iterator[tuple[int, list[str]]]:
+    """(starting line, fields) of every CSV record (a quoted note may span lines).
+
+    Raises:
+        InputError: a quote never closed (it would take every later row into one field), or
+            text after a closing quote (``"a" b``), with the line."""
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
     start = 1
-    for fields in reader:
+    while True:
+        try:
+            fields = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            if "unexpected end of data" in str(exc):
+                raise InputError(path, start, "a quoted field starts on this line and is not "
+                                 "closed by the end of the file") from None  # fmt: skip
+            raise InputError(path, reader.line_num, f"bad CSV: {exc}") from None
         yield start, fields
         start = reader.line_num + 1
 
@@ -135,10 +148,11 @@ def read_annotations_csv(
     ``queries``: the dataset's query ids (``None``: any id).
 
     Raises:
-        InputError: the file cannot be read or lacks a required column (line 1).
+        InputError: the file cannot be read, lacks a required column (line 1) or has a broken
+            quote (:func:`_records`).
         ImportProblems: some rows are bad (one line each).
     """
-    records = _records(read_text(path))
+    records = _records(read_text(path), path)
     first = next(records, None)
     if first is None:
         raise InputError(path, None, "the file holds no data")

@@ -205,6 +205,28 @@ def test_a_relevance_past_the_64_bit_range_is_one_line(tmp_path: Path) -> None:
     assert store.judgements("web")["relevance"].tolist() == [(1 << 63) - 1]
 
 
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ('tag,q1,,fine\nnote,q1,,"never closed\ntag,q2,,lost\n',
+         '3: a quoted field starts on this line and is not closed by the end of the file'),
+        ('tag,q1,,fine\nnote,q1,,"quoted" then more\n', "3: bad CSV: ',' expected after '\"'"),
+    ],
+)  # fmt: skip
+def test_a_broken_quote_is_one_line_and_nothing_is_written(
+    tmp_path: Path, body: str, message: str
+) -> None:
+    """A quote that is never closed would take every later row into one note, and text after a
+    closing quote would be joined to it: each is an error naming its line, not a silent
+    import."""
+    csv = tmp_path / "quotes.csv"
+    csv.write_text("kind,query_id,doc_id,value\n" + body)
+    proc = _import(tmp_path, csv)
+    assert proc.returncode == 2
+    assert proc.stderr.splitlines() == [f"error: {csv}:{message}"]
+    assert not _store(tmp_path).path.exists()
+
+
 def test_the_library_reports_the_problems_and_an_overlong_author(tmp_path: Path) -> None:
     store = _store(tmp_path)
     with pytest.raises(ImportProblems) as info:
