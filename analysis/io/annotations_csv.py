@@ -13,7 +13,8 @@ Columns: ``kind`` (``tag``, ``note`` or ``judgement``), ``query_id`` and ``value
 required; ``doc_id`` is required for judgements and must be empty otherwise; ``dataset`` may be
 absent or empty (the dataset imported into), and rows naming another dataset are skipped and
 counted (an export of a whole bundle loads one dataset at a time); ``author`` and ``updated``
-are ignored: every row is written as the author given to the import, now.
+are ignored: every row is written as the author given to the import, now. A column named
+twice is refused (which one is meant is unknown); other columns are ignored.
 
 Each row is checked before anything is written: a known kind, a query of the dataset, a tag of
 1-100 characters, a non-empty note of at most 20,000 characters, a relevance that is a
@@ -157,6 +158,9 @@ def read_annotations_csv(
     if first is None:
         raise InputError(path, None, "the file holds no data")
     header = [h.strip() for h in first[1]]
+    twice = [h for i, h in enumerate(header) if h and h in header[:i]]  # "" is no column
+    if twice:
+        raise InputError(path, first[0], f"the column {twice[0]!r} is named twice")
     missing = [c for c in REQUIRED if c not in header]
     if missing:
         raise InputError(path, first[0], f"missing column(s) {', '.join(missing)} (kind, "

@@ -227,6 +227,17 @@ def test_a_broken_quote_is_one_line_and_nothing_is_written(
     assert not _store(tmp_path).path.exists()
 
 
+def test_a_column_named_twice_is_refused(tmp_path: Path) -> None:
+    """Two ``value`` columns (a spreadsheet's pasted column): which one is meant is unknown, so
+    the header is refused instead of importing one of them."""
+    csv = tmp_path / "twice.csv"
+    csv.write_text("kind,query_id,doc_id,value, value\ntag,q1,,first,second\n")
+    proc = _import(tmp_path, csv)
+    assert proc.returncode == 2
+    assert proc.stderr.splitlines() == [f"error: {csv}:1: the column 'value' is named twice"]
+    assert not _store(tmp_path).path.exists()
+
+
 def test_the_library_reports_the_problems_and_an_overlong_author(tmp_path: Path) -> None:
     store = _store(tmp_path)
     with pytest.raises(ImportProblems) as info:
