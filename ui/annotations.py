@@ -53,6 +53,7 @@ CLEAR = "clear"
 AUTHOR = "_ann_author"  # the session's name (non-widget copy)
 AUTHOR_WIDGET = "ann_author"
 UNKNOWN = "unknown"  # rows written before authors were recorded
+WRITE_ERROR = "_ann_write_error"  # why a judgement's save failed, shown by the next draw
 
 
 def author() -> str:
@@ -133,6 +134,9 @@ def annotation_panel(
         "strict metrics.",
         help=escape_markdown(f"Database: {store.path} (folder: ${NOTES_ENV})."),
     )
+    error = st.session_state.pop(WRITE_ERROR, None)  # of a write callback of this run
+    if error:
+        st.error(escape_markdown(error))
     try:
         _author_field()
         _tags(store, dataset, query_id)
@@ -290,7 +294,10 @@ def _judgements(store: AnnotationStore, dataset: str, query_id: str, doc_ids: li
             doc = st.session_state[f"{key}_doc"]
             value = st.session_state[f"{key}_rel"]
             relevance = None if value == CLEAR else int(value)
-            store.set_judgement(dataset, query_id, doc, relevance, author=author())
+            try:
+                store.set_judgement(dataset, query_id, doc, relevance, author=author())
+            except ValueError as exc:  # InputError: the database cannot be written
+                st.session_state[WRITE_ERROR] = f"The judgement was not saved: {exc}"
 
         c_button.button("Save judgement", key=f"{key}_button", on_click=save)
     if judged.empty:

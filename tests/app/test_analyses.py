@@ -302,6 +302,41 @@ annotation_panel(sel, "stark-mag", "007", ["d1", "d2", "d3"])
     assert _labelled(again.text_input, "Your name").value == default_author()  # a new session
 
 
+def test_a_write_to_an_unusable_notes_database_is_a_message(notes):
+    """The database turns unusable while the panel is open (replaced by another file; the same
+    path for a read-only or full disk): saving a judgement says so in one line (as a note's
+    or a tag's save does), with no traceback."""
+    from streamlit.testing.v1 import AppTest
+
+    script = f"""
+import sys
+sys.path.insert(0, {str(ROOT)!r})
+import ui.state
+from ui.annotations import annotation_panel
+real = ui.state.navigation
+ui.state.navigation = lambda *args, **kwargs: None
+try:
+    sel = ui.state.sidebar()
+finally:
+    ui.state.navigation = real
+annotation_panel(sel, "stark-mag", "007", ["d1", "d2"])
+"""
+    store = AnnotationStore(database_path(ROOT / "data" / "demo", notes))
+    store.add_tag("stark-mag", "007", "seen")
+    panel = AppTest.from_string(script, default_timeout=60)
+    panel.query_params["dataset"] = "stark-mag"
+    panel.run()
+    no_exception(panel)
+    for extra in store.path.parent.glob("*.sqlite3-*"):  # the WAL files
+        extra.unlink()
+    store.path.write_bytes(b"not a database " * 100)
+    _labelled(panel.button, "Save judgement").click().run()
+    no_exception(panel)
+    errors = [e.value.replace("\\", "") for e in panel.error]
+    assert errors[0].startswith("The judgement was not saved: "), errors
+    assert errors[0].endswith("not a notes database: file is not a database"), errors
+
+
 def test_every_demo_dataset_renders_without_exception(shared_demo_root):
     names = list(read_manifest(ROOT / "data" / "demo").datasets)
     assert len(names) == 6
