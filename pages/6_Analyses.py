@@ -59,7 +59,11 @@ files = (spec.queries, spec.qrels, spec.entities, spec.edges, *spec.splits.value
 key = (sel.bundle_id, dataset, sel.ties, data.stamp(*files, *spec.runs.values()))
 key += (tuple((m, id(r)) for m, r in ranked.items()),)
 store = store_for(sel)
-judged = store.judgements(dataset) if store is not None else pd.DataFrame()
+try:
+    judged = store.judgements(dataset) if store is not None else pd.DataFrame()
+except InputError as exc:  # the database turned unusable since the store was opened
+    st.warning(widgets.escape_markdown(f"Notes are not available: {exc}"))
+    store, judged = None, pd.DataFrame()
 marks = an.marks_of(judged)
 tabs = ["Failure taxonomy", "Coverage", "Complementarity", "Disagreement A vs B", "Significance"]
 # lazy tabs: only the open one is computed and sent (its name in the URL: ``tab``)

@@ -337,6 +337,23 @@ annotation_panel(sel, "stark-mag", "007", ["d1", "d2"])
     assert errors[0].endswith("not a notes database: file is not a database"), errors
 
 
+def test_an_unusable_notes_database_leaves_the_page_without_judgements(notes):
+    """The notes database turns unusable while the app runs (its store is kept between runs):
+    the page says notes are not available and shows the strict analyses, no traceback."""
+    store = AnnotationStore(database_path(ROOT / "data" / "demo", notes))
+    store.set_judgement("stark-mag", "007", "d1", 1)
+    at = open_page(PAGE, dataset="stark-mag", a="bm25")
+    no_exception(at)
+    for extra in store.path.parent.glob("*.sqlite3-*"):  # the WAL files
+        extra.unlink()
+    store.path.write_bytes(b"not a database " * 100)
+    at.run()
+    no_exception(at)
+    warnings = [w.value.replace("\\", "") for w in at.warning]
+    assert any(w.startswith("Notes are not available: ") for w in warnings), warnings
+    assert _frame(at, "taxonomy_counts") is not None
+
+
 def test_every_demo_dataset_renders_without_exception(shared_demo_root):
     names = list(read_manifest(ROOT / "data" / "demo").datasets)
     assert len(names) == 6
