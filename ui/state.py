@@ -315,11 +315,12 @@ def _metric(spec: DatasetSpec | None) -> str:
     metrics = headline_metrics(spec)
     _adopt_legacy_metric(metrics)
     current = _adopt("metric", str, lambda v: v in metrics, metrics[0])
-    metric = _select(
+    key, on_change = _widget("metric")  # as _select, without reading the URL a second time
+    metric = st.sidebar.selectbox(
         "Metric",
-        "metric",
         metrics,
-        metrics[0],
+        key=key,
+        on_change=on_change,
         help="The dataset's headline metrics (the bundle manifest's metrics list) and the "
         "measures of metric plugins.\n\n" + cards.markdown(str(current)),
     )

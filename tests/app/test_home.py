@@ -96,6 +96,19 @@ def test_invalid_url_values_fall_back():
     assert at.selectbox(key="w_model_a").value == "bm25-kb-propagation"
 
 
+def test_an_overlong_shared_value_is_said_once():
+    """An over-long ``metric`` (past the URL limit) is ignored with one warning, as every other
+    over-long value, not one per look at it."""
+    from ui.urlstate import MAX_PARAM_CHARS
+
+    for name in ("metric", "dataset", "a"):
+        at = open_page(**{name: "x" * (MAX_PARAM_CHARS + 1)})
+        no_exception(at)
+        said = [w.value for w in at.warning if f"{name!r} parameter is" in w.value]
+        assert len(said) == 1, (name, said)
+    assert at.selectbox(key="w_metric").value == "hit@1"
+
+
 def test_navigation_names_home_first():
     at = open_page()
     links = at.get("page_link")
