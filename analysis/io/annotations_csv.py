@@ -206,7 +206,8 @@ def import_annotations_csv(
     rows of other datasets). Nothing is written when a row is bad or the write fails.
 
     Raises:
-        InputError, ImportProblems: as :func:`read_annotations_csv`; an author name too long.
+        InputError, ImportProblems: as :func:`read_annotations_csv`; an author name too long;
+            a database that cannot be written (naming the database, not the CSV).
     """
     from analysis.io.annotations import clean_author
 
@@ -221,6 +222,8 @@ def import_annotations_csv(
     ]
     try:
         store.write_all(dataset, changes, author=who)
+    except InputError:  # the database cannot be written: its error names it, not the CSV
+        raise
     except ValueError as exc:  # a value the row checks let through: still one line, no write
         raise InputError(path, None, str(exc)) from None
     counts = {kind: sum(r.kind == kind for r in rows) for kind in KINDS}

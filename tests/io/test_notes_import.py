@@ -143,6 +143,28 @@ def test_a_full_disk_is_one_line_and_the_store_is_unchanged(tmp_path: Path) -> N
     assert _state(store) == before
 
 
+def test_a_read_only_database_is_named_not_the_csv(tmp_path: Path) -> None:
+    """The rows are good and the database cannot be written: the one error line names the
+    database (the CSV is not at fault); the database keeps its rows."""
+    store = _store(tmp_path)
+    store.add_tag("web", "q1", "old tag", author="Bo")
+    before = _state(store)
+    store.path.chmod(0o444)
+    proc = run_analysis(
+        ["notes", "import", "--bundle", str(OK), "--dataset", "web",
+         "--csv", str(NOTES / "export_ok.csv"), "--author", "Ana",
+         "--notes-dir", str(tmp_path / "notes")],
+        tmp_path,
+        "readonly_folder",  # without root's permission override
+    )  # fmt: skip
+    assert proc.returncode == 2
+    assert proc.stderr.splitlines() == [
+        f"error: {store.path}: notes database: attempt to write a readonly database"
+    ]
+    store.path.chmod(0o644)
+    assert _state(store) == before
+
+
 def test_write_all_checks_every_row_before_writing(tmp_path: Path) -> None:
     store = _store(tmp_path)
     with pytest.raises(ValueError, match="relevance must be a non-negative integer"):
