@@ -35,6 +35,7 @@ import streamlit as st
 
 from analysis.core.errors import InputError
 from analysis.io.annotations import (
+    ANONYMOUS,
     NOTES_ENV,
     SUGGESTED_TAGS,
     AnnotationStore,
@@ -81,7 +82,11 @@ def with_authors(frame: pd.DataFrame, time_column: str) -> pd.DataFrame:
 
 def _author_field() -> None:
     if AUTHOR not in st.session_state:
-        st.session_state[AUTHOR] = default_author()
+        try:
+            st.session_state[AUTHOR] = default_author()
+        except InputError as exc:  # the configured name is too long
+            st.warning(escape_markdown(f"{exc}: writing as {ANONYMOUS} until a name is typed."))
+            st.session_state[AUTHOR] = ANONYMOUS
     st.session_state[AUTHOR_WIDGET] = st.session_state[AUTHOR]
 
     def keep() -> None:

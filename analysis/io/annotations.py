@@ -102,17 +102,24 @@ _RETRIES = 8
 
 def default_author() -> str:
     """The author name a session starts with: ``RETRIEVAL_DASHBOARD_AUTHOR`` when set, else
-    the operating-system user running the server, else :data:`ANONYMOUS`. (On a server shared
-    by several people the OS user is the server's: set the variable, or each user types a
-    name.)"""
+    the operating-system user running the server, else :data:`ANONYMOUS` (also when the OS
+    user's name is no author name: over 100 characters). (On a server shared by several
+    people the OS user is the server's: set the variable, or each user types a name.)
+
+    Raises:
+        InputError: the variable holds no author name (over 100 characters, or a NUL),
+            naming the variable."""
     raw = os.environ.get(AUTHOR_ENV, "").strip()
     if raw:
-        return clean_author(raw)
+        try:
+            return clean_author(raw)
+        except ValueError as exc:
+            raise InputError(AUTHOR_ENV, None, str(exc)) from None
     try:
         import getpass
 
         return clean_author(getpass.getuser())
-    except (OSError, KeyError, ImportError):  # no user name (e.g. an unnamed container uid)
+    except (OSError, KeyError, ImportError, ValueError):  # no user name (an unnamed uid)
         return ANONYMOUS
 
 

@@ -354,6 +354,24 @@ def test_an_unusable_notes_database_leaves_the_page_without_judgements(notes):
     assert _frame(at, "taxonomy_counts") is not None
 
 
+def test_an_author_variable_past_100_characters_is_a_warning(notes, monkeypatch):
+    """``RETRIEVAL_DASHBOARD_AUTHOR`` longer than an author name may be: the panel says so
+    (naming the variable) and writes as anonymous until a name is typed; no traceback."""
+    from analysis.io.annotations import ANONYMOUS, AUTHOR_ENV
+
+    monkeypatch.setenv(AUTHOR_ENV, "n" * 101)
+    at = open_page("2_Queries.py", dataset="stark-mag", a="bm25", q="5", qd="stark-mag")
+    no_exception(at)
+    said = [w.value.replace("\\", "") for w in at.warning]  # without the Markdown escapes
+    (warning,) = [w for w in said if w.startswith(f"{AUTHOR_ENV}: ")]
+    assert "at most 100 characters" in warning
+    assert _labelled(at.text_input, "Your name").value == ANONYMOUS
+    _labelled(at.button, "Save judgement").click().run()
+    no_exception(at)
+    store = AnnotationStore(database_path(ROOT / "data" / "demo", notes))
+    assert store.judgements("stark-mag", "5")["author"].tolist() == [ANONYMOUS]
+
+
 def test_every_demo_dataset_renders_without_exception(shared_demo_root):
     names = list(read_manifest(ROOT / "data" / "demo").datasets)
     assert len(names) == 6
