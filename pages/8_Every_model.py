@@ -45,7 +45,8 @@ if table.empty or sel.metric not in table.columns or not models:
     st.info("This dataset has no per-query results (no run, or it could not be loaded).")
     st.stop()
 
-url_widget("every_models", "models", lambda raw: models_view.parse_models(raw, models) or None,
+url_widget("every_models", "models",  # a link naming more models than the box takes: the first
+           lambda raw: models_view.parse_models(raw, models)[:MAX_MODELS] or None,
            models[:MAX_MODELS])  # fmt: skip
 default_solved = 1.0 if sel.measure == "hit" else 0.5
 url_widget("every_solved", "solved", failures.parse_threshold, default_solved)

@@ -110,18 +110,21 @@ def test_every_model_page_counts_filters_and_opens_a_query():
     assert _param(at, "q") == listed["query_id"].iloc[0]
 
 
-def test_more_than_twelve_models_show_twelve(roots: Path):
+def _many_models(roots: Path, names: list[str]) -> None:
+    """Bundle ``many``: one dataset of 30 queries and a random run of each model ``names``."""
     rng = np.random.default_rng(3)
     ds = roots / "many" / "web"
     (ds / "runs").mkdir(parents=True)
     (ds / "qrels.txt").write_text("".join(f"q{q} 0 g{q} 1\n" for q in range(30)))
-    for m in range(14):
-        lines = [
-            f"q{q} Q0 {'g' if rng.random() < 0.5 else 'x'}{q} 1 1 m{m:02d}\n" for q in range(30)
-        ]
-        (ds / "runs" / f"m{m:02d}.run").write_text("".join(lines))
+    for name in names:
+        lines = [f"q{q} Q0 {'g' if rng.random() < 0.5 else 'x'}{q} 1 1 t\n" for q in range(30)]
+        (ds / "runs" / f"{name}.run").write_text("".join(lines))
     (roots / "many" / "bundle.toml").write_text('name = "many"\n[datasets.web]\nqrels = '
                                                 '"web/qrels.txt"\nruns = "web/runs"\n')  # fmt: skip
+
+
+def test_more_than_twelve_models_show_twelve(roots: Path):
+    _many_models(roots, [f"m{m:02d}" for m in range(14)])
     at = open_page("8_Every_model.py", bundle="many", metric="hit@1")
     no_exception(at)
     assert len(at.multiselect(key="every_models").value) == 12
@@ -129,6 +132,14 @@ def test_more_than_twelve_models_show_twelve(roots: Path):
     traces = _charts(at)[0]["data"]
     assert len(traces) == 12
     assert sum(len(t["customdata"]) for t in traces) == 12 * 30
+
+
+def test_a_link_naming_more_than_twelve_models_shows_the_first_twelve(roots: Path):
+    names = [f"m{m:02d}" for m in range(14)]
+    _many_models(roots, names)
+    at = open_page("8_Every_model.py", bundle="many", metric="hit@1", models=",".join(names))
+    no_exception(at)
+    assert at.multiselect(key="every_models").value == names[:12]
 
 
 def test_fold_groups_show_metrics_per_fold(roots: Path):
