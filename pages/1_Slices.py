@@ -16,6 +16,7 @@ import streamlit as st
 from analysis.present import paper_figures, slicing
 from analysis.present.compare import lists_for_json
 from analysis.present.notices import no_slice_message
+from analysis.stats import failures
 from analysis.stats.perquery import slice_columns
 from ui import cards, data, jobs, paper, widgets
 from ui.lazy import lazy_expander
@@ -119,7 +120,8 @@ def _controls(columns: list[str], default_column: str, all_models: list[str]) ->
     def models_of_url(raw: str | None) -> list[str] | None:
         if raw is None:
             return None
-        chosen = [m for m in all_models if m in set(raw.split(","))]
+        named = set(failures.parse_values(raw, all_models))  # a name may hold commas
+        chosen = [m for m in all_models if m in named]
         return chosen if chosen or raw == "" else None  # only unknown names: all models
 
     url_widget("slices_column", "slice", lambda r: r if r in columns else None, default_column)

@@ -10,6 +10,7 @@ import streamlit as st
 from analysis.present.compare import lists_for_json
 from analysis.present.groups import grid_figure
 from analysis.stats.allmodels import model_grid
+from analysis.stats.failures import parse_values
 
 HELP = {
     "all fail": "Queries no chosen model solves.",
@@ -23,10 +24,10 @@ HELP = {
 
 
 def parse_models(raw: str | None, models: list[str]) -> list[str]:
-    """A comma list of model names from the URL: the known ones, in the given order, once."""
-    if not raw:
-        return []
-    return [m for m in dict.fromkeys(raw.split(",")) if m in models]
+    """A comma list of model names from the URL: the known ones, in the given order, once. A
+    name may hold commas itself (run files such as ``bm25,k1=0.9.run``):
+    :func:`analysis.stats.failures.parse_values` joins the pieces back."""
+    return parse_values(raw, models)
 
 
 def format_models(chosen: list[str], default: list[str]) -> str | None:

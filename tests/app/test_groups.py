@@ -142,6 +142,15 @@ def test_a_link_naming_more_than_twelve_models_shows_the_first_twelve(roots: Pat
     assert at.multiselect(key="every_models").value == names[:12]
 
 
+def test_a_link_keeps_a_model_whose_name_holds_a_comma(roots: Path):
+    """Model names come from run file names, which may hold commas (``bm25,k1=0.9.run``): a
+    ``models`` link naming one opens with it chosen."""
+    _many_models(roots, ["bm25,k1=0.9", "m01", "m02"])
+    at = open_page("8_Every_model.py", bundle="many", metric="hit@1", models="m02,bm25,k1=0.9")
+    no_exception(at)
+    assert at.multiselect(key="every_models").value == ["m02", "bm25,k1=0.9"]
+
+
 def test_fold_groups_show_metrics_per_fold(roots: Path):
     make_group_bundle(roots / "cv", FOLDS)
     at = open_page(bundle="cv", metric="hit@1")

@@ -201,6 +201,23 @@ def test_permalink_reopens_same_selections():
     assert [sizes[v] for v in plain] == sorted(sizes[plain], reverse=True)
 
 
+def test_a_link_keeps_a_model_whose_name_holds_a_comma(roots):
+    """Model names come from run file names, which may hold commas (``bm25,k1=0.9.run``): a
+    ``models`` link naming one opens with it chosen."""
+    ds = roots / "b" / "web"
+    (ds / "runs").mkdir(parents=True)
+    (ds / "qrels.txt").write_text("".join(f"q{q} 0 g{q} 1\n" for q in range(20)))
+    for i, name in enumerate(["bm25,k1=0.9", "dense", "late"]):
+        hits = "".join(f"q{q} Q0 {'g' if (q + i) % 3 else 'x'}{q} 1 1 t\n" for q in range(20))
+        (ds / "runs" / f"{name}.run").write_text(hits)
+    (roots / "b" / "bundle.toml").write_text(
+        'name = "b"\n[datasets.web]\nqrels = "web/qrels.txt"\nruns = "web/runs"\n'
+    )
+    at = open_page(PAGE, models="bm25,k1=0.9,late")
+    no_exception(at)
+    assert at.multiselect(key="slices_models").value == ["bm25,k1=0.9", "late"]
+
+
 def test_invalid_local_params_fall_back():
     at = open_page(PAGE, slice="no-such-column", models="nobody", min_n="-3", sort="x")
     no_exception(at)
