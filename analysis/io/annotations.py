@@ -3,8 +3,10 @@
 One database per bundle, in a writable folder the user configures and never inside the input
 data: ``RETRIEVAL_DASHBOARD_NOTES_DIR`` when set, else ``$XDG_DATA_HOME/retrieval-dashboard``,
 else ``~/.local/share/retrieval-dashboard``. The file name is derived from the bundle folder's
-resolved path: ``<folder name>-<first 16 hex digits of sha256(path)>.sqlite3``, so two bundles
-with the same folder name get different databases and the same bundle always finds its own.
+resolved path: ``<folder name>-<first 16 hex digits of sha256(path)>.sqlite3`` (the folder name
+cut to 222 characters, so the name and SQLite's ``-journal`` file fit the 255-byte limit), so two
+bundles with the same folder name get different databases and the same bundle always finds its
+own.
 A notes folder inside the bundle is refused.
 
 Tables (every row keyed by ``dataset`` and ``query_id``; ids are text; the schema and its
@@ -173,7 +175,12 @@ def database_path(bundle_root: str | Path, folder: str | Path | None = None) -> 
         )
     digest = hashlib.sha256(str(root).encode("utf-8")).hexdigest()[:16]
     name = re.sub(r"[^A-Za-z0-9._-]+", "_", root.name).strip("._") or "bundle"
-    return target / f"{name}-{digest}.sqlite3"
+    return target / f"{name[:_MAX_NAME]}-{digest}.sqlite3"
+
+
+#: The longest folder-name part of a database's file name: with ``-``, 16 hex digits,
+#: ``.sqlite3`` and SQLite's ``-journal`` suffix it stays within 255 bytes, the file-name limit.
+_MAX_NAME = 255 - len("-0123456789abcdef.sqlite3-journal")
 
 
 def _clean_id(value: object, what: str) -> str:

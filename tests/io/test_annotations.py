@@ -109,6 +109,27 @@ def test_database_location_is_per_bundle_and_never_inside_it(tmp_path, monkeypat
     assert notes_dir() == tmp_path / "xdg" / "retrieval-dashboard"
 
 
+def test_a_bundle_folder_with_a_long_name_gets_a_database_file_name_that_fits(tmp_path):
+    """A folder name may have 255 bytes, as a file name: the database's name (folder name,
+    ``-``, 16 hex digits, ``.sqlite3``, and SQLite's ``-journal`` beside it) is cut to fit, the
+    digest keeps it unique, and names that fitted are unchanged."""
+    notes = tmp_path / "notes"
+    long_a, long_b = tmp_path / ("b" * 250), tmp_path / ("b" * 249 + "c")
+    long_a.mkdir()
+    long_b.mkdir()
+    path = database_path(long_a, notes)
+    assert len(path.name.encode()) <= 255
+    assert path != database_path(long_b, notes)
+    store = AnnotationStore(path)
+    store.add_tag("d", "q", "t")
+    assert store.tags("d")["tag"].tolist() == ["t"]
+    fits = tmp_path / ("f" * 222)
+    fits.mkdir()
+    assert database_path(fits, notes).name.startswith("f" * 222 + "-")
+    AnnotationStore.for_bundle(fits, notes).set_note("d", "q", "n")  # and it can be written
+    assert AnnotationStore.for_bundle(fits, notes).note("d", "q") == "n"
+
+
 def test_a_file_that_is_not_a_database_is_one_clear_error(tmp_path):
     bad = tmp_path / "bad.sqlite3"
     bad.write_text("this is not sqlite\n" * 100)
