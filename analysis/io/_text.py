@@ -270,6 +270,15 @@ def _gzip_reason(exc: BaseException) -> str:
 
 
 NUL_MESSAGE = "a NUL byte: binary data, not a text file"
+#: What a UTF-16 file (Excel's "Unicode text", Windows Notepad's "Unicode") is told.
+UTF16_MESSAGE = "UTF-16 text (it starts with a UTF-16 byte-order mark): save the file as UTF-8"
+
+
+def refuse_utf16(data: bytes, path: str | Path) -> None:
+    """An InputError (line 1) when ``data`` starts with a UTF-16 byte-order mark: its ASCII
+    characters hold NUL bytes, which would otherwise be reported as binary data."""
+    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        raise InputError(path, 1, UTF16_MESSAGE)
 
 
 def binary_line(data: bytes | str) -> int | None:
@@ -282,7 +291,8 @@ def binary_line(data: bytes | str) -> int | None:
 
 def decode(data: bytes, path: str | Path) -> str:
     """UTF-8 text without a leading BOM; an InputError names the line of an invalid byte or of
-    a NUL byte (binary data)."""
+    a NUL byte (binary data); UTF-16 text is told to be saved as UTF-8."""
+    refuse_utf16(data, path)
     line = binary_line(data)
     if line is not None:
         raise InputError(path, line, NUL_MESSAGE)
@@ -310,13 +320,15 @@ HEAD_BYTES = 65536
 
 
 def head_text(path: str | Path, n_bytes: int = HEAD_BYTES) -> str:
-    """The first bytes of the file as text (for format detection); never raises on a cut char."""
+    """The first bytes of the file as text (for format detection); never raises on a cut char.
+    UTF-16 text is refused (:func:`refuse_utf16`)."""
     p = check_file(path)
     try:
         with open_binary(p) as f:
             data = f.read(n_bytes)
     except (EOFError, OSError, zlib.error) as exc:
         raise InputError(p, None, f"cannot read the file: {_gzip_reason(exc)}") from None
+    refuse_utf16(data, p)
     text = data.decode("utf-8", errors="replace")
     return text[1:] if text.startswith(BOM) else text
 

@@ -597,3 +597,29 @@ def test_data_text_never_becomes_a_plotly_template_field() -> None:
         text = str(bad.to_plotly_json())
         assert "&#37;{y}" in text
         assert "&#37;{x}" in text
+
+
+@pytest.mark.parametrize("codec", ["utf-16-le", "utf-16-be"])
+def test_utf16_text_is_told_to_be_saved_as_utf8(tmp_path: Path, codec: str) -> None:
+    """Excel's "Unicode text" is UTF-16 with a byte-order mark: its ASCII characters hold NUL
+    bytes, so it read as "binary data"; a run, qrels or notes CSV in UTF-16 (gzipped too) now
+    says what it is."""
+    from analysis.io.annotations_csv import read_annotations_csv
+
+    def utf16(text: str) -> bytes:  # with its byte-order mark, as Excel writes it
+        return ("\ufeff" + text).encode(codec)
+
+    data = utf16("q1 Q0 d1 1 1.0 x\n")
+    plain, packed = tmp_path / "run.txt", tmp_path / "run.txt.gz"
+    plain.write_bytes(data)
+    packed.write_bytes(gzip.compress(data))
+    notes = tmp_path / "notes.csv"
+    notes.write_bytes(utf16("kind,query_id,value\ntag,q1,x\n"))
+    for read, path in ((load_run, plain), (load_run, packed), (load_qrels, plain),
+                       (lambda p: read_annotations_csv(p, "d"), notes)):  # fmt: skip
+        with pytest.raises(InputError) as caught:
+            read(path)
+        assert str(caught.value) == (
+            f"{path}:1: UTF-16 text (it starts with a UTF-16 byte-order mark): save the file as "
+            "UTF-8"
+        )
