@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 NAMES = ("geo",)
 
@@ -13,8 +14,20 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     geo = sub.add_parser("geo", help="duplicate-coordinate report of a POI file (JSON)")
     geo.add_argument("--pois", required=True, help="POI file (CSV with lat/lon, LIST, GeoGLUE…)")
     geo.add_argument("--tolerance-m", type=float, default=0.0, help="stack tolerance in metres")
-    geo.add_argument("--crs", default=None, help="CRS of projected coordinates, e.g. EPSG:2385")
+    geo.add_argument(
+        "--crs",
+        default=None,
+        help="CRS of projected coordinates (LIST, GeoBloom files), e.g. EPSG:2385; a file of "
+        "lat/lon does not use it (a note says so)",
+    )
     geo.add_argument("--out", default=None, help="write the JSON here (default: stdout)")
+
+
+def _projected(path: str) -> bool:
+    """Does the POI file hold projected x/y (LIST, GeoBloom), the only ones ``--crs`` reads?"""
+    from analysis.io.spatial import detect_spatial_format, is_table
+
+    return not is_table(path) and detect_spatial_format(path) in ("list", "geobloom")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -34,6 +47,9 @@ def run(args: argparse.Namespace) -> int:
 
         refuse_overwrite(args.out, [args.pois])
     pois = load_pois(args.pois, crs=args.crs)
+    if args.crs is not None and not _projected(args.pois):
+        print(f"note: --crs {args.crs} is not used: {args.pois} holds WGS84 lat/lon, not "
+              "projected x/y", file=sys.stderr)  # fmt: skip
     text = json.dumps(stack_report(pois, tolerance_m=args.tolerance_m), ensure_ascii=False)
     if args.out is None:
         print(text)

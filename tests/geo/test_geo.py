@@ -629,3 +629,26 @@ def test_real_geoglue_queries_gold_match(real_dir, geoglue_pois, split) -> None:
     assert np.abs(q_txt["lon"] - q_csv["lon"]).max() < 1e-7
     pd.testing.assert_frame_equal(qrels_txt, qrels_csv)
     assert qrels_txt["doc_id"].isin(geoglue_pois[0]["doc_id"]).all()
+
+
+def test_geo_command_says_when_crs_is_not_used(tmp_path) -> None:
+    """``--crs`` converts projected x/y only: given with a lat/lon file it is not used, and a
+    note on stderr says so (the report is the same); with a GeoBloom file it is used, no note."""
+    from tests.helpers import run_main
+
+    latlon = tmp_path / "pois.csv"
+    latlon.write_text("doc_id,text,lat,lon\na,x,30.0,120.0\nb,y,30.0,120.0\n")
+    plain = run_main("geo", "--pois", latlon)
+    given = run_main("geo", "--pois", latlon, "--crs", "EPSG:2385")
+    assert plain.returncode == given.returncode == 0
+    assert given.stdout == plain.stdout
+    assert plain.stderr == ""
+    assert given.stderr == (
+        f"note: --crs EPSG:2385 is not used: {latlon} holds WGS84 lat/lon, not projected x/y\n"
+    )
+    projected = tmp_path / "poi.txt"
+    projected.write_text("a shop\t3358142.08\t519099.51\nb shop\t3358142.08\t519099.51\n")
+    done = run_main("geo", "--pois", projected, "--crs", "EPSG:2385")
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
+    assert json.loads(done.stdout)["n_stacked"] == 2
