@@ -228,8 +228,14 @@ def _help_metrics() -> int:
 
 def console() -> int:
     """The console script and ``python -m analysis``: tune this new process's allocation
-    (:func:`analysis.cli._heap.tune`, before numpy and pyarrow load), then :func:`main`."""
+    (:func:`analysis.cli._heap.tune`, before numpy and pyarrow load), let its standard output
+    write a character its encoding lacks as a ``\\u`` escape (a Chinese POI name under
+    ``PYTHONIOENCODING=ascii``), as standard error does, then :func:`main`."""
+    import io
+
     from analysis.cli import _heap
 
     _heap.tune()
+    if isinstance(sys.stdout, io.TextIOWrapper):
+        sys.stdout.reconfigure(errors="backslashreplace")
     return main()

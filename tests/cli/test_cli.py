@@ -336,3 +336,22 @@ def test_report_of_a_dataset_named_with_a_nul_byte(tmp_path: Path) -> None:
     _assert_no_traceback(proc)
     assert proc.returncode == 0, proc.stderr
     assert "Datasets: d\0." in out.read_text(encoding="utf-8")
+
+
+def test_output_the_terminal_cannot_encode_is_escaped_not_a_traceback(tmp_path: Path) -> None:
+    """Under ``PYTHONIOENCODING=ascii`` the geo report's Chinese POI name is written as a
+    ``\\u`` escape on standard output (as standard error writes one) instead of ending in a
+    UnicodeEncodeError; a ``main()`` inside another program keeps that program's stdout."""
+    pois = tmp_path / "pois.csv"
+    pois.write_text("doc_id,text,lat,lon\n银行,x,30.0,120.0\nb,y,30.0,120.0\n", encoding="utf-8")
+    env = {**os.environ, "PYTHONIOENCODING": "ascii"}
+    out = subprocess.run([sys.executable, "-m", "analysis", "geo", "--pois", str(pois)], env=env,
+                         capture_output=True, text=True, cwd=ROOT)  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert '"doc_ids": ["\\u94f6\\u884c", "b"]' in out.stdout
+    plain = tmp_path / "plain.csv"
+    plain.write_text("doc_id,text,lat,lon\na,x,30.0,120.0\n")
+    code = "import sys, analysis.cli; analysis.cli.main(sys.argv[1:]); print(sys.stdout.errors)"
+    inside = subprocess.run([sys.executable, "-c", code, "geo", "--pois", str(plain)], env=env,
+                            capture_output=True, text=True, cwd=ROOT, check=True)  # fmt: skip
+    assert inside.stdout.splitlines()[-1] == "strict"
