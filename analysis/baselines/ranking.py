@@ -27,6 +27,7 @@ __all__ = [
     "FloatArray",
     "IntArray",
     "TextRetriever",
+    "fitted_doc_ids",
     "max_normalize",
     "minmax",
     "rank_blocks",
@@ -83,6 +84,20 @@ def run_frame(
             "rank": np.arange(len(idx), dtype=np.int64) - starts + 1,
         }
     )
+
+
+def fitted_doc_ids(doc_ids: Sequence[str], n_texts: int) -> list[str]:
+    """``doc_ids`` as strings, one per text and each once (``ValueError`` otherwise: a repeated
+    id would put the same document twice in a query's ranking)."""
+    if len(doc_ids) != n_texts:
+        raise ValueError(f"{len(doc_ids)} document ids for {n_texts} texts")
+    ids = [str(d) for d in doc_ids]
+    seen: set[str] = set()
+    for d in ids:
+        if d in seen:
+            raise ValueError(f"document id {d!r:.60} is given twice: document ids must be unique")
+        seen.add(d)
+    return ids
 
 
 def resolve_query_ids(

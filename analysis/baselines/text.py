@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import scipy.sparse as sp
 
-from analysis.baselines.ranking import FloatArray, TextRetriever
+from analysis.baselines.ranking import FloatArray, TextRetriever, fitted_doc_ids
 from analysis.baselines.tokens import (
     ENGLISH_STOPWORDS,
     Vocabulary,
@@ -53,10 +53,8 @@ class BM25(TextRetriever):
         return [tokenize(t, self.stopwords) for t in texts]
 
     def fit(self, doc_ids: Sequence[str], texts: Sequence[str]) -> BM25:
-        """Index documents ``texts`` (one per id in ``doc_ids``); returns ``self``."""
-        if len(doc_ids) != len(texts):
-            raise ValueError(f"{len(doc_ids)} document ids for {len(texts)} texts")
-        self.doc_ids = [str(d) for d in doc_ids]
+        """Index documents ``texts`` (one per id in ``doc_ids``, ids unique); returns ``self``."""
+        self.doc_ids = fitted_doc_ids(doc_ids, len(texts))
         toks = self._tokens(texts)
         self.vocab = Vocabulary(t for ts in toks for t in ts)
         tf = self.vocab.counts(toks)
@@ -124,10 +122,8 @@ class CharNgramTfidf(TextRetriever):
         return w
 
     def fit(self, doc_ids: Sequence[str], texts: Sequence[str]) -> CharNgramTfidf:
-        """Index documents; returns ``self``."""
-        if len(doc_ids) != len(texts):
-            raise ValueError(f"{len(doc_ids)} document ids for {len(texts)} texts")
-        self.doc_ids = [str(d) for d in doc_ids]
+        """Index documents (one text per id in ``doc_ids``, ids unique); returns ``self``."""
+        self.doc_ids = fitted_doc_ids(doc_ids, len(texts))
         counts = self._ngram_counts(texts, fit=True)
         n = counts.shape[0]
         df = np.bincount(counts.indices, minlength=len(self.vocab))

@@ -370,3 +370,12 @@ def test_k_must_be_a_positive_integer() -> None:
         bm25.search(["x"], 0)
     with pytest.raises(ValueError, match="k must be a positive integer"):
         bm25.search(["x"], ["q"])  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("model", [BM25, CharNgramTfidf])
+def test_duplicated_document_ids_are_refused(model: type) -> None:
+    # a repeated id would rank the same document twice for one query
+    with pytest.raises(ValueError, match="document id 'a' is given twice"):
+        model().fit(["a", "b", "a"], ["red tent", "blue tent", "red kayak"])
+    with pytest.raises(ValueError, match="given twice"):
+        SpatialFusion().fit(["a", "a"], ["x", "y"], [30.0, 30.1], [120.0, 120.1])
