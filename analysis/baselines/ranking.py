@@ -27,6 +27,7 @@ __all__ = [
     "FloatArray",
     "IntArray",
     "TextRetriever",
+    "check_texts",
     "fitted_doc_ids",
     "max_normalize",
     "minmax",
@@ -84,6 +85,17 @@ def run_frame(
             "rank": np.arange(len(idx), dtype=np.int64) - starts + 1,
         }
     )
+
+
+def check_texts(texts: Sequence[object], ids: Sequence[str], what: str) -> None:
+    """``ValueError`` naming the first ``what`` (``"document"``, ``"query"``) whose text is not a
+    string (a missing value such as ``None`` or NaN, a number): write missing text as ``""``."""
+    for i, t in zip(ids, texts, strict=True):
+        if not isinstance(t, str):
+            raise ValueError(
+                f"the text of {what} {i!r:.60} is {t!r:.40}, not a string "
+                "(write a missing text as an empty string)"
+            )
 
 
 def fitted_doc_ids(doc_ids: Sequence[str], n_texts: int) -> list[str]:
@@ -186,6 +198,7 @@ class TextRetriever:
         """
         qids = resolve_query_ids(query_texts, query_ids)
         texts = list(query_texts)
+        check_texts(texts, qids, "query")
         hits = rank_blocks(
             len(texts), len(self.doc_ids), lambda sl: self.score_block(texts[sl]), k, decimals, True
         )

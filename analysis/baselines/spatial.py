@@ -12,6 +12,7 @@ import pandas as pd
 
 from analysis.baselines.ranking import (
     FloatArray,
+    check_texts,
     minmax,
     rank_blocks,
     resolve_query_ids,
@@ -110,6 +111,7 @@ class SpatialFusion:
         """Top-``k`` POIs per query located at ``lat, lon``: ``query_id, doc_id, score, rank``."""
         qids = resolve_query_ids(query_texts, query_ids)
         texts = list(query_texts)
+        check_texts(texts, qids, "query")
         qlat, qlon = np.asarray(lat, float), np.asarray(lon, float)
         if qlat.shape != (len(texts),) or qlon.shape != qlat.shape:
             raise ValueError("one latitude and one longitude per query are needed")

@@ -11,7 +11,12 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import scipy.sparse as sp
 
-from analysis.baselines.ranking import FloatArray, TextRetriever, fitted_doc_ids
+from analysis.baselines.ranking import (
+    FloatArray,
+    TextRetriever,
+    check_texts,
+    fitted_doc_ids,
+)
 from analysis.baselines.tokens import (
     ENGLISH_STOPWORDS,
     Vocabulary,
@@ -55,6 +60,7 @@ class BM25(TextRetriever):
     def fit(self, doc_ids: Sequence[str], texts: Sequence[str]) -> BM25:
         """Index documents ``texts`` (one per id in ``doc_ids``, ids unique); returns ``self``."""
         self.doc_ids = fitted_doc_ids(doc_ids, len(texts))
+        check_texts(texts, self.doc_ids, "document")
         toks = self._tokens(texts)
         self.vocab = Vocabulary(t for ts in toks for t in ts)
         tf = self.vocab.counts(toks)
@@ -124,6 +130,7 @@ class CharNgramTfidf(TextRetriever):
     def fit(self, doc_ids: Sequence[str], texts: Sequence[str]) -> CharNgramTfidf:
         """Index documents (one text per id in ``doc_ids``, ids unique); returns ``self``."""
         self.doc_ids = fitted_doc_ids(doc_ids, len(texts))
+        check_texts(texts, self.doc_ids, "document")
         counts = self._ngram_counts(texts, fit=True)
         n = counts.shape[0]
         df = np.bincount(counts.indices, minlength=len(self.vocab))

@@ -379,3 +379,16 @@ def test_duplicated_document_ids_are_refused(model: type) -> None:
         model().fit(["a", "b", "a"], ["red tent", "blue tent", "red kayak"])
     with pytest.raises(ValueError, match="given twice"):
         SpatialFusion().fit(["a", "a"], ["x", "y"], [30.0, 30.1], [120.0, 120.1])
+
+
+@pytest.mark.parametrize("model", [BM25, CharNgramTfidf])
+def test_missing_text_is_named_not_a_type_error(model: type) -> None:
+    # pandas reads an empty CSV cell as NaN: one message naming the document or query
+    with pytest.raises(ValueError, match="the text of document 'b' is nan, not a string"):
+        model().fit(["a", "b"], ["red tent", float("nan")])
+    fitted = model().fit(["a", "b"], ["red tent", "blue tent"])
+    with pytest.raises(ValueError, match="the text of query 'q2' is None, not a string"):
+        fitted.search(["tent", None], query_ids=["q1", "q2"])
+    fusion = SpatialFusion().fit(["a"], ["x"], [30.0], [120.0])
+    with pytest.raises(ValueError, match="the text of query '0' is 7"):
+        fusion.search([7], [30.0], [120.0])
