@@ -98,9 +98,19 @@ def check_texts(texts: Sequence[object], ids: Sequence[str], what: str) -> None:
             )
 
 
-def fitted_doc_ids(doc_ids: Sequence[str], n_texts: int) -> list[str]:
+def _not_one_string(values: object, what: str) -> None:
+    """``ValueError`` when ``values`` is one string (it would be read as one item a character)."""
+    if isinstance(values, str):
+        raise ValueError(f"the {what} are one string {values!r:.40}: pass a list, one item each")
+
+
+def fitted_doc_ids(doc_ids: Sequence[str], texts: Sequence[str]) -> list[str]:
     """``doc_ids`` as strings, one per text and each once (``ValueError`` otherwise: a repeated
-    id would put the same document twice in a query's ranking)."""
+    id would put the same document twice in a query's ranking; so does a single string given
+    for the ids or the texts, which would be read as one document a character)."""
+    _not_one_string(doc_ids, "document ids")
+    _not_one_string(texts, "document texts")
+    n_texts = len(texts)
     if len(doc_ids) != n_texts:
         raise ValueError(f"{len(doc_ids)} document ids for {n_texts} texts")
     ids = [str(d) for d in doc_ids]
@@ -116,7 +126,10 @@ def resolve_query_ids(
     query_texts: Sequence[str] | pd.Series, query_ids: Sequence[str] | None
 ) -> list[str]:
     """The run's query ids: ``query_ids`` as strings (one per text, else ``ValueError``), else the
-    index of a Series of texts, else the positions ``"0", "1", ...``."""
+    index of a Series of texts, else the positions ``"0", "1", ...``. A single string given for
+    the texts or the ids is a ``ValueError`` (it would be read as one query a character)."""
+    _not_one_string(query_texts, "query texts")
+    _not_one_string(query_ids, "query ids")
     if query_ids is not None:
         ids = [str(q) for q in query_ids]
         if len(ids) != len(query_texts):

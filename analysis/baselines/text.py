@@ -59,7 +59,7 @@ class BM25(TextRetriever):
 
     def fit(self, doc_ids: Sequence[str], texts: Sequence[str]) -> BM25:
         """Index documents ``texts`` (one per id in ``doc_ids``, ids unique); returns ``self``."""
-        self.doc_ids = fitted_doc_ids(doc_ids, len(texts))
+        self.doc_ids = fitted_doc_ids(doc_ids, texts)
         check_texts(texts, self.doc_ids, "document")
         toks = self._tokens(texts)
         self.vocab = Vocabulary(t for ts in toks for t in ts)
@@ -129,7 +129,7 @@ class CharNgramTfidf(TextRetriever):
 
     def fit(self, doc_ids: Sequence[str], texts: Sequence[str]) -> CharNgramTfidf:
         """Index documents (one text per id in ``doc_ids``, ids unique); returns ``self``."""
-        self.doc_ids = fitted_doc_ids(doc_ids, len(texts))
+        self.doc_ids = fitted_doc_ids(doc_ids, texts)
         check_texts(texts, self.doc_ids, "document")
         counts = self._ngram_counts(texts, fit=True)
         n = counts.shape[0]

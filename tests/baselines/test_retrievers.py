@@ -392,3 +392,18 @@ def test_missing_text_is_named_not_a_type_error(model: type) -> None:
     fusion = SpatialFusion().fit(["a"], ["x"], [30.0], [120.0])
     with pytest.raises(ValueError, match="the text of query '0' is 7"):
         fusion.search([7], [30.0], [120.0])
+
+
+def test_one_string_is_not_read_as_a_text_per_character() -> None:
+    bm25 = BM25().fit(["a", "b"], ["red tent", "blue tent"])
+    with pytest.raises(ValueError, match="the query texts are one string 'red tent'"):
+        bm25.search("red tent")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="the query ids are one string"):
+        bm25.search(["x"], query_ids="q")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="the document ids are one string"):
+        CharNgramTfidf().fit("ab", ["x", "y"])  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="the document texts are one string"):
+        BM25().fit(["a", "b", "c"], "xyz")  # type: ignore[arg-type]
+    fusion = SpatialFusion().fit(["a"], ["x"], [30.0], [120.0])
+    with pytest.raises(ValueError, match="the query texts are one string"):
+        fusion.search("x", [30.0], [120.0])  # type: ignore[arg-type]
