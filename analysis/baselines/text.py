@@ -6,6 +6,7 @@ queries at once (:mod:`analysis.baselines.ranking` turns blocks into runs).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 
 import numpy as np
@@ -49,8 +50,8 @@ class BM25(TextRetriever):
     def __init__(
         self, k1: float = 0.9, b: float = 0.4, stopwords: frozenset[str] = ENGLISH_STOPWORDS
     ) -> None:
-        if k1 < 0 or not 0 <= b <= 1:
-            raise ValueError(f"BM25 needs k1 >= 0 and 0 <= b <= 1, got k1={k1}, b={b}")
+        if not (math.isfinite(k1) and k1 >= 0) or not 0 <= b <= 1:
+            raise ValueError(f"BM25 needs a finite k1 >= 0 and 0 <= b <= 1, got k1={k1}, b={b}")
         self.k1, self.b, self.stopwords = k1, b, stopwords
         self.doc_ids: list[str] = []
 

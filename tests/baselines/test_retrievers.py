@@ -154,6 +154,9 @@ def test_ties_are_kept_and_broken_by_corpus_order_at_the_cut() -> None:
 def test_bm25_rejects_bad_input() -> None:
     with pytest.raises(ValueError, match="k1"):
         BM25(k1=-1)
+    for k1 in (float("nan"), float("inf")):  # every score would be NaN: an empty run
+        with pytest.raises(ValueError, match="finite k1"):
+            BM25(k1=k1)
     with pytest.raises(ValueError, match="3 document ids for 2 texts"):
         BM25().fit(["a", "b", "c"], ["x", "y"])
     with pytest.raises(ValueError, match="query ids"):
