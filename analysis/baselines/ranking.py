@@ -180,7 +180,10 @@ def max_normalize(m: FloatArray) -> FloatArray:
 
 
 def minmax(m: FloatArray) -> FloatArray:
-    """Per-row min-max normalization ``(x - min) / (max - min)``; constant rows become 0."""
+    """Per-row min-max normalization ``(x - min) / (max - min)``; constant rows become 0 (and a
+    matrix of no column stays empty)."""
+    if not m.shape[1]:
+        return np.zeros_like(m)
     lo = m.min(axis=1, keepdims=True)
     span = m.max(axis=1, keepdims=True) - lo
     return np.divide(m - lo, span, out=np.zeros_like(m), where=span > 0)

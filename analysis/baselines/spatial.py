@@ -94,7 +94,7 @@ class SpatialFusion:
         d_max = (
             np.full((len(lat), 1), self.d_max_m)
             if self.d_max_m is not None
-            else d.max(axis=1, keepdims=True)
+            else d.max(axis=1, keepdims=True, initial=0.0)
         )
         near = 1.0 - np.divide(np.minimum(d, d_max), d_max, out=np.zeros_like(d), where=d_max > 0)
         return (1 - self.alpha) * near + self.alpha * text

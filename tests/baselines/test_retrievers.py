@@ -410,3 +410,11 @@ def test_one_string_is_not_read_as_a_text_per_character() -> None:
     fusion = SpatialFusion().fit(["a"], ["x"], [30.0], [120.0])
     with pytest.raises(ValueError, match="the query texts are one string"):
         fusion.search("x", [30.0], [120.0])  # type: ignore[arg-type]
+
+
+def test_spatial_fusion_on_no_poi_gives_an_empty_run() -> None:
+    # as BM25 and the n-gram model on an empty corpus: no POI, nothing to rank
+    model = SpatialFusion().fit([], [], [], [])
+    run = model.search(["咖啡"], [30.0], [120.0], query_ids=["q"])
+    assert run.empty
+    assert list(run.columns) == RUN_COLUMNS
