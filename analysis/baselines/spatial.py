@@ -43,6 +43,20 @@ def haversine_m(
     return 2 * EARTH_RADIUS_M * np.arcsin(np.sqrt(np.clip(h, 0.0, 1.0)))
 
 
+def _check_degrees(lat: FloatArray, lon: FloatArray, what: str) -> None:
+    """``ValueError`` unless every ``lat`` is in [-90, 90] and every ``lon`` in [-180, 180]
+    (NaN and inf included: projected metres or swapped columns would give wrong distances)."""
+    if not (np.isfinite(lat).all() and np.isfinite(lon).all()):
+        raise ValueError(f"{what} coordinates must be finite numbers")
+    for name, v, lim in (("latitude", lat, 90.0), ("longitude", lon, 180.0)):
+        bad = np.flatnonzero(np.abs(v) > lim)
+        if len(bad):
+            raise ValueError(
+                f"{what} {name} {float(v[bad[0]])!r} (position {int(bad[0])}) is out of range "
+                f"[-{lim:g}, {lim:g}]: coordinates are WGS84 degrees"
+            )
+
+
 class SpatialFusion:
     """LIST's spatio-textual baseline: linear fusion of distance and min-max-normalized BM25::
 
@@ -75,14 +89,14 @@ class SpatialFusion:
         lat: npt.ArrayLike,
         lon: npt.ArrayLike,
     ) -> SpatialFusion:
-        """Index POIs: ids, texts and WGS84 coordinates (degrees)."""
+        """Index POIs: ids, texts and WGS84 coordinates (degrees, latitudes in [-90, 90] and
+        longitudes in [-180, 180], else ``ValueError``)."""
         self.bm25.fit(doc_ids, texts)
         self.doc_ids = self.bm25.doc_ids
         self.lat, self.lon = np.asarray(lat, float), np.asarray(lon, float)
         if self.lat.shape != (len(self.doc_ids),) or self.lon.shape != self.lat.shape:
             raise ValueError("one latitude and one longitude per POI are needed")
-        if not (np.isfinite(self.lat).all() and np.isfinite(self.lon).all()):
-            raise ValueError("POI coordinates must be finite numbers")
+        _check_degrees(self.lat, self.lon, "POI")
         return self
 
     def score_block(
@@ -115,8 +129,7 @@ class SpatialFusion:
         qlat, qlon = np.asarray(lat, float), np.asarray(lon, float)
         if qlat.shape != (len(texts),) or qlon.shape != qlat.shape:
             raise ValueError("one latitude and one longitude per query are needed")
-        if not (np.isfinite(qlat).all() and np.isfinite(qlon).all()):
-            raise ValueError("query coordinates must be finite numbers")
+        _check_degrees(qlat, qlon, "query")
         hits = rank_blocks(
             len(texts),
             len(self.doc_ids),

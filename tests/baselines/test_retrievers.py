@@ -418,3 +418,14 @@ def test_spatial_fusion_on_no_poi_gives_an_empty_run() -> None:
     run = model.search(["咖啡"], [30.0], [120.0], query_ids=["q"])
     assert run.empty
     assert list(run.columns) == RUN_COLUMNS
+
+
+def test_spatial_fusion_refuses_coordinates_out_of_range() -> None:
+    # swapped columns (lon given as lat) or projected metres: the distances would be wrong
+    with pytest.raises(ValueError, match=r"POI latitude 120.0 \(position 1\) is out of range"):
+        SpatialFusion().fit(["a", "b"], ["x", "y"], [30.0, 120.0], [120.0, 30.0])
+    model = SpatialFusion().fit(["a"], ["x"], [30.0], [120.0])
+    with pytest.raises(ValueError, match=r"query longitude 519099.5 \(position 0\) is out"):
+        model.search(["x"], [30.0], [519099.5])
+    with pytest.raises(ValueError, match="finite"):
+        model.search(["x"], [30.0], [float("inf")])
