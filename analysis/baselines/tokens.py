@@ -19,7 +19,12 @@ import scipy.sparse as sp
 
 __all__ = ["ENGLISH_STOPWORDS", "Vocabulary", "char_ngrams", "normalize", "tokenize", "words"]
 
-_CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002a6df"
+# CJK ideographs: the ideographic zero (二〇二三), Extension A, the unified block, compatibility
+# ideographs, Extensions B to F and I (rare characters of names and places), G and H
+_CJK = (
+    "\u3007\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+    "\U00020000-\U0002a6df\U0002a700-\U0002ee5f\U00030000-\U000323af"
+)
 _WORD_RE: Final = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+")
 _CJK_RE: Final = re.compile(rf"[{_CJK}]")
 

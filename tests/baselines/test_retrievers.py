@@ -429,3 +429,11 @@ def test_spatial_fusion_refuses_coordinates_out_of_range() -> None:
         model.search(["x"], [30.0], [519099.5])
     with pytest.raises(ValueError, match="finite"):
         model.search(["x"], [30.0], [float("inf")])
+
+
+def test_every_cjk_ideograph_block_is_cut_into_unigrams_and_bigrams() -> None:
+    # Extension C (U+2B740) and the ideographic zero stay inside their CJK run
+    assert tokenize("中\U0002b740国") == ["中", "\U0002b740", "国", "中\U0002b740", "\U0002b740国"]
+    assert words("二〇二三年") == ["二〇二三年"]
+    assert "〇二" in tokenize("二〇二三年")
+    assert tokenize("\U00030000\U00030001") == ["\U00030000", "\U00030001", "\U00030000\U00030001"]
