@@ -121,6 +121,10 @@ class RelationAwareRetriever(TextRetriever):
             self._walk_cache[relations] = sp.diags(inv) @ a
         return self._walk_cache[relations]
 
+    def block_width(self) -> int:
+        """The number of entities: ``score_block`` walks the whole graph, not only candidates."""
+        return len(self._is_cand)
+
     def _shape(self) -> tuple[int, int]:
         n = len(self._is_cand)
         return (n, n)

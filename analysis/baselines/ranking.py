@@ -200,6 +200,11 @@ class TextRetriever:
     def score_block(self, query_texts: Sequence[str]) -> FloatArray:
         raise NotImplementedError
 
+    def block_width(self) -> int:
+        """Columns of the widest dense array ``score_block`` makes per query (the chunk size
+        follows it): the number of documents."""
+        return len(self.doc_ids)
+
     def search(
         self,
         query_texts: Sequence[str] | pd.Series,
@@ -216,6 +221,11 @@ class TextRetriever:
         texts = list(query_texts)
         check_texts(texts, qids, "query")
         hits = rank_blocks(
-            len(texts), len(self.doc_ids), lambda sl: self.score_block(texts[sl]), k, decimals, True
+            len(texts),
+            self.block_width(),
+            lambda sl: self.score_block(texts[sl]),
+            k,
+            decimals,
+            True,
         )
         return run_frame(qids, self.doc_ids, hits)

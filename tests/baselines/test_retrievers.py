@@ -437,3 +437,24 @@ def test_every_cjk_ideograph_block_is_cut_into_unigrams_and_bigrams() -> None:
     assert words("二〇二三年") == ["二〇二三年"]
     assert "〇二" in tokenize("二〇二三年")
     assert tokenize("\U00030000\U00030001") == ["\U00030000", "\U00030001", "\U00030000\U00030001"]
+
+
+def test_relation_aware_chunks_queries_by_the_entity_count(
+    tiny_kb: tuple[pd.DataFrame, pd.DataFrame], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # score_block makes queries x entities arrays: chunks sized by the few candidates would
+    # hold far more cells than intended (memory grows with entities / candidates)
+    import analysis.baselines.ranking as ranking
+
+    widths: list[int] = []
+    chunks = ranking._chunks
+
+    def spy(n: int, n_cols: int, cells: int = 4_000_000) -> object:
+        widths.append(n_cols)
+        return chunks(n, n_cols, cells)
+
+    monkeypatch.setattr(ranking, "_chunks", spy)
+    ents, edges = tiny_kb
+    model = RelationAwareRetriever(min_name_idf=0.5).fit(ents, edges, ["brand"])
+    model.search(["Trailcrest"], query_ids=["q"])
+    assert widths == [len(ents)]
