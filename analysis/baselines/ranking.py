@@ -113,12 +113,16 @@ def fitted_doc_ids(doc_ids: Sequence[str], texts: Sequence[str]) -> list[str]:
     n_texts = len(texts)
     if len(doc_ids) != n_texts:
         raise ValueError(f"{len(doc_ids)} document ids for {n_texts} texts")
-    ids = [str(d) for d in doc_ids]
+    return _unique([str(d) for d in doc_ids], "document")
+
+
+def _unique(ids: list[str], what: str) -> list[str]:
+    """``ids`` when no id repeats, else ``ValueError`` naming the first repeated one."""
     seen: set[str] = set()
-    for d in ids:
-        if d in seen:
-            raise ValueError(f"document id {d!r:.60} is given twice: document ids must be unique")
-        seen.add(d)
+    for i in ids:
+        if i in seen:
+            raise ValueError(f"{what} id {i!r:.60} is given twice: {what} ids must be unique")
+        seen.add(i)
     return ids
 
 
@@ -127,16 +131,17 @@ def resolve_query_ids(
 ) -> list[str]:
     """The run's query ids: ``query_ids`` as strings (one per text, else ``ValueError``), else the
     index of a Series of texts, else the positions ``"0", "1", ...``. A single string given for
-    the texts or the ids is a ``ValueError`` (it would be read as one query a character)."""
+    the texts or the ids is a ``ValueError`` (it would be read as one query a character); so is
+    an id given twice (its two rankings would be one query's run with every rank twice)."""
     _not_one_string(query_texts, "query texts")
     _not_one_string(query_ids, "query ids")
     if query_ids is not None:
         ids = [str(q) for q in query_ids]
         if len(ids) != len(query_texts):
             raise ValueError(f"{len(ids)} query ids for {len(query_texts)} query texts")
-        return ids
+        return _unique(ids, "query")
     if isinstance(query_texts, pd.Series):
-        return [str(q) for q in query_texts.index]
+        return _unique([str(q) for q in query_texts.index], "query")
     return [str(i) for i in range(len(query_texts))]
 
 

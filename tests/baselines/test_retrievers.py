@@ -458,3 +458,15 @@ def test_relation_aware_chunks_queries_by_the_entity_count(
     model = RelationAwareRetriever(min_name_idf=0.5).fit(ents, edges, ["brand"])
     model.search(["Trailcrest"], query_ids=["q"])
     assert widths == [len(ents)]
+
+
+def test_duplicated_query_ids_are_refused() -> None:
+    # two rankings under one id would read as one query ranking every document twice
+    bm25 = BM25().fit(["a", "b"], ["red tent", "blue tent"])
+    with pytest.raises(ValueError, match="query id 'q' is given twice"):
+        bm25.search(pd.Series(["tent", "red"], index=["q", "q"]))
+    with pytest.raises(ValueError, match="query id '1' is given twice"):
+        bm25.search(["tent", "red"], query_ids=[1, "1"])
+    fusion = SpatialFusion().fit(["a"], ["x"], [30.0], [120.0])
+    with pytest.raises(ValueError, match="query id 'q' is given twice"):
+        fusion.search(["x", "y"], [30.0, 30.0], [120.0, 120.0], query_ids=["q", "q"])
