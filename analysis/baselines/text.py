@@ -109,6 +109,13 @@ class CharNgramTfidf(TextRetriever):
     def __init__(
         self, ngram_range: tuple[int, int] = (3, 5), cjk_ngram_range: tuple[int, int] = (1, 3)
     ) -> None:
+        for name, (lo, hi) in (("ngram_range", ngram_range), ("cjk_ngram_range", cjk_ngram_range)):
+            ints = all(
+                isinstance(n, int | np.integer) and not isinstance(n, bool) for n in (lo, hi)
+            )
+            if not ints or not 1 <= lo <= hi:
+                # n = 0 makes an empty n-gram every text shares; lo > hi makes none
+                raise ValueError(f"{name} must be integers 1 <= lo <= hi, got {(lo, hi)}")
         self.ngram_range, self.cjk_ngram_range = ngram_range, cjk_ngram_range
         self.doc_ids: list[str] = []
 

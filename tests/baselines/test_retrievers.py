@@ -470,3 +470,12 @@ def test_duplicated_query_ids_are_refused() -> None:
     fusion = SpatialFusion().fit(["a"], ["x"], [30.0], [120.0])
     with pytest.raises(ValueError, match="query id 'q' is given twice"):
         fusion.search(["x", "y"], [30.0, 30.0], [120.0, 120.0], query_ids=["q", "q"])
+
+
+@pytest.mark.parametrize(
+    "ranges", [{"ngram_range": (0, 3)}, {"ngram_range": (5, 3)}, {"cjk_ngram_range": (-1, 2)}]
+)
+def test_tfidf_refuses_ngram_ranges_below_one_or_reversed(ranges: dict) -> None:
+    # n = 0 gave every text an empty n-gram in common: unrelated texts scored above 0
+    with pytest.raises(ValueError, match="must be integers 1 <= lo <= hi"):
+        CharNgramTfidf(**ranges)
