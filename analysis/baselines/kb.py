@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -56,6 +57,15 @@ class RelationAwareRetriever(TextRetriever):
     ) -> None:
         if not 0 <= lam <= 1:
             raise ValueError(f"lam must be in [0, 1], got {lam}")
+        if not (math.isfinite(gamma) and gamma >= 0):
+            raise ValueError(f"gamma must be a finite number >= 0, got {gamma}")
+        if (
+            isinstance(max_seeds, bool)
+            or not isinstance(max_seeds, int | np.integer)
+            or max_seeds < 0
+        ):
+            # a negative count would cut seeds from the end of the best ones (a slice)
+            raise ValueError(f"max_seeds must be an integer >= 0, got {max_seeds!r}")
         self.lam, self.gamma = lam, gamma
         self.min_coverage, self.min_name_idf, self.max_seeds = min_coverage, min_name_idf, max_seeds
         self.relation_triggers = {

@@ -479,3 +479,11 @@ def test_tfidf_refuses_ngram_ranges_below_one_or_reversed(ranges: dict) -> None:
     # n = 0 gave every text an empty n-gram in common: unrelated texts scored above 0
     with pytest.raises(ValueError, match="must be integers 1 <= lo <= hi"):
         CharNgramTfidf(**ranges)
+
+
+def test_relation_aware_refuses_negative_max_seeds_and_nan_gamma() -> None:
+    # max_seeds=-1 silently dropped the last of the best seeds; gamma=NaN made graph scores NaN
+    with pytest.raises(ValueError, match="max_seeds must be an integer >= 0"):
+        RelationAwareRetriever(max_seeds=-1)
+    with pytest.raises(ValueError, match="gamma must be a finite number >= 0"):
+        RelationAwareRetriever(gamma=float("nan"))
