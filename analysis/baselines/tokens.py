@@ -1,6 +1,7 @@
 """Text processing shared by the baseline retrievers: normalization, words, index terms.
 
-Text is NFKC-normalized and lower-cased; Latin/Cyrillic/... words are runs of letters and digits;
+Text is NFKC-normalized and lower-cased; Latin/Cyrillic/... words are runs of letters and digits
+with their combining marks (Devanagari vowel signs stay in their word);
 a run of CJK ideographs yields its characters and its character bigrams (the usual choice for
 Chinese without a segmenter, e.g. Lucene's CJK analyzer produces the bigrams). English stop words
 (:data:`ENGLISH_STOPWORDS`) are dropped by BM25 and the entity linker. :class:`Vocabulary` turns
@@ -25,7 +26,28 @@ _CJK = (
     "\u3007\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
     "\U00020000-\U0002a6df\U0002a700-\U0002ee5f\U00030000-\U000323af"
 )
+
+
+def _combining_marks() -> str:
+    """Regex class body of the combining marks (categories Mn, Mc, Me) of the Basic Multilingual
+    Plane: the vowel signs of Devanagari, Thai, Arabic, ..., and accents without a precomposed
+    letter (the dot of Turkish ``İ`` lower-cased). Marks of the other planes (historic scripts)
+    are left out: one character outside the plane makes the class a slow list of ranges."""
+    ranges: list[tuple[int, int]] = []
+    for cp in range(0x10000):
+        if unicodedata.category(chr(cp))[0] == "M":
+            if ranges and ranges[-1][1] == cp - 1:
+                ranges[-1] = (ranges[-1][0], cp)
+            else:
+                ranges.append((cp, cp))
+    return "".join(rf"\u{a:04x}-\u{b:04x}" for a, b in ranges)
+
+
+_MARKS = _combining_marks()
+_MARK_RE: Final = re.compile(rf"[{_MARKS}]")
 _WORD_RE: Final = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+")
+# with marks, a word is a letter or digit, then letters, digits and the marks that belong to them
+_WORD_MARKS_RE: Final = re.compile(rf"[{_CJK}]+|(?:[^\W_{_CJK}]+[{_MARKS}]*)+")
 _CJK_RE: Final = re.compile(rf"[{_CJK}]")
 
 _STOPWORD_TEXT: Final = """
@@ -48,10 +70,12 @@ def normalize(text: str) -> str:
 def words(text: str) -> list[str]:
     """Split text into words: runs of letters/digits, with each run of CJK ideographs one word.
 
-    ``"中国银行ATM (24h)"`` gives ``["中国银行", "atm", "24h"]``. Input is NFKC-normalized and
-    lower-cased first (full-width ``ＡＴＭ`` becomes ``atm``).
+    ``"中国银行ATM (24h)"`` gives ``["中国银行", "atm", "24h"]``; combining marks stay with the
+    letter before them (``"हिन्दी"`` is one word, not its three consonants). Input is
+    NFKC-normalized and lower-cased first (full-width ``ＡＴＭ`` becomes ``atm``).
     """
-    return _WORD_RE.findall(normalize(text))
+    text = normalize(text)
+    return (_WORD_MARKS_RE if _MARK_RE.search(text) else _WORD_RE).findall(text)
 
 
 def tokenize(text: str, stopwords: frozenset[str] = frozenset()) -> list[str]:

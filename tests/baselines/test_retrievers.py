@@ -487,3 +487,13 @@ def test_relation_aware_refuses_negative_max_seeds_and_nan_gamma() -> None:
         RelationAwareRetriever(max_seeds=-1)
     with pytest.raises(ValueError, match="gamma must be a finite number >= 0"):
         RelationAwareRetriever(gamma=float("nan"))
+
+
+def test_combining_marks_stay_in_their_word() -> None:
+    # Devanagari vowel signs and the virama are marks, not letters: the word was cut into its
+    # consonants, so any text holding those letters matched
+    assert words("हिन्दी भाषा") == ["हिन्दी", "भाषा"]
+    assert words("İstanbul") == ["i\u0307stanbul"]  # lower-cased İ keeps its dot as a mark
+    assert words("x\u0301y") == ["x\u0301y"]
+    bm25 = BM25().fit(["a", "b"], ["हिन्दी भाषा", "हनद"])
+    assert bm25.search(["हिन्दी"], query_ids=["q"])["doc_id"].tolist() == ["a"]
