@@ -265,13 +265,17 @@ def histogram_bins(
 
     Returns:
         ``(bins, ids)``: ``bins`` with columns ``bin, lo, hi, center, width, count, kind``
-        (``loss``/``tie``/``win``) and ``label``; ``ids[i]`` is the bin of ``delta[i]``.
+        (``loss``/``tie``/``win``) and ``label``; ``ids[i]`` is the bin of ``delta[i]``. No
+        delta gives no bar (numeric empty columns: :func:`delta_histogram` draws an empty
+        chart).
     """
     d = np.asarray(delta, dtype=float)
     if d.size == 0:
+        numbers = {c: pd.Series(dtype=float) for c in ("lo", "hi", "center", "width")}
         empty = pd.DataFrame(
-            columns=["bin", "lo", "hi", "center", "width", "count", "kind", "label"]
-        )
+            {"bin": pd.Series(dtype=np.int64), **numbers, "count": pd.Series(dtype=np.int64),
+             "kind": pd.Series(dtype=object), "label": pd.Series(dtype=object)}
+        )  # fmt: skip
         return empty, np.zeros(0, dtype=np.int64)
     nonzero = np.unique(d[d != 0])
     if nonzero.size <= max_distinct:

@@ -372,6 +372,13 @@ def test_histogram_bins_empty():
     assert ids.size == 0
 
 
+def test_delta_histogram_of_no_query_is_an_empty_chart():
+    bins, _ = compare.histogram_bins(np.array([]))
+    fig = compare.delta_histogram(bins, ("a", "b"), "hit@1")
+    assert len(fig.data[0].x) == 0
+    assert len(fig.data[0].width) == 0
+
+
 def test_delta_histogram_colours_and_customdata():
     bins, _ = compare.histogram_bins(np.array([1.0, 0.0, -1.0]))
     fig = compare.delta_histogram(bins, ("a", "b"), "hit@1", selected_bin=2)
