@@ -186,17 +186,49 @@ def _fit_axes(fig: go.Figure, width: int, height: int, notes: list[str]) -> int:
     return extra
 
 
+def _cut_middle(text: str, width: int) -> str:
+    """``text`` (one line) cut to ``width`` columns in the middle: its start, "…", its end."""
+    flat = " ".join(text.split())
+    tail_room = (width - 1) // 2
+    tail: list[str] = []
+    for char in reversed(flat):
+        if display_width(char) + display_width("".join(tail)) > tail_room:
+            break
+        tail.insert(0, char)
+    head = shorten(flat, width - display_width("".join(tail))).removesuffix("…")
+    return f"{head}…{''.join(tail)}"
+
+
+def _legend_short(name: str, taken: set[str]) -> str:
+    """``name`` cut to :data:`LEGEND_CHARS` columns, distinct from every label in ``taken``:
+    its start with "…"; when another name starts alike, its start and end around "…"; else a
+    number ``(2)``, ``(3)``, … after its start."""
+    short = shorten(name, LEGEND_CHARS)
+    if short in taken:
+        short = _cut_middle(name, LEGEND_CHARS)
+    n = 2
+    while short in taken:
+        mark = f" ({n})"
+        short = shorten(name, LEGEND_CHARS - len(mark)) + mark
+        n += 1
+    return short
+
+
 def _fit_legend(fig: go.Figure, notes: list[str]) -> None:
-    """Legend entries longer than :data:`LEGEND_CHARS` cut (full names in ``notes``); the
-    legend stands right of the plot, top-aligned."""
-    cut = []
-    for trace in fig.data:
-        name = _raw(trace.name) if trace.name else ""
+    """Legend entries longer than :data:`LEGEND_CHARS` cut (full names in ``notes``), each
+    model keeping an entry of its own (:func:`_legend_short`); the legend stands right of the
+    plot, top-aligned."""
+    cut: list[tuple[str, str]] = []
+    names = [_raw(trace.name) if trace.name else "" for trace in fig.data]
+    taken = {name for name in names if name and display_width(name) <= LEGEND_CHARS}
+    given: dict[str, str] = {}
+    for trace, name in zip(fig.data, names, strict=True):
         if name and display_width(name) > LEGEND_CHARS:
-            short = shorten(name, LEGEND_CHARS)
-            trace.name = plotly_text(short)
-            if (short, name) not in cut:
-                cut.append((short, name))
+            if name not in given:
+                given[name] = _legend_short(name, taken)
+                taken.add(given[name])
+                cut.append((given[name], name))
+            trace.name = plotly_text(given[name])
     if cut:
         notes.append("Legend: " + "; ".join(f"{s} = {n}" for s, n in cut) + ".")
     fig.update_layout(

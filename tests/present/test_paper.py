@@ -364,3 +364,24 @@ def test_captions_hold_no_math_sign_pdflatex_cannot_read() -> None:
     for name, fig in _figures().items():
         tex = caption_latex(fig, name, image=f"{name}.png")
         assert not set(tex) & signs, (name, sorted(set(tex) & signs))
+
+
+def test_long_model_names_that_start_alike_keep_their_own_legend_entries():
+    one, two = (
+        "model-with-a-very-long-name-number-one-v1",
+        "model-with-a-very-long-name-number-one-v2",
+    )
+    three = "model-with-a-very-long-name-number-one-v2 and more"
+    summary = pd.DataFrame({
+        "model": [one, two, three], "value": "x", "n": 3, "mean": [0.2, 0.3, 0.4],
+        "ci_low": 0.1, "ci_high": 0.5,
+    })  # fmt: skip
+    chart = paper_figures.SliceChart(summary, "hit@1", "t", ["x"], "d", 1)
+    fig = paper_figures.slice_bars_paper(chart)
+    entries = [trace.name for trace in fig.figure.data]
+    assert len(set(entries)) == 3
+    assert all(display_width(e) <= 28 for e in entries)
+    assert entries[0] == "model-with-a-very-long-name…"
+    assert entries[1].endswith("-one-v2")
+    for entry, name in zip(entries, (one, two, three), strict=True):
+        assert f"{entry} = {name}" in fig.caption
