@@ -38,13 +38,20 @@ def wrap_label(label: str, width: int = 28, max_lines: int = 3) -> str:
 
 def axis_labels(values: Sequence[str]) -> list[str]:
     """:func:`wrap_label` of every value, made unique (a cut label that repeats another gets
-    ``" (2)"``, ``" (3)"``, ...) so plotly keeps them as separate categories."""
-    out, seen = [], {}
+    ``" (2)"``, ``" (3)"``, ..., the first number no other label holds, so a value that is
+    itself ``"x (2)"`` keeps its own category) so plotly keeps them as separate categories."""
+    out: list[str] = []
+    taken = {wrap_label(value) for value in values}
+    seen: dict[str, int] = {}
     for value in values:
         label = wrap_label(value)
         if label in seen:
-            seen[label] += 1
-            label = f"{label} ({seen[label]})"
+            n = seen[label]
+            while f"{label} ({n + 1})" in taken:
+                n += 1
+            seen[label] = n + 1
+            label = f"{label} ({n + 1})"
+            taken.add(label)
         else:
             seen[label] = 1
         out.append(label)

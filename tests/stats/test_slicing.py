@@ -280,6 +280,13 @@ def test_wrap_label_wraps_escapes_and_cuts():
     assert len(set(axis_labels([text, text + " x"]))) == 2
 
 
+def test_axis_labels_stay_unique_when_a_value_looks_like_a_numbered_label():
+    values = ["x (2)", "x", "x", "a  b", "a b"]
+    labels = axis_labels(values)
+    assert len(set(labels)) == len(values)
+    assert labels[:2] == ["x (2)", "x"]
+
+
 def test_query_length_in_characters_for_cjk_text():
     cjk = pd.DataFrame({"text": ["北京 咖啡馆", "上海市浦东新区 银行"]})
     lengths, unit = query_lengths(cjk)
