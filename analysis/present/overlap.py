@@ -147,7 +147,8 @@ def transition_figure(matrix: pd.DataFrame, names: tuple[str, str]) -> go.Figure
 def query_rank_figure(changes: pd.DataFrame, names: tuple[str, str], depth: int) -> go.Figure:
     """One query's Δrank chart: a line per gold document from its rank in A to its rank in B
     (blue when A ranks it higher, i.e. A better; orange when B does; grey when equal);
-    ``not retrieved`` is drawn at ``depth + 1``. Log rank axis, rank 1 on top."""
+    ``not retrieved`` is drawn at ``depth + 1``. Log rank axis, rank 1 on top; the two model
+    names are categories, A left (a name like ``0.1`` is not read as a number)."""
     fig = go.Figure()
     beyond = depth + 1
     for rec in changes.to_dict("records"):
@@ -163,6 +164,8 @@ def query_rank_figure(changes: pd.DataFrame, names: tuple[str, str], depth: int)
             )
         )  # fmt: skip
     fig.update_layout(
+        xaxis={"type": "category", "categoryorder": "array",
+               "categoryarray": [plotly_text(names[0]), plotly_text(names[1])]},
         yaxis={"title": f"rank (log; {beyond} = not retrieved)", "type": "log",
                "autorange": "reversed"},
         height=320, margin={"t": 20, "b": 10, "l": 10, "r": 10}, font={"family": FONT_FAMILY},

@@ -7,6 +7,7 @@ import pytest
 
 from analysis.present.overlap import (
     gold_rank_changes,
+    query_rank_figure,
     rank_bucket,
     topk_overlap,
     transition_matrix,
@@ -61,3 +62,11 @@ def test_rank_buckets():
         "1", "2–5", "2–5", "6–10", "6–10", "11–20", "11–20", "21–100", "21–100", ">100",
         "not retrieved",
     ]  # fmt: skip
+
+
+def test_query_rank_figure_keeps_number_like_model_names_as_two_categories():
+    changes = pd.DataFrame({"doc_id": ["d1"], "rank_a": pd.array([1], dtype="Int64"),
+                            "rank_b": pd.array([5], dtype="Int64")})  # fmt: skip
+    fig = query_rank_figure(changes, ("0.1", "0.25"), 20)
+    assert fig.layout.xaxis.type == "category"
+    assert list(fig.layout.xaxis.categoryarray) == ["0.1", "0.25"]
