@@ -385,3 +385,18 @@ def test_long_model_names_that_start_alike_keep_their_own_legend_entries():
     assert entries[1].endswith("-one-v2")
     for entry, name in zip(entries, (one, two, three), strict=True):
         assert f"{entry} = {name}" in fig.caption
+
+
+def test_query_rank_paper_keeps_long_names_that_start_alike_apart():
+    names = (
+        "model-with-a-very-long-name-number-one-v1",
+        "model-with-a-very-long-name-number-one-v2",
+    )
+    changes = pd.DataFrame({"doc_id": ["d1"], "rank_a": pd.array([1], dtype="Int64"),
+                            "rank_b": pd.array([5], dtype="Int64")})  # fmt: skip
+    fig = paper_figures.query_rank_paper(changes, names, 20, dataset="d", query="q1")
+    a, b = fig.figure.data[0].x
+    assert a != b
+    assert display_width(a) <= 28
+    assert display_width(b) <= 28
+    assert b.endswith("-one-v2")
