@@ -104,7 +104,8 @@ def leaderboard(
     """The leaderboard of ONE dataset's per-query table (see the module docstring).
 
     Returns:
-        One row per model (``models`` order, default table order): ``model, letter, n, kind``
+        One row per model (``models`` order, default table order; names are text: a model
+        column read as numbers ``1, 2`` gives ``"1", "2"``): ``model, letter, n, kind``
         (``run``, ``seeds`` or ``folds``), ``runs`` (seeds or folds of a group, else 1) and per
         metric ``m``: ``m`` (mean), ``m ci_low``, ``m ci_high``, ``m sig`` (letters of the models
         it beats significantly, alphabetical), ``m best`` (bool), ``m improved`` and
@@ -123,6 +124,8 @@ def leaderboard(
     missing = [m for m in metrics if m not in table.columns]
     if missing:
         raise ValueError(f"per-query table: metric column(s) {missing} not found")
+    if len(table) and not pd.api.types.is_string_dtype(table["model"]):
+        table = table.assign(model=table["model"].astype(str))  # names read as numbers
     order = list(dict.fromkeys(table["model"].astype(str))) if models is None else list(models)
     if baseline is not None and baseline not in order:
         raise ValueError(f"baseline {baseline!r} is not one of the models {order}")

@@ -26,6 +26,15 @@ def _table(values: dict[str, list[float]], dataset: str = "d") -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def test_model_names_read_as_numbers_keep_their_means():
+    table = _table({"1": [1.0, 0.0, 1.0, 1.0], "2": [0.0, 0.0, 1.0, 0.0]})
+    table["model"] = table["model"].astype(int)  # a CSV of models named 1 and 2
+    board = leaderboard(table, ["mrr"], n_resamples=50)
+    assert board["model"].tolist() == ["1", "2"]
+    assert board["n"].tolist() == [4, 4]
+    assert board["mrr"].tolist() == [0.75, 0.25]
+
+
 def test_letters_mark_significant_wins_only():
     rng = np.random.default_rng(0)
     strong = rng.uniform(0.6, 1.0, 200)
