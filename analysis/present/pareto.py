@@ -101,15 +101,16 @@ def pareto_figure(
     height: int = 420,
 ) -> go.Figure:
     """Metric against ``key``: a point per model with its 95% CI as a vertical bar, labelled
-    with its name; the Pareto front as a dashed step line; runs of a seed group small and
-    faded."""
+    with its name; the Pareto front as a dashed step line (from the best cost on, across to the
+    next point's cost, then up to its value: every corner is reached by a point, whichever way
+    the cost is better); runs of a seed group small and faded."""
     colours = dict(colours or model_colours(list(points["model"])))
     fig = go.Figure()
     front = points.loc[points["front"]].sort_values("cost", ascending=lower_is_better)
     if len(front) > 1:
         fig.add_trace(go.Scatter(
             x=front["cost"], y=front["value"], mode="lines", name="Pareto front",
-            line={"dash": "dash", "color": "#555555", "shape": "hv" if lower_is_better else "vh"},
+            line={"dash": "dash", "color": "#555555", "shape": "hv"},
             hoverinfo="skip",
         ))  # fmt: skip
     for row in points.to_dict("records"):

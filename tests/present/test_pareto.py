@@ -70,6 +70,31 @@ def test_the_figure_draws_the_points(prime) -> None:
     assert "index_mb (lower is better)" in figure["layout"]["xaxis"]["title"]["text"]
 
 
+def _step_corners(line) -> list[tuple[float, float]]:
+    """The corners plotly draws between the points of a step line (``hv``: x first)."""
+    xs, ys = list(line.x), list(line.y)
+    horizontal_first = line.line.shape == "hv"
+    return [(xs[i + 1], ys[i]) if horizontal_first else (xs[i], ys[i + 1])
+            for i in range(len(xs) - 1)]  # fmt: skip
+
+
+@pytest.mark.parametrize("lower", [True, False])
+def test_the_front_line_bends_through_dominated_corners(lower: bool) -> None:
+    points = pd.DataFrame({
+        "model": ["a", "b", "c"], "kind": "run", "member_of": None,
+        "cost": [10.0, 50.0, 100.0], "value": [0.3, 0.5, 0.7] if lower else [0.7, 0.5, 0.3],
+        "ci_low": 0.0, "ci_high": 1.0, "front": True,
+    })  # fmt: skip
+    figure = pareto_figure(points, "mrr", "qps", lower_is_better=lower)
+    line = next(t for t in figure.data if t.name == "Pareto front")
+    sign = 1.0 if lower else -1.0
+    for x, y in _step_corners(line):  # each corner is reached by a point: no better one drawn
+        assert any(
+            sign * c <= sign * x and v >= y
+            for c, v in zip(points["cost"], points["value"], strict=True)
+        )
+
+
 def test_pareto_front_by_hand() -> None:
     cost = np.array([1.0, 2.0, 3.0, 2.0, 1.0])
     value = np.array([0.2, 0.5, 0.4, 0.5, 0.1])
