@@ -55,17 +55,19 @@ def _sizes(summary: pd.DataFrame) -> dict[str, int]:
     return {str(v): int(n) for v, n in summary.groupby("value", sort=False)["n"].max().items()}
 
 
-def _slice_note(metric: str, column: str, min_size: int) -> str:
+def _slice_note(metric: str, column: str, min_size: int, *, bars: bool = True) -> str:
     """The caption's method sentence; the minimum slice size is named only when it leaves
-    slices out (a minimum of 1 query shows every slice)."""
+    slices out (a minimum of 1 query shows every slice); the error bars only with ``bars``
+    (a heatmap has none)."""
     kept = (
         f"slices of fewer than {min_size} queries are left out"
         if min_size > 1
         else "every slice is shown, however few its queries"
     )
+    ci = "error bars: seeded 95% bootstrap CI; " if bars else ""
     return (
-        f"Mean {metric} over the queries of each value of {column}, per model; error bars: "
-        f"seeded 95% bootstrap CI; n = queries in the slice; {kept}."
+        f"Mean {metric} over the queries of each value of {column}, per model; {ci}"
+        f"n = queries in the slice; {kept}."
     )
 
 
@@ -114,7 +116,7 @@ def slice_heatmap_paper(chart: SliceChart) -> PaperFigure:
         chart.summary, chart.metric, chart.column, models, chart.order, labels=labels
     )
     fig.update_xaxes(side="bottom")
-    note = _slice_note(chart.metric, chart.column, chart.min_size)
+    note = _slice_note(chart.metric, chart.column, chart.min_size, bars=False)
     return paper_figure(
         fig,
         title=f"{chart.dataset}: {chart.metric} by {chart.column} and model",

@@ -400,3 +400,11 @@ def test_query_rank_paper_keeps_long_names_that_start_alike_apart():
     assert display_width(a) <= 28
     assert display_width(b) <= 28
     assert b.endswith("-one-v2")
+
+
+def test_slice_heatmap_caption_names_no_error_bars():
+    summary = pd.DataFrame({"model": ["a", "b"], "value": "x", "n": 3, "mean": [0.2, 0.3],
+                            "ci_low": 0.1, "ci_high": 0.5})  # fmt: skip
+    chart = paper_figures.SliceChart(summary, "hit@1", "t", ["x"], "d", 1)
+    assert "error bars" not in paper_figures.slice_heatmap_paper(chart).caption
+    assert "error bars: seeded 95% bootstrap CI" in paper_figures.slice_bars_paper(chart).caption
