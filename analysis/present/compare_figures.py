@@ -249,6 +249,18 @@ def with_highlight(figure: Mapping, selected: tuple[str, str] | None) -> dict:
     return out
 
 
+#: Deltas closer than this share of the largest ``|delta|`` are one value of the histogram.
+ROUNDING = 1e-9
+
+
+def _first_of_close(values: np.ndarray, tol: float) -> np.ndarray:
+    """The sorted distinct ``values`` without those within ``tol`` of the value before them
+    (each run of float-rounding twins keeps its smallest)."""
+    if values.size < 2:
+        return values
+    return values[np.r_[True, np.diff(values) > tol]]
+
+
 def histogram_bins(
     delta: np.ndarray | pd.Series,
     *,
@@ -258,7 +270,10 @@ def histogram_bins(
     """Bars of the delta histogram and the bar of every query.
 
     Ties (``delta == 0``) always get their own bar. Non-zero deltas with at most ``max_distinct``
-    distinct values get one bar per value (exact match); otherwise, with ``M = max |delta|`` and
+    distinct values get one bar per value (values equal up to float rounding, within
+    :data:`ROUNDING` times the largest ``|delta|`` and of the same sign, share the bar of the
+    smallest: MRR's ``1/2 − 1/3`` and ``1/3 − 1/6`` are one value; bars are 0.8 times the
+    smallest gap between bars wide); otherwise, with ``M = max |delta|`` and
     ``w = M / per_side``, bar ``j`` on the positive side holds ``j*w < delta <= (j+1)*w`` (mirrored
     on the negative side), so no bar straddles zero. Empty bars are dropped; bars are numbered
     ``0..`` from the most negative.
@@ -278,11 +293,15 @@ def histogram_bins(
         )  # fmt: skip
         return empty, np.zeros(0, dtype=np.int64)
     nonzero = np.unique(d[d != 0])
-    if nonzero.size <= max_distinct:
-        values = np.union1d(nonzero, [0.0])
-        key = np.searchsorted(values, d)  # exact: every delta is in values
+    tol = ROUNDING * float(np.abs(nonzero).max()) if nonzero.size else 0.0
+    merged = np.r_[_first_of_close(nonzero[nonzero < 0], tol),
+                   _first_of_close(nonzero[nonzero > 0], tol)]  # fmt: skip
+    if merged.size <= max_distinct:
+        values = np.union1d(merged, [0.0])
+        key = np.searchsorted(values, d, side="right") - 1  # the bar a delta's twins start
         lo = hi = values
-        gap = np.diff(values).min() if values.size > 1 else 1.0
+        gaps = np.diff(values)
+        gap = gaps.min() if gaps.size else 1.0
         width = np.full(values.size, 0.8 * gap)
         labels = [f"{v:+.3g}" if v else "0 (tie)" for v in values]
     else:

@@ -366,6 +366,17 @@ def test_histogram_bins_continuous_keeps_ties_apart():
     assert len(bins) <= 21
 
 
+def test_histogram_bins_float_rounding_twins_share_one_visible_bar():
+    a = np.array([1 / 2, 1 / 3, 1.0, 0.0, 1 / 2])  # reciprocal ranks
+    b = np.array([1 / 3, 1 / 6, 1.0, 1.0, 0.0])
+    delta = a - b  # 1/2 - 1/3 and 1/3 - 1/6 differ in the last bit
+    bins, ids = compare.histogram_bins(delta)
+    assert bins["label"].tolist() == ["-1", "0 (tie)", "+0.167", "+0.5"]
+    assert bins["count"].tolist() == [1, 1, 2, 1]
+    assert ids.tolist() == [2, 2, 1, 0, 3]
+    assert bins["width"].min() == pytest.approx(0.8 / 6)
+
+
 def test_histogram_bins_empty():
     bins, ids = compare.histogram_bins(np.array([]))
     assert bins.empty
