@@ -273,7 +273,9 @@ def histogram_bins(
     distinct values get one bar per value (values equal up to float rounding, within
     :data:`ROUNDING` times the largest ``|delta|`` and of the same sign, share the bar of the
     smallest: MRR's ``1/2 − 1/3`` and ``1/3 − 1/6`` are one value; bars are 0.8 times the
-    smallest gap between bars wide); otherwise, with ``M = max |delta|`` and
+    smallest gap between bars wide, leaving out gaps within that rounding, so a delta of
+    ``4e-17`` beside the ties still has its own bar but does not make every bar invisible);
+    otherwise, with ``M = max |delta|`` and
     ``w = M / per_side``, bar ``j`` on the positive side holds ``j*w < delta <= (j+1)*w`` (mirrored
     on the negative side), so no bar straddles zero. Empty bars are dropped; bars are numbered
     ``0..`` from the most negative.
@@ -301,6 +303,7 @@ def histogram_bins(
         key = np.searchsorted(values, d, side="right") - 1  # the bar a delta's twins start
         lo = hi = values
         gaps = np.diff(values)
+        gaps = gaps[gaps > tol]  # a rounding-size delta beside the ties: not the bar width
         gap = gaps.min() if gaps.size else 1.0
         width = np.full(values.size, 0.8 * gap)
         labels = [f"{v:+.3g}" if v else "0 (tie)" for v in values]

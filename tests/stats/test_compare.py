@@ -377,6 +377,17 @@ def test_histogram_bins_float_rounding_twins_share_one_visible_bar():
     assert bins["width"].min() == pytest.approx(0.8 / 6)
 
 
+def test_histogram_bins_a_rounding_size_delta_keeps_the_bars_wide():
+    seeds = np.array([0.1, 0.2, 0.3])
+    noise = seeds.sum() / 3 - 0.2  # a seed mean against the same value: 2.8e-17
+    delta = np.array([noise, 0.0, 0.5, 1.0, -1.0])
+    bins, _ = compare.histogram_bins(delta)
+    assert noise > 0
+    assert bins["count"].tolist() == [1, 1, 1, 1, 1]  # the rounding-size delta stays a win
+    assert bins["kind"].tolist() == ["loss", "tie", "win", "win", "win"]
+    assert bins["width"].min() == pytest.approx(0.4)
+
+
 def test_histogram_bins_empty():
     bins, ids = compare.histogram_bins(np.array([]))
     assert bins.empty
