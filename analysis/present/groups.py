@@ -78,7 +78,8 @@ def sensitivity_figure(
 
 def sensitivity_sentences(result: SeedSensitivity, metric: str) -> list[str]:
     """Plain sentences: the seed-mean delta, the pairs whose sign differs, the queries whose
-    winner depends on the seed pair."""
+    winner depends on the seed pair (their share in whole percent; ``<1%`` and ``>99%``
+    rather than 0% or 100% when some but not all change)."""
     n, flips = result.n_pairs, result.n_flips
     sign = "A ahead" if result.delta > 0 else ("B ahead" if result.delta < 0 else "level")
     out = [f"Mean {metric} difference of the seed means: {result.delta:+.4f} ({sign})."]
@@ -88,10 +89,21 @@ def sensitivity_sentences(result: SeedSensitivity, metric: str) -> list[str]:
     else:
         out.append(f"All {n} seed pairs give A − B the same sign as the seed means.")
     total = result.query_unstable.size
-    share = result.n_unstable / total if total else 0.0
-    out.append(f"{result.n_unstable:,} of {total:,} queries ({share:.0%}) change winner "
+    share = _percent(result.n_unstable, total)
+    out.append(f"{result.n_unstable:,} of {total:,} queries ({share}) change winner "
                "(A, B or tie) with the seed pair.")  # fmt: skip
     return out
+
+
+def _percent(part: int, total: int) -> str:
+    """``part`` of ``total`` as a whole percentage, never rounded to 0% or 100% when it is
+    neither (``<1%``, ``>99%``); no total gives ``0%``."""
+    if not total or not part:
+        return "0%"
+    if part == total:
+        return "100%"
+    share = 100 * part / total
+    return "<1%" if share < 1 else ">99%" if share > 99 else f"{share:.0f}%"
 
 
 def fold_table(summary: pd.DataFrame, metrics: Sequence[str]) -> pd.DataFrame:
