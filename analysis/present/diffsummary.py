@@ -14,7 +14,8 @@ something to say):
   are suspected missing answers;
 * ``ties``: a value that depends on the order of tied scores (the metric's tie bounds), with
   the gold document in the tie; "ties decide the outcome" when some order of the tied scores
-  would make the other model come out ahead (or level);
+  would make the other model come out ahead (or level), naming who could come out ahead
+  (either, or one of them "or level" when the other never can);
 * ``poi``: non-relevant POIs ranked above the first gold on the gold's own coordinate (a
   stack), and twins of a gold (same text and place under another id) in the top k.
 
@@ -136,8 +137,12 @@ def _ties(d: RankDiff, o: Outcome) -> str | None:
     note += _tie_note("B", d.tie_b) if lo_b != hi_b else ""
     ranges = f"A scores {span(lo_a, hi_a)} and B {span(lo_b, hi_b)}"
     if not (lo_a - hi_b > 0 or hi_a - lo_b < 0):  # A - B can be > 0 and <= 0, or < 0 and >= 0
-        return (f"Ties decide the outcome: over the orders of tied scores {ranges}, so either "
-                f"could come out ahead{note}.")  # fmt: skip
+        a_ahead, b_ahead = hi_a > lo_b, hi_b > lo_a
+        who = ("either could come out ahead" if a_ahead and b_ahead
+               else "A could come out ahead or level" if a_ahead
+               else "B could come out ahead or level")  # fmt: skip
+        return (f"Ties decide the outcome: over the orders of tied scores {ranges}, so "
+                f"{who}{note}.")  # fmt: skip
     return f"Tied scores move the values ({ranges}) but not which model is ahead{note}."
 
 

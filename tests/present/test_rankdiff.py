@@ -88,9 +88,11 @@ def test_ties_that_decide_the_outcome() -> None:
     said = _kinds(diff_sentences(diff, deciding))
     assert said["ties"] == (
         "Ties decide the outcome: over the orders of tied scores A scores 0.000 and B "
-        "0.000–1.000, so either could come out ahead (in B, gold g1 shares score 5 with 2 "
+        "0.000–1.000, so B could come out ahead or level (in B, gold g1 shares score 5 with 2 "
         "other documents at ranks 1–3)."
-    )
+    )  # A scores 0 in every order: it can never come out ahead
+    both = Outcome("hit@1", 0.5, 0.5, (0.0, 1.0), (0.0, 1.0))
+    assert "so either could come out ahead" in _kinds(diff_sentences(diff, both))["ties"]
     settled = Outcome("hit@1", 1.0, 0.0, (1.0, 1.0), (0.0, 0.5))
     said = _kinds(diff_sentences(diff, settled))
     assert said["ties"].startswith("Tied scores move the values (A scores 1.000 and B 0.000–0.500)")
