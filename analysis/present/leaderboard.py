@@ -219,9 +219,10 @@ def _cell(row: pd.Series, metric: str, baseline: str | None) -> str:
     title = html.escape(f"{metric} = {mean:.4f}, 95% CI{how} [{lo:.4f}, {hi:.4f}], n = {row['n']}")
     parts = [value, f"<sup>{sig}</sup>" if sig else ""]
     parts.append(f'<br><small class="ci">[{lo:.3f}, {hi:.3f}]</small>')
-    if baseline is not None and row["model"] != baseline:
-        up, down = int(row[f"{metric} improved"]), int(row[f"{metric} degraded"])
-        parts.append(f'<br><small class="vs">+{up} / −{down}</small>')
+    up, down = row.get(f"{metric} improved"), row.get(f"{metric} degraded")
+    counted = up is not None and down is not None and not (pd.isna(up) or pd.isna(down))
+    if baseline is not None and row["model"] != baseline and counted:
+        parts.append(f'<br><small class="vs">+{int(up)} / −{int(down)}</small>')
     return f'<td title="{title}">{"".join(parts)}</td>'
 
 
@@ -243,10 +244,11 @@ def leaderboard_html(
 ) -> str:
     """The :func:`leaderboard` as an HTML table: best mean in bold, significance letters as
     superscripts, the CI small under the mean (and in the cell's hover title), ``+i / −d``
-    against the baseline, the metric's card as each metric header's hover text. Every text from
-    data (model and dataset names) is HTML-escaped; the table carries ``data-dataset`` and each
-    row ``data-model``; a run group's name has ``n seeds, mean`` or ``n folds`` under it
-    (``<small data-kind="seeds">``)."""
+    against the baseline (when the board was computed against one: a board made without a
+    baseline has no counts to show), the metric's card as each metric header's hover text.
+    Every text from data (model and dataset names) is HTML-escaped; the table carries
+    ``data-dataset`` and each row ``data-model``; a run group's name has ``n seeds, mean`` or
+    ``n folds`` under it (``<small data-kind="seeds">``)."""
     head = "".join(f"<th{_card_title(m)}>{html.escape(m)}</th>" for m in metrics)
     lines = [
         f'<table class="leaderboard" data-dataset="{html.escape(dataset)}"><thead><tr><th></th>'

@@ -94,3 +94,14 @@ def test_checks_said_once_qrels_findings_for_all_models():
     assert checks.iloc[0]["check"] == "missing_from_run"  # problems first
     assert checks.iloc[0]["models"] == "a"
     assert checks.iloc[1]["models"] == "all"
+
+
+def test_html_with_a_baseline_the_board_was_not_computed_against_has_no_counts():
+    table = _table({"a": [1.0, 0.0, 1.0], "b": [0.0, 0.0, 1.0]})
+    board = leaderboard(table, ["mrr"], n_resamples=50)  # no baseline: no improved/degraded
+    out = leaderboard_html(board, ["mrr"], baseline="a")
+    assert "(baseline)" in out
+    assert 'class="vs"' not in out
+    counted = leaderboard_html(leaderboard(table, ["mrr"], baseline="a", n_resamples=50),
+                               ["mrr"], baseline="a")  # fmt: skip
+    assert '<small class="vs">+0 / −1</small>' in counted
