@@ -4,7 +4,8 @@
 metric values into ``(kind, sentence)`` pairs, in this order (a kind appears only when it has
 something to say):
 
-* ``outcome``: the metric for A and for B and which is better;
+* ``outcome``: the metric for A and for B and which is better (3 decimals, more when needed
+  to tell the two values apart);
 * ``gold``: where each gold document moved, rank in A -> rank in B (the most relevant and best
   ranked first, at most ``max_items``, then how many more);
 * ``reversals``: pairs of judged documents of different relevance that B orders the other way
@@ -65,11 +66,17 @@ def _plural(n: int, word: str) -> str:
 
 
 def _outcome(o: Outcome) -> str:
+    """The two values with 3 decimals, or as many more (up to 12) as tell them apart, so two
+    different values never read alike ("A 0.5001, B 0.5004; B is better by 0.0003")."""
     if o.value_a == o.value_b:
         return f"{o.metric} is {o.value_a:.3f} for both A and B."
     better = "A" if o.value_a > o.value_b else "B"
     gap = abs(o.value_a - o.value_b)
-    return f"{o.metric}: A {o.value_a:.3f}, B {o.value_b:.3f}; {better} is better by {gap:.3f}."
+    d = 3
+    while d < 12 and f"{o.value_a:.{d}f}" == f"{o.value_b:.{d}f}":
+        d += 1
+    return (f"{o.metric}: A {o.value_a:.{d}f}, B {o.value_b:.{d}f}; {better} is better by "
+            f"{gap:.{d}f}.")  # fmt: skip
 
 
 def _gold(gold: Sequence[Moved], n: int) -> str:

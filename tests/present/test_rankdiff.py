@@ -75,6 +75,14 @@ def test_broken_reversals_and_a_gold_that_is_lost() -> None:
     assert said["outcome"] == "mrr: A 1.000, B 0.000; A is better by 1.000."
 
 
+def test_outcome_of_values_that_differ_past_three_decimals() -> None:
+    diff = rank_diff(_run(["g1"]), _run(["g1"]), QRELS, k=1)
+    said = _kinds(diff_sentences(diff, Outcome("ndcg@3", 0.50012, 0.50041)))
+    assert said["outcome"] == "ndcg@3: A 0.5001, B 0.5004; B is better by 0.0003."
+    said = _kinds(diff_sentences(diff, Outcome("ndcg@3", 0.4, 0.8)))
+    assert said["outcome"] == "ndcg@3: A 0.400, B 0.800; B is better by 0.400."
+
+
 def test_ties_that_decide_the_outcome() -> None:
     # B's gold shares its score with two non-relevant documents at ranks 1-3
     a = _run(["x1", "g1"], [2.0, 1.0])
