@@ -46,6 +46,7 @@ __all__ = [
     "caption_latex",
     "display_width",
     "has_cjk",
+    "legend_short",
     "paper_figure",
     "paper_image",
     "short_labels",
@@ -199,7 +200,7 @@ def _cut_middle(text: str, width: int) -> str:
     return f"{head}…{''.join(tail)}"
 
 
-def _legend_short(name: str, taken: set[str]) -> str:
+def legend_short(name: str, taken: set[str]) -> str:
     """``name`` cut to :data:`LEGEND_CHARS` columns, distinct from every label in ``taken``:
     its start with "…"; when another name starts alike, its start and end around "…"; else a
     number ``(2)``, ``(3)``, … after its start."""
@@ -216,7 +217,7 @@ def _legend_short(name: str, taken: set[str]) -> str:
 
 def _fit_legend(fig: go.Figure, notes: list[str]) -> None:
     """Legend entries longer than :data:`LEGEND_CHARS` cut (full names in ``notes``), each
-    model keeping an entry of its own (:func:`_legend_short`); the legend stands right of the
+    model keeping an entry of its own (:func:`legend_short`); the legend stands right of the
     plot, top-aligned."""
     cut: list[tuple[str, str]] = []
     names = [_raw(trace.name) if trace.name else "" for trace in fig.data]
@@ -225,7 +226,7 @@ def _fit_legend(fig: go.Figure, notes: list[str]) -> None:
     for trace, name in zip(fig.data, names, strict=True):
         if name and display_width(name) > LEGEND_CHARS:
             if name not in given:
-                given[name] = _legend_short(name, taken)
+                given[name] = legend_short(name, taken)
                 taken.add(given[name])
                 cut.append((given[name], name))
             trace.name = plotly_text(given[name])

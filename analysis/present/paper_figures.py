@@ -27,7 +27,7 @@ from analysis.present.overlap import query_rank_figure, transition_figure
 from analysis.present.paper import (
     LEGEND_CHARS,
     PaperFigure,
-    _legend_short,
+    legend_short,
     paper_figure,
     short_labels,
     shorten,
@@ -175,7 +175,7 @@ def query_rank_paper(
     names cut to :data:`~analysis.present.paper.LEGEND_CHARS` columns, B's distinct from A's
     when both start alike (full names in the caption)."""
     first = shorten(names[0], LEGEND_CHARS)
-    short = (first, first if names[1] == names[0] else _legend_short(names[1], {first}))
+    short = (first, first if names[1] == names[0] else legend_short(names[1], {first}))
     return paper_figure(
         query_rank_figure(changes, short, depth),
         title=f"{dataset}, query {query}: rank of each gold document in A and in B",
