@@ -19,6 +19,7 @@ from analysis.baselines.ranking import (
     run_frame,
 )
 from analysis.baselines.text import BM25
+from analysis.geo.geometry import off_globe
 
 __all__ = ["EARTH_RADIUS_M", "SpatialFusion", "haversine_m"]
 
@@ -48,13 +49,14 @@ def _check_degrees(lat: FloatArray, lon: FloatArray, what: str) -> None:
     (NaN and inf included: projected metres or swapped columns would give wrong distances)."""
     if not (np.isfinite(lat).all() and np.isfinite(lon).all()):
         raise ValueError(f"{what} coordinates must be finite numbers")
-    for name, v, lim in (("latitude", lat, 90.0), ("longitude", lon, 180.0)):
-        bad = np.flatnonzero(np.abs(v) > lim)
-        if len(bad):
-            raise ValueError(
-                f"{what} {name} {float(v[bad[0]])!r} (position {int(bad[0])}) is out of range "
-                f"[-{lim:g}, {lim:g}]: coordinates are WGS84 degrees"
-            )
+    bad = np.flatnonzero(off_globe(lat, lon))
+    if len(bad):
+        i = int(bad[0])
+        name, v, lim = ("latitude", lat[i], 90) if abs(lat[i]) > 90 else ("longitude", lon[i], 180)
+        raise ValueError(
+            f"{what} {name} {float(v)!r} (position {i}) is out of range [-{lim}, {lim}]: "
+            "coordinates are WGS84 degrees"
+        )
 
 
 class SpatialFusion:

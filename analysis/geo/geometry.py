@@ -50,6 +50,7 @@ __all__ = [
     "coordinate_stacks",
     "haversine_m",
     "normalize_text",
+    "off_globe",
     "stack_report",
     "to_wgs84",
     "twins",
@@ -155,10 +156,15 @@ def _coords(pois: pd.DataFrame, table: str = "pois") -> tuple[FloatArray, FloatA
     return lat, lon
 
 
+def off_globe(lat: FloatArray, lon: FloatArray) -> npt.NDArray[np.bool_]:
+    """Per point: a latitude outside [-90, 90] or a longitude outside [-180, 180], infinities
+    included (swapped columns, projected metres); NaN (missing) is not flagged."""
+    return ~(np.isnan(lat) | (np.abs(lat) <= 90.0)) | ~(np.isnan(lon) | (np.abs(lon) <= 180.0))
+
+
 def _check_range(lat: FloatArray, lon: FloatArray, table: pd.DataFrame, name: str) -> None:
-    """``InputError`` naming the first row (1-based, with its id) whose latitude is outside
-    [-90, 90] or longitude outside [-180, 180], infinities included; NaN (missing) passes."""
-    bad = ~(np.isnan(lat) | (np.abs(lat) <= 90.0)) | ~(np.isnan(lon) | (np.abs(lon) <= 180.0))
+    """``InputError`` naming the first row (1-based, with its id) that is :func:`off_globe`."""
+    bad = off_globe(lat, lon)
     if not bad.any():
         return
     row = int(np.flatnonzero(bad)[0])
