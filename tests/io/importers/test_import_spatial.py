@@ -205,7 +205,15 @@ def test_query_ids_repeating_across_splits_are_prefixed(tmp_path) -> None:
     assert sorted(load_dataset(spec, "all").queries["query_id"]) == ["test-0", "train-0"]
 
 
-@pytest.mark.parametrize("layout", ["geoglue", "geobloom", "list"])
+#: The importer of each layout the empty-file tests build.
+IMPORT = {
+    "list": partial(import_list, crs="EPSG:32650"),
+    "geoglue": import_geoglue,
+    "geobloom": partial(import_geobloom, crs="EPSG:2385"),
+}
+
+
+@pytest.mark.parametrize("layout", list(IMPORT))
 def test_a_query_file_of_no_query_is_one_line_and_writes_nothing(tmp_path, layout) -> None:
     # its split would be an empty split file: a bundle no reader could open
     root = tmp_path / "src"
@@ -213,7 +221,6 @@ def test_a_query_file_of_no_query_is_one_line_and_writes_nothing(tmp_path, layou
         _list_folder(root, HANGZHOU, per_point=False)
         empty = root / "test" / "query.csv"
         empty.write_text("id,coor,text\n")
-        run = partial(import_list, crs="EPSG:32650")
     elif layout == "geoglue":
         root.mkdir()
         (root / "pois.csv").write_text("poi_id,text,lat,lon\n1,店,30.2,120.1\n")
@@ -222,21 +229,19 @@ def test_a_query_file_of_no_query_is_one_line_and_writes_nothing(tmp_path, layou
         )
         empty = root / "queries_test.csv"
         empty.write_text("query_id,text,lat,lon,gold_poi_ids\r\n")
-        run = import_geoglue
     else:
         root.mkdir()
         (root / "poi.txt").write_text("店\t3355573.717183463\t506802.9412174981\n")
         (root / "dev.txt").write_text("店\t3355573.717183463\t506802.9412174981\t0\n")
         empty = root / "test.txt"
         empty.write_text("")
-        run = partial(import_geobloom, crs="EPSG:2385")
     with pytest.raises(InputError) as info:
-        run(root, tmp_path / "out")
+        IMPORT[layout](root, tmp_path / "out")
     assert str(info.value) == f"{empty}: the file holds no query (a header only, or empty)"
     assert not (tmp_path / "out").exists()
 
 
-@pytest.mark.parametrize("layout", ["geoglue", "geobloom", "list"])
+@pytest.mark.parametrize("layout", list(IMPORT))
 def test_a_poi_file_of_no_poi_is_one_line_and_writes_nothing(tmp_path, layout) -> None:
     # the baselines ended in a traceback (a reduction over no POI); without them every gold
     # was missing
@@ -245,7 +250,6 @@ def test_a_poi_file_of_no_poi_is_one_line_and_writes_nothing(tmp_path, layout) -
         _list_folder(root, HANGZHOU, per_point=False)
         empty = root / "poi.csv"
         empty.write_text("id,coor,text\n")
-        run = partial(import_list, crs="EPSG:32650")
     elif layout == "geoglue":
         root.mkdir()
         empty = root / "pois.csv"
@@ -253,39 +257,34 @@ def test_a_poi_file_of_no_poi_is_one_line_and_writes_nothing(tmp_path, layout) -
         (root / "queries_test.csv").write_text(
             "query_id,text,lat,lon,gold_poi_ids\n0,店,30.2,120.1,1\n"
         )
-        run = import_geoglue
     else:
         root.mkdir()
         empty = root / "poi.txt"
         empty.write_text("")
         (root / "test.txt").write_text("店\t3355573.717183463\t506802.9412174981\t0\n")
-        run = partial(import_geobloom, crs="EPSG:2385")
     with pytest.raises(InputError) as info:
-        run(root, tmp_path / "out", baselines=True)
+        IMPORT[layout](root, tmp_path / "out", baselines=True)
     assert str(info.value) == f"{empty}: the file holds no POI (a header only, or empty)"
     assert not (tmp_path / "out").exists()
 
 
-@pytest.mark.parametrize("layout", ["geoglue", "geobloom", "list"])
+@pytest.mark.parametrize("layout", list(IMPORT))
 def test_files_naming_no_gold_are_one_line_and_write_nothing(tmp_path, layout) -> None:
     # the bundle had an empty qrels table, which no reader opens
     root = tmp_path / "src"
     if layout == "list":
         _list_folder(root, HANGZHOU, per_point=False)
         (root / "test" / "qrels.csv").write_text("query_id,poi_id\n")
-        run = partial(import_list, crs="EPSG:32650")
     elif layout == "geoglue":
         root.mkdir()
         (root / "pois.csv").write_text("poi_id,text,lat,lon\n1,店,30.2,120.1\n")
         (root / "queries_test.csv").write_text("query_id,text,lat,lon\n0,店,30.2,120.1\n")
-        run = import_geoglue
     else:
         root.mkdir()
         (root / "poi.txt").write_text("店\t3355573.717183463\t506802.9412174981\n")
         (root / "test.txt").write_text("店\t3355573.717183463\t506802.9412174981\n")
-        run = partial(import_geobloom, crs="EPSG:2385")
     with pytest.raises(InputError) as info:
-        run(root, tmp_path / "out")
+        IMPORT[layout](root, tmp_path / "out")
     assert str(info.value) == (
         f"{root}: no gold POI in the query or qrels files: there is nothing to evaluate"
     )
