@@ -133,6 +133,8 @@ def _bad_value(value: object, kind: str) -> str | None:
         number = float(value)  # type: ignore[arg-type]
     except OverflowError:
         number = math.inf
+    except ValueError:  # Decimal("sNaN"), which no float holds
+        number = math.nan
     if kind == "run":
         return None if math.isfinite(number) else f"score {shown(value)} is not a finite number"
     if not math.isfinite(number) or number != math.floor(number):

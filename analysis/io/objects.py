@@ -266,13 +266,16 @@ def _numbers(frame: pd.DataFrame, column: str, source: str) -> np.ndarray:
 
 def _real(value: object) -> float:
     """``value`` of an object column as a float; NaN for what is not a real number (text,
-    booleans, complex numbers, missing values) and ``inf`` beyond the float range."""
+    booleans, complex numbers, missing values, ``Decimal("sNaN")``) and ``inf`` beyond the float
+    range."""
     if not is_number(value):
         return math.nan
     try:
         return float(value)  # type: ignore[arg-type]
     except OverflowError:
         return math.inf
+    except ValueError:  # Decimal("sNaN"), which no float holds
+        return math.nan
 
 
 def _run_table(frame: pd.DataFrame, source: str) -> pd.DataFrame:

@@ -521,3 +521,27 @@ def test_from_ranx_refuses_tables_whose_to_dict_maps_columns() -> None:
             str(err.value)
             == f"ranx: a {name} is not a ranx Run or Qrels (as_run and as_qrels read it)"
         )
+
+
+def test_a_signaling_nan_is_one_line() -> None:
+    """``Decimal("sNaN")`` raised ValueError (it cannot become a float) from a dict's score or
+    relevance and from an object column of a table, instead of one line naming it."""
+    import decimal
+
+    snan = decimal.Decimal("sNaN")
+    cases = [
+        (as_run, {"q": {"d": snan}}, "run: query 'q', doc 'd': score Decimal('sNaN') is not a "
+         "finite number"),
+        (as_qrels, {"q": {"d": snan}}, "qrels: query 'q', doc 'd': relevance Decimal('sNaN') is "
+         "not an integer"),
+        (as_run, pd.DataFrame({"query_id": ["q"], "doc_id": ["d"],
+                               "score": pd.Series([snan], dtype=object)}),
+         "run: row 0: score Decimal('sNaN') is not a finite number"),
+        (as_qrels, pd.DataFrame({"query_id": ["q"], "doc_id": ["d"],
+                                 "relevance": pd.Series([snan], dtype=object)}),
+         "qrels: row 0: relevance Decimal('sNaN') is not a finite number"),
+    ]  # fmt: skip
+    for read, obj, message in cases:
+        with pytest.raises(InputError) as err:
+            read(obj)
+        assert str(err.value) == message
