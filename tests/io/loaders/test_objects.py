@@ -545,3 +545,21 @@ def test_a_signaling_nan_is_one_line() -> None:
         with pytest.raises(InputError) as err:
             read(obj)
         assert str(err.value) == message
+
+
+def test_a_mapping_of_columns_is_one_line() -> None:
+    """``{"query_id": [...], "doc_id": [...], "rank": [...]}`` (the columns a DataFrame is built
+    from) was read as ranked lists: a run whose queries were the column names."""
+    columns = {"query_id": ["q1", "q1"], "doc_id": ["a", "b"], "rank": [1, 2]}
+    qrels = {"query_id": ["q1"], "doc_id": ["a"], "relevance": [1]}
+    for read, obj in (
+        (as_run, columns),
+        (as_run, {"qid": ["q1"], "docno": ["a"]}),
+        (as_qrels, qrels),
+    ):
+        with pytest.raises(InputError) as err:
+            read(obj)
+        assert str(err.value).endswith(
+            "a mapping of columns, not {query_id: {doc_id: value}}: give pd.DataFrame(it)"
+        )
+    assert as_run({"q1": ["a", "b"], "q2": ["c"]})["query_id"].tolist() == ["q1", "q1", "q2"]
