@@ -145,8 +145,10 @@ class Dashboard:
         return self.process.poll() is None
 
     def output(self) -> str:
-        """What the server printed so far (its stdout and stderr)."""
-        self.log.flush()
+        """What the server printed so far (its stdout and stderr); empty once :meth:`stop` has
+        removed the log."""
+        if not self.log.closed:
+            self.log.flush()
         return (
             Path(self.log.name).read_text(errors="replace") if Path(self.log.name).exists() else ""
         )

@@ -147,3 +147,23 @@ def test_measures_of_files_reach_the_app_and_those_of_a_notebook_are_refused(
         unregister_measure("cell_measure")
         drop_plugin(plugin, "found", "dcg_sum")
         drop_plugin(tmp_path / "a,b.py", "odd_found")
+
+
+def test_output_after_stop_is_empty_not_an_error(tmp_path) -> None:
+    """``output()`` flushed the log that ``stop()`` had closed: ValueError (I/O operation on a
+    closed file) instead of the text (none: the log is removed with the server)."""
+    import tempfile
+
+    log = tempfile.NamedTemporaryFile(dir=tmp_path, suffix=".log", delete=False)  # noqa: SIM115
+    process = subprocess.Popen(
+        [sys.executable, "-c", "print('started')"], stdout=log, start_new_session=True
+    )
+    handle = dash.Dashboard(
+        url="http://127.0.0.1:1/", bundle=tmp_path, port=dash.free_port(), process=process, log=log
+    )
+    dash._track(handle)  # as serve_bundle does
+    process.wait()
+    assert handle.output() == "started\n"
+    handle.stop(timeout=5.0)
+    assert handle.output() == ""
+    assert not Path(log.name).exists()
