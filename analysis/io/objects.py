@@ -34,7 +34,8 @@ something else than promised, is one such error too. A table's column names must
 ids held in the index (``df.set_index(["query_id", "doc_id"])``) are read as columns. A run
 keeps ``score`` (and ``rank`` only when it has ranks but no scores: ``score = -rank``, as the
 loaders do); PyTerrier's 0-based ``rank`` beside a score is dropped, the ranking comes from the
-scores.
+scores. A ranx ``Qrels`` (an object with a ``qrels`` attribute) is refused as a run, and a ranx
+``Run`` (a ``run`` attribute and no ``qrels``) as qrels.
 
 :func:`to_ranx` and :func:`from_ranx` convert to and from ranx objects; only :func:`to_ranx`
 imports ranx (an optional dependency: without it, one error line says to install it).
@@ -355,9 +356,26 @@ def _run_or_qrels(obj: object, kind: str, source: str) -> pd.DataFrame:
         return load_run(obj) if kind == "run" else load_qrels(obj)
     frame = _frame(obj, kind, source)
     if frame is None:
+        if not isinstance(obj, Mapping):
+            _ranx_kind(obj, kind, source)
         data = obj if isinstance(obj, Mapping) else _call(obj, "to_dict", source)
         return frame_from_mapping(data, kind, source)
     return _run_table(frame, source) if kind == "run" else _qrels_table(frame, source)
+
+
+def _ranx_kind(obj: object, kind: str, source: str) -> None:
+    """Refuse a ranx object of the other kind (a ``Qrels``, told by its ``qrels`` attribute, as a
+    run; a ``Run``, told by its ``run`` attribute, as qrels): its values would be read as
+    the other's.
+
+    Raises:
+        InputError: naming what the object holds.
+    """
+    is_qrels = hasattr(obj, "qrels")
+    if kind == "run" and is_qrels:
+        raise InputError(source, None, f"a ranx {type(obj).__name__} holds qrels, not a run")
+    if kind == "qrels" and not is_qrels and hasattr(obj, "run"):
+        raise InputError(source, None, f"a ranx {type(obj).__name__} holds a run, not qrels")
 
 
 def as_run(obj: object, source: str = "run") -> pd.DataFrame:

@@ -563,3 +563,17 @@ def test_a_mapping_of_columns_is_one_line() -> None:
             "a mapping of columns, not {query_id: {doc_id: value}}: give pd.DataFrame(it)"
         )
     assert as_run({"q1": ["a", "b"], "q2": ["c"]})["query_id"].tolist() == ["q1", "q1", "q2"]
+
+
+def test_a_ranx_object_of_the_other_kind_is_one_line() -> None:
+    """A ranx ``Qrels`` given as a run was read as one (its relevance as scores: a run as good
+    as the qrels), and a ranx ``Run`` of whole-number scores as qrels."""
+    qrels, run = Qrels({"q": {"a": 2, "b": 1}}), Run({"q": {"a": 3.0, "b": 1.0}})
+    with pytest.raises(InputError) as err:
+        as_run(qrels)
+    assert str(err.value) == "run: a ranx Qrels holds qrels, not a run"
+    with pytest.raises(InputError) as err:
+        as_qrels(run)
+    assert str(err.value) == "qrels: a ranx Run holds a run, not qrels"
+    assert as_run(run)["score"].tolist() == [3.0, 1.0]
+    assert as_qrels(qrels)["relevance"].tolist() == [2, 1]
