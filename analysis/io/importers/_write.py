@@ -335,11 +335,19 @@ def write_bundle(
     Built in a temporary folder beside ``out``, synced and renamed at the end
     (:func:`analysis.io.atomic.atomic_folder`); an existing bundle at ``out`` is replaced only
     then, and a failed write (a full disk) leaves it as it was.
+
+    Raises:
+        InputError: ``out``'s folder cannot be made (a part of its path is a file) or written.
     """
     for ds in datasets:
         check_dataset_name(ds.name)
         _check_split_ids(ds)
-    out.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:  # the folder of ``out`` is a file
+        raise InputError(out, None, f"cannot write: {out.parent} is a file, not a folder") from None
+    except OSError as exc:  # a part of the path above is a file, or may not be written
+        raise paths.path_error(out, exc, "cannot write") from None
     shared = {t: _shared_paths(datasets, t) for t in ("entities", "edges")}
     shown = progress.current()
     shown.plan(sum(len(ds.runs) for ds in datasets), "run files written")

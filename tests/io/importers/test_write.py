@@ -35,3 +35,28 @@ def test_models_sharing_a_file_stem_keep_their_own_run_files(tmp_path: Path) -> 
     assert files["bm25"] == "bm25.parquet"
     for model, doc in models.items():
         assert load_run(spec.runs[model])["doc_id"].tolist() == [doc], model
+
+
+def test_an_out_folder_below_a_file_is_one_line(tmp_path: Path) -> None:
+    """Making the folders of ``out`` raised NotADirectoryError / FileExistsError (a traceback)
+    when a part of its path is a file; nothing is written."""
+    import pytest
+
+    from analysis.core.errors import InputError
+
+    dataset = ImportedDataset(
+        name="d",
+        family="generic",
+        queries=pd.DataFrame({"query_id": ["q"], "text": ["t"]}),
+        qrels=pd.DataFrame({"query_id": ["q"], "doc_id": ["1"], "relevance": [1]}),
+        metrics=["mrr"],
+        runs={"m": _run("1")},
+    )
+    (tmp_path / "file").write_text("x")
+    for out in (tmp_path / "file" / "out", tmp_path / "file" / "sub" / "out"):
+        with pytest.raises(InputError) as err:
+            write_bundle(out, "b", [dataset])
+        assert str(err.value).startswith(f"{out}: cannot write: ")
+        assert "\n" not in str(err.value)
+    assert [p.name for p in tmp_path.iterdir()] == ["file"]
+    assert (tmp_path / "file").read_text() == "x"
