@@ -61,6 +61,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TypedDict, Unpack
 
+from analysis.core import paths
 from analysis.core.errors import InputError
 from analysis.core.names import parse_metrics
 from analysis.io.bundle import DEFAULT_METRICS
@@ -437,12 +438,21 @@ def keyed_adhoc_bundle(inputs: AdhocInputs, folder: str | Path) -> Path:
     temporary folder (``.staging-<pid>-*``) and the first rename wins; the others remove
     theirs. The staging folder of a process that was killed while writing is removed by a
     later call once it is an hour old (:func:`remove_stale_staging`).
+
+    Raises:
+        InputError: a bad input (:func:`adhoc_dataset`), or ``folder`` cannot be made or written
+            (it is a file, or lies below one).
     """
     dataset = adhoc_dataset(inputs)
     home = Path(folder).expanduser()
-    home.mkdir(parents=True, exist_ok=True)
-    remove_stale_staging(home)
-    staging = Path(tempfile.mkdtemp(prefix=f".staging-{os.getpid()}-", dir=home))
+    try:
+        home.mkdir(parents=True, exist_ok=True)
+        remove_stale_staging(home)
+        staging = Path(tempfile.mkdtemp(prefix=f".staging-{os.getpid()}-", dir=home))
+    except FileExistsError:  # ``home`` is a file
+        raise InputError(home, None, "cannot write: is a file, not a folder") from None
+    except OSError as exc:  # a part of its path is a file, or it may not be written
+        raise paths.path_error(home, exc, "cannot write") from None
     try:
         built = write_bundle(
             staging / "bundle",

@@ -418,3 +418,17 @@ def test_metadata_and_groups_that_are_no_mappings_are_one_line(kwargs, message, 
     with pytest.raises(InputError) as err:
         save_bundle({"bm25": run}, qrels, tmp_path / "out", **kwargs)
     assert str(err.value) == message
+
+
+def test_a_folder_of_bundles_that_is_a_file_is_one_line(tmp_path) -> None:
+    """A folder of bundles (the dashboard's cache folder) that is a file, or lies below one,
+    raised FileExistsError / NotADirectoryError."""
+    inputs = AdhocInputs(runs={"m": {"q": {"a": 1.0}}}, qrels={"q": {"a": 1}})
+    (tmp_path / "file").write_text("x")
+    home = tmp_path / "file"
+    below = "a part of the path is a file, not a folder"
+    for folder, why in ((home, "is a file, not a folder"), (home / "bundles", below)):
+        with pytest.raises(InputError) as err:
+            keyed_adhoc_bundle(inputs, folder)
+        assert str(err.value) == f"{folder}: cannot write: {why}"
+    assert (tmp_path / "file").read_text() == "x"
