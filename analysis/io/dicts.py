@@ -24,7 +24,8 @@ a ranked list may name a document twice, as a file may) and an id that is not va
 text (a lone surrogate, ``"\ud800"`` in JSON); run scores must be finite numbers (``bool``,
 text, ``NaN``, ``inf`` are errors; ``Decimal`` and ``Fraction`` count); relevance must be an
 integer (``1.0`` counts) within int64. A mapping with no pair at all is an error, as an empty
-file is, and so are the columns of a table (``{"query_id": [...], "doc_id": [...]}``: give
+file is, and so are the columns of a table (``{"query_id": [...], "doc_id": [...]}``, or
+``DataFrame.to_dict()``'s ``{"query_id": {0: ...}, "doc_id": {0: ...}}``: give
 ``pd.DataFrame(...)``). A key given twice in one JSON object (a JSON reader keeps only one of
 its values) is an error naming its line. An error names the query and the document (and, for a
 JSON file, the line of the query's key when it can be found). Rows keep the mapping's order.
@@ -270,9 +271,9 @@ def _check_text(queries: list[str], docs: list[str], source: str) -> None:
 
 def _not_columns(data: Mapping, source: str) -> None:
     """Refuse the columns of a table (``{"query_id": [...], "doc_id": [...], ...}``, what a
-    DataFrame is built from): no value is a mapping and the keys name a query id column and a
-    doc id column (the project's, PyTerrier's or ranx's names). Read as ranked lists, its
-    queries would be the column names.
+    DataFrame is built from, or ``DataFrame.to_dict()``'s ``{column: {row: value}}``): the keys
+    name a query id column and a doc id column (the project's, PyTerrier's or ranx's names).
+    Read as a run or qrels, its queries would be the column names.
 
     Raises:
         InputError: saying to give ``pd.DataFrame(it)``.
@@ -281,7 +282,7 @@ def _not_columns(data: Mapping, source: str) -> None:
 
     names = {str(k) for k in data}
     ids = {ID_ALIASES.get(n, n) for n in names}
-    if {"query_id", "doc_id"} <= ids and not any(isinstance(v, Mapping) for v in data.values()):
+    if {"query_id", "doc_id"} <= ids:
         raise InputError(
             source,
             None,

@@ -577,3 +577,16 @@ def test_a_ranx_object_of_the_other_kind_is_one_line() -> None:
     assert str(err.value) == "qrels: a ranx Run holds a run, not qrels"
     assert as_run(run)["score"].tolist() == [3.0, 1.0]
     assert as_qrels(qrels)["relevance"].tolist() == [2, 1]
+
+
+def test_a_tables_to_dict_is_one_line() -> None:
+    """``DataFrame.to_dict()`` (``{column: {row: value}}``) was read as a run or qrels whose
+    queries were the column names and documents the row labels."""
+    run = pd.DataFrame({"qid": [1, 1], "docno": [10, 20], "score": [1.5, 2.0]})
+    qrels = pd.DataFrame({"query_id": [1], "doc_id": [10], "relevance": [1]})
+    for read, obj in ((as_run, run.to_dict()), (as_qrels, qrels.to_dict())):
+        with pytest.raises(InputError) as err:
+            read(obj)
+        assert str(err.value).endswith(
+            "a mapping of columns, not {query_id: {doc_id: value}}: give pd.DataFrame(it)"
+        )
