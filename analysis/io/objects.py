@@ -398,11 +398,22 @@ def as_qrels(obj: object, source: str = "qrels") -> pd.DataFrame:
 
 
 def _text_mapping(obj: Mapping, key: str, source: str) -> pd.DataFrame:
-    """``{id: text}`` as a frame (``None`` and NaN texts are empty)."""
+    """``{id: text}`` as a frame (``None`` and NaN texts are empty, numbers their text).
+
+    Raises:
+        InputError: a text that is another object (a list: a mapping of columns; a record; a
+            dict), naming its id.
+    """
     import pandas as pd
 
     if not obj:
         raise InputError(source, None, "no rows (an empty mapping)")
+    for k, v in obj.items():
+        if not (v is None or isinstance(v, str) or is_number(v)):
+            what = type(v).__name__
+            raise InputError(
+                source, None, f"{key} {shown(k)}: text {shown(v)} is a {what}, not a string"
+            )
     texts = ["" if v is None or (isinstance(v, float) and v != v) else str(v) for v in obj.values()]
     frame = pd.DataFrame(
         {key: pd.Series(list(obj.keys()), dtype=object), "text": pd.Series(texts, dtype=object)}

@@ -590,3 +590,24 @@ def test_a_tables_to_dict_is_one_line() -> None:
         assert str(err.value).endswith(
             "a mapping of columns, not {query_id: {doc_id: value}}: give pd.DataFrame(it)"
         )
+
+
+def test_texts_of_a_mapping_that_are_no_text_are_one_line() -> None:
+    """``{"query_id": [...], "text": [...]}`` (a mapping of columns) gave queries named after
+    the columns whose texts were the lists' ``repr``; a record or a dict as a text likewise."""
+    from analysis.io.objects import as_entities
+
+    cases = [
+        (as_queries, {"query_id": ["1", "2"], "text": ["a", "b"]},
+         "queries: query_id 'query_id': text ['1', '2'] is a list, not a string"),
+        (as_queries, {"1": GenericQuery("1", "a")},
+         "queries: query_id '1': text GenericQuery(query_id='1', text='a') is a GenericQuery, "
+         "not a string"),
+        (as_entities, {"d": {"text": "a"}},
+         "entities: doc_id 'd': text {'text': 'a'} is a dict, not a string"),
+    ]  # fmt: skip
+    for read, obj, message in cases:
+        with pytest.raises(InputError) as err:
+            read(obj)
+        assert str(err.value) == message
+    assert as_queries({"1": 7, 2: "b"})["text"].tolist() == ["7", "b"]
