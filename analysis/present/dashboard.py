@@ -343,6 +343,8 @@ def serve_bundle(
         OSError: ``port`` is taken.
         RuntimeError: the server did not answer within ``timeout`` seconds (with the end of
             its output).
+
+    The server is stopped when it does not start, and when the wait is interrupted.
     """
     require_app()
     folder = Path(bundle).expanduser().resolve()
@@ -355,12 +357,15 @@ def serve_bundle(
     _track(handle)
     base = f"http://{LOCALHOST}:{port}"
     deadline = time.monotonic() + timeout
-    while not _healthy(base):
-        if not handle.running or time.monotonic() > deadline:
-            tail = handle.output()[-2000:]
-            handle.stop()
-            raise RuntimeError(f"the dashboard did not start: {tail.strip() or 'no output'}")
-        time.sleep(0.1)
+    try:
+        while not _healthy(base):
+            if not handle.running or time.monotonic() > deadline:
+                tail = handle.output()[-2000:]
+                raise RuntimeError(f"the dashboard did not start: {tail.strip() or 'no output'}")
+            time.sleep(0.1)
+    except BaseException:  # also an interrupt while waiting: no server is left without a handle
+        handle.stop()
+        raise
     if open_browser:
         webbrowser.open(handle.url)
     return handle

@@ -167,3 +167,26 @@ def test_output_after_stop_is_empty_not_an_error(tmp_path) -> None:
     handle.stop(timeout=5.0)
     assert handle.output() == ""
     assert not Path(log.name).exists()
+
+
+def test_an_interrupt_while_waiting_for_the_server_stops_it(monkeypatch, tmp_path) -> None:
+    """Interrupting the wait for the app to answer (a notebook's stop button) left the server
+    running with no handle to stop it (only the interpreter's exit did)."""
+    started = []
+
+    def spawn(folder: Path, port: int, address: str) -> dash.Dashboard:
+        log = (tmp_path / "log").open("wb")
+        process = subprocess.Popen(["sleep", "300"], stdout=log, start_new_session=True)
+        started.append(process)
+        return dash.Dashboard(url="u", bundle=folder, port=port, process=process, log=log)
+
+    def interrupted(base: str) -> bool:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(dash, "_spawn", spawn)
+    monkeypatch.setattr(dash, "_healthy", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        dash.serve_bundle(tmp_path, timeout=60)
+    (process,) = started
+    assert process.poll() is not None
+    assert not any(handle.process is process for handle in dash._RUNNING)
