@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import numbers
 import os
 import re
 import shutil
@@ -229,7 +230,8 @@ def _sorted(frame: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
 
 
 def _split_id(value: object) -> str:
-    if isinstance(value, bool) or not isinstance(value, str | int):
+    """A split's query id as text: a string or an integer (numpy's too), not a boolean."""
+    if isinstance(value, bool) or not isinstance(value, str | numbers.Integral):
         raise InputError("split", None, f"query id {shown(value)} is not a string or an integer")
     text = str(value)
     if not text.strip() or any(c in text for c in "\r\n"):

@@ -432,3 +432,15 @@ def test_a_folder_of_bundles_that_is_a_file_is_one_line(tmp_path) -> None:
             keyed_adhoc_bundle(inputs, folder)
         assert str(err.value) == f"{folder}: cannot write: {why}"
     assert (tmp_path / "file").read_text() == "x"
+
+
+def test_a_split_of_numpy_integers_is_read(tmp_path) -> None:
+    """A split given as a numpy array of integer ids (``df["qid"].unique()``) was refused:
+    "query id 1 is not a string or an integer"; numpy booleans still are."""
+    import numpy as np
+
+    run, qrels = {1: {"a": 1.0}, 2: {"a": 1.0}}, {1: {"a": 1}, 2: {"a": 1}}
+    out = save_bundle({"m": run}, qrels, tmp_path / "b", split=np.array([2]))
+    assert load_dataset(read_manifest(out).datasets["adhoc"]).queries["query_id"].tolist() == ["2"]
+    with pytest.raises(InputError, match=r"^split: query id True is not a string or an integer$"):
+        save_bundle({"m": run}, qrels, tmp_path / "c", split=np.array([True]))
