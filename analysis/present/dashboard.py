@@ -289,8 +289,8 @@ def _check_metrics(metrics: Sequence[str] | str | None) -> None:
         return
     try:
         wanted = parse_metrics(metrics)
-    except ValueError:
-        return  # the bundle's own check names it
+    except (TypeError, ValueError):  # not metric names: the bundle's own check names it
+        return
     for metric in wanted:
         if metric.measure in local:
             raise InputError(

@@ -190,3 +190,19 @@ def test_an_interrupt_while_waiting_for_the_server_stops_it(monkeypatch, tmp_pat
     (process,) = started
     assert process.poll() is not None
     assert not any(handle.process is process for handle in dash._RUNNING)
+
+
+def test_metrics_that_are_no_names_are_one_line_with_a_notebook_measure(
+    monkeypatch, tmp_path
+) -> None:
+    """With a measure defined in the notebook, ``metrics=5`` raised TypeError ('int' object is
+    not iterable) from the check of notebook measures instead of the bundle's one line."""
+    import analysis.core.plugins as plugins
+    from analysis.core.errors import InputError
+
+    monkeypatch.setenv("RETRIEVAL_DASHBOARD_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(plugins, "measure_sources", lambda: ([], ["cell_measure"]))
+    with pytest.raises(InputError) as err:
+        analysis.dashboard({"m": {"q": {"d": 1.0}}}, {"q": {"d": 1}}, metrics=5)  # type: ignore[arg-type]
+    assert str(err.value) == "--metrics: 5: give metric names (a list or 'hit@1,mrr')"
+    assert not dash.adhoc_home().exists()
