@@ -398,7 +398,8 @@ def as_qrels(obj: object, source: str = "qrels") -> pd.DataFrame:
 
 
 def _text_mapping(obj: Mapping, key: str, source: str) -> pd.DataFrame:
-    """``{id: text}`` as a frame (``None`` and NaN texts are empty, numbers their text).
+    """``{id: text}`` as a frame (``None``, ``pd.NA`` and NaN texts are empty, numbers their
+    text).
 
     Raises:
         InputError: a text that is another object (a list: a mapping of columns; a record; a
@@ -408,13 +409,14 @@ def _text_mapping(obj: Mapping, key: str, source: str) -> pd.DataFrame:
 
     if not obj:
         raise InputError(source, None, "no rows (an empty mapping)")
-    for k, v in obj.items():
-        if not (v is None or isinstance(v, str) or is_number(v)):
+    missing = [v is None or v is pd.NA or (isinstance(v, float) and v != v) for v in obj.values()]
+    for (k, v), empty in zip(obj.items(), missing, strict=True):
+        if not (empty or isinstance(v, str) or is_number(v)):
             what = type(v).__name__
             raise InputError(
                 source, None, f"{key} {shown(k)}: text {shown(v)} is a {what}, not a string"
             )
-    texts = ["" if v is None or (isinstance(v, float) and v != v) else str(v) for v in obj.values()]
+    texts = ["" if empty else str(v) for v, empty in zip(obj.values(), missing, strict=True)]
     frame = pd.DataFrame(
         {key: pd.Series(list(obj.keys()), dtype=object), "text": pd.Series(texts, dtype=object)}
     )

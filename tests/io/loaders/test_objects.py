@@ -610,4 +610,4 @@ def test_texts_of_a_mapping_that_are_no_text_are_one_line() -> None:
         with pytest.raises(InputError) as err:
             read(obj)
         assert str(err.value) == message
-    assert as_queries({"1": 7, 2: "b"})["text"].tolist() == ["7", "b"]
+    assert as_queries({"1": 7, 2: "b", 3: pd.NA})["text"].tolist() == ["7", "b", ""]
