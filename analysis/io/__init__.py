@@ -281,20 +281,35 @@ def relevance_alias(frame: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
+#: column names (any case) of a relevance grade under another name: qrels holding one and no
+#: ``relevance`` are refused rather than read as a list of relevant pairs
+GRADE_NAMES = frozenset({"rel", "grade", "judgment", "judgement", "relevancy", "relevant", "qrel"})
+
+
 def no_relevance(frame: pd.DataFrame, source: str | Path, line: int | None) -> None:
     """Refuse qrels (after :func:`relevance_alias`) with a ``score`` column that is not their
-    relevance: read as a list of relevant pairs, every pair would count as relevant, those
-    scored 0 too.
+    relevance, or a grade under another name (:data:`GRADE_NAMES`, e.g. ``rel``, ``grade``):
+    read as a list of relevant pairs, every pair would count as relevant, those graded 0 too.
 
     Raises:
         InputError: naming ``source`` and ``line``.
     """
-    if "relevance" not in frame.columns and "score" in frame.columns:
+    if "relevance" in frame.columns:
+        return
+    if "score" in frame.columns:
         raise InputError(
             source,
             line,
             f"a score column of type {frame['score'].dtype} and no relevance (or label): a run, "
             "not qrels? Qrels give an integer relevance",
+        )
+    grade = next((c for c in frame.columns if str(c).strip().lower() in GRADE_NAMES), None)
+    if grade is not None:
+        raise InputError(
+            source,
+            line,
+            f"a column {str(grade)!r} and no relevance (or label): name the grade column "
+            "relevance; qrels of query_id and doc_id only count every pair as relevant",
         )
 
 

@@ -236,6 +236,9 @@ def test_bad_qrels_are_one_line() -> None:
         as_qrels(frame)
     with pytest.raises(InputError, match=r"^qrels: rows of int are not records"):
         as_qrels([1, 2])
+    graded = pd.DataFrame({"qid": ["q", "q"], "docno": ["d", "e"], "rel": [2, 0]})
+    with pytest.raises(InputError, match=r"^qrels: a column 'rel' and no relevance"):
+        as_qrels(graded)  # not a list of relevant pairs: e (graded 0) is not relevant
 
 
 def test_bad_ranx_json_names_the_file_and_line(tmp_path) -> None:

@@ -179,6 +179,9 @@ def test_qrels_table_checks(tmp_path: Path) -> None:
     path.write_text("query_id,doc_id,score\n007,a,0.5\n007,b,0.0\n")  # a run, not qrels
     with pytest.raises(InputError, match=r"qrels\.csv:1: a score column of type float64 and no"):
         load_qrels(path)
+    path.write_text("query_id,doc_id,Grade\n007,a,2\n007,b,0\n")  # b is not relevant
+    with pytest.raises(InputError, match=r"qrels\.csv:1: a column 'Grade' and no relevance"):
+        load_qrels(path)
     path.write_text("query_id,doc_id,relevance\n007,a,1\n007,b,1.5\n")
     with pytest.raises(InputError, match=r"qrels\.csv:3: relevance 1\.5 is not an integer"):
         load_qrels(path)
