@@ -269,14 +269,15 @@ def _check_text(queries: list[str], docs: list[str], source: str) -> None:
             )
 
 
-def _not_columns(data: Mapping, source: str) -> None:
+def _not_columns(data: Mapping, source: str, in_file: bool = False) -> None:
     """Refuse the columns of a table (``{"query_id": [...], "doc_id": [...], ...}``, what a
     DataFrame is built from, or ``DataFrame.to_dict()``'s ``{column: {row: value}}``): the keys
     name a query id column and a doc id column (the project's, PyTerrier's or ranx's names).
     Read as a run or qrels, its queries would be the column names.
 
     Raises:
-        InputError: saying to give ``pd.DataFrame(it)``.
+        InputError: saying to give ``pd.DataFrame(it)`` (``in_file``: to write the table's rows,
+            pandas' ``to_json(orient="records")``, or a CSV).
     """
     from analysis.io.tables import ID_ALIASES
 
@@ -286,7 +287,12 @@ def _not_columns(data: Mapping, source: str) -> None:
         raise InputError(
             source,
             None,
-            "a mapping of columns, not {query_id: {doc_id: value}}: give pd.DataFrame(it)",
+            "a mapping of columns, not {query_id: {doc_id: value}}: "
+            + (
+                "write its rows (to_json(orient='records')) or a CSV"
+                if in_file
+                else "give pd.DataFrame(it)"
+            ),
         )
 
 
@@ -315,7 +321,7 @@ def frame_from_mapping(
         )
     if not data:
         raise InputError(where, None, "holds no data (an empty mapping)")
-    _not_columns(data, where)
+    _not_columns(data, where, in_file=text is not None)
     queries, raw_docs, values, ranked = _columns(data, kind, where)
     if not queries:
         raise InputError(where, None, "holds no data (every query's mapping is empty)")

@@ -595,6 +595,22 @@ def test_a_tables_to_dict_is_one_line() -> None:
         )
 
 
+def test_a_json_file_of_a_tables_columns_says_how_to_write_it(tmp_path) -> None:
+    """``DataFrame.to_json()`` writes ``{column: {row: value}}``; its rows
+    (``orient="records"``) read as the same run."""
+    run = pd.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["a", "b"], "score": [1.0, 0.5]})
+    path = tmp_path / "run.json"
+    run.to_json(path)
+    with pytest.raises(InputError) as err:
+        load_run(path)
+    assert str(err.value) == (
+        f"{path}: a mapping of columns, not {{query_id: {{doc_id: value}}}}: write its rows "
+        "(to_json(orient='records')) or a CSV"
+    )
+    run.to_json(path, orient="records")
+    assert load_run(path)[["query_id", "doc_id", "score"]].equals(run)
+
+
 def test_texts_of_a_mapping_that_are_no_text_are_one_line() -> None:
     """``{"query_id": [...], "text": [...]}`` (a mapping of columns) gave queries named after
     the columns whose texts were the lists' ``repr``; a record or a dict as a text likewise."""
