@@ -134,6 +134,8 @@ def check_file(path: str | Path) -> Path:
 
     A FIFO/pipe is read once into a private spool (see the module notes); a device or socket
     is refused; a regular file larger than the size cap is refused."""
+    if str(path) == "":  # Path("") is ".", the current folder
+        raise InputError("''", None, "an empty path: name a file")
     p = Path(path)
     if str(p) in _SPOOLED:
         return p

@@ -365,6 +365,7 @@ def _raise_bad_str():
         (_rows_then_fail(), "run: reading its rows raised ZeroDivisionError: lazy query failed"),
         (_raise_bad_str(), "run: reading its rows raised _BadStr"),
         ("runs/a\0b.trec", r"runs/a\0b.trec: a path cannot hold a NUL character"),
+        ("", "'': an empty path: name a file"),  # not ".", the current folder
         ({"q": {"d": 10**400}}, "run: query 'q', doc 'd': score 1" + "0" * 58 + "… is not a "
          "finite number"),
         (pd.DataFrame({"query_id": ["q"], "doc_id": ["d"], "score": pd.Series([10**400],
