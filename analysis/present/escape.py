@@ -8,7 +8,8 @@
 * :func:`escape_latex`: the ten LaTeX special characters plus ``<``/``>``, and the math signs
   the tool's own captions and notes use (``− ≥ ≤ ± × Δ ∞`` ...) as math-mode commands, which
   pdflatex's default UTF-8 input does not set up (other text, CJK included, is left as it is:
-  it needs XeLaTeX or LuaLaTeX, or a package such as ``CJKutf8``);
+  it needs XeLaTeX or LuaLaTeX, or a package such as ``CJKutf8``); control characters, which
+  no TeX engine reads, are dropped;
 * :func:`plotly_text`: labels and hovers of plotly figures (``&``, ``<`` and ``%`` as entities,
   so no tag, entity or ``%{...}`` template field is read); :func:`plotly_texts` does the same
   to a pandas Series of labels at once.
@@ -56,6 +57,8 @@ _LATEX_SPECIAL = {
     "\u00d7": r"$\times$",
 }
 _LATEX_RE = re.compile("|".join(re.escape(c) for c in _LATEX_SPECIAL))
+#: control characters (C0 but tab, DEL, C1): TeX stops at them ("invalid character")
+_LATEX_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 def escape_markdown(text: object) -> str:
@@ -77,10 +80,12 @@ def escape_markdown(text: object) -> str:
 def escape_latex(text: object) -> str:
     """``text`` for a LaTeX document: ``\\ & % $ # _ { } ~ ^ < >`` replaced by their escaped
     forms and the math signs of :data:`_LATEX_SPECIAL` (``−`` U+2212, ``≥``, ``Δ`` ...) by
-    math-mode commands; line breaks become spaces. ``None`` gives ``""``."""
+    math-mode commands; line breaks and tabs become spaces, other control characters (U+0000 to
+    U+001F, U+007F to U+009F), which every TeX engine refuses as invalid characters, are
+    dropped. ``None`` gives ``""``."""
     if text is None:
         return ""
-    flat = " ".join(str(text).splitlines())
+    flat = _LATEX_CONTROL.sub("", " ".join(str(text).splitlines()).replace("\t", " "))
     return _LATEX_RE.sub(lambda m: _LATEX_SPECIAL[m.group(0)], flat)
 
 

@@ -47,3 +47,11 @@ def test_escape_markdown_keeps_urls_and_addresses_from_being_autolinked():
     assert "mail@evil" not in bare
     assert "hit@1" in bare  # not an address: no joiner
     assert bare.replace(WORD_JOINER, "") == text  # only invisible joiners were added
+
+
+def test_escape_latex_drops_control_characters_no_tex_engine_reads():
+    """A control character (NUL, ^A, ESC, DEL, C1 controls) in a name or query text made every
+    TeX engine stop ("Text line contains an invalid character"); they are dropped, a tab is a
+    space."""
+    assert escape_latex("nul\x00a\x01b\x1bc\x7fd\x85e\x9f\tf") == "nulabcd e f"
+    assert escape_latex("\x01_\x1f") == r"\_"
