@@ -72,3 +72,19 @@ def test_unknown_split_is_one_line(tmp_path: Path) -> None:
     assert "no split 'val' (known: test, train, all)" in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
     assert not out.exists()
+
+
+def test_split_with_no_query_of_the_qrels_is_one_line(tmp_path: Path) -> None:
+    """A split none of whose ids the qrels judge gave a report of no dataset ("Datasets:
+    none", model B only) and no word of why; now one line naming the split file."""
+    root = _bundle(tmp_path)
+    (root / "web" / "split" / "train.index").write_text("x1\nx2\n")
+    with pytest.raises(InputError, match=r"train\.index: no query of split 'train' is in the"):
+        bundle_content(root, split="train")
+    out = tmp_path / "r.html"
+    done = _cli("report", "--bundle", root, "--split", "train", "--out", out)
+    assert done.returncode != 0
+    assert "Traceback" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert not out.exists()
+    assert bundle_content(root, split="test").datasets == ("web",)  # the other split reports

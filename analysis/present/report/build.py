@@ -66,6 +66,13 @@ def _load(
     for name in names:
         spec = bundle.datasets[name]
         ds = load_dataset(spec, split)
+        if ds.split is not None and ds.qrels.empty:
+            raise InputError(
+                spec.splits[ds.split],
+                None,
+                f"no query of split {ds.split!r} is in the qrels of dataset {name!r}: nothing "
+                "to report (choose another split, or the datasets with --datasets)",
+            )
         runs = {model: load_model_run(spec, model) for model in spec.runs}
         for group in spec.groups:  # the ranking shown for a group (its first seed, its folds)
             runs_by[(name, group)] = load_model_run(spec, group)
@@ -113,8 +120,9 @@ def bundle_content(
     split (every selected dataset must have it; choose datasets with ``datasets``).
 
     Raises:
-        InputError: unreadable bundle or data, unknown dataset, model, metric or split, A equal
-            to B, unknown tie policy.
+        InputError: unreadable bundle or data, unknown dataset, model, metric or split, a
+            split none of whose queries the qrels judge (naming its file), A equal to B,
+            unknown tie policy.
     """
     if ties not in TIE_POLICIES:
         raise InputError("--ties", None, f"must be one of {', '.join(TIE_POLICIES)}")
