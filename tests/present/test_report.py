@@ -394,6 +394,26 @@ def test_single_model_and_empty_table():
     assert "<h1>" in report.render_html(empty)
 
 
+def test_a_metric_of_another_dataset_falls_back_to_the_datasets_own_headline():
+    """The page passes the sidebar's metric for every dataset; a metric only one dataset computes
+    (its own headline ``recall@1``) is a column of NaN in the other dataset's rows, which made
+    the report fail (NaN in the slice statistics). That dataset now gets its first headline
+    metric, as when the column is absent."""
+    good = [[(f"g{i}", 2.0), ("n", 1.0)] for i in range(40)]
+    bad = [[("n", 2.0), (f"g{i}", 1.0)] for i in range(40)]
+    one, *_ = _synthetic({"good": good, "bad": bad})
+    other = one.drop(columns=["recall@1", "recall@1_min", "recall@1_max"], errors="ignore")
+    table = pd.concat([one, other.assign(dataset="ds2")], ignore_index=True)
+    content = report.build_content(
+        table, headline={"ds": ["recall@1"], "ds2": ["mrr", "hit@1"]}, model_a="bad",
+        model_b="good", metric="recall@1", settings=report.ReportSettings(n_resamples=200),
+    )  # fmt: skip
+    assert content.metrics == {"ds": "recall@1", "ds2": "mrr"}
+    board = content.numbers["leaderboard"]
+    assert not board["mean"].isna().any()
+    assert set(board.loc[board["dataset"] == "ds2", "metric"]) == {"mrr", "hit@1"}
+
+
 def test_worst_queries_order_and_rankings():
     # model a: query i has its gold at rank (i % 5) + 1 -> hit@1 = 1 only for i % 5 == 0
     a = [[(f"n{j}", 10.0 - j) for j in range(i % 5)] + [(f"g{i}", 1.0)] for i in range(40)]

@@ -194,12 +194,20 @@ def canonical(name: str) -> str | None:
 def report_metrics(
     table: pd.DataFrame, datasets: Sequence[str], headline: Mapping[str, Sequence[str]], metric
 ) -> tuple[dict[str, str], dict[str, list[str]]]:
-    """(report metric per dataset, leaderboard metrics per dataset), present in ``table``."""
+    """(report metric per dataset, leaderboard metrics per dataset), present in ``table``.
+
+    ``metric`` is each dataset's report metric where the dataset's rows hold a value of it; a
+    dataset that does not compute it (a column of another dataset, NaN in every row of this
+    one) gets its first headline metric, as when the column is absent."""
     chosen: dict[str, str] = {}
     shown: dict[str, list[str]] = {}
+    computed: set[str] = set()
+    if metric is not None and metric in table.columns:
+        has = table[metric].notna().groupby(table["dataset"].astype(str)).any()
+        computed = set(has.index[has.to_numpy(dtype=bool)])
     for name in datasets:
         heads = [c for c in (canonical(h) for h in headline.get(name, ())) if c in table.columns]
-        first = metric if metric is not None and metric in table.columns else None
+        first = metric if name in computed else None
         fallback = [m for m in ("hit@1", "recall@10", "mrr") if m in table.columns]
         fallback += [c for c in table.columns if canonical(str(c)) == c]
         if not (first or heads or fallback):
