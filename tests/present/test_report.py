@@ -242,6 +242,24 @@ def test_build_report_rejects_bad_arguments(kwargs, match):
         report.build_report(DEMO, **kwargs)
 
 
+def test_metric_may_be_a_headline_metric_of_the_bundle(tmp_path):
+    """``--metric mrr@10`` on a bundle whose headline metric is mrr@10 (the report's default
+    there) was refused as an unknown metric; a metric no selected dataset computes still is."""
+    folder = tmp_path / "b"
+    (folder / "d" / "runs").mkdir(parents=True)
+    (folder / "d" / "qrels.txt").write_text("".join(f"q{i} 0 g{i} 1\n" for i in range(4)))
+    (folder / "d" / "runs" / "m.run").write_text(
+        "".join(f"q{i} Q0 {'g' if i % 2 else 'x'}{i} 1 1.0 m\n" for i in range(4))
+    )
+    (folder / "bundle.toml").write_text(
+        '[datasets.d]\nqrels = "d/qrels.txt"\nruns = "d/runs"\nmetrics = ["mrr@10", "hit@1"]\n'
+    )
+    content = report.bundle_content(folder, metric="MRR@10")
+    assert content.metrics == {"d": "mrr@10"}
+    with pytest.raises(InputError, match="unknown metric 'map@10'"):
+        report.bundle_content(folder, metric="map@10")
+
+
 def test_write_report_unwritable_output(tmp_path):
     with pytest.raises(InputError, match="cannot write"):
         report.write_report(DEMO, tmp_path / "missing" / "r.html", datasets=["geo-glue"])

@@ -126,7 +126,7 @@ def bundle_content(
     """
     if ties not in TIE_POLICIES:
         raise InputError("--ties", None, f"must be one of {', '.join(TIE_POLICIES)}")
-    chosen = _metric(metric)
+    chosen = _metric(metric, Path(bundle_dir), datasets)
     bundle, table, warnings, loaded, runs = _load(Path(bundle_dir), datasets, ties, split)
     names = list(loaded)
     model_a, model_b = _models(
@@ -163,12 +163,16 @@ def bundle_content(
     )
 
 
-def _metric(metric: str | None) -> str | None:
-    """The canonical name of the report metric asked for (``None``: each dataset's first)."""
+def _metric(metric: str | None, bundle_dir: Path, datasets: Sequence[str] | None) -> str | None:
+    """The canonical name of the report metric asked for (``None``: each dataset's first): a
+    metric of the per-query table, i.e. a dashboard metric or a headline metric (``metrics`` in
+    ``bundle.toml``) of one of the selected datasets."""
     if metric is None:
         return None
     chosen = canonical(metric)
-    if chosen is None or chosen not in dashboard_metrics():
+    specs = read_manifest(bundle_dir).datasets
+    headline = [m for n, s in specs.items() if not datasets or n in datasets for m in s.metrics]
+    if chosen is None or chosen not in dashboard_metrics(headline):
         raise InputError("--metric", None, f"unknown metric {metric!r}")
     return chosen
 
