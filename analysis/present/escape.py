@@ -9,7 +9,9 @@
   the tool's own captions and notes use (``− ≥ ≤ ± × Δ ∞`` ...) as math-mode commands, which
   pdflatex's default UTF-8 input does not set up (other text, CJK included, is left as it is:
   it needs XeLaTeX or LuaLaTeX, or a package such as ``CJKutf8``); control characters, which
-  no TeX engine reads, are dropped;
+  no TeX engine reads, are dropped; the font ligatures ``--``, ``---``, two quotes, ``,,``,
+  ``!``` and ``?``` are broken by an italic correction ``\\/`` (an empty group does not
+  break them in LuaTeX), so the characters print as they are;
 * :func:`plotly_text`: labels and hovers of plotly figures (``&``, ``<`` and ``%`` as entities,
   so no tag, entity or ``%{...}`` template field is read); :func:`plotly_texts` does the same
   to a pandas Series of labels at once.
@@ -59,6 +61,8 @@ _LATEX_SPECIAL = {
 _LATEX_RE = re.compile("|".join(re.escape(c) for c in _LATEX_SPECIAL))
 #: control characters (C0 but tab, DEL, C1): TeX stops at them ("invalid character")
 _LATEX_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+#: the first character of a TeX font ligature (-- --- `` '' ,, !` ?`): ``\/`` follows
+_LATEX_LIGATURE = re.compile(r"-(?=-)|`(?=`)|'(?=')|,(?=,)|[!?](?=`)")
 
 
 def escape_markdown(text: object) -> str:
@@ -82,11 +86,14 @@ def escape_latex(text: object) -> str:
     forms and the math signs of :data:`_LATEX_SPECIAL` (``−`` U+2212, ``≥``, ``Δ`` ...) by
     math-mode commands; line breaks and tabs become spaces, other control characters (U+0000 to
     U+001F, U+007F to U+009F), which every TeX engine refuses as invalid characters, are
-    dropped. ``None`` gives ``""``."""
+    dropped; an italic correction ``\\/`` goes inside the font ligatures ``--``, ``---``, two
+    quotes, ``,,``, ``!``` and ``?``` (``bm25-\\/-rm3``: two hyphens, not an en dash, in
+    pdfTeX and LuaTeX alike). ``None`` gives ``""``."""
     if text is None:
         return ""
     flat = _LATEX_CONTROL.sub("", " ".join(str(text).splitlines()).replace("\t", " "))
-    return _LATEX_RE.sub(lambda m: _LATEX_SPECIAL[m.group(0)], flat)
+    escaped = _LATEX_RE.sub(lambda m: _LATEX_SPECIAL[m.group(0)], flat)
+    return _LATEX_LIGATURE.sub(lambda m: m.group(0) + "\\/", escaped)
 
 
 def plotly_text(text: object) -> str:

@@ -55,3 +55,13 @@ def test_escape_latex_drops_control_characters_no_tex_engine_reads():
     space."""
     assert escape_latex("nul\x00a\x01b\x1bc\x7fd\x85e\x9f\tf") == "nulabcd e f"
     assert escape_latex("\x01_\x1f") == r"\_"
+
+
+def test_escape_latex_keeps_tex_ligatures_from_changing_the_text():
+    """TeX fonts join ``--`` into an en dash, ``---`` into an em dash, two quotes into curly
+    double quotes, ``,,`` into „ and ``!``` / ``?``` into ¡ / ¿: a name "bm25--rm3" printed
+    "bm25–rm3". An italic correction now sits between the characters (an empty group would
+    not do in LuaTeX)."""
+    assert escape_latex("bm25--rm3 a---b") == r"bm25-\/-rm3 a-\/-\/-b"
+    assert escape_latex("``q'' ,,x !`y ?`z") == r"`\/`q'\/' ,\/,x !\/`y ?\/`z"
+    assert escape_latex("-1 - 2 'a' `b`") == "-1 - 2 'a' `b`"  # single characters unchanged
