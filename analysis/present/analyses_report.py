@@ -4,13 +4,12 @@
 and captions as plain text that may hold names from files); :func:`analyses_html` renders them
 as an HTML fragment in which every data string is escaped (tables through
 :func:`analysis.present.export.to_html`, figures as ``<div>`` elements that use the report's
-plotly.js, titles and captions through :func:`html.escape`). The report plugs either in: the
-parts as slides, or the fragment as one section.
+plotly.js, titles and captions through :func:`~analysis.present.escape.escape_html`). The
+report plugs either in: the parts as slides, or the fragment as one section.
 """
 
 from __future__ import annotations
 
-import html
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -20,6 +19,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from analysis.core.options import check_options
+from analysis.present.escape import escape_html
 from analysis.present.export import PLOTLY_CONFIG, plotly_text, to_html
 from analysis.present.palette import FONT_FAMILY, model_colours
 from analysis.present.slicing import sort_slice_rows
@@ -242,12 +242,12 @@ def analyses_parts(
 def analyses_html(parts: Sequence[ReportPart], *, title: str = "Beyond the averages") -> str:
     """The parts as one ``<section>`` fragment; every data string is escaped. Figures are
     ``<div>`` elements that need plotly.js loaded once by the page that includes them."""
-    out = [f'<section id="analyses"><h2>{html.escape(title)}</h2><p>{html.escape(INTRO)}</p>']
+    out = [f'<section id="analyses"><h2>{escape_html(title)}</h2><p>{escape_html(INTRO)}</p>']
     for part in parts:
-        out.append(f'<div class="block" id="{html.escape(part.key)}">')
-        out.append(f"<h3>{html.escape(part.title)}</h3>")
+        out.append(f'<div class="block" id="{escape_html(part.key)}">')
+        out.append(f"<h3>{escape_html(part.title)}</h3>")
         if part.caption:
-            out.append(f'<p class="caption">{html.escape(part.caption)}</p>')
+            out.append(f'<p class="caption">{escape_html(part.caption)}</p>')
         if part.table is not None:
             out.append(to_html(part.table, table_id=f"table-{part.key}"))
         if part.figure is not None:

@@ -16,7 +16,7 @@ values or an :class:`Estimate` (a mean with its confidence interval). Formatting
 
 Text from data files (model, dataset and slice names, query text) is escaped for each target
 with the helpers of :mod:`analysis.present.escape` (:func:`escape_markdown`,
-:func:`escape_latex`) and :func:`html.escape`. LaTeX tables use booktabs (``\\toprule``,
+:func:`escape_latex`) and :func:`escape_html`. LaTeX tables use booktabs (``\\toprule``,
 ``\\midrule``, ``\\bottomrule``; the output starts with a comment saying it needs
 ``\\usepackage{booktabs}``), carry a ``\\caption`` and a ``\\label`` when given, and numbers are
 right-aligned.
@@ -28,7 +28,6 @@ keeps working. The module never imports streamlit.
 
 from __future__ import annotations
 
-import html
 import io
 import math
 import re
@@ -40,7 +39,14 @@ import numpy as np
 import pandas as pd
 
 from analysis.io.csvsafe import neutralize_frame
-from analysis.present.escape import escape_latex, escape_markdown, plotly_text, plotly_texts
+from analysis.present.escape import (
+    escape_html,
+    escape_latex,
+    escape_markdown,
+    plotly_text,
+    plotly_texts,
+    strip_bidi,
+)
 from analysis.present.figures import (
     IMAGE_FORMATS,
     MIN_WIDTH,
@@ -63,6 +69,7 @@ __all__ = [
     "StyledTable",
     "browser_path",
     "display_frame",
+    "escape_html",
     "escape_latex",
     "escape_markdown",
     "figure_html",
@@ -72,6 +79,7 @@ __all__ = [
     "plotly_text",
     "plotly_texts",
     "results_table",
+    "strip_bidi",
     "to_csv",
     "to_html",
     "to_latex",
@@ -188,7 +196,7 @@ def _cell(value: object, *, bold: bool, mark: str, digits: int, target: _Target)
     elif target == "latex":
         esc = escape_latex
     elif target == "html":
-        esc = html.escape
+        esc = escape_html
     else:
         esc = str
     if _is_missing(value):
@@ -225,7 +233,7 @@ def _cell(value: object, *, bold: bool, mark: str, digits: int, target: _Target)
         body += {
             "markdown": escape_markdown(mark),
             "latex": f"$^{{{escape_latex(mark)}}}$",
-            "html": f"<sup>{html.escape(mark)}</sup>",
+            "html": f"<sup>{escape_html(mark)}</sup>",
             "text": mark,
         }[target]
     return body
@@ -337,13 +345,13 @@ def _latex_row(cells: Sequence[str]) -> str:
 
 
 def to_html(table: TableLike, *, digits: int = 3, table_id: str | None = None) -> str:
-    """An HTML ``<table>`` (every data string through :func:`html.escape`); numeric cells carry
+    """An HTML ``<table>`` (every data string through :func:`escape_html`); numeric cells carry
     ``class="num"`` and, for numbers and estimates, ``data-value`` with the full-precision value
     (the mean of an estimate); footnotes follow in ``<p class="notes">``."""
     styled = _styled(table)
     cells = styled.cells
-    attrs = f' id="{html.escape(table_id)}"' if table_id else ""
-    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in cells.columns)
+    attrs = f' id="{escape_html(table_id)}"' if table_id else ""
+    head = "".join(f"<th>{escape_html(c)}</th>" for c in cells.columns)
     numeric = [_numeric_column(cells[c]) for c in cells.columns]
     body = []
     values = cells.to_numpy(dtype=object)
@@ -360,7 +368,7 @@ def to_html(table: TableLike, *, digits: int = 3, table_id: str | None = None) -
         body.append("<tr>" + "".join(tds) + "</tr>")
     out = f"<table{attrs}><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
     if styled.notes:
-        out += '<p class="notes">' + " ".join(html.escape(n) for n in styled.notes) + "</p>"
+        out += '<p class="notes">' + " ".join(escape_html(n) for n in styled.notes) + "</p>"
     return out
 
 

@@ -21,7 +21,6 @@ Tables are written by :mod:`analysis.present.export`. The module never imports s
 
 from __future__ import annotations
 
-import html
 import os
 import shutil
 import threading
@@ -32,6 +31,7 @@ from pathlib import Path
 import plotly.graph_objects as go
 
 from analysis.present._compat import kaleido_server_alive
+from analysis.present.escape import escape_html
 from analysis.present.palette import FONT_FAMILY
 
 __all__ = [
@@ -80,7 +80,7 @@ def figure_html(fig: go.Figure, *, title: str | None = None) -> str:
     body = with_font(fig).to_html(
         full_html=False, include_plotlyjs=True, config=PLOTLY_CONFIG, div_id="figure"
     )
-    head = f"<title>{html.escape(title)}</title>" if title else ""
+    head = f"<title>{escape_html(title)}</title>" if title else ""
     return (
         f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">{head}</head>'
         f"<body>{body}</body></html>\n"

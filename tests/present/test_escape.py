@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+import pandas as pd
+
 from analysis.present.escape import escape_latex, escape_markdown, plotly_text
 
 
@@ -65,3 +67,18 @@ def test_escape_latex_keeps_tex_ligatures_from_changing_the_text():
     assert escape_latex("bm25--rm3 a---b") == r"bm25-\/-rm3 a-\/-\/-b"
     assert escape_latex("``q'' ,,x !`y ?`z") == r"`\/`q'\/' ,\/,x !\/`y ?\/`z"
     assert escape_latex("-1 - 2 'a' `b`") == "-1 - 2 'a' `b`"  # single characters unchanged
+
+
+def test_every_escape_drops_directional_formatting_characters():
+    """A right-to-left override (U+202E) in a model name reversed the text after it: in the
+    report's summary "with 0.650" read "056.0 htiw". Embeddings, overrides and isolates
+    (U+202A-U+202E, U+2066-U+2069) are dropped by every escape; the marks U+200E/U+200F, which
+    reorder nothing, and right-to-left letters stay."""
+    from analysis.present.escape import escape_html, plotly_texts
+
+    evil = "bm25\u202e\u202a\u202b\u202c\u202d\u2066\u2067\u2068\u2069 \u200f\u05d0"
+    assert escape_html(evil + "<") == "bm25 \u200f\u05d0&lt;"
+    assert escape_markdown(evil) == "bm25 \u200f\u05d0"
+    assert escape_latex(evil) == "bm25 \u200f\u05d0"
+    assert plotly_text(evil) == "bm25 \u200f\u05d0"
+    assert plotly_texts(pd.Series([evil])).tolist() == ["bm25 \u200f\u05d0"]

@@ -511,6 +511,22 @@ def test_names_and_text_from_files_are_escaped(evil_bundle):
     assert "Best on <i>ds&co" not in text
 
 
+def test_a_right_to_left_override_in_a_name_reorders_nothing_in_the_report():
+    """A model named ``bm25`` + U+202E reversed everything after it in its sentence: the summary
+    showed "with 0.650" as "056.0 htiw". The report, the deck and their tables drop the
+    directional formatting characters of names and text from files."""
+    good = [[(f"g{i}", 2.0), ("n", 1.0)] for i in range(40)]
+    bad = [[("n", 2.0), (f"g{i}", 1.0)] for i in range(40)]
+    table, *_ = _synthetic({"good\u202e": good, "bad\u2067": bad})
+    content = report.build_content(
+        table, headline={"ds": ["hit@1"]}, model_a="bad\u2067", model_b="good\u202e",
+        settings=report.ReportSettings(bundle="b\u202d", n_resamples=200),
+    )  # fmt: skip
+    for text in (report.render_html(content), report.render_deck(content)):
+        assert not re.search("[\u202a-\u202e\u2066-\u2069]", text)
+        assert "Best on ds by hit@1: good with 1.000" in text
+
+
 # --------------------------------------------------------------------------- the deck
 
 

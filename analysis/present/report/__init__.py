@@ -37,7 +37,9 @@ Content (:func:`build_content`, from a per-query table, :mod:`analysis.stats.per
 The summary is a list of plain-text sentences generated from these numbers. Names of models,
 datasets and slices come from files: the page escapes them
 (:func:`analysis.present.export.escape_markdown`), the HTML escapes every data string with
-:func:`html.escape`, figures with :func:`analysis.present.export.plotly_text`. The HTML inlines
+:func:`analysis.present.export.escape_html`, figures with
+:func:`analysis.present.export.plotly_text` (each drops the directional formatting characters
+that would reorder the text after a name). The HTML inlines
 plotly.js once (``include_plotlyjs=True`` for the first figure, ``False`` after) and contains no
 external URL.
 

@@ -27,8 +27,9 @@ cells are cut to :data:`CELL_CHARS` characters; figures are drawn :data:`FIGURE_
 high. In the HTML file the stage is scaled to the window (letterboxed to 16:9), so it fits
 1280 x 720 and 1920 x 1080 alike. Keys: → ↓ PageDown Space = next, ← ↑ PageUp = previous, Home /
 End; the slide number is kept in the address (``#slide=N``). Text from files is escaped with
-:func:`html.escape` (tables, headlines) and :func:`~analysis.present.export.plotly_text`
-(figures); the file contains no external URL and inlines plotly.js once.
+:func:`~analysis.present.export.escape_html` (tables, headlines) and
+:func:`~analysis.present.export.plotly_text` (figures); the file contains no external URL and
+inlines plotly.js once.
 """
 
 from __future__ import annotations

@@ -6,16 +6,16 @@ the inline script to the window and centred (letterboxed to 16:9), so the same f
 a click on the left third goes back, elsewhere forward; the slide number is kept in the address
 (``#slide=N``). plotly.js is inlined once, the script is inline, no external URL, no web font
 (the font stack names local fonts, Noto Sans CJK for Chinese), data strings escaped with
-:func:`html.escape`.
+:func:`~analysis.present.escape.escape_html`.
 """
 
 from __future__ import annotations
 
-import html
 from collections.abc import Sequence
 
 import plotly.graph_objects as go
 
+from analysis.present.escape import escape_html
 from analysis.present.export import PLOTLY_CONFIG, to_html
 from analysis.present.palette import FONT_FAMILY
 from analysis.present.report.deck import FIGURE_HEIGHT, STAGE, Slide, build_deck
@@ -82,7 +82,7 @@ _JS = """
 def render_deck(content: ReportContent, slides: Sequence[Slide] | None = None) -> str:
     """The deck as one self-contained HTML file: plotly.js inlined once, the navigation script
     inline, no external URL; every data string escaped."""
-    esc = html.escape
+    esc = escape_html
     slides = list(slides) if slides is not None else build_deck(content)
     parts = [
         "<!DOCTYPE html>",

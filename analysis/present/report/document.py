@@ -1,12 +1,11 @@
 """The report as one self-contained HTML document (:func:`render_html`): plotly.js inlined once
 (``include_plotlyjs=True`` for the first figure, ``False`` after), no external URL (no web font:
 the font stack names locally installed fonts, Noto Sans CJK first for Chinese text), every data
-string through :func:`html.escape`."""
+string through :func:`analysis.present.escape.escape_html`."""
 
 from __future__ import annotations
 
-import html
-
+from analysis.present.escape import escape_html
 from analysis.present.export import PLOTLY_CONFIG, to_html
 from analysis.present.palette import FONT_FAMILY
 from analysis.present.report.metric_cards import card_key
@@ -35,17 +34,17 @@ p.notes,p.caption{font-size:.85rem;color:#555}
 
 
 def _text_html(block: Block) -> str:
-    items = "".join(f"<li>{html.escape(t)}</li>" for t in block.text)
+    items = "".join(f"<li>{escape_html(t)}</li>" for t in block.text)
     return f'<ul class="summary">{items}</ul>'
 
 
 def _query_html(view: QueryView, key: str) -> str:
     diff = ""
     if view.diff:
-        items = "".join(f"<li>{html.escape(t)}</li>" for t in view.diff)
+        items = "".join(f"<li>{escape_html(t)}</li>" for t in view.diff)
         diff = f'<h4>What changed from A to B</h4><ul class="written-diff">{items}</ul>'
     return (
-        f'<p class="query-text">{html.escape(view.text)}</p>'
+        f'<p class="query-text">{escape_html(view.text)}</p>'
         + to_html(view.facts, table_id=f"table-{key}-facts")
         + diff
         + "<h4>Gold</h4>"
@@ -58,14 +57,14 @@ def _query_html(view: QueryView, key: str) -> str:
 def _metric_link(metric: str, cards: set[str]) -> str:
     """The metric name, linked to its card in the Metrics section when there is one."""
     key = card_key(metric)
-    name = html.escape(metric)
-    return f'<a href="#block-{html.escape(key)}">{name}</a>' if key in cards else name
+    name = escape_html(metric)
+    return f'<a href="#block-{escape_html(key)}">{name}</a>' if key in cards else name
 
 
 def render_html(content: ReportContent) -> str:
     """The report as one self-contained HTML document (plotly.js inlined once, no external
     URL; every data string escaped)."""
-    esc = html.escape
+    esc = escape_html
     nav = "".join(f'<a href="#{s.key}">{esc(s.title)}</a>' for s in content.sections)
     models = ", ".join(
         f"{label} = {esc(m)}" for label, m in (("A", content.model_a), ("B", content.model_b)) if m
