@@ -50,11 +50,12 @@ def test_tags_and_amended_metrics_beside_the_strict_ones(
 
     content = bundle_content(DEMO, datasets=[DATASET])
     section = _sections(content)["annotations"]
-    tags = next(b for b in section.blocks if b.title == "Tags").table
+    tags = next(b for b in section.blocks if b.title == f"Tags on {DATASET}").table
     assert tags.to_dict("records") == [
         {"tag": "label error", "queries": 2, "authors": "Ann <b>, Bo"}
     ]
-    amended = next(b for b in section.blocks if b.title == "Strict and amended metrics").table
+    title = f"Strict and amended metrics on {DATASET}"
+    amended = next(b for b in section.blocks if b.title == title).table
     row = amended.query("model == @MODEL and metric == 'hit@1'").iloc[0]
     strict = evaluate(run, ds.qrels, ["hit@1"])["hit@1"].mean()
     new = evaluate(run, amended_qrels(ds.qrels, store.judgements(DATASET)), ["hit@1"])
@@ -69,3 +70,22 @@ def test_tags_and_amended_metrics_beside_the_strict_ones(
     page = render_html(content)
     assert "Ann &lt;b&gt;, Bo" in page
     assert "Ann <b>" not in page
+
+
+def test_each_datasets_blocks_name_their_dataset(tmp_path: Path) -> None:
+    """With notes on two datasets the report showed two tables titled "Tags" (and two "Notes"
+    lists) with nothing saying which dataset each is of; each title now names its dataset."""
+    import pandas as pd
+
+    from analysis.present.report.annotations import annotation_blocks, annotations_section
+
+    store = AnnotationStore(tmp_path / "notes.sqlite")
+    store.add_tag("web", "q1", "label error", author="Ann")
+    store.add_tag("news", "q2", "ambiguous", author="Bo")
+    qrels = pd.DataFrame(columns=["query_id", "doc_id", "relevance"])
+    found = {
+        name: annotation_blocks(store, name, {}, qrels, ["hit@1"], index=i)
+        for i, name in enumerate(("web", "news"))
+    }
+    section = annotations_section(found, ["web", "news"])
+    assert [b.title for b in section.blocks] == ["Tags on web", "Tags on news"]

@@ -48,9 +48,10 @@ def annotation_blocks(
     relevance_threshold: int = 1,
     index: int = 0,
 ) -> tuple[Block, ...]:
-    """The blocks of one dataset: a tag table (``tag, queries, authors``) when there are tags,
-    and the strict vs amended table (``model, metric, strict, amended, delta,
-    queries_changed``) when there are judgements; none when nothing is written."""
+    """The blocks of one dataset, each title naming it: a tag table (``tag, queries, authors``)
+    when there are tags (else how many notes), and the strict vs amended table (``model,
+    metric, strict, amended, delta, queries_changed``) when there are judgements; none when
+    nothing is written."""
     tags, judged = store.tags(dataset), store.judgements(dataset)
     n_notes = len(store.notes(dataset))
     if tags.empty and judged.empty and n_notes == 0:
@@ -65,10 +66,13 @@ def annotation_blocks(
             .sort_values(["queries", "tag"], ascending=[False, True], kind="stable")
         )
         caption = f"{tags['query_id'].nunique()} tagged queries; {n_notes} notes."
-        blocks.append(Block(f"{key}-tags", "table", "Tags", caption, table=table, dataset=dataset))
+        title = f"Tags on {dataset}"
+        blocks.append(Block(f"{key}-tags", "table", title, caption, table=table, dataset=dataset))
     elif n_notes:
         text = (f"{n_notes} notes, no tags.",)
-        blocks.append(Block(f"{key}-notes", "text", "Notes", text=text, dataset=dataset))
+        blocks.append(
+            Block(f"{key}-notes", "text", f"Notes on {dataset}", text=text, dataset=dataset)
+        )
     if not judged.empty:
         both = strict_and_amended(
             runs, qrels, judged, list(metrics), ties=ties, relevance_threshold=relevance_threshold
@@ -82,7 +86,7 @@ def annotation_blocks(
             Block(
                 f"{key}-amended",
                 "table",
-                "Strict and amended metrics",
+                f"Strict and amended metrics on {dataset}",
                 caption,
                 table=both[keep],
                 dataset=dataset,
