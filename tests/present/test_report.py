@@ -560,6 +560,20 @@ def test_demo_deck_slides_are_written_from_the_numbers(demo_content):
     assert report.build_deck(demo_content, max_slides=4)[-1].key == "worst-slices"
 
 
+def test_a_cut_headline_never_ends_inside_a_number():
+    """A headline longer than the slide's limit was cut wherever the limit fell: "... is
+    +0.238)" became "... is +0.23…", another value. The cut now falls before the number."""
+    from analysis.present.report.deck import HEADLINE_CHARS, _headline
+
+    for pad in range(HEADLINE_CHARS - 12, HEADLINE_CHARS + 2):
+        text = "x" * pad + " is +0.238 (n = 1250)"
+        cut = _headline(text)
+        assert len(cut) <= HEADLINE_CHARS
+        assert cut == text or cut.endswith("…")
+        numbers = re.findall(r"[+-]?\d+(?:\.\d+)?", cut)
+        assert set(numbers) <= {"+0.238", "1250"}, (pad, cut)
+
+
 def test_deck_html_is_offline_with_inline_navigation(demo_content):
     text = report.render_deck(demo_content)
     page = _parse(text)

@@ -35,6 +35,7 @@ inlines plotly.js once.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from typing import Literal
 
@@ -104,8 +105,22 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
+#: a number of a headline (a sign, digits, decimals): a cut never falls inside one
+_NUMBER = re.compile(r"[+\-\u2212]?\d+(?:[.,]\d+)*")
+
+
 def _headline(text: str) -> str:
-    return _cut(text, HEADLINE_CHARS)
+    """``text`` on one line, cut to :data:`HEADLINE_CHARS` with "…" when longer; a cut that
+    would fall inside a number (``+0.238`` as ``+0.23…``, another value) falls before it."""
+    flat = " ".join(str(text).split())
+    if len(flat) <= HEADLINE_CHARS:
+        return flat
+    cut = HEADLINE_CHARS - 1
+    for number in _NUMBER.finditer(flat):
+        if number.start() < cut < number.end():
+            cut = number.start()
+            break
+    return flat[:cut].rstrip() + "…"
 
 
 def _table(frame: pd.DataFrame) -> pd.DataFrame:
