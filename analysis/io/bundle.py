@@ -437,7 +437,15 @@ def _runs(entry: _Entry) -> dict[str, Path]:
         files = [p for p in _files_in(folder) if p.name.removesuffix(".gz").endswith(RUN_SUFFIXES)]
         if not files:
             raise entry.fail("the runs folder holds no run file")
-        out = {_model_name(p): entry.real(f"run {p.name!r}", p) for p in files}
+        out = {}
+        for p in files:
+            model = _model_name(p)
+            if model in out:  # bm25.trec and bm25.tsv: one would silently replace the other
+                raise entry.fail(
+                    f"run files {out[model].name!r} and {p.name!r} are both model {model!r}: "
+                    'keep one, or name each file in a runs table (runs = {name = "file"})'
+                )
+            out[model] = entry.real(f"run {p.name!r}", p)
     if len(out) > MAX_RUNS:
         raise entry.fail(f"{len(out)} runs: a dataset holds at most {MAX_RUNS}")
     return out

@@ -222,6 +222,20 @@ def test_missing_qrels(tmp_path: Path) -> None:
     )
 
 
+def test_two_run_files_of_one_model_are_refused(tmp_path: Path) -> None:
+    """bm25.trec and bm25.tsv in a runs folder are both model bm25: one used to replace the
+    other without a word."""
+    (tmp_path / "d" / "runs").mkdir(parents=True)
+    (tmp_path / "d" / "qrels.txt").write_text("q 0 a 1\n")
+    (tmp_path / "d" / "runs" / "bm25.trec").write_text("q Q0 a 1 2.0 x\n")
+    (tmp_path / "d" / "runs" / "bm25.tsv").write_text("query_id\tdoc_id\tscore\nq\tb\t1\n")
+    error = _manifest_error(tmp_path, "[datasets.d]\n")
+    assert str(error) == (
+        f"{tmp_path / 'bundle.toml'}: dataset 'd': run files 'bm25.trec' and 'bm25.tsv' are "
+        "both model 'bm25': keep one, or name each file in a runs table (runs = {name = \"file\"})"
+    )
+
+
 def test_missing_runs_folder_by_default(tmp_path: Path) -> None:
     (tmp_path / "d").mkdir()
     (tmp_path / "d" / "qrels.txt").write_text("q 0 a 1\n")
