@@ -92,6 +92,12 @@ def check_name(path: str | os.PathLike) -> None:
         ) from None
 
 
+def readable_name(name: str) -> str:
+    """A file name as text for a model name: bytes that are not UTF-8 (kept by the file system
+    as surrogate escapes, which no UTF-8 manifest or Arrow string can hold) become U+FFFD."""
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
 def stat(path: str | os.PathLike, *, missing_ok: bool = False) -> os.stat_result | None:
     """``os.stat`` of the path (symlinks followed); ``None`` for a missing path when
     ``missing_ok``.

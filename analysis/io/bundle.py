@@ -212,12 +212,14 @@ def _find(files: list[Path], stem: str) -> Path | None:
 
 
 def _model_name(path: Path) -> str:
-    name = path.name
+    """The run file's name without its run suffix (and ``.gz``); bytes of the name that are not
+    UTF-8 read as U+FFFD."""
+    name = paths.readable_name(path.name)
     name = name.removesuffix(".gz")
     for suffix in RUN_SUFFIXES:
         if name.endswith(suffix):
             return name[: -len(suffix)]
-    return path.stem
+    return Path(name).stem
 
 
 def read_manifest(

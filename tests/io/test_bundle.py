@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 from pathlib import Path
 
 import pandas as pd
@@ -11,6 +12,7 @@ import pytest
 
 from analysis.core.errors import InputError
 from analysis.io.bundle import Bundle, load_dataset, load_model_run, read_manifest
+from analysis.stats.perquery import per_query_table
 
 MANIFEST = """\
 name = "tiny"
@@ -234,6 +236,22 @@ def test_two_run_files_of_one_model_are_refused(tmp_path: Path) -> None:
         f"{tmp_path / 'bundle.toml'}: dataset 'd': run files 'bm25.trec' and 'bm25.tsv' are "
         "both model 'bm25': keep one, or name each file in a runs table (runs = {name = \"file\"})"
     )
+
+
+def test_a_run_file_name_that_is_not_utf8_names_its_model_with_u_fffd(tmp_path: Path) -> None:
+    """A TREC run named ``bm\\xff25.trec`` (Latin-1 bytes) ended in a UnicodeEncodeError
+    traceback when its name, kept as a surrogate escape, became an Arrow string."""
+    (tmp_path / "d" / "runs").mkdir(parents=True)
+    (tmp_path / "d" / "qrels.txt").write_text("q 0 a 1\n")
+    (tmp_path / "d" / "runs" / os.fsdecode(b"bm\xff25.trec")).write_text("q Q0 a 1 2.0 x\n")
+    (tmp_path / "bundle.toml").write_text('name = "t"\n[datasets.d]\n')
+    spec = read_manifest(tmp_path).datasets["d"]
+    assert list(spec.runs) == ["bm\ufffd25"]
+    ds = load_dataset(spec)
+    runs = {model: load_model_run(spec, model) for model in spec.runs}
+    table, _ = per_query_table(ds.queries, ds.qrels, runs, dataset="d", metrics=["hit@1"])
+    assert table["model"].tolist() == ["bm\ufffd25"]
+    assert table["hit@1"].tolist() == [1.0]
 
 
 def test_missing_runs_folder_by_default(tmp_path: Path) -> None:

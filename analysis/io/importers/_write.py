@@ -151,12 +151,6 @@ def write_parquet(frame: pd.DataFrame, path: Path) -> None:
     )
 
 
-def readable_name(name: str) -> str:
-    """A file name as text for a model name: bytes that are not UTF-8 (kept by the file system
-    as surrogate escapes, which no UTF-8 manifest can hold) become U+FFFD."""
-    return name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-
-
 def model_file(model: str) -> str:
     """A file stem for ``model`` (``ada-002/test`` -> ``ada-002__test``): the name in Unicode
     NFC with letters and digits of any script, ``.``, ``_`` and ``-`` kept and other runs of

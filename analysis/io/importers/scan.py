@@ -27,6 +27,7 @@ import pandas as pd
 from analysis.core import paths
 from analysis.core.errors import InputError
 from analysis.core.options import check_options
+from analysis.core.paths import readable_name
 from analysis.io import detect_format, load_entities, load_qrels, load_queries, load_run
 from analysis.io._text import check_json_depth, read_text
 from analysis.io.bundle import DEFAULT_METRICS
@@ -36,7 +37,6 @@ from analysis.io.importers._write import (
     ImportedDataset,
     ImportResult,
     check_out,
-    readable_name,
     run_frame,
     write_bundle,
 )

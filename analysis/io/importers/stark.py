@@ -62,6 +62,7 @@ import pandas as pd
 
 from analysis.core import paths, progress
 from analysis.core.errors import InputError
+from analysis.core.paths import readable_name
 from analysis.io import detect_format, load_run
 from analysis.io._text import head_text, iter_lines, parse_json, read_text
 from analysis.io.importers import stark_checks as checks
@@ -69,7 +70,6 @@ from analysis.io.importers._write import (
     ImportedDataset,
     ImportResult,
     check_out,
-    readable_name,
     run_frame,
     write_bundle,
 )
