@@ -12,6 +12,7 @@ figure's ``signature`` (what it shows), so a changed selection never offers a st
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import re
 from collections.abc import Callable, Hashable
 
@@ -41,11 +42,20 @@ def bundle_colours(bundle: Bundle | None, models: list[str]) -> dict[str, str]:
 
 
 def _part(text: object) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", str(text)).strip("-.") or "x"
+    """``text`` as a part of a file name: each run of characters other than ``[A-Za-z0-9._-]``
+    becomes ``-``; a text with characters outside ASCII (``北京``) also gets the first 6 hex
+    digits of its SHA-1, so that two such names (``北京``, ``上海``) do not both become ``x``."""
+    raw = str(text)
+    part = re.sub(r"[^A-Za-z0-9._-]+", "-", raw).strip("-.")
+    if not raw.isascii():
+        digest = hashlib.sha1(raw.encode("utf-8", "surrogatepass")).hexdigest()[:6]
+        part = f"{part}-{digest}" if part else digest
+    return part or "x"
 
 
 def file_stem(*parts: object) -> str:
-    """``bundle_dataset_metric_figure``: parts reduced to ``[A-Za-z0-9._-]``, joined by ``_``."""
+    """``bundle_dataset_metric_figure``: parts reduced to ``[A-Za-z0-9._-]`` (:func:`_part`),
+    joined by ``_``; parts that are ``None`` or empty are left out."""
     return "_".join(_part(p) for p in parts if p is not None and str(p) != "")
 
 

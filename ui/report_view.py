@@ -15,8 +15,6 @@ file fingerprint, metric, models and tie policy), their model-independent part a
 
 from __future__ import annotations
 
-import re
-
 import pandas as pd
 import streamlit as st
 
@@ -30,13 +28,10 @@ def _md(text: str) -> str:
     return export.escape_markdown(text)
 
 
-def _part(text: object) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", str(text)).strip("-.") or "x"
-
-
 def file_stem(bundle: str, block: report.Block, metric: str) -> str:
-    """``<bundle>_<dataset|all>_<metric>_<block key>``, safe for every file system."""
-    return "_".join(_part(p) for p in (bundle, block.dataset or "all", metric, block.key))
+    """``<bundle>_<dataset|all>_<metric>_<block key>``, safe for every file system
+    (:func:`ui.paper.file_stem`)."""
+    return paper.file_stem(bundle, block.dataset or "all", metric, block.key)
 
 
 def _title(block: report.Block) -> None:
@@ -55,7 +50,7 @@ def _table_exports(key: str, table, stem: str, block: report.Block) -> None:
         ):
             if ext == "tex":
                 text = export.to_latex(
-                    table, caption=caption, label=f"tab:{_part(key)}", group=block.group
+                    table, caption=caption, label=f"tab:{paper.file_stem(key)}", group=block.group
                 )
             else:
                 text = export.to_csv(table) if ext == "csv" else export.to_markdown(table)
