@@ -52,6 +52,7 @@ from typing import IO, Any, Unpack
 
 from analysis.core.errors import InputError, MissingDependency
 from analysis.io.adhoc import AdhocInputs, AdhocOptions, keyed_adhoc_bundle
+from analysis.present.escape import escape_html
 
 APP_EXTRA = "pip install 'retrieval-error-dashboard[app]'"
 ROOTS_ENV = "RETRIEVAL_DASHBOARD_DATA_ROOTS"
@@ -193,7 +194,7 @@ class Dashboard:
     def _repr_html_(self) -> str:
         state = "" if self.running else " (stopped)"
         url = html.escape(self.url, quote=True)
-        name = html.escape(self.bundle.name)
+        name = escape_html(self.bundle.name)
         link = f'<a href="{url}" target="_blank" rel="noopener">{url}</a>'
         return f"{link} &middot; bundle <code>{name}</code>{state}"
 

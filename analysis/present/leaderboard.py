@@ -36,7 +36,6 @@ The module never imports streamlit.
 
 from __future__ import annotations
 
-import html
 import math
 from collections.abc import Mapping, Sequence
 
@@ -45,6 +44,7 @@ import pandas as pd
 
 from analysis.core.errors import DataWarning
 from analysis.core.measures import card
+from analysis.present.escape import escape_html
 from analysis.stats import holm, mean_ci
 from analysis.stats.groups import group_members, with_two_level_cis
 from analysis.stats.significance import model_letters
@@ -214,9 +214,9 @@ def _cell(row: pd.Series, metric: str, baseline: str | None) -> str:
     value = f"{mean:.3f}"
     if row[f"{metric} best"]:
         value = f"<b>{value}</b>"
-    sig = html.escape(str(row[f"{metric} sig"]))
+    sig = escape_html(str(row[f"{metric} sig"]))
     how = " (queries and seeds resampled)" if row.get("kind") == "seeds" else ""
-    title = html.escape(f"{metric} = {mean:.4f}, 95% CI{how} [{lo:.4f}, {hi:.4f}], n = {row['n']}")
+    title = escape_html(f"{metric} = {mean:.4f}, 95% CI{how} [{lo:.4f}, {hi:.4f}], n = {row['n']}")
     parts = [value, f"<sup>{sig}</sup>" if sig else ""]
     parts.append(f'<br><small class="ci">[{lo:.3f}, {hi:.3f}]</small>')
     up, down = row.get(f"{metric} improved"), row.get(f"{metric} degraded")
@@ -232,7 +232,7 @@ def _card_title(metric: str) -> str:
         text = card(metric).text(width=10**6)
     except ValueError:
         return ""
-    return f' title="{html.escape(text, quote=True)}"'
+    return f' title="{escape_html(text)}"'
 
 
 def leaderboard_html(
@@ -249,18 +249,18 @@ def leaderboard_html(
     Every text from data (model and dataset names) is HTML-escaped; the table carries
     ``data-dataset`` and each row ``data-model``; a run group's name has ``n seeds, mean`` or
     ``n folds`` under it (``<small data-kind="seeds">``)."""
-    head = "".join(f"<th{_card_title(m)}>{html.escape(m)}</th>" for m in metrics)
+    head = "".join(f"<th{_card_title(m)}>{escape_html(m)}</th>" for m in metrics)
     lines = [
-        f'<table class="leaderboard" data-dataset="{html.escape(dataset)}"><thead><tr><th></th>'
+        f'<table class="leaderboard" data-dataset="{escape_html(dataset)}"><thead><tr><th></th>'
         f"<th>model</th><th>n</th>{head}</tr></thead><tbody>"
     ]
     for _, row in board.iterrows():
-        name = html.escape(str(row["model"]))
+        name = escape_html(str(row["model"]))
         mark = " (baseline)" if baseline is not None and row["model"] == baseline else ""
         mark += _group_mark(row)
         cells = "".join(_cell(row, m, baseline) for m in metrics if m in board.columns)
         lines.append(
-            f'<tr data-model="{name}"><td>{html.escape(str(row["letter"]))}</td>'
+            f'<tr data-model="{name}"><td>{escape_html(str(row["letter"]))}</td>'
             f"<td>{name}{mark}</td><td>{int(row['n'])}</td>{cells}</tr>"
         )
     lines.append("</tbody></table>")

@@ -1,9 +1,10 @@
 """One query's documents as the Queries page shows them: text with the query's terms
 highlighted, gold rows marked, and for POIs the distance to the query and twin / stack marks.
 
-Safety: every text from data is HTML-escaped (:func:`html.escape`); the only markup produced is
-``<mark>`` around escaped substrings and the table's own tags, so no HTML, Markdown or script
-from a data file can reach the page.
+Safety: every text from data is HTML-escaped (:func:`~analysis.present.escape.escape_html`,
+which also drops the directional overrides that would reverse the text after them); the only
+markup produced is ``<mark>`` around escaped substrings and the table's own tags, so no HTML,
+Markdown or script from a data file can reach the page.
 
 Query terms (:func:`query_terms`): the query's words (:func:`analysis.baselines.retrievers.words`:
 NFKC, case-folded, CJK runs kept whole) without English stop words and one-letter Latin words;
@@ -15,7 +16,6 @@ The module never imports streamlit.
 
 from __future__ import annotations
 
-import html
 import re
 import unicodedata
 from collections.abc import Sequence
@@ -25,6 +25,7 @@ import pandas as pd
 
 from analysis.baselines.retrievers import ENGLISH_STOPWORDS, words
 from analysis.geo.geometry import haversine_m, normalize_text
+from analysis.present.escape import escape_html
 from analysis.present.palette import GOLD_ROW_CSS
 
 __all__ = ["geo_marks", "highlight_html", "query_terms", "ranking_html"]
@@ -54,12 +55,12 @@ def highlight_html(text: str, terms: Sequence[str], limit: int = TEXT_CHARS) -> 
     if len(raw) > limit:
         raw = raw[: limit - 1] + "…"
     if not terms:
-        return html.escape(raw)
+        return escape_html(raw)
     folded = unicodedata.normalize("NFKC", raw).casefold()
     if len(folded) != len(raw):  # folding changed lengths: match on the raw text instead
         folded = raw.casefold()
     if len(folded) != len(raw):
-        return html.escape(raw)
+        return escape_html(raw)
     pattern = re.compile("|".join(re.escape(t) for t in terms if t))
     spans: list[list[int]] = []
     for match in pattern.finditer(folded):
@@ -69,10 +70,10 @@ def highlight_html(text: str, terms: Sequence[str], limit: int = TEXT_CHARS) -> 
             spans.append([match.start(), match.end()])
     out, last = [], 0
     for start, end in spans:
-        out.append(html.escape(raw[last:start]))
-        out.append(f"<mark>{html.escape(raw[start:end])}</mark>")
+        out.append(escape_html(raw[last:start]))
+        out.append(f"<mark>{escape_html(raw[start:end])}</mark>")
         last = end
-    out.append(html.escape(raw[last:]))
+    out.append(escape_html(raw[last:]))
     return "".join(out)
 
 
@@ -146,7 +147,7 @@ def ranking_html(
         score = rec.get("score")
         cells = [
             "" if rank is None or pd.isna(rank) else str(int(rank)),
-            f"<code>{html.escape(str(rec.get('doc_id', '')))}</code>",
+            f"<code>{escape_html(str(rec.get('doc_id', '')))}</code>",
             *(["" if score is None or pd.isna(score) else f"{float(score):.4f}"] if scored else []),
             " ".join(f"<span class='mark-{m}'>{m}</span>" for m in marks),
             *([_distance(rec.get("distance_m"))] if geo else []),
@@ -167,7 +168,7 @@ def _name_text(rec: dict, terms: Sequence[str], text_chars: int, no_text: str) -
     if text and text != name:
         body += ("<br>" if body else "") + highlight_html(text, terms, text_chars)
     if not body and no_text:
-        body = f"<span style='opacity:0.6'>{html.escape(no_text)}</span>"
+        body = f"<span style='opacity:0.6'>{escape_html(no_text)}</span>"
     return body
 
 

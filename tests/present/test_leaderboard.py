@@ -81,6 +81,15 @@ def test_html_escapes_model_names_and_bolds_best():
     assert "<b>0.667</b>" in out
 
 
+def test_html_drops_a_names_directional_override():
+    """U+202E in a model name reversed the rest of its row (``0.667`` read ``766.0``)."""
+    table = _table({"bm25\u202e": [1.0, 1.0, 0.0], "y": [0.0, 0.0, 0.0]}, dataset="d\u2067")
+    out = leaderboard_html(leaderboard(table, ["mrr"], n_resamples=100), ["mrr"])
+    assert "\u202e" not in out
+    assert "\u2067" not in out
+    assert 'data-model="bm25"' in out
+
+
 def test_model_letters_in_order():
     assert model_letters(["p", "q", "r"]) == {"p": "a", "q": "b", "r": "c"}
 

@@ -25,6 +25,12 @@ def test_highlight_escapes_everything_and_marks_terms_only():
     assert "<" not in stripped.replace("&lt;", "")
 
 
+def test_highlight_drops_directional_overrides():
+    """A U+202E in a query or document text reversed everything after it on the page."""
+    out = highlight_html("red \u202eshoes\u202c and red", ["red"])
+    assert out == "<mark>red</mark> shoes and <mark>red</mark>"
+
+
 def test_highlight_cuts_long_text():
     out = highlight_html("a" * 1000, [], limit=10)
     assert out == "a" * 9 + "…"
