@@ -250,8 +250,11 @@ def read_summary(path: str | Path) -> Summary | None:
 
 def wrapped(summary: Summary, source: str, identical_to: tuple[str, ...], means: dict) -> dict:
     """The JSON object ``import stark`` writes as ``<model>.metrics.json`` in a bundle: the
-    summary's means (as read, before any percent scaling), where it came from, the files it was
-    identical to and the means of the run file's own per-query columns."""
+    summary's means (as read, before any percent scaling, each rounded to the decimals it was
+    printed with, so that reading it again gives the same values and precision: ``58.33`` read
+    as a percentage and scaled back is ``58.32999999999999``, ``28`` is ``28.000000000000004``),
+    where it came from, the files it was identical to and the means of the run file's own
+    per-query columns."""
     scale = 100.0 if summary.percent else 1.0
     return {
         "source": source,
@@ -259,8 +262,16 @@ def wrapped(summary: Summary, source: str, identical_to: tuple[str, ...], means:
         "digest": summary.digest,
         "identical_to": list(identical_to),
         "run_file_means": {k: float(v) for k, v in means.items()},
-        "metrics": {k: v * scale for k, (v, _) in summary.means.items()},
+        "metrics": {k: _as_printed(v * scale, t * scale) for k, (v, t) in summary.means.items()},
     }
+
+
+def _as_printed(value: float, printed: float) -> float | int:
+    """``value`` rounded to the decimals whose half unit is ``printed`` (an int for none)."""
+    decimals = round(-math.log10(2 * printed))
+    if decimals >= 17:
+        return value
+    return round(value) if decimals <= 0 else round(value, decimals)
 
 
 def _leaderboard_row(path: Path, names: Sequence[str]) -> Summary | None:

@@ -21,6 +21,7 @@ from analysis.io.summaries import (
     read_summary,
     search_root,
     summaries_beside,
+    wrapped,
 )
 from analysis.io.summary_audit import AuditContext, audit_summary, tolerance
 
@@ -413,6 +414,31 @@ def test_a_malformed_wrapped_summary_keeps_its_means_and_drops_the_rest(tmp_path
     assert found.run_file_means == {"map": 0.25}
     assert (found.identical_to, found.split, found.source, found.digest) == ((), None, None, "")
     assert found.name == str(path)
+
+
+def test_a_percent_summary_kept_by_import_keeps_its_printed_precision(tmp_path: Path) -> None:
+    """``import stark`` writes a percent summary back as percentages: 58.33 / 100 * 100 is
+    58.32999999999999 in floating point, which read again would stand for that value alone
+    instead of anything in [58.325, 58.335], and the kept summary would no longer match."""
+    answers = {"0": [10], "1": [11], "2": [12], "3": [13]}
+    ranked = {"0": [1, 2, 3], "1": [11, 1, 2], "2": [12, 1, 2], "3": [1, 2, 13]}
+    qa, run = _domain(tmp_path / "kb", answers, ranked)  # hit@1 0.5, mrr 0.58333...
+    text = '{"Hit@1": 50, "MRR": 58.33}'
+    original = _summary(run.parent / "eval_metrics_human_generated_eval.json", {}, text)
+    assert _audit(run, qa)[0].code == "summary_matches"
+    summary = read_summary(original)
+    assert summary is not None
+    assert summary.percent
+    kept = tmp_path / "bundle" / "m.metrics.json"
+    kept.parent.mkdir()
+    kept.write_text(json.dumps(wrapped(summary, "kb/eval_metrics.json", (), {}), indent=2))
+    again = read_summary(kept)
+    assert again is not None
+    for metric, (value, printed) in summary.means.items():
+        assert again.means[metric][0] == pytest.approx(value, rel=1e-12)
+        assert again.means[metric][1] == pytest.approx(printed, rel=1e-9)
+    ctx = AuditContext(qrels=read_stark_qa(qa)[1])
+    assert audit_summary(again, read_stark_eval(run)[0], ctx)[0].code == "summary_matches"
 
 
 def test_a_mismatch_message_stays_one_bounded_line(tmp_path: Path) -> None:
