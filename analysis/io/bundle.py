@@ -60,6 +60,7 @@ from analysis.io import load_entities, load_qrels, load_queries, load_run, stark
 from analysis.io._text import parse_toml, read_text
 from analysis.io.confine import is_confined as is_confined  # re-exported
 from analysis.io.groups import RunGroup, group_run, parse_groups, parse_run_metadata
+from analysis.io.summaries import summary_paths_of
 
 MANIFEST = "bundle.toml"
 ROOTS_ENV = "RETRIEVAL_DASHBOARD_DATA_ROOTS"
@@ -185,8 +186,9 @@ def configured_roots() -> list[Path]:
 
 
 def bundle_files(bundle: Bundle) -> list[Path]:
-    """The manifest and every file (and runs folder) its datasets read: what an output must
-    never overwrite."""
+    """The manifest and every file (and runs folder) its datasets read, the published
+    summaries beside the runs included (their audits read them): what an output must never
+    overwrite."""
     out = [bundle.root / MANIFEST]
     for spec in bundle.datasets.values():
         named = (spec.queries, spec.qrels, spec.entities, spec.edges, spec.query_groups)
@@ -194,6 +196,7 @@ def bundle_files(bundle: Bundle) -> list[Path]:
         out += list(spec.runs.values())
         out += sorted({p.parent for p in spec.runs.values()})
         out += [p for g in spec.groups.values() for p in g.fold_files]
+        out += summary_paths_of(spec.runs.values())
     return out
 
 

@@ -41,7 +41,7 @@ import math
 import os
 import re
 import stat
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -325,15 +325,37 @@ def summary_paths(run: str | Path) -> list[Path]:
     """The existing files that may hold a summary of the run file ``run`` (module docstring),
     without reading them: what a cache of the run's audit depends on."""
     p = Path(run)
-    folder = p.parent
-    match = RUN_NAME.match(p.name)
+    return [*_named_paths(p), *(f for w in (p.parent, p.parent.parent) for f in _leaderboards(w))]
+
+
+def summary_paths_of(runs: Iterable[str | Path]) -> list[Path]:
+    """:func:`summary_paths` of several run files, each once, a folder's leaderboards listed
+    once (not once per run file in it)."""
+    boards: dict[Path, list[Path]] = {}
+    out: list[Path] = []
+    for run in runs:
+        p = Path(run)
+        out += _named_paths(p)
+        for where in (p.parent, p.parent.parent):
+            if where not in boards:
+                boards[where] = _leaderboards(where)
+            out += boards[where]
+    return list(dict.fromkeys(out))
+
+
+def _named_paths(run: Path) -> list[Path]:
+    """The existing JSON summaries named after the run file ``run`` (module docstring)."""
+    folder = run.parent
+    match = RUN_NAME.match(run.name)
     named = [folder / f"eval_metrics_{match.group('split')}.json"] if match else []
-    named += [folder / f"{stem}{SUMMARY_SUFFIX}" for stem in _stems(p)[:1]]
+    named += [folder / f"{stem}{SUMMARY_SUFFIX}" for stem in _stems(run)[:1]]
     named.append(folder / "metrics.json")
-    found = [f for f in named if f.is_file()]
-    for where in (folder, folder.parent):
-        found += sorted(f for f in where.glob("leaderboard*.csv") if f.is_file())
-    return found
+    return [f for f in named if f.is_file()]
+
+
+def _leaderboards(folder: Path) -> list[Path]:
+    """The leaderboard CSVs of ``folder``, in name order."""
+    return sorted(f for f in folder.glob("leaderboard*.csv") if f.is_file())
 
 
 def _whole_stem(name: str) -> str:

@@ -184,6 +184,33 @@ def test_evaluate_refuses_to_write_over_an_input_file(tmp_path: Path, target: st
     assert snapshot(tmp_path) == before
 
 
+def test_outputs_of_a_bundle_command_refuse_the_published_summary_beside_a_run(
+    tmp_path: Path,
+) -> None:
+    """A summary beside a bundle's run (``runs/<model>.metrics.json``, a leaderboard) is read by
+    the audits of ``evaluate --bundle``, ``validate --bundle`` and the report: ``--out`` naming
+    it is refused, exit 2, and it is left as it was."""
+    bundle = tmp_path / "b"
+    made = _cli("bundle", "--run", f"m={GOOD['run']}", "--qrels", GOOD["qrels"], "--out", bundle)
+    assert made.returncode == 0, made.stderr
+    summary = bundle / "adhoc" / "runs" / "m.metrics.json"
+    summary.write_text('{"hit@1": 0.5}\n')
+    board = bundle / "adhoc" / "leaderboard.csv"
+    board.write_text("model,hit@1\nm,0.5\n")
+    before = snapshot(tmp_path)
+    for out in (summary, board):
+        for args in (
+            ["evaluate", "--bundle", bundle, "--dataset", "adhoc", "--out", out],
+            ["report", "--bundle", bundle, "--out", out],
+        ):
+            proc = _cli(*args)
+            assert proc.returncode == 2, (args, proc.stderr)
+            assert (
+                proc.stderr == f"error: {out}: is a file of the bundle: refusing to overwrite it\n"
+            )
+    assert snapshot(tmp_path) == before
+
+
 def test_report_refuses_to_write_over_the_notes_database(tmp_path: Path) -> None:
     """The report reads the bundle's notes database (its "Annotations" section): ``--out``
     naming it is refused, exit 2, and the annotations stay readable."""
