@@ -38,8 +38,8 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from analysis.cli._common import _Parser
@@ -129,14 +129,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     beside and renamed when whole) and no spill folder of the out-of-core engine: both signals
     become an exception in the main thread, so that every cleanup runs (the out-of-core engine
     then interrupts its DuckDB query). Standard output that cannot be written (``> /dev/full``,
-    a full disk) is an error too (exit code 2), not a success; ``--help`` included."""
+    a full disk, a pipe closed as by ``| head -1``) is an error too (exit code 2), not a
+    success; ``--help`` included. The command still runs to its end: its ``--out`` files are
+    written."""
     argv = sys.argv[1:] if argv is None else list(argv)
     replaced = _catch_stops()
+    stdout = sys.stdout
+    guard = sys.stdout = _Stdout(stdout)
     try:
         code = _run(argv)
-        return code if code != 0 else _flush_stdout()
+        return code if code != 0 else _flush_stdout(guard)
     except SystemExit as exc:  # argparse after --help (code 0) or a usage error (code 2)
-        if exc.code not in (0, None) or _flush_stdout() == 0:
+        if exc.code not in (0, None) or _flush_stdout(guard) == 0:
             raise
         return 2  # the help did not reach standard output
     except BaseException as exc:
@@ -147,6 +151,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.write(f"error: {what}\n")
         return 128 + signum
     finally:
+        if sys.stdout is guard:
+            sys.stdout = stdout
         for signum, handler in replaced.items():
             signal.signal(signum, handler)
         _STOPPED.clear()
@@ -206,17 +212,53 @@ def _silence_stdout() -> None:
         os.dup2(devnull, sys.stdout.fileno())
 
 
-def _flush_stdout() -> int:
+class _Stdout:
+    """Standard output while a command runs: the first write or flush that fails for want of
+    room or of a reader (a full disk, ``| head -1``) is kept, standard output is silenced and
+    the command goes on, so that its ``--out`` files are still written; :func:`main` then
+    reports the failure (exit code 2)."""
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+        self.error: OSError | None = None
+
+    def _guarded(self, call: Callable[[], Any], fallback: Any) -> Any:
+        if self.error is not None:
+            return fallback
+        try:
+            return call()
+        except OSError as exc:
+            if exc.errno not in _WRITE_ERRORS:
+                raise
+            self.error = exc
+            _silence_stdout()
+            return fallback
+
+    def write(self, text: str) -> int:
+        return self._guarded(lambda: self.stream.write(text), len(text))
+
+    def flush(self) -> None:
+        self._guarded(self.stream.flush, None)
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.stream, name)
+
+
+def _flush_stdout(guard: _Stdout | None = None) -> int:
     """0 when everything printed reached standard output, else 2 with one line on stderr."""
+    error = None
     try:
         sys.stdout.flush()
     except OSError as exc:
-        from analysis.core.paths import describe
-
         _silence_stdout()
-        sys.stderr.write(f"error: stdout: cannot write: {describe(exc)}\n")
-        return 2
-    return 0
+        error = exc
+    error = error or (guard.error if guard is not None else None)
+    if error is None:
+        return 0
+    from analysis.core.paths import describe
+
+    sys.stderr.write(f"error: stdout: cannot write: {describe(error)}\n")
+    return 2
 
 
 def _help_metrics() -> int:

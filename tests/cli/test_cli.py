@@ -355,3 +355,27 @@ def test_output_the_terminal_cannot_encode_is_escaped_not_a_traceback(tmp_path: 
     inside = subprocess.run([sys.executable, "-c", code, "geo", "--pois", str(plain)], env=env,
                             capture_output=True, text=True, cwd=ROOT, check=True)  # fmt: skip
     assert inside.stdout.splitlines()[-1] == "strict"
+
+
+@pytest.mark.parametrize("command", ["evaluate", "compare"])
+def test_a_closed_standard_output_still_writes_out(
+    files: dict[str, Path], tmp_path: Path, command: str
+) -> None:
+    """``... --out FILE | head -1``: standard output closes after the first line. The command
+    ends with one line and exit code 2, as for any output that cannot be written, and still
+    writes ``--out`` whole (unbuffered standard output fails at the first print after that)."""
+    out = tmp_path / "out.csv"
+    runs = ["--run", files["run"]] if command == "evaluate" else ["--run", files["run"]] * 2
+    args = [command, *runs, "--qrels", files["qrels"], "--out", out]
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    proc = subprocess.Popen([sys.executable, "-m", "analysis", *map(str, args)], cwd=ROOT,
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)  # fmt: skip
+    assert proc.stdout is not None
+    assert proc.stderr is not None
+    proc.stdout.close()  # the reader is gone before the first line is written
+    stderr = proc.stderr.read()
+    assert proc.wait(timeout=300) == 2
+    assert stderr == "error: stdout: cannot write: broken pipe\n"
+    assert _cli(*args[:-2], "--out", tmp_path / "again.csv").returncode == 0
+    assert out.read_bytes() == (tmp_path / "again.csv").read_bytes()
