@@ -23,7 +23,9 @@ Metric keys are read as the evaluator names them (``hit@1``, ``Recall@20``, ``MR
 two different values (``"hit@1"`` twice, or ``hit@1`` and ``Hit@1``) are kept aside, as "not
 compared". A summary whose values exceed 1, none of them above 100, is read as percentages
 (every built-in metric lies in [0, 1]). Each value keeps the precision it was printed with:
-``0.2857`` stands for anything in [0.28565, 0.28575].
+``0.2857`` stands for anything in [0.28565, 0.28575], a percentage ``28`` for [27.5, 28.5];
+a fraction printed without decimals (``0``, ``1``: every query missed, every query hit) is
+exact.
 
 Only regular files of at most 1 MiB are read, and only when they lie in the folder they are
 found in: a FIFO, a device, a folder named like a summary, or a symbolic link to a file
@@ -154,6 +156,8 @@ def _values(
     percent = any(v > 1 for v, _ in found.values()) and all(v <= 100 for v, _ in found.values())
     if percent:
         found = {k: (v / 100, t / 100) for k, (v, t) in found.items()}
+    else:  # a fraction printed without decimals is 0 or 1 exactly, not a rounded value
+        found = {k: (v, 0.0 if t >= 0.5 else t) for k, (v, t) in found.items()}
     return found, tuple(ignored), percent
 
 
@@ -267,7 +271,10 @@ def wrapped(summary: Summary, source: str, identical_to: tuple[str, ...], means:
 
 
 def _as_printed(value: float, printed: float) -> float | int:
-    """``value`` rounded to the decimals whose half unit is ``printed`` (an int for none)."""
+    """``value`` rounded to the decimals whose half unit is ``printed`` (an int for none; an
+    exact value, ``printed`` 0, as it is)."""
+    if printed <= 0:
+        return round(value) if value.is_integer() else value
     decimals = round(-math.log10(2 * printed))
     if decimals >= 17:
         return value

@@ -106,6 +106,27 @@ def test_printed_precision_and_float32_rounding_count_as_equal(tmp_path: Path) -
     assert _audit(run, qa)[0].code == "summary_mismatch"
 
 
+def test_an_integer_fraction_is_exact_not_anything_within_a_half(tmp_path: Path) -> None:
+    """A mean in [0, 1] printed without decimals is 0 or 1: every query missed or every query
+    hit, not a rounded value. Read as standing for [-0.5, 0.5] or [0.5, 1.5], it would let
+    any hit@1 up to 0.5 (from 0.5) pass as matching."""
+    answers = {"0": [10], "1": [11], "2": [12], "3": [13]}
+    ranked = {"0": [1, 2, 3], "1": [11, 1, 2], "2": [12, 1, 2], "3": [1, 2, 13]}
+    qa, run = _domain(tmp_path / "kb", answers, ranked)  # hit@1 0.5
+    path = run.parent / "eval_metrics_human_generated_eval.json"
+    for text in ('{"hit@1": 1}', '{"hit@1": 0}'):
+        _summary(path, {}, text)
+        assert _audit(run, qa)[0].code == "summary_mismatch", text
+    exact = read_summary(_summary(path, {}, '{"hit@1": 1, "mrr": 0}'))
+    assert exact is not None
+    assert exact.means == {"hit@1": (1.0, 0.0), "mrr": (0.0, 0.0)}
+    kept = _summary(tmp_path / "m.metrics.json", wrapped(exact, "kb", (), {}))  # import stark
+    assert read_summary(kept).means == exact.means
+    percent = read_summary(_summary(path, {}, '{"hit@1": 50, "mrr": 58.33}'))
+    assert percent is not None
+    assert percent.means["hit@1"] == (0.5, 0.005)  # a rounded percentage: 50 stands for 49.5-50.5
+
+
 def test_a_copied_summary_is_named_with_the_file_it_copies(tmp_path: Path) -> None:
     """Two knowledge bases of one collection: B's summary is a byte copy of A's. A's own file
     agrees with its summary; B's per-query columns average to B's computed values."""
