@@ -4,7 +4,8 @@ and a dataset's amended qrels (its qrels with the reviewers' judgements applied)
 
 Reads the bundle's notes database (``RETRIEVAL_DASHBOARD_NOTES_DIR`` or ``--notes-dir``); a
 bundle nobody annotated yet exports a header-only CSV and the strict qrels. Outputs are written
-atomically and never over an input file. An import checks every row first
+atomically, both or neither (:func:`analysis.io.atomic.atomic_write_all`), and never over an
+input file. An import checks every row first
 (:mod:`analysis.io.annotations_csv`): each bad row is one line ``error: <csv>:<line>: <what>``
 on stderr (exit code 2), and then nothing is written.
 """
@@ -12,6 +13,7 @@ on stderr (exit code 2), and then nothing is written.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from pathlib import Path
 
 from analysis.cli._common import bundle_dataset, notes_store
@@ -72,7 +74,7 @@ def _import(args: argparse.Namespace) -> int:
 
 def _export(args: argparse.Namespace) -> int:
     from analysis.io.amended import amended_qrels, qrels_trec_text
-    from analysis.io.atomic import atomic_write_text, refuse_overwrite
+    from analysis.io.atomic import atomic_write_all, refuse_overwrite
     from analysis.io.bundle import bundle_files, load_dataset, read_manifest
 
     if not args.bundle:
@@ -104,7 +106,11 @@ def _export(args: argparse.Namespace) -> int:
         except ValueError as exc:
             raise InputError(args.qrels, None, f"{exc}: not TREC-safe") from None
         texts.append((args.qrels, text, f"{len(amended)} qrels rows ({len(judged)} judgements)"))
-    for out, text, message in texts:
-        atomic_write_text(out, text)
+    atomic_write_all([(out, _text_writer(text)) for out, text, _ in texts])  # both or neither
+    for out, _, message in texts:
         print(f"{message} -> {out}")
     return 0
+
+
+def _text_writer(text: str) -> Callable[[Path], None]:
+    return lambda tmp: tmp.write_text(text, encoding="utf-8")

@@ -379,3 +379,19 @@ def test_a_closed_standard_output_still_writes_out(
     assert stderr == "error: stdout: cannot write: broken pipe\n"
     assert _cli(*args[:-2], "--out", tmp_path / "again.csv").returncode == 0
     assert out.read_bytes() == (tmp_path / "again.csv").read_bytes()
+
+
+def test_notes_writes_both_outputs_or_neither(tmp_path: Path) -> None:
+    """``notes --csv A --qrels B`` where B cannot be written: one line, exit 2, and no A either
+    (the two outputs come together, as ``compare``'s ``--out`` and ``--per-query``)."""
+    from tests.bad_input.made import OK_BUNDLE, make, run_analysis
+
+    csv = tmp_path / "open" / "notes.csv"
+    csv.parent.mkdir()
+    qrels = make("readonly_folder", tmp_path / "made", name="amended.qrels")
+    args = ["notes", "--bundle", str(OK_BUNDLE), "--dataset", "web", "--notes-dir",
+            str(tmp_path / "notes"), "--csv", str(csv), "--qrels", str(qrels)]  # fmt: skip
+    proc = run_analysis(args, tmp_path, "readonly_folder")
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.startswith(f"error: {qrels}: cannot write: permission denied")
+    assert list(csv.parent.iterdir()) == []
