@@ -25,8 +25,9 @@ and the likely cause, tried in this order:
 5. **a different qrels version** (:func:`analysis.io.importers.stark_checks.qrels_version`);
 6. otherwise: unknown.
 
-Metrics sharing a cause are said in one warning. The run file's own per-query columns count
-each query once (its first row): a file STaRK's ``eval.py`` wrote twice repeats rows.
+Metrics sharing a cause are said in one warning, naming the first twenty. The run file's own
+per-query columns count each query once (its first row): a file STaRK's ``eval.py`` wrote twice
+repeats rows.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ from analysis.core.metrics import evaluate_run, rank_run
 from analysis.io.summaries import Summary, canonical_metric
 
 F32 = 2.0**-24
+SHOWN = 20  # metrics named in one line, then how many more
 
 
 @dataclass(frozen=True)
@@ -135,11 +137,12 @@ def audit_summary(summary: Summary, run: pd.DataFrame, ctx: AuditContext) -> lis
     others = others if rest else ""
     out = []
     for (head, tail), items in groups.items():
-        pairs = ", ".join(
-            "{} {} (computed {})".format(m, *_fmt(summary.means[m][0], computed[m]))
-            for m, _ in items
-        )
-        details = ", ".join(d for _, d in items if d)
+        pairs = _first(
+            ["{} {} (computed {})".format(m, *_fmt(summary.means[m][0], computed[m]))
+             for m, _ in items[:SHOWN]], len(items)
+        )  # fmt: skip
+        shown = [d for _, d in items if d]
+        details = _first(shown[:SHOWN], len(shown))
         cause = f"{head} {details}{tail}" if details else f"{head}{tail}"
         out.append(
             DataWarning(
@@ -160,9 +163,16 @@ def _matches(audit: _Audit, metrics: list[str]) -> DataWarning:
         "summary_matches",
         len(metrics),
         f"{summary.name}: the published summary{scale} matches the means computed on "
-        f"{audit.label} ({', '.join(metrics)}){extra}",
+        f"{audit.label} ({_first(metrics[:SHOWN], len(metrics))}){extra}",
         level="info",
     )
+
+
+def _first(items: Sequence[str], total: int) -> str:
+    """The items shown, then how many more of ``total`` (a line names at most :data:`SHOWN`
+    metrics: a summary may hold thousands)."""
+    more = f" and {total - len(items):,} more" if total > len(items) else ""
+    return ", ".join(items) + more
 
 
 def _keys(keys: Sequence[str], shown: int = 10) -> str:

@@ -476,6 +476,26 @@ def test_a_mismatch_message_stays_one_bounded_line(tmp_path: Path) -> None:
     assert "hit@1 1e+308 (computed 0.25)" in line.message
 
 
+def test_a_summary_of_many_metrics_is_one_bounded_line_each_way(tmp_path: Path) -> None:
+    """Every metric of the summary named in the line would make it as long as the file (1 MiB
+    of ``"hit@k": v`` keys): the first twenty are named, then how many more."""
+    qa, run = _domain(tmp_path / "kb", ANSWERS, RANKED)
+    run_table, _ = read_stark_eval(run)
+    names = [f"hit@{k}" for k in range(1, 301)]
+    means = evaluate(run_table, read_stark_qa(qa)[1], names)[names].mean().to_dict()
+    path = run.parent / "eval_metrics_human_generated_eval.json"
+    _summary(path, means)
+    (line,) = _audit(run, qa)
+    assert line.code == "summary_matches"
+    listed = ", ".join(f"hit@{k}" for k in range(1, 21))
+    assert line.message.endswith(f"({listed} and 280 more)")
+    _summary(path, dict.fromkeys(names, 0.9))
+    (line,) = _audit(run, qa)
+    assert line.code == "summary_mismatch"
+    assert len(line.message) < 1500
+    assert "hit@20 0.9000 (computed 0.7500) and 280 more;" in line.message
+
+
 # ------------------------------------------------------------------------------- real files
 
 
