@@ -85,6 +85,19 @@ def check_target(out: str | Path, *, folder: bool = False) -> Path:
     return target
 
 
+#: bytes of the target's name a temporary name beside it starts with: ``.<name>.<8 random>.tmp``
+#: (or ``.old.``) must stay within the 255 bytes a name may have on common file systems
+PREFIX_BYTES = 200
+
+
+def _prefix(target: Path, tag: str = "") -> str:
+    """``.<name>.<tag>`` for a temporary file or folder beside ``target``, the name cut to
+    :data:`PREFIX_BYTES` bytes (a whole character at most), so that a target whose own name
+    fits the file system never fails as "too long" for its temporary's."""
+    name = os.fsencode(target.name)[:PREFIX_BYTES]
+    return f".{name.decode('utf-8', 'ignore') or 'out'}.{tag}"
+
+
 def _fsync_path(path: Path, *, directory: bool = False) -> None:
     flags = os.O_RDONLY | (getattr(os, "O_DIRECTORY", 0) if directory else 0)
     fd = os.open(path, flags)
@@ -145,9 +158,7 @@ def _write_beside(out: str | Path, write: Callable[[Path], None]) -> tuple[Path,
     OSError becomes the InputError naming ``out``)."""
     target = check_target(out)
     try:
-        fd, name = tempfile.mkstemp(
-            dir=_folder_of(target), prefix=f".{target.name}.", suffix=".tmp"
-        )
+        fd, name = tempfile.mkstemp(dir=_folder_of(target), prefix=_prefix(target), suffix=".tmp")
     except OSError as exc:
         raise _cannot_write(target, exc) from None
     os.close(fd)
@@ -210,7 +221,7 @@ def atomic_folder(out: str | Path, build: Callable[[Path], None]) -> Path:
     target = check_target(out, folder=True)
     parent = _folder_of(target)
     try:
-        tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=parent))
+        tmp = Path(tempfile.mkdtemp(prefix=_prefix(target), dir=parent))
     except OSError as exc:
         raise _cannot_write(target, exc) from None
     try:
@@ -218,7 +229,7 @@ def atomic_folder(out: str | Path, build: Callable[[Path], None]) -> Path:
         tmp.chmod(0o777 & ~_umask())
         _sync_tree(tmp)
         if target.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old.", dir=parent))
+            old = Path(tempfile.mkdtemp(prefix=_prefix(target, "old."), dir=parent))
             old.rmdir()
             target.rename(old)
             tmp.rename(target)

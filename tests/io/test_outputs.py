@@ -192,3 +192,20 @@ def test_a_folder_is_swapped_in_whole_or_not_at_all(tmp_path: Path) -> None:
     atomic_folder(out, lambda folder: (folder / "bundle.toml").write_text("new\n"))
     assert (out / "bundle.toml").read_text() == "new\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bundle"]
+
+
+@pytest.mark.parametrize("name", ["a" * 246 + ".csv", "表" * 80 + ".csv"], ids=["ascii", "cjk"])
+def test_a_long_name_the_file_system_takes_is_written(tmp_path: Path, name: str) -> None:
+    """A target name near the file system's 255-byte limit is written: the temporary file or
+    folder beside it may not be named after the whole of it (``.<name>.<random>.tmp``)."""
+    assert len(os.fsencode(name)) <= 250
+    atomic_write_text(tmp_path / name, "new\n")
+    atomic_write_text(tmp_path / name, "newer\n")
+    assert (tmp_path / name).read_text() == "newer\n"
+    folder = tmp_path / "bundles" / name.removesuffix(".csv")
+    folder.parent.mkdir()
+    for text in ("old\n", "new\n"):  # made, then swapped for a new one
+        atomic_folder(folder, lambda f, text=text: (f / "bundle.toml").write_text(text))
+    assert (folder / "bundle.toml").read_text() == "new\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["bundles", name])
+    assert [p.name for p in folder.parent.iterdir()] == [folder.name]
