@@ -1,13 +1,16 @@
 """The audits ``evaluate --run`` and ``validate --run`` add to the core's data checks: the qrels
 version a run was made on (a STaRK QA file as qrels,
 :func:`analysis.io.importers.stark_checks.qrels_version`) and, for ``validate``, the published
-summaries beside the run file (:mod:`analysis.io.summary_audit`). Both need pandas, so they
+summaries beside the run file (:mod:`analysis.io.summary_audit`): with ``--split FILE``, a
+summary naming that split (``eval_metrics_<split>.json``, ``<split>`` the file's name without
+its extension) or no split at all is compared on the split's queries. Both need pandas, so they
 run only when there is something to check: TREC qrels and a run without a summary beside it
 stay on the command line's pandas-free path."""
 
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 from pathlib import Path
 
 import pyarrow as pa
@@ -51,12 +54,15 @@ def _summaries(args, found, qrels, version) -> list[DataWarning]:
     from analysis.io.summary_audit import AuditContext, audit_summary
 
     split = getattr(args, "split", None)
-    splits = {Path(split).name.removesuffix(".index"): read_split_ids(split)} if split else {}
+    name = Path(split).stem if split else None  # split/test.index, dev.txt: test, dev
+    splits = {name: read_split_ids(split)} if split else {}
     fmt = detect_format(args.run)
     file_metrics = read_stark_eval(args.run)[1] if fmt == "stark_eval" else None
     run = load_run(args.run, fmt)
     out = []
     for summary in found:
+        if name is not None and summary.split is None:  # on the --split queries, as the run
+            summary = replace(summary, split=name)
         context = AuditContext(
             qrels=qrels,
             splits=splits,

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from analysis.cli import main
 from analysis.cli._heap import glibc
 from analysis.core.metrics import evaluate
 from analysis.io import load_qrels, load_run
@@ -395,3 +396,24 @@ def test_notes_writes_both_outputs_or_neither(tmp_path: Path) -> None:
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.startswith(f"error: {qrels}: cannot write: permission denied")
     assert list(csv.parent.iterdir()) == []
+
+
+@pytest.mark.parametrize("summary", ["run.metrics.json", "leaderboard.csv"])
+def test_validate_split_compares_a_summary_without_a_split_on_that_split(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], summary: str
+) -> None:
+    """``validate --split dev.txt``: a summary that names no split of its own (``<run>.metrics
+    .json``, a leaderboard row) is compared on the split's queries, as the run is evaluated,
+    not on every query of the qrels (then "a different split: ... split dev.txt")."""
+    (tmp_path / "qrels.txt").write_text("".join(f"q{i} 0 d{i} 1\n" for i in range(4)))
+    run = tmp_path / "run.txt"
+    run.write_text("q0 Q0 d0 1 2 r\nq1 Q0 d1 1 2 r\nq2 Q0 x 1 2 r\nq3 Q0 y 1 2 r\n")
+    (tmp_path / "dev.txt").write_text("q0\nq1\n")
+    text = '{"hit@1": 1.0}' if summary.endswith(".json") else "model,hit@1\nrun,1.0\n"
+    (tmp_path / summary).write_text(text)
+    args = ["validate", "--run", str(run), "--qrels", str(tmp_path / "qrels.txt")]
+    assert main([*args, "--split", str(tmp_path / "dev.txt")]) == 0
+    out = capsys.readouterr().out
+    assert "matches the means computed on the 2 queries of split dev (hit@1)" in out
+    assert main(args) == 0  # without --split: every query, where hit@1 is 0.5
+    assert "computed on the 4 queries: hit@1 1.0000 (computed 0.5000)" in capsys.readouterr().out
