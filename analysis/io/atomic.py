@@ -232,7 +232,12 @@ def atomic_folder(out: str | Path, build: Callable[[Path], None]) -> Path:
             old = Path(tempfile.mkdtemp(prefix=_prefix(target, "old."), dir=parent))
             old.rmdir()
             target.rename(old)
-            tmp.rename(target)
+            try:
+                tmp.rename(target)
+            except OSError:  # put the previous folder back
+                with contextlib.suppress(OSError):
+                    old.rename(target)
+                raise
             shutil.rmtree(old, ignore_errors=True)
         else:
             tmp.rename(target)

@@ -209,3 +209,26 @@ def test_a_long_name_the_file_system_takes_is_written(tmp_path: Path, name: str)
     assert (folder / "bundle.toml").read_text() == "new\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["bundles", name])
     assert [p.name for p in folder.parent.iterdir()] == [folder.name]
+
+
+def test_a_failed_swap_puts_the_previous_folder_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The new folder fails to take the old one's place once the old one is moved aside (an
+    I/O error, another process creating the target in between): the old one is put back."""
+    out = tmp_path / "bundle"
+    out.mkdir()
+    (out / "bundle.toml").write_text("old\n")
+    real = Path.rename
+
+    def rename(self: Path, target: Path) -> Path:
+        if Path(target) == out and not self.name.startswith(".bundle.old."):  # the new one
+            raise OSError(errno.EIO, "Input/output error")
+        return real(self, target)
+
+    monkeypatch.setattr(Path, "rename", rename)
+    with pytest.raises(InputError, match="input/output error"):
+        atomic_folder(out, lambda folder: (folder / "bundle.toml").write_text("new\n"))
+    monkeypatch.setattr(Path, "rename", real)
+    assert (out / "bundle.toml").read_text() == "old\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bundle"]
