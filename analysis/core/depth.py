@@ -18,10 +18,11 @@ Which metrics read beyond the saved list of a query with ``d`` documents:
 
 A query is *affected* for a metric when the metric reads beyond its list and a relevant document
 is missing from the list (for ``hit`` and ``mrr``: no relevant document is in it, since only the
-first one counts). :func:`depth_warnings` says so once per run and metric, with counts; queries
-missing from the run altogether are left to the "missing from the run" check, queries without a
-relevant document to the "no relevant" check. ``gold_beyond_depth`` flags the queries the run
-answered whose list holds none of their relevant documents.
+first one counts; for ``ndcg``, whose gains are every positive relevance whatever the threshold,
+a document of any positive grade). :func:`depth_warnings` says so once per run and metric, with
+counts; queries missing from the run altogether are left to the "missing from the run" check,
+queries without a relevant document to the "no relevant" check. ``gold_beyond_depth`` flags the
+queries the run answered whose list holds none of their relevant documents.
 """
 
 from __future__ import annotations
@@ -81,12 +82,17 @@ def _depth_text(depths: np.ndarray) -> str:
     return f"their saved lists (usually {usual} documents)"
 
 
+#: measures whose gains are every positive relevance, whatever the threshold
+GRADED = frozenset({"ndcg"})
+
+
 def depth_warnings(
     queries: pa.Array,
     n_ret: np.ndarray,
     n_rel: np.ndarray,
     n_found: np.ndarray,
     wanted: Sequence[Metric],
+    graded: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> list[DataWarning]:
     """One warning per metric that reads beyond the saved lists of queries missing relevant
     documents there (module docstring), code ``saved_depth:<metric>``.
@@ -97,16 +103,24 @@ def depth_warnings(
         n_rel: relevant documents per query.
         n_found: relevant documents in the saved list per query.
         wanted: the metrics evaluated.
+        graded: documents of positive gain per query and those in the saved list, for the
+            measures of :data:`GRADED` (None: ``n_rel`` and ``n_found``, as with threshold 1).
     """
     out = []
     nq = len(n_ret)
     answered = (n_ret > 0) & (n_rel > 0)
-    none_found = answered & (n_found == 0)
-    partial = answered & (n_found > 0) & (n_found < n_rel)
+
+    def missing(total: np.ndarray, found: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(none in the saved list, only part of them in it) among the answered queries."""
+        return answered & (found == 0), answered & (found > 0) & (found < total)
+
+    relevant = missing(n_rel, n_found)
+    positive = missing(*graded) if graded is not None else relevant
     for m in wanted:
         beyond = _reads_beyond(m, n_ret, n_rel)
         if beyond is None:
             continue
+        none_found, partial = positive if m.measure in GRADED else relevant
         zero = none_found & beyond
         # only the first relevant document counts (hit, mrr): 0 unless one is within the cutoff
         first_only = REGISTRY[m.measure].first_only

@@ -351,7 +351,11 @@ def evaluate_arrays(
         _tied_queries(ranked, run_to_qrels),
         columns.get("tie_sensitive"),
     )
-    warnings += depth.depth_warnings(q.queries, judged.n_ret, judged.n_rel, n_found, wanted)
+    # nDCG's gains: every positive grade (LIST's variant: binary, the relevant documents only)
+    n_pos = judged.n_rel if compat == "list" else np.bincount(q.query_index[q.relevance > 0],
+                                                               minlength=judged.nq)  # fmt: skip
+    graded = (n_pos, np.bincount(judged.qi[judged.gain > 0], minlength=judged.nq))
+    warnings += depth.depth_warnings(q.queries, judged.n_ret, judged.n_rel, n_found, wanted, graded)
     return q.queries, columns, warnings, wanted
 
 

@@ -140,6 +140,31 @@ def test_out_of_core_engines_give_the_cores_depth_warnings(tmp_path: Path) -> No
     assert any(w.code == "saved_depth:ndcg@100" for w in core)
 
 
+def test_ndcg_counts_every_positive_grade_missing_whatever_the_threshold(tmp_path: Path) -> None:
+    """nDCG's gains are every positive relevance, whatever the threshold: under
+    ``relevance_threshold=2`` a grade-1 document missing from the saved list still makes nDCG
+    a lower bound (0.76 here; 1 with it ranked next), while ``map``, which reads grade 2 only,
+    is exact; the out-of-core engine says the same."""
+    qrels = pd.DataFrame({"query_id": ["q", "q"], "doc_id": ["a", "b"], "relevance": [2, 1]})
+    run = pd.DataFrame({"query_id": ["q"], "doc_id": ["a"], "score": [1.0]})
+    metrics = ["ndcg@5", "ndcg", "map", "recall@5"]
+    result = evaluate_run(run, qrels, metrics, relevance_threshold=2)
+    found = _by_code(result.warnings)
+    assert sorted(c for c in found if c.startswith("saved_depth:")) == [
+        "saved_depth:ndcg",
+        "saved_depth:ndcg@5",
+    ]
+    assert found["saved_depth:ndcg@5"].message.endswith(
+        "1 of them have only part of their relevant documents in the saved list: their ndcg@5 "
+        "is a lower bound"
+    )
+    path = tmp_path / "run.parquet"
+    pq.write_table(pa.Table.from_pandas(run, preserve_index=False), path)
+    options = engines.Options(relevance_threshold=2)
+    duck = engines.evaluate(path, qrels_arrays(qrels), metrics, "duckdb", options)[2]
+    assert [(w.code, w.message) for w in duck] == [(w.code, w.message) for w in result.warnings]
+
+
 def test_the_per_query_table_keeps_the_headline_metrics_depth_warnings_only() -> None:
     run, qrels = depth20()
     queries = pd.DataFrame({"query_id": qrels["query_id"].unique(), "text": "t"})

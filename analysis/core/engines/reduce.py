@@ -114,5 +114,9 @@ def finish(result: pa.Table, q: inputs.Qrels, wanted: list[mx.Metric], threshold
         tied_queries if tied.any() else None,
         None,
     )
-    warnings += depth.depth_warnings(q.queries, n_ret, n_rel, n_found, wanted)
+    graded = (  # nDCG's gains: every positive grade
+        np.bincount(q.query_index[q.relevance > 0], minlength=nq),
+        np.bincount(qi[gain > 0], minlength=nq),
+    )
+    warnings += depth.depth_warnings(q.queries, n_ret, n_rel, n_found, wanted, graded)
     return q.queries, columns, warnings, wanted
