@@ -17,6 +17,7 @@ from analysis.core.engines import CHOICES, Options, choose
 from analysis.core.engines import evaluate as evaluate_run_file
 from analysis.core.engines.memory import evaluate_columns
 from analysis.core.engines.memory import read as read_run
+from analysis.core.engines.source import is_glob, parquet_files
 from analysis.core.errors import InputError
 from analysis.core.metrics import (
     COMPAT,
@@ -109,7 +110,7 @@ def _cmd_evaluate(args: argparse.Namespace, *, write: bool) -> int:
         raise InputError("--metrics", None, str(exc)) from None
     out = Path(args.out) if write and args.out else None
     if out is not None:
-        given = [args.run, args.qrels]
+        given = [*_run_files(args.run), args.qrels]
         given += [f for f in (getattr(args, "split", None), getattr(args, "candidates", None)) if f]
         refuse_overwrite(out, given)
     options = _options(args, write)
@@ -144,6 +145,13 @@ def _cmd_evaluate(args: argparse.Namespace, *, write: bool) -> int:
     if not write and not warnings:
         print("no problems found")
     return 0
+
+
+def _run_files(run: str) -> list[str | Path]:
+    """The files ``--run`` reads: a folder's or a glob's Parquet files, else the path itself."""
+    if is_glob(run) or Path(run).is_dir():
+        return [run, *parquet_files(run)]
+    return [run]
 
 
 def _options(args: argparse.Namespace, write: bool) -> Options:

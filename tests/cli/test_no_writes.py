@@ -211,6 +211,31 @@ def test_outputs_of_a_bundle_command_refuse_the_published_summary_beside_a_run(
     assert snapshot(tmp_path) == before
 
 
+@pytest.mark.parametrize("engine", ["memory", "duckdb"])
+@pytest.mark.parametrize("given", ["folder", "glob"])
+def test_evaluate_refuses_to_write_over_a_file_of_a_folder_or_glob_run(
+    tmp_path: Path, given: str, engine: str
+) -> None:
+    """A run given as a folder or a glob of Parquet files: ``--out`` naming one of them is
+    refused, exit 2, and the run is left whole."""
+    import pandas as pd
+
+    parts = tmp_path / "run"
+    parts.mkdir()
+    run = pd.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["a", "b"], "score": [2.0, 1.0]})
+    run.iloc[:1].to_parquet(parts / "part-0.parquet", index=False)
+    run.iloc[1:].to_parquet(parts / "part-1.parquet", index=False)
+    shutil.copyfile(GOOD["qrels"], tmp_path / "a.qrels")
+    out = parts / "part-1.parquet"
+    path = parts if given == "folder" else parts / "*.parquet"
+    before = snapshot(tmp_path)
+    proc = _cli("evaluate", "--run", path, "--qrels", tmp_path / "a.qrels", "--engine", engine,
+                "--out", out)  # fmt: skip
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr == f"error: {out}: is an input file: refusing to overwrite it\n"
+    assert snapshot(tmp_path) == before
+
+
 def test_report_refuses_to_write_over_the_notes_database(tmp_path: Path) -> None:
     """The report reads the bundle's notes database (its "Annotations" section): ``--out``
     naming it is refused, exit 2, and the annotations stay readable."""
