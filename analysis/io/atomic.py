@@ -253,10 +253,17 @@ def atomic_folder(out: str | Path, build: Callable[[Path], None]) -> Path:
 
 
 def refuse_overwrite(
-    out: str | Path, inputs: Iterable[str | Path], *, what: str = "an input file"
+    out: str | Path,
+    inputs: Iterable[str | Path],
+    *,
+    what: str = "an input file",
+    folders: Iterable[str | Path] = (),
 ) -> None:
     """Raise InputError when ``out`` is one of ``inputs``: the same file after symlinks or a
-    hard link of it (same device and inode). A target that does not exist yet is no input.
+    hard link of it (same device and inode). A target that does not exist yet is no input;
+    either way a target directly in one of ``folders``, folders every file of which is read as
+    input (a bundle's runs folder), is refused too: ``<out>: lies in <folder>, whose files are
+    read as input``.
 
     ``what`` names the kind of file in the message: ``<out>: is <what>: refusing to overwrite
     it``. One ``stat`` per input, no path resolution: linear in the number of inputs.
@@ -265,13 +272,34 @@ def refuse_overwrite(
     its work refuses a device, pipe or missing folder before computing anything."""
     target = check_target(out)
     info = paths.stat(target, missing_ok=True)
-    if info is None:
+    if info is not None:
+        mine = (info.st_dev, info.st_ino)
+        for given in inputs:
+            try:
+                other = Path(given).stat()
+            except (OSError, ValueError):
+                continue  # an input that cannot be examined is reported by its reader
+            if (other.st_dev, other.st_ino) == mine:
+                raise InputError(target, None, f"is {what}: refusing to overwrite it")
+    _refuse_in_folders(target, folders)
+
+
+def _refuse_in_folders(target: Path, folders: Iterable[str | Path]) -> None:
+    """InputError when ``target``'s folder is one of ``folders`` (same device and inode)."""
+    folders = list(folders)
+    if not folders:
         return
-    mine = (info.st_dev, info.st_ino)
-    for given in inputs:
+    here = paths.stat(_folder_of(target), missing_ok=True)
+    if here is None:
+        return
+    for folder in folders:
         try:
-            other = Path(given).stat()
+            other = Path(folder).stat()
         except (OSError, ValueError):
-            continue  # an input that cannot be examined is reported by its reader
-        if (other.st_dev, other.st_ino) == mine:
-            raise InputError(target, None, f"is {what}: refusing to overwrite it")
+            continue
+        if (other.st_dev, other.st_ino) == (here.st_dev, here.st_ino):
+            raise InputError(
+                target,
+                None,
+                f"lies in {folder}, whose files are read as input: refusing to write there",
+            )

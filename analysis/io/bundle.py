@@ -200,6 +200,19 @@ def bundle_files(bundle: Bundle) -> list[Path]:
     return out
 
 
+def run_folders(bundle: Bundle) -> list[Path]:
+    """The folders holding the runs of the bundle's datasets, the bundle's own folder aside:
+    an output written there would be read as a run, or as the summary of one."""
+    found = {p.parent for spec in bundle.datasets.values() for p in spec.runs.values()}
+    root = paths.stat(bundle.root, missing_ok=True)
+    out = []
+    for folder in sorted(found):
+        info = paths.stat(folder, missing_ok=True)
+        if info is not None and (root is None or not os.path.samestat(info, root)):
+            out.append(folder)
+    return out
+
+
 def _files_in(folder: Path) -> list[Path]:
     """The files directly in ``folder``, in name order (empty when it is not a folder or its
     name cannot be a folder's, e.g. it holds a NUL byte)."""

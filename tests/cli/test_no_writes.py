@@ -236,6 +236,33 @@ def test_evaluate_refuses_to_write_over_a_file_of_a_folder_or_glob_run(
     assert snapshot(tmp_path) == before
 
 
+def test_bundle_commands_refuse_a_new_output_in_a_runs_folder(tmp_path: Path) -> None:
+    """Every file of a bundle's runs folder is read as a run (or as the summary of one): a new
+    ``--out`` there would leave a bundle no command reads. It is refused, exit 2; a new file
+    beside ``bundle.toml`` is not."""
+    bundle = tmp_path / "b"
+    shutil.copytree(ROOT / "tests" / "bad_input" / "bundle" / "ok", bundle)
+    runs = bundle / "web" / "runs"
+    notes = str(tmp_path / "notes")
+    before = snapshot(tmp_path)
+    for args in (
+        ["evaluate", "--bundle", bundle, "--dataset", "web", "--out", runs / "pq.csv"],
+        ["coverage", "--bundle", bundle, "--dataset", "web", "--notes-dir", notes,
+         "--out", runs / "cov.csv"],
+        ["report", "--bundle", bundle, "--out", runs / "report.html"],
+        ["notes", "--bundle", bundle, "--notes-dir", notes, "--csv", runs / "notes.csv"],
+    ):  # fmt: skip
+        proc = _cli(*args)
+        assert proc.returncode == 2, (args, proc.stderr)
+        assert proc.stderr == (
+            f"error: {args[-1]}: lies in {runs}, whose files are read as input: refusing to "
+            "write there\n"
+        )
+    assert snapshot(tmp_path) == before
+    proc = _cli("evaluate", "--bundle", bundle, "--dataset", "web", "--out", bundle / "pq.csv")
+    assert proc.returncode == 0, proc.stderr
+
+
 def test_report_refuses_to_write_over_the_notes_database(tmp_path: Path) -> None:
     """The report reads the bundle's notes database (its "Annotations" section): ``--out``
     naming it is refused, exit 2, and the annotations stay readable."""
