@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -113,6 +114,7 @@ def _cmd_evaluate(args: argparse.Namespace, *, write: bool) -> int:
         given = [*_run_files(args.run), args.qrels]
         given += [f for f in (getattr(args, "split", None), getattr(args, "candidates", None)) if f]
         refuse_overwrite(out, given)
+        _refuse_in_run_folder(out, args.run)
     options = _options(args, write)
     engine = getattr(args, "engine", "memory") if write else "memory"
     qrels = _load_qrels_columns(args.qrels)
@@ -152,6 +154,22 @@ def _run_files(run: str) -> list[str | Path]:
     if is_glob(run) or Path(run).is_dir():
         return [run, *parquet_files(run)]
     return [run]
+
+
+def _refuse_in_run_folder(out: Path, run: str) -> None:
+    """InputError when ``run`` is a folder and ``out`` a Parquet file anywhere under it: it
+    would be read as part of the run next time."""
+    if out.suffix.lower() != ".parquet" or not Path(run).is_dir():
+        return
+    top = Path(run).stat()
+    for parent in out.absolute().parents:
+        try:
+            inside = os.path.samestat(parent.stat(), top)
+        except OSError:
+            continue
+        if inside:
+            what = "whose .parquet files are read as the run: refusing to write there"
+            raise InputError(out, None, f"lies in the run folder {run}, {what}")
 
 
 def _options(args: argparse.Namespace, write: bool) -> Options:

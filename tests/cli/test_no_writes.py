@@ -263,6 +263,30 @@ def test_bundle_commands_refuse_a_new_output_in_a_runs_folder(tmp_path: Path) ->
     assert proc.returncode == 0, proc.stderr
 
 
+def test_evaluate_refuses_a_new_parquet_output_in_a_folder_run(tmp_path: Path) -> None:
+    """A run given as a folder is every ``.parquet`` file under it: a new Parquet ``--out``
+    there would be read as part of the run next time. It is refused, exit 2; a CSV is not."""
+    import pandas as pd
+
+    parts = tmp_path / "run"
+    (parts / "sub").mkdir(parents=True)
+    run = pd.DataFrame({"query_id": ["q1"], "doc_id": ["a"], "score": [1.0]})
+    run.to_parquet(parts / "part-0.parquet", index=False)
+    shutil.copyfile(GOOD["qrels"], tmp_path / "a.qrels")
+    before = snapshot(tmp_path)
+    for out in (parts / "new.parquet", parts / "sub" / "new.PARQUET"):
+        proc = _cli("evaluate", "--run", parts, "--qrels", tmp_path / "a.qrels", "--out", out)
+        assert proc.returncode == 2, proc.stderr
+        assert proc.stderr == (
+            f"error: {out}: lies in the run folder {parts}, whose .parquet files are read as the "
+            "run: refusing to write there\n"
+        )
+    assert snapshot(tmp_path) == before
+    proc = _cli("evaluate", "--run", parts, "--qrels", tmp_path / "a.qrels", "--out",
+                parts / "pq.csv")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+
+
 def test_report_refuses_to_write_over_the_notes_database(tmp_path: Path) -> None:
     """The report reads the bundle's notes database (its "Annotations" section): ``--out``
     naming it is refused, exit 2, and the annotations stay readable."""
