@@ -194,9 +194,8 @@ def _check_out(args: argparse.Namespace, runs: dict[str, str]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from analysis.cli.evaluate import _load_qrels_columns
-    from analysis.core.metrics import parse_metrics
     from analysis.io.stark import read_split_ids
-    from analysis.stats.runs import compare_per_query, seed_matrices, seed_means
+    from analysis.stats.runs import compare_per_query, distinct_metrics, seed_matrices, seed_means
 
     runs = _runs(args.run)
     if len(runs) < 2:
@@ -205,7 +204,7 @@ def run(args: argparse.Namespace) -> int:
     folds = _groups(args.folds, runs, "--folds", groups)
     sources = _sources(runs, folds)
     try:
-        metrics = [m.label for m in parse_metrics(args.metrics)]
+        metrics = distinct_metrics(args.metrics)
     except ValueError as exc:
         raise InputError("--metrics", None, str(exc)) from None
     if not 1 <= args.resamples <= MAX_RESAMPLES:

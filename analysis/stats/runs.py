@@ -150,15 +150,17 @@ def compare(
 
     Every run is a DataFrame ``query_id, doc_id, score``: :func:`analysis.as_run` reads the
     others (a dict ``{query_id: {doc_id: score}}``, a ranx ``Run``, a PyTerrier frame, ...).
+    A metric named twice (``hit@1`` and ``HIT@1``, ``mrr`` and ``recip_rank``) is compared once,
+    under its first name, so that it is not counted twice in Holm's correction.
 
     Raises:
         ValueError: a seed group of fewer than two runs, fold runs that answer the same query.
         InputError: ``runs`` is not a mapping, or one of its runs (or ``qrels``) is not a
             DataFrame (naming it).
     """
-    from analysis.core.metrics import evaluate_run, parse_metrics
+    from analysis.core.metrics import evaluate_run
 
-    wanted = [m.label for m in parse_metrics(metrics)]
+    wanted = distinct_metrics(metrics)
     values: dict[str, dict[str, np.ndarray]] = {}
     groups: dict[str, list[str]] = {}
     for name, given in _runs(runs).items():
@@ -177,6 +179,21 @@ def compare(
     values, sizes = seed_means(values, groups)
     return compare_per_query(values, wanted, n_resamples=n_resamples, seed=seed, seeds=sizes,
                              per_seed=per_seed)  # fmt: skip
+
+
+def distinct_metrics(metrics: str | Iterable[str]) -> list[str]:
+    """The names of ``metrics`` (parsed), each metric once under its first name: ``hit@1`` and
+    ``HIT@1``, ``mrr`` and ``recip_rank`` are one metric, one member of Holm's family.
+
+    Raises:
+        ValueError: an unknown metric (:func:`analysis.core.names.parse_metrics`).
+    """
+    from analysis.core.metrics import parse_metrics
+
+    labels: dict[tuple[str, int | None], str] = {}
+    for m in parse_metrics(metrics):
+        labels.setdefault((m.measure, m.k), m.label)
+    return list(labels.values())
 
 
 def _runs(runs: object) -> Mapping:

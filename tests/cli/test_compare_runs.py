@@ -103,6 +103,29 @@ def test_floored_p_values_say_so_and_letters_mark_the_better_runs(tmp_path: Path
     assert "$^{ab}$" in tex
 
 
+def test_a_metric_named_twice_is_one_member_of_holms_family(tmp_path: Path) -> None:
+    """``hit@1,HIT@1,mrr`` compared hit@1 twice, so Holm adjusted over three tests, not two."""
+    run_a, qrels = random_collection(41, "unique", n_queries=60)
+    run_b, _ = random_collection(42, "unique", n_queries=60)
+    runs = {"a": run_a, "b": run_b}
+    twice = analysis.compare(runs, qrels, "hit@1,HIT@1,mrr,recip_rank", n_resamples=500)
+    once = analysis.compare(runs, qrels, "hit@1,mrr", n_resamples=500)
+    assert twice["metric"].tolist() == ["hit@1", "mrr"]
+    pd.testing.assert_frame_equal(twice, once)
+    qrels_path = tmp_path / "qrels.txt"
+    qrels_path.write_text("".join(f"{q} 0 {d} {r}\n" for q, d, r in qrels.itertuples(index=False)))
+    for name, run in runs.items():
+        _write_trec(run, tmp_path / f"{name}.run")
+    out = tmp_path / "cmp.json"
+    proc = _cli("compare", "--qrels", qrels_path, "--run", tmp_path / "a.run", "--run",
+                tmp_path / "b.run", "--metrics", "hit@1,HIT@1,mrr", "--resamples", "500",
+                "--out", out)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    rows = json.loads(out.read_text())
+    assert [r["metric"] for r in rows] == ["hit@1", "mrr"]
+    assert [r["p_holm"] for r in rows] == pytest.approx(once["p_holm"].tolist(), abs=0)
+
+
 def test_letters_past_z_read_one_way() -> None:
     runs = [f"r{i}" for i in range(28)]
     table = pd.DataFrame(
