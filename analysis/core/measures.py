@@ -32,10 +32,12 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import hashlib
 import re
 import sys
 import threading
 import traceback
+import types
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Literal
@@ -476,18 +478,91 @@ def unregister_measure(name: str) -> None:
 
 
 def user_fingerprint() -> list[tuple[str, str, str]]:
-    """``(name, module, code digest)`` of every user measure, for cache keys: a changed
-    definition gives a different key."""
-    import hashlib
-
+    """``(name, module, digest)`` of every user measure, for cache keys: a changed definition
+    gives a different key. The digest covers the function's bytecode, constants and the names
+    it uses (``np.sum`` and ``np.mean`` differ only there), its default arguments, the values
+    its closure holds, and the plain values (numbers, text, arrays) and functions it reads from
+    its module's globals, followed into the functions it calls; an object that is not a Python
+    function counts by its ``repr``, a function of another module by its name, an array of
+    more than :data:`_DIGESTED` bytes or a container of more than :data:`_DIGESTED` items by
+    its identity (hashing it at every page run would cost more than the measure)."""
     out = []
     for m in REGISTRY.values():
         if m.user:
             fn = m.kernel.__wrapped__  # type: ignore[attr-defined]
-            code = getattr(fn, "__code__", None)
-            raw = repr((code.co_code, code.co_consts)) if code is not None else repr(fn)
+            raw = repr(_describe(fn, set(), getattr(fn, "__module__", None)))
             out.append((m.name, m.module, hashlib.sha256(raw.encode()).hexdigest()[:16]))
     return out
+
+
+_PLAIN = (bool, int, float, complex, str, bytes, type(None))
+#: the largest array (bytes) or container (items) a measure's fingerprint reads in full
+_DIGESTED = 1 << 20
+
+
+def _describe(obj: object, seen: set[int], home: str | None) -> object:
+    """What a user function's result depends on, as nested tuples of plain values (see
+    :func:`user_fingerprint`); a function met again (recursion) or defined outside the module
+    ``home`` is named, not followed."""
+    if isinstance(obj, _PLAIN):
+        return obj
+    if isinstance(obj, (tuple, list, frozenset, set, dict)) and len(obj) > _DIGESTED:
+        return (type(obj).__name__, len(obj), id(obj))
+    if isinstance(obj, (tuple, list, frozenset, set)):
+        items = [_describe(x, seen, home) for x in obj]
+        return (type(obj).__name__, sorted(items, key=repr) if isinstance(obj, (set, frozenset))
+                else items)  # fmt: skip
+    if isinstance(obj, dict):
+        return ("dict", sorted((repr(k), _describe(v, seen, home)) for k, v in obj.items()))
+    if isinstance(obj, np.ndarray):
+        if obj.nbytes > _DIGESTED:
+            return ("array", str(obj.dtype), obj.shape, id(obj))
+        data = obj.tobytes() if obj.dtype != object else repr(obj.tolist()).encode()
+        return ("array", str(obj.dtype), obj.shape, hashlib.sha256(data).hexdigest())
+    if isinstance(obj, functools.partial):
+        return ("partial", _describe(obj.func, seen, home), _describe(obj.args, seen, home),
+                _describe(obj.keywords, seen, home))  # fmt: skip
+    if isinstance(obj, types.ModuleType):
+        return ("module", obj.__name__)
+    code = getattr(obj, "__code__", None)
+    if not isinstance(code, types.CodeType):
+        return repr(obj)
+    name = (getattr(obj, "__module__", None), getattr(obj, "__qualname__", None))
+    if id(obj) in seen or name[0] != home:
+        return ("function", *name)
+    seen.add(id(obj))
+    cells = []
+    for cell in getattr(obj, "__closure__", None) or ():
+        try:
+            cells.append(_describe(cell.cell_contents, seen, home))
+        except ValueError:  # an empty cell
+            cells.append(None)
+    names = _code_names(code)
+    found = getattr(obj, "__globals__", {})
+    used = [(n, _describe(found[n], seen, home)) for n in sorted(names) if n in found]
+    return (
+        _describe_code(code),
+        _describe(getattr(obj, "__defaults__", None), seen, home),
+        _describe(getattr(obj, "__kwdefaults__", None), seen, home),
+        cells,
+        used,
+    )
+
+
+def _describe_code(code: types.CodeType) -> tuple:
+    consts = tuple(
+        _describe_code(c) if isinstance(c, types.CodeType) else _describe(c, set(), None)
+        for c in code.co_consts
+    )
+    return (code.co_code, consts, code.co_names)
+
+
+def _code_names(code: types.CodeType) -> set[str]:
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _code_names(const)
+    return names
 
 
 def dense_relevance(j: Judged, k: int | None) -> np.ndarray:

@@ -483,3 +483,39 @@ def test_missing_queries_score_0_and_the_array_stays_bounded(
             evaluate(run, qrels, "misses@5")
     finally:
         measures.unregister_measure("misses")
+
+
+def _fingerprint_of(fn) -> str:
+    register_measure("fingerprinted", fn)
+    try:
+        return {n: d for n, _, d in measures.user_fingerprint()}["fingerprinted"]
+    finally:
+        measures.unregister_measure("fingerprinted")
+
+
+def _scaled(w: float):
+    return lambda r, n, k: r.sum(axis=1) * w
+
+
+def test_a_measure_redefined_with_another_body_gets_another_fingerprint() -> None:
+    """Cache keys hold this fingerprint: a redefinition that computes other numbers must
+    change it (else the app shows the old definition's values)."""
+
+    def total(r, n, k):
+        return np.sum(r, axis=1)
+
+    first = _fingerprint_of(total)
+
+    def total(r, n, k):  # redefined: same bytecode, another function name
+        return np.mean(r, axis=1)
+
+    assert _fingerprint_of(total) != first
+    assert _fingerprint_of(_scaled(1.0)) != _fingerprint_of(_scaled(5.0))  # closures
+
+    def weighted(r, n, k, w=1.0):
+        return r.sum(axis=1) * w
+
+    before = _fingerprint_of(weighted)
+    weighted.__defaults__ = (2.0,)
+    assert _fingerprint_of(weighted) != before
+    assert _fingerprint_of(_scaled(2.0)) == _fingerprint_of(_scaled(2.0))  # same: a cache hit
