@@ -1,6 +1,7 @@
 """Cached loading for the pages: bundles under the data roots, datasets, per-query tables and
-ranked runs. Every cache key includes the (path, mtime, size) of the files read, so an edited
-file is read again; tables are shared read-only between sessions (``st.cache_resource``).
+ranked runs. Every cache key includes the (path, mtime, size, ctime) of the files read
+(:func:`stamp`), so an edited file is read again; tables are shared read-only between sessions
+(``st.cache_resource``).
 
 Data roots: the folders listed in the environment variable ``RETRIEVAL_DASHBOARD_DATA_ROOTS``
 (separated by ``os.pathsep``), else the project's ``data/`` folder. Only bundles found under
@@ -39,7 +40,7 @@ from analysis.io.bundle import (
 )
 from analysis.io.groups import run_metadata as read_run_metadata
 from analysis.stats import mean_ci
-from analysis.stats.cache import cached_table
+from analysis.stats.cache import cached_table, settled_stat
 from analysis.stats.perquery import dashboard_metrics, per_query_table
 from ui import _compat
 
@@ -79,8 +80,10 @@ def available_bundles() -> dict[str, Path]:
     return dict(sorted(found.items(), key=lambda kv: (kv[0] != "demo", kv[0])))
 
 
-def stamp(*paths: Path | None) -> tuple[tuple[str, int, int], ...]:
-    """(path, mtime_ns, size) of each file (and of each file directly inside a folder)."""
+def stamp(*paths: Path | None) -> tuple[tuple[str, int, int, int], ...]:
+    """(path, mtime_ns, size, ctime_ns) of each file (and of each file directly inside a
+    folder), read by :func:`analysis.stats.cache.settled_stat`: a file rewritten with its size
+    and mtime put back, or rewritten right after it was stamped, gets a new stamp."""
     out = []
     for path in paths:
         if path is None:
@@ -88,11 +91,11 @@ def stamp(*paths: Path | None) -> tuple[tuple[str, int, int], ...]:
         files = sorted(path.iterdir()) if path.is_dir() else [path]
         for f in files:
             try:
-                info = f.stat()
+                info = settled_stat(f)
             except OSError:
-                out.append((str(f), -1, -1))
+                out.append((str(f), -1, -1, -1))
                 continue
-            out.append((str(f), info.st_mtime_ns, info.st_size))
+            out.append((str(f), info.st_mtime_ns, info.st_size, info.st_ctime_ns))
     return tuple(out)
 
 

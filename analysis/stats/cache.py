@@ -4,8 +4,11 @@ start of the app.
 An entry is one Parquet file holding the table and, in its schema metadata, the data-check
 warnings. Its name is a SHA-256 over
 
-* the stamp ``(path, size, mtime_ns)`` of every input file (a folder counts as the files
-  directly inside it), so editing, replacing or touching an input makes a new key;
+* the stamp ``(path, size, mtime_ns, ctime_ns)`` of every input file (a folder counts as the
+  files directly inside it; :func:`settled_stat`), so editing, replacing or touching an input
+  makes a new key, also when its size and mtime are put back (``os.utime``, ``cp -p``,
+  ``rsync``: the ctime cannot be set back) or when it is written again right after it was
+  stamped;
 * the parameters (dataset, metrics, tie policy, relevance threshold, ...), as JSON;
 * extra bytes (e.g. the content of an uploaded run);
 * :data:`CODE_VERSION`, a hash of the library's own source, so a changed formula never reads
@@ -25,6 +28,7 @@ import contextlib
 import hashlib
 import json
 import os
+import time
 from collections.abc import Callable, Iterable, Mapping
 from functools import cache
 from pathlib import Path
@@ -42,6 +46,14 @@ _PACKAGE = Path(__file__).resolve().parents[1]
 _WARNINGS_KEY = b"retrieval_dashboard.warnings"
 
 Warnings = dict[str, list[DataWarning]]
+
+#: The timestamp tick allowed for (50 ms, in ns; Linux file systems stamp from a clock of 1 to
+#: 10 ms ticks): a file changed less than this before it is stamped is stamped again once that
+#: time has passed, so that any later write gets another ctime. File systems with a coarser
+#: clock (FAT: 2 s, HFS+: 1 s) are not covered.
+SETTLE_NS = 50_000_000
+
+Stamp = tuple[str, int, int, int]
 
 
 def cache_dir() -> Path:
@@ -62,10 +74,26 @@ def code_version() -> str:
     return digest.hexdigest()[:16]
 
 
-def file_stamps(paths: Iterable[Path | str | None]) -> list[tuple[str, int, int]]:
-    """``(resolved path, size, mtime_ns)`` of each file, and of each file directly inside a
-    folder (sorted); a missing path gets ``(path, -1, -1)``."""
-    out: list[tuple[str, int, int]] = []
+def settled_stat(path: Path) -> os.stat_result:
+    """``path.stat()`` once :data:`SETTLE_NS` has passed since the file's last change (waiting
+    for the rest of it, at most three times for a file being written), so that a write after
+    this call gives another mtime and ctime: a stamp of size, mtime and ctime (which no
+    program can set back, unlike the mtime) then changes with the file. A timestamp further in
+    the future than that (another machine's clock) is taken as it is. Raises OSError."""
+    info = path.stat()
+    for _ in range(3):
+        wait = max(info.st_mtime_ns, info.st_ctime_ns) + SETTLE_NS - time.time_ns()
+        if wait <= 0 or wait > SETTLE_NS:
+            break
+        time.sleep(wait / 1e9)
+        info = path.stat()
+    return info
+
+
+def file_stamps(paths: Iterable[Path | str | None]) -> list[Stamp]:
+    """``(resolved path, size, mtime_ns, ctime_ns)`` of each file (:func:`settled_stat`), and of
+    each file directly inside a folder (sorted); a missing path gets ``(path, -1, -1, -1)``."""
+    out: list[Stamp] = []
     for item in paths:
         if item is None:
             continue
@@ -73,10 +101,10 @@ def file_stamps(paths: Iterable[Path | str | None]) -> list[tuple[str, int, int]
         files = sorted(p for p in path.iterdir() if p.is_file()) if path.is_dir() else [path]
         for f in files:
             try:
-                info = f.stat()
-                out.append((str(f.resolve()), info.st_size, info.st_mtime_ns))
+                info = settled_stat(f)
+                out.append((str(f.resolve()), info.st_size, info.st_mtime_ns, info.st_ctime_ns))
             except OSError:
-                out.append((str(f), -1, -1))
+                out.append((str(f), -1, -1, -1))
     return out
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from types import SimpleNamespace
 
 import pandas as pd
 import pytest
@@ -62,6 +63,50 @@ def test_the_key_follows_stamps_params_extra_and_code(
     assert cache.cache_key(inputs, {"ties": "trec_eval"}) != touched
     monkeypatch.setattr(cache, "code_version", lambda: "other")
     assert cache.cache_key(inputs, {"ties": "trec_eval"}) != base
+
+
+def test_a_file_rewritten_with_its_size_and_mtime_put_back_is_a_new_key(
+    tmp_path: Path, inputs: list[Path]
+) -> None:
+    """Rewritten in place, then ``os.utime`` back to the old mtime (as ``cp -p`` or ``rsync``
+    do): same path, size and mtime, other numbers; the cached table must not be served."""
+    run = inputs[1] / "a.run"
+    info = run.stat()
+    folder = tmp_path / "c"
+    table = pd.DataFrame({"query_id": pd.array(["q"], dtype="str"), "mrr": [0.5]})
+    cache.cached_table(inputs, {}, lambda: (table, {}), folder=folder)
+    run.write_text("q Q0 d 1 2.0 t\n")  # same size
+    os.utime(run, ns=(info.st_atime_ns, info.st_mtime_ns))
+    assert run.stat().st_size == info.st_size
+    assert run.stat().st_mtime_ns == info.st_mtime_ns
+    got, _ = cache.cached_table(inputs, {}, lambda: (table.assign(mrr=1.0), {}), folder=folder)
+    assert got["mrr"].tolist() == [1.0]
+
+
+def test_a_file_written_right_after_it_was_stamped_gets_another_stamp(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file system stamps writes from a clock of coarse ticks (here 40 ms): two writes in one
+    tick share their mtime and ctime. A stamp is taken once the tick of the last change has
+    passed, so the next write differs."""
+    tick = 40_000_000
+    real = Path.stat
+
+    def coarse(self: Path, **kwargs: object) -> SimpleNamespace:
+        info = real(self, **kwargs)
+        return SimpleNamespace(
+            st_mode=info.st_mode,
+            st_size=info.st_size,
+            st_mtime_ns=info.st_mtime_ns // tick * tick,
+            st_ctime_ns=info.st_ctime_ns // tick * tick,
+        )
+
+    path = tmp_path / "qrels.txt"
+    path.write_text("q 0 d 1\n")
+    monkeypatch.setattr(Path, "stat", coarse)
+    (first,) = cache.file_stamps([path])
+    path.write_text("q 0 d 0\n")  # same size, at once
+    assert cache.file_stamps([path]) != [first]
 
 
 def test_a_broken_entry_is_recomputed_and_replaced(tmp_path: Path, inputs: list[Path]) -> None:
