@@ -76,10 +76,12 @@ def dataset_key(bundle: Bundle, name: str) -> str:
 
 
 def run_key(bundle: Bundle, name: str, model: str, ties: str) -> str:
-    """A short cache key of a model's run file (or upload) under a tie policy."""
+    """A short cache key of a model's run file (or upload: its name and the SHA-256 of its
+    content, so two uploads of one name and size never share a cached top k) under a tie
+    policy."""
     spec = bundle.datasets[name]
     upload = data.uploads(name).get(model)
-    up = (upload[0], len(upload[1])) if upload else None
+    up = (upload[0], hashlib.sha256(upload[1]).hexdigest()) if upload else None
     return _digest(name, model, ties, data.stamp(*data.model_files(spec, model)), up)
 
 
