@@ -125,8 +125,7 @@ if not query_ids:
     st.stop()
 default_q = None
 if not table.empty:
-    uploads = [(m, f, len(c)) for m, (f, c) in data.uploads(md).items()]
-    key = mv._digest(dkey, sel.ties, data.stamp(*ds.spec.runs.values()), uploads)
+    key = mv._digest(dkey, data.fingerprint(sel.bundle, [md], sel.ties, sel.split))
     default_q = mv.default_query_of(table, key, sel.model_a, sel.metric)
 known = set(query_ids)
 mv.url_widget(

@@ -3,11 +3,13 @@ queries only (built against ``DatasetSpec.splits`` / ``default_split``)."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
-from tests.app.conftest import leaderboards, make_wide_bundle, no_exception, open_page
+from tests.app.conftest import ROOT, leaderboards, make_wide_bundle, no_exception, open_page
 
 
 @pytest.fixture
@@ -50,3 +52,40 @@ def test_split_link_reaches_the_other_pages(split_root):
     no_exception(compare)
     assert {m.label: m.value for m in compare.metric}["Paired queries"] == "331"
     assert not any("not in the qrels" in t.value for t in compare.warning)
+
+
+@pytest.fixture
+def split_geo_root(tmp_path, monkeypatch):
+    """The demo's geo-glue dataset with two splits of its 400 queries (a: the first 200)."""
+    folder = tmp_path / "root" / "geo"
+    shutil.copytree(ROOT / "data" / "demo" / "geo-glue", folder / "geo-glue")
+    ids = pd.read_parquet(folder / "geo-glue" / "qrels.parquet")["query_id"].unique().tolist()
+    queries = folder / "geo-glue" / "queries.parquet"
+    pd.read_parquet(queries).drop(columns="split").to_parquet(queries)  # the manifest's splits
+    (folder / "a.index").write_text("".join(f"{q}\n" for q in ids[:200]))
+    (folder / "b.index").write_text("".join(f"{q}\n" for q in ids[200:]))
+    (folder / "bundle.toml").write_text(
+        '[datasets.geo-glue]\nfamily = "spatial"\ncrs = "EPSG:4326"\n'
+        'queries = "geo-glue/queries.parquet"\nqrels = "geo-glue/qrels.parquet"\n'
+        'entities = "geo-glue/entities.parquet"\nruns = "geo-glue/runs"\n'
+        'metrics = ["recall@1", "recall@10", "ndcg@10", "mrr"]\n'
+        'splits = { a = "a.index", b = "b.index" }\n'
+    )
+    monkeypatch.setenv("RETRIEVAL_DASHBOARD_DATA_ROOTS", str(tmp_path / "root"))
+    return set(ids[200:])
+
+
+def _q(at) -> str | None:
+    value = at.query_params.get("q")
+    return value[-1] if isinstance(value, list) else value
+
+
+def test_the_default_query_follows_the_split(split_geo_root):
+    """The query the page opens on is model A's worst of the chosen split: the one of the
+    split opened before must not be served from the cache."""
+    first = open_page("4_Map.py", split="a")
+    no_exception(first)
+    assert _q(first) not in split_geo_root
+    at = open_page("4_Map.py", split="b")
+    no_exception(at)
+    assert _q(at) in split_geo_root
