@@ -146,7 +146,7 @@ def read_entry(path: Path) -> tuple[pd.DataFrame, Warnings] | None:
     meta = table.schema.metadata or {}
     try:
         warnings = _decode_warnings(meta[_WARNINGS_KEY])
-    except (KeyError, ValueError, TypeError):
+    except (KeyError, ValueError, TypeError, AttributeError):  # another shape: not ours
         return None
     with contextlib.suppress(OSError):  # a read-only folder: the entry is still good
         os.utime(path)  # recently used: pruned last

@@ -9,6 +9,8 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from analysis.core.errors import DataWarning
@@ -119,6 +121,23 @@ def test_a_broken_entry_is_recomputed_and_replaced(tmp_path: Path, inputs: list[
     assert got["mrr"].tolist() == [1.0]
     assert cache.read_entry(entry) is not None
     assert not list(folder.glob(".tmp-*"))  # no temporary file left behind
+
+
+@pytest.mark.parametrize("meta", [b"[]", b"5", b'"text"', b'{"m": 5}'])
+def test_a_foreign_entry_with_other_warnings_is_recomputed(
+    tmp_path: Path, inputs: list[Path], meta: bytes
+) -> None:
+    """A Parquet file at an entry's name whose warnings are JSON of another shape (another
+    program's, another version's): recomputed, not a traceback."""
+    folder = tmp_path / "c"
+    table = pd.DataFrame({"query_id": pd.array(["q"], dtype="str"), "mrr": [0.5]})
+    cache.cached_table(inputs, {}, lambda: (table, {}), folder=folder)
+    (entry,) = folder.glob("perquery-*.parquet")
+    arrow = pa.Table.from_pandas(table.assign(mrr=0.0), preserve_index=False)
+    pq.write_table(arrow.replace_schema_metadata({b"retrieval_dashboard.warnings": meta}), entry)
+    got, warnings = cache.cached_table(inputs, {}, lambda: (table, {}), folder=folder)
+    assert got["mrr"].tolist() == [0.5]
+    assert warnings == {}
 
 
 def test_an_unwritable_folder_computes_without_caching(tmp_path: Path, inputs: list[Path]) -> None:
