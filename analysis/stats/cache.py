@@ -191,7 +191,8 @@ def cached_table(
 
 def prune(folder: Path | None = None, max_bytes: int = MAX_BYTES) -> int:
     """Delete the least recently used entries until the folder holds at most ``max_bytes``;
-    returns how many were deleted."""
+    returns how many were deleted. An entry that cannot be deleted (another user's, in a
+    shared folder) is left and the next one tried."""
     root = folder or cache_dir()
     try:
         entries = sorted(
@@ -204,7 +205,10 @@ def prune(folder: Path | None = None, max_bytes: int = MAX_BYTES) -> int:
     for _, size, path in entries:
         if total <= max_bytes:
             break
-        path.unlink(missing_ok=True)
+        try:
+            path.unlink(missing_ok=True)
+        except OSError:
+            continue
         total -= size
         removed += 1
     return removed

@@ -178,6 +178,30 @@ def test_prune_removes_the_least_recently_used(tmp_path: Path) -> None:
     ]
 
 
+def test_prune_skips_an_entry_it_may_not_delete(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A folder shared by two servers run by two users (sticky bit: each may delete only its
+    own files): the other's entries are left, the table is still returned, the rest pruned."""
+    for i in range(4):
+        path = tmp_path / f"perquery-{i}.parquet"
+        path.write_bytes(b"x" * 100)
+        os.utime(path, ns=(i * 10**9, i * 10**9))
+    real = Path.unlink
+
+    def unlink(self: Path, missing_ok: bool = False) -> None:
+        if self.name == "perquery-0.parquet":
+            raise PermissionError(1, "Operation not permitted", str(self))
+        real(self, missing_ok=missing_ok)
+
+    monkeypatch.setattr(Path, "unlink", unlink)
+    assert cache.prune(tmp_path, max_bytes=250) == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "perquery-0.parquet",
+        "perquery-3.parquet",
+    ]
+
+
 def test_the_folder_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(cache.CACHE_ENV, "/some/where")
     assert cache.cache_dir() == Path("/some/where")
