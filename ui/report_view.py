@@ -157,13 +157,13 @@ def costs(bundle: Bundle, datasets: tuple[str, ...]) -> dict[str, dict[str, dict
 
 
 def fingerprint(bundle: Bundle, datasets: tuple[str, ...]) -> tuple:
-    """(path, mtime, size) of every file behind the report, and the uploads: part of the cache
-    key, so an edited file is evaluated again."""
+    """The stamps (:func:`ui.data.stamp`) of every file behind the report (those of the
+    per-query table: edges and fold files of run groups too), and the uploads: part of the
+    cache key, so an edited file is evaluated again."""
     out = []
     for name in datasets:
         spec = bundle.datasets[name]
-        files = (spec.queries, spec.qrels, spec.entities, spec.query_groups, spec.metapaths,
-                 *spec.splits.values(), *spec.runs.values())  # fmt: skip
+        files = data._spec_files(spec)
         ups = tuple((m, f, len(c), hash(c)) for m, (f, c) in data.uploads(name).items())
         out.append((name, data.stamp(*files), ups))
     return tuple(out)
