@@ -54,9 +54,8 @@ except (InputError, OSError) as exc:
     st.stop()
 metric = sel.metric
 k = depth_of(metric)[0]
-spec = sel.bundle.datasets[dataset]
-files = (spec.queries, spec.qrels, spec.entities, spec.edges, *spec.splits.values())
-key = (sel.bundle_id, dataset, sel.ties, data.stamp(*files, *spec.runs.values()))
+# the per-query table's key (every file it reads, uploads, tie policy, split)
+key = (sel.bundle_id, dataset, data.fingerprint(sel.bundle, [dataset], sel.ties, sel.split))
 key += (tuple((m, id(r)) for m, r in ranked.items()),)
 store = store_for(sel)
 try:

@@ -89,3 +89,17 @@ def test_the_default_query_follows_the_split(split_geo_root):
     at = open_page("4_Map.py", split="b")
     no_exception(at)
     assert _q(at) in split_geo_root
+
+
+def test_the_analyses_follow_the_split(split_root):
+    """The failure taxonomy is cached by the per-query table's key: the split opened before
+    must not be served (train has 600 queries, test 331)."""
+
+    def queries(split: str) -> list[int]:
+        at = open_page("6_Analyses.py", split=split)
+        no_exception(at)
+        counts = next(d.value for d in at.dataframe if d.key == "taxonomy_counts")
+        return counts["queries"].tolist()
+
+    assert queries("test") == [331, 331]
+    assert queries("train") == [600, 600]
