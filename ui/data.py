@@ -527,13 +527,16 @@ def leaderboard(
 
 
 def fingerprint(bundle: Bundle, datasets: list[str], ties: str, split: str | None) -> tuple:
-    """A hashable key of the per-query table of ``datasets``: the file stamps, the uploads,
-    the tie policy and the split. Page caches use it with the (unhashed) table itself."""
+    """A hashable key of the per-query table of ``datasets``: the manifest entry (its
+    ``repr``, as :data:`SPEC_HASH`: a changed threshold or run group), the file stamps, the
+    uploads, the tie policy and the split. Page caches use it with the (unhashed) table
+    itself."""
     out = []
     for name in dict.fromkeys(datasets):
         spec = bundle.datasets[name]
         ups = _upload_key(name)
-        out.append((name, stamp(*_spec_files(spec)), ups, split if spec.splits else None))
+        part = split if spec.splits else None
+        out.append((name, repr(spec), stamp(*_spec_files(spec)), ups, part))
     return (ties, tuple(out))
 
 

@@ -23,3 +23,16 @@ def test_a_run_rewritten_with_its_size_and_mtime_put_back_gets_a_new_stamp(
     assert after != before
     assert [s[:3] for s in after] == [s[:3] for s in before]  # path, mtime and size: as before
     assert data.stamp(run, tmp_path) == after  # unchanged file: the same stamp, a cache hit
+
+
+def test_an_edited_manifest_entry_changes_the_table_fingerprint(tmp_path: Path) -> None:
+    """The pages cache their statistics by this fingerprint; the per-query table follows the
+    manifest entry too (here a seed group given another member): the statistics must follow."""
+    from analysis.io.bundle import read_manifest
+    from tests.stats.test_groups import make_group_bundle
+
+    root = make_group_bundle(tmp_path, '[datasets.web.groups.dense]\nseeds = ["s1", "s2"]\n')
+    before = data.fingerprint(read_manifest(root), ["web"], "trec_eval", None)
+    manifest = root / "bundle.toml"
+    manifest.write_text(manifest.read_text().replace('["s1", "s2"]', '["s1", "s3"]'))
+    assert data.fingerprint(read_manifest(root), ["web"], "trec_eval", None) != before
