@@ -157,15 +157,15 @@ def costs(bundle: Bundle, datasets: tuple[str, ...]) -> dict[str, dict[str, dict
 
 
 def fingerprint(bundle: Bundle, datasets: tuple[str, ...]) -> tuple:
-    """The stamps (:func:`ui.data.stamp`) of every file behind the report (those of the
-    per-query table: edges and fold files of run groups too), and the uploads: part of the
-    cache key, so an edited file is evaluated again."""
+    """The manifest entry (its ``repr``), the stamps (:func:`ui.data.stamp`) of every file
+    behind the report (those of the per-query table: edges and fold files of run groups too),
+    and the uploads: part of the cache key, so an edited entry or file is evaluated again."""
     out = []
     for name in datasets:
         spec = bundle.datasets[name]
         files = data._spec_files(spec)
         ups = tuple((m, f, len(c), hash(c)) for m, (f, c) in data.uploads(name).items())
-        out.append((name, data.stamp(*files), ups))
+        out.append((name, repr(spec), data.stamp(*files), ups))
     return tuple(out)
 
 

@@ -24,3 +24,13 @@ def test_an_edited_fold_file_changes_the_report_key(tmp_path: Path) -> None:
     before = report_view.fingerprint(bundle, ("web",))
     (root / "web" / "odd.index").write_text("".join(f"q{q}\n" for q in range(1, 30, 2)))
     assert report_view.fingerprint(bundle, ("web",)) != before
+
+
+def test_an_edited_manifest_entry_changes_the_report_key(tmp_path: Path) -> None:
+    """The per-query table follows the manifest entry (here a seed group given another
+    member): the report's numbers, cached by this key, must follow too."""
+    root = make_group_bundle(tmp_path, '[datasets.web.groups.dense]\nseeds = ["s1", "s2"]\n')
+    before = report_view.fingerprint(read_manifest(root), ("web",))
+    manifest = root / "bundle.toml"
+    manifest.write_text(manifest.read_text().replace('["s1", "s2"]', '["s1", "s3"]'))
+    assert report_view.fingerprint(read_manifest(root), ("web",)) != before
