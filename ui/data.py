@@ -356,9 +356,10 @@ def _compute_per_query(
         return table, found
 
     # on disk too (analysis.stats.cache), keyed by the files' stamps, the parameters and the
-    # uploaded runs' bytes: a server restart does not recompute the table
+    # uploaded runs' bytes (each run's SHA-256: their bytes joined could be split otherwise):
+    # a server restart does not recompute the table
     params = {"dataset": spec.name, "ties": ties, "metrics": metrics, "spec": repr(spec),
-              "split": split, "uploads": [(m, f) for m, f, _ in upload_key],
+              "split": split, "uploads": [list(u) for u in upload_key],
               **_measures()}  # fmt: skip
     uploaded = b"".join(contents[m][1] for m, _, _ in upload_key)
     return cached_table(_spec_files(spec), params, compute, extra=uploaded)

@@ -36,3 +36,26 @@ def test_an_edited_manifest_entry_changes_the_table_fingerprint(tmp_path: Path) 
     manifest = root / "bundle.toml"
     manifest.write_text(manifest.read_text().replace('["s1", "s2"]', '["s1", "s3"]'))
     assert data.fingerprint(read_manifest(root), ["web"], "trec_eval", None) != before
+
+
+def test_two_sessions_whose_uploads_split_the_same_bytes_differently_get_their_own_tables(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """The disk cache of per-query tables is keyed by the uploads: run A = lines 1, run B =
+    lines 2-3 in one session, A = lines 1-2, B = line 3 in another are other tables (their
+    bytes joined are the same)."""
+    from analysis.io.bundle import read_manifest
+    from tests.stats.test_groups import make_group_bundle
+
+    monkeypatch.setenv("RETRIEVAL_DASHBOARD_CACHE_DIR", str(tmp_path / "cache"))
+    spec = read_manifest(make_group_bundle(tmp_path / "b", "")).datasets["web"]
+    lines = [f"q{q} Q0 g{q} 1 2.0 mine\n".encode() for q in range(3)]
+
+    def hits(a: bytes, b: bytes) -> float:
+        mine = {"upload:a": ("a.run", a), "upload:b": ("b.run", b)}
+        monkeypatch.setattr(data, "uploads", lambda name: mine)
+        table, _ = data._compute_per_query(spec, "trec_eval", data._upload_key("web"))
+        return float(table.loc[table["model"] == "upload:a", "hit@1"].sum())
+
+    assert hits(lines[0], lines[1] + lines[2]) == 1.0
+    assert hits(lines[0] + lines[1], lines[2]) == 2.0
