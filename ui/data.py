@@ -11,6 +11,7 @@ these roots can be selected (also from a URL).
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import os
 import tempfile
@@ -308,6 +309,14 @@ def _measures() -> dict[str, object]:
     return {"measures": found} if found else {}
 
 
+@functools.cache
+def app_code() -> str:
+    """SHA-256 (first 16 hex digits) of this module's source, part of the disk cache keys of
+    the tables computed here (the library's own code is in every key already): a changed
+    computation of the app never reads a table the old one stored."""
+    return hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:16]
+
+
 def _per_query_store() -> _LRU:
     """The per-dataset per-query tables."""
     return _lru("per_query")
@@ -360,7 +369,7 @@ def _compute_per_query(
     # a server restart does not recompute the table
     params = {"dataset": spec.name, "ties": ties, "metrics": metrics, "spec": repr(spec),
               "split": split, "uploads": [list(u) for u in upload_key],
-              **_measures()}  # fmt: skip
+              "app": app_code(), **_measures()}  # fmt: skip
     uploaded = b"".join(contents[m][1] for m, _, _ in upload_key)
     return cached_table(_spec_files(spec), params, compute, extra=uploaded)
 
@@ -503,7 +512,7 @@ def _leaderboard(
     params = {"kind": "leaderboard", "dataset": spec.name, "ties": ties, "spec": repr(spec),
               "split": split, "metrics": list(metrics), "models": list(models),
               "baseline": baseline, "uploads": [list(u) for u in upload_key],
-              **_measures()}  # fmt: skip
+              "app": app_code(), **_measures()}  # fmt: skip
     return cached_table(_spec_files(spec), params, compute)[0]
 
 

@@ -59,3 +59,20 @@ def test_two_sessions_whose_uploads_split_the_same_bytes_differently_get_their_o
 
     assert hits(lines[0], lines[1] + lines[2]) == 1.0
     assert hits(lines[0] + lines[1], lines[2]) == 2.0
+
+
+def test_the_disk_cache_follows_the_app_code(tmp_path: Path, monkeypatch) -> None:
+    """The per-query table is computed partly here (runs restricted to the split, audits): a
+    changed module must not read the table the old one stored on disk."""
+    from analysis.io.bundle import read_manifest
+    from tests.stats.test_groups import make_group_bundle
+
+    folder = tmp_path / "cache"
+    monkeypatch.setenv("RETRIEVAL_DASHBOARD_CACHE_DIR", str(folder))
+    spec = read_manifest(make_group_bundle(tmp_path / "b", "")).datasets["web"]
+    data._compute_per_query(spec, "trec_eval", ())
+    data._compute_per_query(spec, "trec_eval", ())
+    assert len(list(folder.glob("perquery-*"))) == 1  # read back
+    monkeypatch.setattr(data, "app_code", lambda: "changed")
+    data._compute_per_query(spec, "trec_eval", ())
+    assert len(list(folder.glob("perquery-*"))) == 2
