@@ -466,8 +466,11 @@ def keyed_adhoc_bundle(inputs: AdhocInputs, folder: str | Path) -> Path:
         final = home / f"{dataset.name}-{digest[:_HASH_CHARS]}"
         if final.is_dir() and bundle_digest(final) == digest:
             return final
-        if final.exists():  # damaged (a file edited or removed): replaced by the fresh copy
-            shutil.rmtree(final, ignore_errors=True)
+        if final.is_dir() and not final.is_symlink():  # damaged (a file edited or removed)
+            shutil.rmtree(final, ignore_errors=True)  # replaced by the fresh copy
+        elif final.exists() or final.is_symlink():  # a file (or link) in the folder's place
+            with contextlib.suppress(OSError):
+                final.unlink()
         try:
             built.rename(final)
         except OSError:  # another process has just put the same bundle there

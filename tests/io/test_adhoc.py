@@ -3,6 +3,7 @@ keyed by content; ``python -m analysis bundle``; the app launcher's ``--run``/``
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pandas as pd
@@ -444,3 +445,16 @@ def test_a_split_of_numpy_integers_is_read(tmp_path) -> None:
     assert load_dataset(read_manifest(out).datasets["adhoc"]).queries["query_id"].tolist() == ["2"]
     with pytest.raises(InputError, match=r"^split: query id True is not a string or an integer$"):
         save_bundle({"m": run}, qrels, tmp_path / "c", split=np.array([True]))
+
+
+def test_a_file_in_place_of_the_bundle_folder_is_replaced(trec, tmp_path) -> None:
+    """The bundles folder is a cache: a file (truncated, garbage) where the bundle's folder
+    goes is replaced by the bundle, as a damaged copy is."""
+    home = tmp_path / "bundles"
+    inputs = AdhocInputs(runs={"bm25": trec["bm25"]}, qrels=trec["qrels"], name="mag")
+    first = keyed_adhoc_bundle(inputs, home)
+    table = _table(first)
+    shutil.rmtree(first)
+    first.write_bytes(b"\0garbage")
+    assert keyed_adhoc_bundle(inputs, home) == first
+    pd.testing.assert_frame_equal(_table(first), table)
