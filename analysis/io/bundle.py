@@ -491,7 +491,8 @@ def load_dataset(spec: DatasetSpec, split: str | None = None) -> Dataset:
 
     The queries table gets ``dataset`` and ``query_type`` columns (from the manifest when the
     file has none), and ``split``, ``pattern``, ``metapath`` columns when the manifest names
-    STaRK split, query-group or metapath files.
+    STaRK split, query-group or metapath files (replacing a column of that name in the queries
+    file).
 
     ``split``: ``None`` = the manifest's default split (every query when there is none),
     ``"all"`` = every query, a name = that split. With a split, queries and qrels are restricted
@@ -514,16 +515,11 @@ def load_dataset(spec: DatasetSpec, split: str | None = None) -> Dataset:
         queries["query_type"] = spec.query_type or "all"
     if spec.splits:
         split = pd.concat([stark.read_split_index(p, s) for s, p in spec.splits.items()])
-        queries = queries.merge(split.drop_duplicates("query_id"), on="query_id", how="left")
-        queries["split"] = queries["split"].fillna("none")
+        queries = _join(queries, split, "split")
     if spec.query_groups is not None:
-        groups = stark.read_query_groups(spec.query_groups).drop_duplicates("query_id")
-        queries = queries.merge(groups[["query_id", "pattern"]], on="query_id", how="left")
-        queries["pattern"] = queries["pattern"].fillna("none")
+        queries = _join(queries, stark.read_query_groups(spec.query_groups), "pattern")
     if spec.metapaths is not None:
-        paths = stark.read_metapaths(spec.metapaths).drop_duplicates("query_id")
-        queries = queries.merge(paths, on="query_id", how="left")
-        queries["metapath"] = queries["metapath"].fillna("none")
+        queries = _join(queries, stark.read_metapaths(spec.metapaths), "metapath")
     if chosen is not None:
         ids = stark.read_split_ids(spec.splits[chosen])
         keep = set(ids)
@@ -538,6 +534,16 @@ def load_dataset(spec: DatasetSpec, split: str | None = None) -> Dataset:
     return Dataset(
         spec=spec, queries=queries, qrels=qrels, entities=entities, edges=edges, split=chosen
     )
+
+
+def _join(queries: pd.DataFrame, table: pd.DataFrame, column: str) -> pd.DataFrame:
+    """``queries`` with ``table``'s ``column`` by query id (a query's first row; ``"none"`` for
+    a query the table lacks). The manifest's file wins: a column of that name that the queries
+    file has already is replaced."""
+    found = table[["query_id", column]].drop_duplicates("query_id")
+    out = queries.drop(columns=column, errors="ignore").merge(found, on="query_id", how="left")
+    out[column] = out[column].fillna("none")
+    return out
 
 
 def load_model_run(spec: DatasetSpec, model: str) -> pd.DataFrame:

@@ -254,6 +254,23 @@ def test_a_run_file_name_that_is_not_utf8_names_its_model_with_u_fffd(tmp_path: 
     assert table["hit@1"].tolist() == [1.0]
 
 
+def test_a_queries_split_column_gives_way_to_the_manifests_split_files(tmp_path: Path) -> None:
+    """A queries file with its own ``split`` column and a manifest naming split files gave
+    ``split_x``/``split_y`` and a KeyError traceback on every page."""
+    (tmp_path / "d" / "runs").mkdir(parents=True)
+    (tmp_path / "d" / "queries.csv").write_text("query_id,text,split\nq1,a,test\nq2,b,val\n")
+    (tmp_path / "d" / "qrels.txt").write_text("q1 0 a 1\nq2 0 b 1\n")
+    (tmp_path / "d" / "runs" / "m.trec").write_text("q1 Q0 a 1 1.0 x\n")
+    (tmp_path / "d" / "dev.txt").write_text("q2\n")
+    (tmp_path / "bundle.toml").write_text(
+        'name = "t"\n[datasets.d]\nsplits = { dev = "d/dev.txt" }\n'
+    )
+    spec = read_manifest(tmp_path).datasets["d"]
+    queries = load_dataset(spec).queries
+    assert queries[["query_id", "split"]].to_numpy().tolist() == [["q1", "none"], ["q2", "dev"]]
+    assert load_dataset(spec, split="dev").queries["query_id"].tolist() == ["q2"]
+
+
 def test_missing_runs_folder_by_default(tmp_path: Path) -> None:
     (tmp_path / "d").mkdir()
     (tmp_path / "d" / "qrels.txt").write_text("q 0 a 1\n")
