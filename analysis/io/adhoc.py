@@ -67,7 +67,7 @@ from analysis.core.errors import InputError
 from analysis.core.names import parse_metrics
 from analysis.io.bundle import DEFAULT_METRICS
 from analysis.io.dicts import shown
-from analysis.io.groups import parse_groups, parse_run_metadata
+from analysis.io.groups import RunGroup, parse_groups, parse_run_metadata
 from analysis.io.importers._write import (
     ImportedDataset,
     ImportResult,
@@ -280,6 +280,29 @@ def _groups(inputs: AdhocInputs, models: list[str]) -> tuple[dict, dict]:
     return groups, parse_run_metadata(meta, [*models, *groups], metadata_fail)
 
 
+def _check_folds(groups: Mapping[str, RunGroup], runs: Mapping[str, pd.DataFrame]) -> None:
+    """Each fold's run answers queries of its own (an ad-hoc fold group has no fold query
+    files, so its folds are the queries each run answers).
+
+    Raises:
+        InputError: a query answered by the runs of two folds of one group.
+    """
+    for group in groups.values():
+        if group.kind != "folds":
+            continue
+        owner: dict[str, str] = {}
+        for fold, member in zip(group.folds, group.members, strict=True):
+            for query in runs[member]["query_id"].drop_duplicates().tolist():
+                first = owner.setdefault(str(query), fold)
+                if first != fold:
+                    raise InputError(
+                        "groups",
+                        None,
+                        f"group {group.name!r}: query {str(query)!r} is answered by the runs of "
+                        f"folds {first!r} and {fold!r}; each fold's run answers its own queries",
+                    )
+
+
 def _mapping(value: object, source: str, shape: str) -> Mapping:
     """``value`` when it is a mapping (None: an empty one).
 
@@ -371,6 +394,7 @@ def adhoc_dataset(inputs: AdhocInputs) -> ImportedDataset:
             "split", None, f"none of the split's {len(split[1]):,} query ids is in the qrels"
         )
     groups, run_metadata = _groups(inputs, list(runs))
+    _check_folds(groups, runs)
     return ImportedDataset(
         name=name,
         family=family,

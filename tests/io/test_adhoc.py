@@ -421,6 +421,24 @@ def test_metadata_and_groups_that_are_no_mappings_are_one_line(kwargs, message, 
     assert str(err.value) == message
 
 
+def test_fold_runs_answering_one_query_are_refused_before_anything_is_written(tmp_path) -> None:
+    """Folds ``f1`` and ``f2`` whose runs both answer ``q`` made a bundle that every later
+    command refused; the bundle is now not written. A seed group's runs answer every query."""
+    run = pd.DataFrame({"query_id": ["q", "r"], "doc_id": ["d", "e"], "score": [1.0, 1.0]})
+    qrels = pd.DataFrame({"query_id": ["q", "r"], "doc_id": ["d", "e"], "relevance": [1, 1]})
+    runs = {"f1": run, "f2": run.iloc[:1]}
+    with pytest.raises(InputError) as err:
+        save_bundle(runs, qrels, tmp_path / "out", groups={"cv": {"a": "f1", "b": "f2"}})
+    assert str(err.value) == (
+        "groups: group 'cv': query 'q' is answered by the runs of folds 'a' and 'b'; each "
+        "fold's run answers its own queries"
+    )
+    assert not (tmp_path / "out").exists()
+    runs = {"f1": run.iloc[1:], "f2": run.iloc[:1]}
+    save_bundle(runs, qrels, tmp_path / "out", groups={"cv": {"a": "f1", "b": "f2"}})
+    save_bundle(runs, qrels, tmp_path / "seeds", groups={"s": ["f1", "f2"]})
+
+
 def test_a_folder_of_bundles_that_is_a_file_is_one_line(tmp_path) -> None:
     """A folder of bundles (the dashboard's cache folder) that is a file, or lies below one,
     raised FileExistsError / NotADirectoryError."""
