@@ -256,8 +256,10 @@ def test_metric_may_be_a_headline_metric_of_the_bundle(tmp_path):
     )
     content = report.bundle_content(folder, metric="MRR@10")
     assert content.metrics == {"d": "mrr@10"}
-    with pytest.raises(InputError, match="unknown metric 'map@10'"):
+    with pytest.raises(InputError, match="'map@10' is not computed for the report's datasets"):
         report.bundle_content(folder, metric="map@10")
+    with pytest.raises(InputError, match="metric 'hit@0': the cutoff must be at least 1"):
+        report.bundle_content(folder, metric="hit@0")  # the reason evaluate gives
 
 
 def test_write_report_unwritable_output(tmp_path):

@@ -11,7 +11,7 @@ import pandas as pd
 
 from analysis.core import progress
 from analysis.core.errors import DataWarning, InputError
-from analysis.core.metrics import TIE_POLICIES, rank_run
+from analysis.core.metrics import TIE_POLICIES, parse_metrics, rank_run
 from analysis.io.atomic import atomic_write_text
 from analysis.io.audits import run_audits
 from analysis.io.bundle import Dataset, load_dataset, load_model_run, read_manifest
@@ -170,10 +170,22 @@ def _metric(metric: str | None, bundle_dir: Path, datasets: Sequence[str] | None
     if metric is None:
         return None
     chosen = canonical(metric)
+    if chosen is None:  # not a metric: the reason parse_metrics gives (as evaluate --metrics)
+        try:
+            parse_metrics([metric])
+        except ValueError as exc:
+            raise InputError("--metric", None, str(exc)) from None
+        raise InputError("--metric", None, f"unknown metric {metric!r}")
     specs = read_manifest(bundle_dir).datasets
     headline = [m for n, s in specs.items() if not datasets or n in datasets for m in s.metrics]
-    if chosen is None or chosen not in dashboard_metrics(headline):
-        raise InputError("--metric", None, f"unknown metric {metric!r}")
+    known = dashboard_metrics(headline)
+    if chosen not in known:
+        raise InputError(
+            "--metric",
+            None,
+            f"{metric!r} is not computed for the report's datasets; choose one of "
+            f"{', '.join(known)} (or add it to a dataset's metrics in bundle.toml)",
+        )
     return chosen
 
 
