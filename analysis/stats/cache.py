@@ -189,11 +189,18 @@ def cached_table(
     return table, warnings
 
 
+#: a temporary entry file (``.perquery-*.tmp``) older than this (seconds) is one a killed
+#: writer left, and :func:`prune` deletes it
+STALE_TMP_S = 3600
+
+
 def prune(folder: Path | None = None, max_bytes: int = MAX_BYTES) -> int:
-    """Delete the least recently used entries until the folder holds at most ``max_bytes``;
-    returns how many were deleted. An entry that cannot be deleted (another user's, in a
-    shared folder) is left and the next one tried."""
+    """Delete the least recently used entries until the folder holds at most ``max_bytes``,
+    and the temporary entry files a killed writer left (older than :data:`STALE_TMP_S`);
+    returns how many entries were deleted. An entry that cannot be deleted (another user's, in
+    a shared folder) is left and the next one tried."""
     root = folder or cache_dir()
+    _remove_stale_temporaries(root)
     try:
         entries = sorted(
             (p.stat().st_mtime_ns, p.stat().st_size, p) for p in root.glob("perquery-*.parquet")
@@ -212,3 +219,13 @@ def prune(folder: Path | None = None, max_bytes: int = MAX_BYTES) -> int:
         total -= size
         removed += 1
     return removed
+
+
+def _remove_stale_temporaries(root: Path) -> None:
+    """Delete ``.perquery-*.tmp`` files not written to for :data:`STALE_TMP_S` seconds (a
+    writer still at work keeps its file fresh; one killed mid-write never removes it)."""
+    cutoff = time.time() - STALE_TMP_S
+    for path in root.glob(".perquery-*.tmp"):
+        with contextlib.suppress(OSError):
+            if path.stat().st_mtime < cutoff:
+                path.unlink()

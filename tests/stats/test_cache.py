@@ -5,6 +5,7 @@ entry is recomputed."""
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -176,6 +177,18 @@ def test_prune_removes_the_least_recently_used(tmp_path: Path) -> None:
         "perquery-2.parquet",
         "perquery-3.parquet",
     ]
+
+
+def test_prune_removes_the_temporaries_a_killed_writer_left(tmp_path: Path) -> None:
+    """A server killed while writing an entry left its ``.tmp`` file, which nothing removed."""
+    old = tmp_path / ".perquery-a.parquet.x1.tmp"
+    fresh = tmp_path / ".perquery-b.parquet.x2.tmp"  # a writer still at work
+    for path in (old, fresh):
+        path.write_bytes(b"x" * 100)
+    stale = time.time() - cache.STALE_TMP_S - 60
+    os.utime(old, (stale, stale))
+    assert cache.prune(tmp_path) == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == [fresh.name]
 
 
 def test_prune_skips_an_entry_it_may_not_delete(
