@@ -272,6 +272,20 @@ def test_a_bad_score_in_a_quoted_csv_table_names_its_line(tmp_path: Path) -> Non
     assert "score 'nan' is not a finite number" in error.message
 
 
+@pytest.mark.parametrize(("name", "text", "line"), [
+    ("r.trec", "q Q0 c 1 2 t\nq Q0 a 2 1_000.5 t\n", 2),
+    ("r.csv", "query_id,doc_id,score\nq,c,2\nq,a,1_000.5\n", 3),
+])  # fmt: skip
+def test_a_score_with_digit_separators_in_text_names_its_line(
+    tmp_path: Path, name: str, text: str, line: int
+) -> None:
+    """``1_000.5`` is no number for trec_eval (``atof`` stops at the ``_``) nor for the
+    in-memory engine, which names its line; it is not read as 1000.5 (ranking ``a`` first)."""
+    error = _text_error(tmp_path / name, text, "q", "c")
+    assert error.line == line
+    assert "score '1_000.5' is not a number" in error.message
+
+
 def test_missing_columns_and_malformed_text_are_one_line_errors(tmp_path: Path) -> None:
     qrels = qrels_arrays(pd.DataFrame({"query_id": ["q"], "doc_id": ["a"], "relevance": [1]}))
     no_doc = _parquet(pd.DataFrame({"query_id": ["q"], "score": [1.0]}), tmp_path / "a.parquet")

@@ -137,13 +137,21 @@ def scan_sql(job: Job, part: Pass = Pass(), row_number: bool = False) -> str:  #
     return sql
 
 
+def _number(column: str) -> str:
+    """A text column read as a double, NULL (a bad row, named by :func:`_raise_bad_line`) when
+    it is not a number: DuckDB's parser also reads ``_`` digit separators (``1_000.5`` as
+    1000.5), which trec_eval's ``atof`` and the in-memory engine do not."""
+    return f"CASE WHEN contains({column}, '_') THEN NULL ELSE TRY_CAST({column} AS DOUBLE) END"
+
+
 def _trec_score() -> str:
     """The score of a TREC line, NULL (a bad row, named by :func:`_raise_bad_line`) when
     trec_eval would split the line otherwise than at the delimiter: an empty field, or
-    whitespace in a field before the score (``a b`` in a tab-separated file, a vertical tab)."""
+    whitespace in a field before the score (``a b`` in a tab-separated file, a vertical tab),
+    or when it is not a number (:func:`_number`)."""
     empty = " OR ".join(f"{c} IS NULL" for c in _TREC_COLUMNS if c != "score")
     spaced = f"regexp_matches(concat(query_id, q0, doc_id, file_rank), '{_TREC_SPACE}')"
-    return f"CASE WHEN {empty} OR {spaced} THEN NULL ELSE score END"
+    return f"CASE WHEN {empty} OR {spaced} THEN NULL ELSE {_number('score')} END"
 
 
 def _text_scan(source: src.RunSource) -> str:
@@ -153,18 +161,15 @@ def _text_scan(source: src.RunSource) -> str:
     path = source.path
     common = f"delim={_sql_string(source.delimiter)}, auto_detect=false, strict_mode=true"
     if source.kind == "trec":
-        columns = ", ".join(
-            f"'{c}': '{'DOUBLE' if c == 'score' else 'VARCHAR'}'" for c in _TREC_COLUMNS
-        )
+        columns = ", ".join(f"'{c}': 'VARCHAR'" for c in _TREC_COLUMNS)
         common += ", quote='', escape='', comment='#'"
         rel = f"read_csv({_sql_string(str(path))}, header=false, columns={{{columns}}}, {common})"
         return f"SELECT query_id AS q, doc_id AS d, {_trec_score()} AS s FROM {rel}"
     common += ", quote='\"', escape='\"', comment=''"
     head = src.header_names(src.head(path).splitlines()[0], source.delimiter)
-    types = {c: ("DOUBLE" if c in ("score", "rank") else "VARCHAR") for c in head}
-    columns = ", ".join(f"{_sql_string(c)}: '{t}'" for c, t in types.items())
+    columns = ", ".join(f"{_sql_string(c)}: 'VARCHAR'" for c in head)
     rel = f"read_csv({_sql_string(str(path))}, header=true, columns={{{columns}}}, {common})"
-    score = "score" if source.score == "score" else "-rank"
+    score = _number("score") if source.score == "score" else f"-({_number('rank')})"
     return f"SELECT query_id AS q, doc_id AS d, {score} AS s FROM {rel}"
 
 
@@ -419,10 +424,13 @@ def _raise_bad_line(source: src.RunSource) -> None:
                                  "trec_eval splits this line otherwise than at the delimiter "
                                  "(--engine memory reads it as trec_eval does)")  # fmt: skip
             value = parts[field] if field < len(parts) else ""
-            try:
-                ok = math.isfinite(float(value))
+            if "_" in value:
+                raise InputError(source.path, number, f"score {value!r} is not a number (digit "
+                                 "separators '_' are not part of the number syntax)")  # fmt: skip
+            try:  # (Python reads non-ASCII digits and spaces; DuckDB does not)
+                finite = value.isascii() and math.isfinite(float(value))
             except ValueError:
-                ok = False
-            if not ok:
+                raise InputError(source.path, number, f"score {value!r} is not a number") from None
+            if not finite:
                 raise InputError(source.path, number, f"score {value!r} is not a finite number")
     raise InputError(source.path, None, "a row has a missing id or a score that is not finite")
