@@ -265,6 +265,21 @@ def test_a_trec_line_split_otherwise_by_trec_eval_names_its_line(tmp_path: Path,
     assert "--engine memory" in error.message
 
 
+@pytest.mark.parametrize("odd", ["\u00a0", "\u2003", "\x1c", "\x85"])
+def test_a_first_trec_line_with_non_ascii_whitespace_in_an_id_is_read(
+    tmp_path: Path, odd: str
+) -> None:
+    """trec_eval splits run lines on ASCII whitespace only: a doc id holding a no-break space
+    (or another character Python's ``str.split`` takes for whitespace) is one field, on the
+    first line as on any other."""
+    doc = f"a{odd}b"
+    path = tmp_path / "r.trec"
+    path.write_text(f"q Q0 {doc} 1 2 t\nq Q0 c 2 1 t\n", encoding="utf-8", newline="")
+    assert run_source(path).kind == "trec"
+    qrels = pd.DataFrame({"query_id": ["q"], "doc_id": [doc], "relevance": [1]})
+    assert _frame(evaluate_file(path, qrels_arrays(qrels), ["mrr"]))["mrr"].tolist() == [1.0]
+
+
 def test_a_bad_score_in_a_quoted_csv_table_names_its_line(tmp_path: Path) -> None:
     text = '"query_id","doc_id","score"\n"#q","a,b",1.0\n"#q","c",nan\n'
     error = _text_error(tmp_path / "r.csv", text, "#q", "a,b")

@@ -166,7 +166,7 @@ def _text_scan(source: src.RunSource) -> str:
         rel = f"read_csv({_sql_string(str(path))}, header=false, columns={{{columns}}}, {common})"
         return f"SELECT query_id AS q, doc_id AS d, {_trec_score()} AS s FROM {rel}"
     common += ", quote='\"', escape='\"', comment=''"
-    head = src.header_names(src.head(path).splitlines()[0], source.delimiter)
+    head = src.header_names(src.text_lines(src.head(path))[0], source.delimiter)
     columns = ", ".join(f"{_sql_string(c)}: 'VARCHAR'" for c in head)
     rel = f"read_csv({_sql_string(str(path))}, header=true, columns={{{columns}}}, {common})"
     score = _number("score") if source.score == "score" else f"-({_number('rank')})"

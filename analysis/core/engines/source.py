@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import glob
 import gzip
+import re
 import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -120,8 +121,19 @@ def run_source(path: str | Path) -> RunSource:
     return _text_source(p)
 
 
+#: The whitespace trec_eval splits a run line on (C's ``isspace``): ASCII only, where Python's
+#: ``str.split`` and ``str.splitlines`` also split at a no-break space, ``\x1c``-``\x1f``, ``\x85``
+ASCII_SPACE = " \t\n\v\f\r"
+
+
+def text_lines(text: str) -> list[str]:
+    """The lines of a text file's ``text``: split at ``\n``, ``\r\n`` or ``\r``, as DuckDB
+    and trec_eval read them (not at the other breaks ``str.splitlines`` knows)."""
+    return re.split(r"\r\n|\r|\n", text)
+
+
 def _text_source(p: Path) -> RunSource:
-    lines = [ln for ln in head(p).splitlines() if ln.strip() and not ln.startswith("#")]
+    lines = [ln for ln in text_lines(head(p)) if ln.strip(ASCII_SPACE) and not ln.startswith("#")]
     if not lines:
         raise InputError(p, None, "the run is empty")
     first = lines[0]
@@ -132,8 +144,9 @@ def _text_source(p: Path) -> RunSource:
             if len(lines) == 1 and not _has_data_line(p):
                 raise InputError(p, None, NO_ROWS)
             return RunSource("csv", p, (p,), delim, _score_column(names))
+    words = re.split(f"[{ASCII_SPACE}]+", first.strip(ASCII_SPACE))
     for delim in (" ", "\t"):
-        if len(first.split(delim)) == 6 and first.split(delim) == first.split():
+        if len(first.split(delim)) == 6 and first.split(delim) == words:
             return RunSource("trec", p, (p,), delim)
     raise InputError(p, 1, "not a TREC run line (qid Q0 docno rank score tag) nor a table header")
 
