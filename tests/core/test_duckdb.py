@@ -280,6 +280,23 @@ def test_a_first_trec_line_with_non_ascii_whitespace_in_an_id_is_read(
     assert _frame(evaluate_file(path, qrels_arrays(qrels), ["mrr"]))["mrr"].tolist() == [1.0]
 
 
+@pytest.mark.parametrize("line", ["q  Q0 a 1 2 t", "q Q0 a 1 2 t ", "q\tQ0 a 1 2 t"])
+def test_a_trec_line_of_several_separators_says_which_engine_reads_it(
+    tmp_path: Path, line: str
+) -> None:
+    """Two spaces, a trailing space or a tab beside spaces between fields: trec_eval and the
+    memory engine read the line; the out-of-core engines (one delimiter) called it "not a TREC
+    run line"."""
+    path = tmp_path / "r.trec"
+    path.write_text(f"{line}\n", encoding="utf-8")
+    with pytest.raises(InputError) as err:
+        run_source(path)
+    assert str(err.value) == (
+        f"{path}:1: the out-of-core engines read TREC lines whose fields one space or one tab "
+        "parts; this line has several spaces, or spaces and tabs: --engine memory reads it"
+    )
+
+
 def test_a_bad_score_in_a_quoted_csv_table_names_its_line(tmp_path: Path) -> None:
     text = '"query_id","doc_id","score"\n"#q","a,b",1.0\n"#q","c",nan\n'
     error = _text_error(tmp_path / "r.csv", text, "#q", "a,b")

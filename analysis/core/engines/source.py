@@ -148,6 +148,13 @@ def _text_source(p: Path) -> RunSource:
     for delim in (" ", "\t"):
         if len(first.split(delim)) == 6 and first.split(delim) == words:
             return RunSource("trec", p, (p,), delim)
+    if len(words) == 6:  # a TREC line whose fields several spaces (or spaces and tabs) part
+        raise InputError(
+            p,
+            1,
+            "the out-of-core engines read TREC lines whose fields one space or one tab parts; "
+            "this line has several spaces, or spaces and tabs: --engine memory reads it",
+        )
     raise InputError(p, 1, "not a TREC run line (qid Q0 docno rank score tag) nor a table header")
 
 
