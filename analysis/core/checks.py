@@ -232,9 +232,12 @@ def _cap_warnings(q: Any, n_rel: np.ndarray, wanted: Sequence[Metric]) -> list[D
 def _tie_warnings(
     q: Any, tied_queries: np.ndarray | None, tie_sensitive: np.ndarray | None
 ) -> list[DataWarning]:
-    """The queries with tied scores, and how many of them change value with the tie order."""
+    """The queries with tied scores, and how many of them change value with the tie order;
+    the examples are the first tied queries in the qrels' order (whatever order the run, or an
+    engine's parallel passes, gave them in)."""
     if tied_queries is None or not len(tied_queries):
         return []
+    tied_queries = np.unique(tied_queries)
     detail = ""
     if tie_sensitive is not None:
         detail = f"; {int(tie_sensitive.sum())} of them change value with the tie order"
