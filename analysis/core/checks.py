@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from analysis.core import ranking as rk
 from analysis.core.errors import DataWarning
@@ -17,6 +19,14 @@ from analysis.core.names import Metric
 
 def _examples(ids: Iterable[object], n: int = 5) -> tuple[str, ...]:
     return tuple(str(x) for x in list(ids)[:n])
+
+
+def _first_ids(ids: pa.Array, n: int = 5) -> tuple[str, ...]:
+    """The ``n`` smallest of distinct ``ids`` (as strings, by bytes): examples that do not depend
+    on the order the run's lines, or an engine's passes, gave them in."""
+    if len(ids) > n:
+        ids = ids.take(pc.select_k_unstable(ids, n, sort_keys=[("ids", "ascending")]))
+    return tuple(str(x) for x in pc.array_take(ids, pc.array_sort_indices(ids)).to_pylist())
 
 
 def _unknown_ids_hint(n_extra: int, n_run: int, n_missing: int, n_qrels: int) -> str:
@@ -72,7 +82,9 @@ def data_warnings(
     ties.
 
     With a split, run queries outside the split are not reported as "not in the qrels"; an
-    ``info`` note counts them and the qrels queries dropped.
+    ``info`` note counts them and the qrels queries dropped. The examples of a warning about
+    qrels queries are the first ones in the qrels' order; those of run queries outside the qrels
+    the smallest ids.
     """
     missing = np.flatnonzero(coverage.n_ret == 0)
     return [
@@ -145,7 +157,7 @@ def _coverage_warnings(
                 len(extra),
                 f"{len(extra)} of {n_run} queries in the run are not in the qrels; they are left "
                 f"out{hint}",
-                _examples(rk.take(ranked.dictionary, extra).to_pylist()),
+                _first_ids(rk.take(ranked.dictionary, extra)),
             )
         )
     no_rel = np.flatnonzero(coverage.n_rel == 0)

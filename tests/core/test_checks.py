@@ -29,3 +29,14 @@ def test_tie_examples_follow_the_qrels_order_as_every_other_query_warning() -> N
     ties = _warnings(run, qrels)["ties"]
     assert ties.count == 3
     assert ties.examples == ("q1", "q2", "q3")
+
+
+def test_not_in_qrels_examples_are_the_first_ids_in_id_order() -> None:
+    """The examples of the run queries outside the qrels do not depend on the run's line order
+    (an out-of-core engine has no line order to keep): the smallest ids, as strings."""
+    qrels = _qrels([("q1", "a", 1)])
+    rows = [("q1", "a", 1.0), *[(f"x{i}", "a", 1.0) for i in (9, 3, 7, 1, 8, 2, 5)]]
+    forward = _warnings(_frame(rows), qrels)["not_in_qrels"]
+    backward = _warnings(_frame(rows[::-1]), qrels)["not_in_qrels"]
+    assert forward.count == backward.count == 7
+    assert forward.examples == backward.examples == ("x1", "x2", "x3", "x5", "x7")

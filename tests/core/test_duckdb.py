@@ -123,6 +123,27 @@ def test_signed_zeros_and_infinities_rank_as_in_the_core(tmp_path: Path) -> None
     assert _codes(ours[2])["ties"] == 2
 
 
+def test_warning_examples_are_the_cores_whatever_order_the_engine_reduces_in(
+    tmp_path: Path,
+) -> None:
+    """300 run queries, half outside the qrels, every one with a tie: the example ids of the
+    "not in the qrels" and "ties" warnings are the core's (DuckDB groups queries by hash, in no
+    fixed order)."""
+    queries = [f"q{i}" for i in range(300)]
+    run = pd.DataFrame({
+        "query_id": [q for q in queries for _ in range(3)],
+        "doc_id": ["a", "b", "c"] * 300,
+        "score": [1.0, 1.0, 0.5] * 300,
+    })  # fmt: skip
+    qrels = pd.DataFrame({"query_id": queries[150:], "doc_id": "a", "relevance": 1})
+    core = evaluate_arrays(*run_arrays(run), qrels_arrays(qrels), ["hit@1"])
+    ours = evaluate_file(_parquet(run, tmp_path / "run.parquet"), qrels_arrays(qrels), ["hit@1"])
+    examples = {w.code: w.examples for w in core[2]}
+    assert {w.code: w.examples for w in ours[2]} == examples
+    assert examples["not_in_qrels"] == ("q0", "q1", "q10", "q100", "q101")
+    assert examples["ties"] == ("q150", "q151", "q152", "q153", "q154")
+
+
 def test_scores_tie_as_32_bit_floats_and_doc_ids_descend_by_bytes(tmp_path: Path) -> None:
     # 1.0 and 1.0 + 1e-12 differ as doubles but are one float32: trec_eval sees a tie and
     # orders the docs by id descending by bytes ("😀" > "€" > "é" > "z" > "a").
