@@ -21,6 +21,11 @@ def _examples(ids: Iterable[object], n: int = 5) -> tuple[str, ...]:
     return tuple(str(x) for x in list(ids)[:n])
 
 
+def _n(count: int, singular: str, plural: str | None = None) -> str:
+    """``count`` and the noun agreeing with it: ``1 query``, ``2 queries``."""
+    return f"{count} {singular if count == 1 else plural or singular + 's'}"
+
+
 def _first_ids(ids: pa.Array, n: int = 5) -> tuple[str, ...]:
     """The ``n`` smallest of distinct ``ids`` (as strings, by bytes): examples that do not depend
     on the order the run's lines, or an engine's passes, gave them in."""
@@ -107,8 +112,9 @@ def _notes(nq: int, coverage: Coverage) -> list[DataWarning]:
             DataWarning(
                 "split",
                 nq,
-                f"split: {nq} queries evaluated; {coverage.n_split_dropped} queries of the qrels "
-                f"outside the split dropped, {n_outside} queries of the run outside the split "
+                f"split: {_n(nq, 'query', 'queries')} evaluated; "
+                f"{_n(coverage.n_split_dropped, 'query', 'queries')} of the qrels outside the "
+                f"split dropped, {_n(n_outside, 'query', 'queries')} of the run outside the split "
                 "ignored",
                 level="info",
             )
@@ -119,7 +125,9 @@ def _notes(nq: int, coverage: Coverage) -> list[DataWarning]:
             DataWarning(
                 "not_candidates",
                 n_not_candidates,
-                f"STaRK variant: {n_not_candidates} gold ids that are not candidates dropped",
+                f"STaRK variant: {_n(n_not_candidates, 'gold id')} that "
+                f"{'is not a candidate' if n_not_candidates == 1 else 'are not candidates'} "
+                "dropped",
                 level="info",
             )
         )
@@ -138,8 +146,10 @@ def _coverage_warnings(
             DataWarning(
                 "missing_from_run",
                 len(missing),
-                f"{len(missing)} of {nq} queries in the qrels are missing from the run; "
-                "they score 0 on every metric (as trec_eval -c)",
+                f"{len(missing)} of {nq} queries in the qrels "
+                f"{'is' if len(missing) == 1 else 'are'} missing from the run; "
+                f"{'it scores' if len(missing) == 1 else 'they score'} 0 on every metric "
+                "(as trec_eval -c)",
                 _examples(rk.take(q.queries, missing).to_pylist()),
             )
         )
@@ -155,8 +165,9 @@ def _coverage_warnings(
             DataWarning(
                 "not_in_qrels",
                 len(extra),
-                f"{len(extra)} of {n_run} queries in the run are not in the qrels; they are left "
-                f"out{hint}",
+                f"{len(extra)} of {n_run} queries in the run "
+                f"{'is' if len(extra) == 1 else 'are'} not in the qrels; "
+                f"{'it is' if len(extra) == 1 else 'they are'} left out{hint}",
                 _first_ids(rk.take(ranked.dictionary, extra)),
             )
         )
@@ -166,7 +177,9 @@ def _coverage_warnings(
             DataWarning(
                 "no_relevant",
                 len(no_rel),
-                f"{len(no_rel)} queries have no relevant document in the qrels; they score 0",
+                f"{_n(len(no_rel), 'query', 'queries')} "
+                f"{'has' if len(no_rel) == 1 else 'have'} no relevant document in the qrels; "
+                f"{'it scores' if len(no_rel) == 1 else 'they score'} 0",
                 _examples(rk.take(q.queries, no_rel).to_pylist()),
             )
         )
@@ -207,8 +220,9 @@ def _duplicate_warnings(q: Any, ranked: Any) -> list[DataWarning]:
             DataWarning(
                 "duplicate_docs",
                 ranked.n_duplicate_rows,
-                f"{ranked.n_duplicate_rows} duplicate documents in the run "
-                f"(in {ranked.n_duplicate_queries} queries); the best-ranked occurrence is kept",
+                f"{_n(ranked.n_duplicate_rows, 'duplicate document')} in the run "
+                f"(in {_n(ranked.n_duplicate_queries, 'query', 'queries')}); the best-ranked "
+                "occurrence is kept",
             )
         )
     if q.n_duplicate_rows:
@@ -216,7 +230,8 @@ def _duplicate_warnings(q: Any, ranked: Any) -> list[DataWarning]:
             DataWarning(
                 "duplicate_qrels",
                 q.n_duplicate_rows,
-                f"{q.n_duplicate_rows} duplicate qrels rows (in {q.n_duplicate_queries} queries); "
+                f"{_n(q.n_duplicate_rows, 'duplicate qrels row')} "
+                f"(in {_n(q.n_duplicate_queries, 'query', 'queries')}); "
                 "each pair keeps its maximum relevance",
             )
         )
@@ -233,8 +248,10 @@ def _cap_warnings(q: Any, n_rel: np.ndarray, wanted: Sequence[Metric]) -> list[D
                 DataWarning(
                     f"gold_exceeds_{k}",
                     len(over),
-                    f"{len(over)} queries have more than {k} relevant documents, so recall@{k} "
-                    "cannot reach 1 for them",
+                    f"{_n(len(over), 'query', 'queries')} "
+                    f"{'has' if len(over) == 1 else 'have'} more than "
+                    f"{_n(k, 'relevant document')}, so recall@{k} cannot reach 1 for "
+                    f"{'it' if len(over) == 1 else 'them'}",
                     _examples(rk.take(q.queries, over).to_pylist()),
                 )
             )
@@ -250,14 +267,19 @@ def _tie_warnings(
     if tied_queries is None or not len(tied_queries):
         return []
     tied_queries = np.unique(tied_queries)
-    detail = ""
+    n, detail = len(tied_queries), ""
     if tie_sensitive is not None:
-        detail = f"; {int(tie_sensitive.sum())} of them change value with the tie order"
+        n_sensitive = int(tie_sensitive.sum())
+        if n == 1:
+            detail = f"; it {'changes' if n_sensitive else 'does not change'} value"
+        else:
+            detail = f"; {n_sensitive} of them {'changes' if n_sensitive == 1 else 'change'} value"
+        detail += " with the tie order"
     return [
         DataWarning(
             "ties",
-            len(tied_queries),
-            f"{len(tied_queries)} queries have tied scores{detail}",
+            n,
+            f"{_n(n, 'query', 'queries')} {'has' if n == 1 else 'have'} tied scores{detail}",
             _examples(rk.take(q.queries, tied_queries).to_pylist()),
         )
     ]

@@ -40,11 +40,11 @@ GOOD = {
 }
 # a fragment of the message each data-check code prints (``warning: <message>``)
 WARNING_TEXT = {
-    "duplicate_docs": "duplicate documents in the run",
-    "duplicate_qrels": "duplicate qrels rows",
-    "not_in_qrels": "queries in the run are not in the qrels",
-    "missing_from_run": "queries in the qrels are missing from the run",
-    "no_relevant": "have no relevant document in the qrels",
+    "duplicate_docs": "duplicate document",
+    "duplicate_qrels": "duplicate qrels row",
+    "not_in_qrels": "not in the qrels",
+    "missing_from_run": "missing from the run",
+    "no_relevant": "no relevant document in the qrels",
 }
 
 

@@ -40,3 +40,40 @@ def test_not_in_qrels_examples_are_the_first_ids_in_id_order() -> None:
     backward = _warnings(_frame(rows[::-1]), qrels)["not_in_qrels"]
     assert forward.count == backward.count == 7
     assert forward.examples == backward.examples == ("x1", "x2", "x3", "x5", "x7")
+
+
+def test_a_count_of_one_reads_in_the_singular() -> None:
+    """One query or row: "1 query has", "1 duplicate document ... (in 1 query)", never
+    "1 queries have"."""
+    run = _frame([("q1", "a", 1.0), ("q1", "a", 0.5), ("q1", "b", 1.0), ("x", "a", 1.0)])
+    qrels = _qrels([("q1", "a", 0), ("q1", "b", 1), ("q1", "b", 1), ("q1", "c", 1), ("m", "a", 0)])
+    result = evaluate_run(run, qrels, ["hit@1", "recall@1"], diagnostics=True)
+    messages = {w.code: w.message for w in result.warnings}
+    assert messages["missing_from_run"].startswith("1 of 2 queries in the qrels is missing")
+    assert messages["not_in_qrels"].startswith(
+        "1 of 2 queries in the run is not in the qrels; it is left out"
+    )
+    assert messages["no_relevant"] == ("1 query has no relevant document in the qrels; it scores 0")
+    assert messages["duplicate_docs"].startswith("1 duplicate document in the run (in 1 query);")
+    assert messages["duplicate_qrels"].startswith("1 duplicate qrels row (in 1 query);")
+    assert messages["gold_exceeds_1"].startswith(
+        "1 query has more than 1 relevant document, so recall@1"
+    )
+    assert messages["ties"] == "1 query has tied scores; it changes value with the tie order"
+    without_diagnostics = evaluate_run(run, qrels, ["hit@1"]).warnings
+    assert [w.message for w in without_diagnostics if w.code == "ties"] == [
+        "1 query has tied scores"
+    ]
+
+
+def test_counts_above_one_read_in_the_plural() -> None:
+    run = _frame([(q, d, 1.0) for q in ("q1", "q2") for d in ("a", "b", "a")])
+    qrels = _qrels([(q, d, 1) for q in ("q1", "q2", "m1", "m2") for d in ("a", "b", "c")])
+    result = evaluate_run(run, qrels, ["hit@1", "recall@2"], diagnostics=True)
+    messages = {w.code: w.message for w in result.warnings}
+    assert messages["missing_from_run"].startswith("2 of 4 queries in the qrels are missing")
+    assert messages["duplicate_docs"].startswith("2 duplicate documents in the run (in 2 queries)")
+    assert messages["gold_exceeds_2"].startswith("4 queries have more than 2 relevant documents")
+    assert messages["ties"] == (
+        "2 queries have tied scores; 0 of them change value with the tie order"
+    )

@@ -420,7 +420,7 @@ def test_diagnostics_on_a_hand_made_case() -> None:
     assert list(pq.index) == ["q1", "q2", "q3"]
     ties = next(w for w in result.warnings if w.code == "ties")
     assert ties.count == 1
-    assert "1 of them change value with the tie order" in ties.message
+    assert ties.message == "1 query has tied scores; it changes value with the tie order"
 
 
 def test_tied_at_cutoff_only_when_a_tie_spans_rank_k_and_k_plus_1() -> None:
