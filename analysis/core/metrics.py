@@ -341,7 +341,7 @@ def evaluate_arrays(
         outside,
         n_split_dropped,
         n_not_candidates,
-        n_found,
+        np.bincount(judged.qi[judged.gain > 0], minlength=judged.nq),
     )
     warnings = data_warnings(
         q,

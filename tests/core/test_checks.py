@@ -3,9 +3,14 @@ hand-made runs whose answers are counted by hand."""
 
 from __future__ import annotations
 
-import pandas as pd
+from pathlib import Path
 
-from analysis.core.metrics import evaluate_run
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from analysis.core import engines
+from analysis.core.metrics import evaluate_run, qrels_arrays
 
 
 def _frame(rows: list[tuple[str, str, float]]) -> pd.DataFrame:
@@ -77,3 +82,23 @@ def test_counts_above_one_read_in_the_plural() -> None:
     assert messages["ties"] == (
         "2 queries have tied scores; 0 of them change value with the tie order"
     )
+
+
+def test_no_match_stays_silent_when_the_run_finds_judged_documents_below_the_threshold(
+    tmp_path: Path,
+) -> None:
+    """Relevant means grade 2 here; every query's list holds its grade-1 document, so the run
+    and the qrels name documents the same way: the run found no relevant document, which the
+    metrics say, but the id-convention warning would be a false alarm (on every engine)."""
+    rows = [(f"q{i}", d, s) for i in range(6) for d, s in (("x", 2.0), ("one", 1.0))]
+    qrels = _qrels([(f"q{i}", d, g) for i in range(6) for d, g in (("one", 1), ("two", 2))])
+    path = tmp_path / "run.parquet"
+    pq.write_table(pa.Table.from_pandas(_frame(rows), preserve_index=False), path)
+    for engine in ("memory", "duckdb"):
+        options = engines.Options(relevance_threshold=2)
+        found = engines.evaluate(path, qrels_arrays(qrels), ["hit@1"], engine, options)
+        assert "no_match" not in {w.code for w in found[2]}, engine
+    # grade-1 documents unknown to the qrels: the warning stays
+    renamed = [(q, " " + d, s) for q, d, s in rows]
+    codes = {w.code for w in evaluate_run(_frame(renamed), qrels, ["hit@1"]).warnings}
+    assert "no_match" in codes

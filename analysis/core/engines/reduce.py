@@ -109,7 +109,9 @@ def finish(result: pa.Table, q: inputs.Qrels, wanted: list[mx.Metric], threshold
     warnings = checks.data_warnings(
         q,
         summary,  # type: ignore[arg-type]
-        checks.Coverage(run_to_qrels, n_ret, n_rel, n_found=n_found),
+        checks.Coverage(
+            run_to_qrels, n_ret, n_rel, n_found=np.bincount(qi[gain > 0], minlength=nq)
+        ),
         wanted,
         tied_queries if tied.any() else None,
         None,
