@@ -80,6 +80,7 @@ def data_warnings(
     wanted: Sequence[Metric],
     tied_queries: np.ndarray | None,
     tie_sensitive: np.ndarray | None,
+    compat: str = "trec_eval",
 ) -> list[DataWarning]:
     """The warnings of one evaluation (``q``: the prepared qrels, ``ranked``: the ranked run),
     in this order: the split and STaRK-variant notes, queries missing from the run, run queries
@@ -88,7 +89,9 @@ def data_warnings(
     ties.
 
     With a split, run queries outside the split are not reported as "not in the qrels"; an
-    ``info`` note counts them and the qrels queries dropped. The examples of a warning about
+    ``info`` note counts them and the qrels queries dropped. With ``compat="list"`` (recall@k
+    divides by min(#gold rows, k), so it can always reach 1) no query is reported for having
+    more relevant documents than k. The examples of a warning about
     qrels queries are the first ones in the qrels' order; those of run queries outside the qrels
     the smallest ids.
     """
@@ -98,7 +101,7 @@ def data_warnings(
         *_coverage_warnings(q, ranked, coverage, missing),
         *_no_match_warnings(coverage),
         *_duplicate_warnings(q, ranked),
-        *_cap_warnings(q, coverage.n_rel, wanted),
+        *(_cap_warnings(q, coverage.n_rel, wanted) if compat != "list" else []),
         *_tie_warnings(q, tied_queries, tie_sensitive),
     ]
 

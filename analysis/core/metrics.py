@@ -350,6 +350,7 @@ def evaluate_arrays(
         wanted,
         _tied_queries(ranked, run_to_qrels),
         columns.get("tie_sensitive"),
+        compat,
     )
     # nDCG's gains: every positive grade (LIST's variant: binary, the relevant documents only)
     n_pos = judged.n_rel if compat == "list" else np.bincount(q.query_index[q.relevance > 0],

@@ -102,3 +102,16 @@ def test_no_match_stays_silent_when_the_run_finds_judged_documents_below_the_thr
     renamed = [(q, " " + d, s) for q, d, s in rows]
     codes = {w.code for w in evaluate_run(_frame(renamed), qrels, ["hit@1"]).warnings}
     assert "no_match" in codes
+
+
+def test_more_gold_than_k_is_not_reported_where_recall_divides_by_k() -> None:
+    """LIST's recall@k divides by min(#gold, k): three golds, two of them in the top 2, give
+    recall@2 = 1, so "recall@2 cannot reach 1" would be false; trec_eval's recall keeps it."""
+    run = _frame([("q", "a", 3.0), ("q", "b", 2.0), ("q", "c", 1.0)])
+    qrels = _qrels([("q", d, 1) for d in ("a", "b", "c")])
+    listed = evaluate_run(run, qrels, ["recall@2"], compat="list")
+    assert listed.per_query["recall@2"].tolist() == [1.0]
+    assert "gold_exceeds_2" not in {w.code for w in listed.warnings}
+    trec = evaluate_run(run, qrels, ["recall@2"])
+    assert trec.per_query["recall@2"].tolist() == [2 / 3]
+    assert {w.code: w.count for w in trec.warnings}["gold_exceeds_2"] == 1
