@@ -142,7 +142,11 @@ def _cmd_evaluate(args: argparse.Namespace, *, write: bool) -> int:
             keep = list(columns) if args.diagnostics else [m.label for m in metrics]
             write_table(query_ids, {c: columns[c] for c in keep}, out)
     else:
-        print(f"{n} queries in the qrels, {len(scores)} run lines")
+        lines = len(scores)
+        print(
+            f"{n} {'query' if n == 1 else 'queries'} in the qrels, "
+            f"{lines} run {'line' if lines == 1 else 'lines'}"
+        )
     print_warnings(warnings)
     if not write and not warnings:
         print("no problems found")

@@ -180,7 +180,10 @@ def test_validate_prints_warnings_and_exits_0(files: dict[str, Path], tmp_path: 
     qrels.write_text("q 0 a 1\n")
     proc = _cli("validate", "--run", run, "--qrels", qrels)
     assert proc.returncode == 0
-    assert proc.stdout.splitlines() == ["1 queries in the qrels, 2 run lines", "no problems found"]
+    assert proc.stdout.splitlines() == ["1 query in the qrels, 2 run lines", "no problems found"]
+    run.write_text("q Q0 a 1 2.0 s\n")
+    proc = _cli("validate", "--run", run, "--qrels", qrels)
+    assert proc.stdout.splitlines() == ["1 query in the qrels, 1 run line", "no problems found"]
 
 
 @pytest.mark.parametrize(
