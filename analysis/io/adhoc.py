@@ -67,7 +67,7 @@ from analysis.core.errors import InputError
 from analysis.core.names import parse_metrics
 from analysis.io.bundle import DEFAULT_METRICS
 from analysis.io.dicts import shown
-from analysis.io.groups import RunGroup, parse_groups, parse_run_metadata
+from analysis.io.groups import RunGroup, fold_clash, parse_groups, parse_run_metadata
 from analysis.io.importers._write import (
     ImportedDataset,
     ImportResult,
@@ -290,17 +290,16 @@ def _check_folds(groups: Mapping[str, RunGroup], runs: Mapping[str, pd.DataFrame
     for group in groups.values():
         if group.kind != "folds":
             continue
-        owner: dict[str, str] = {}
-        for fold, member in zip(group.folds, group.members, strict=True):
-            for query in runs[member]["query_id"].drop_duplicates().tolist():
-                first = owner.setdefault(str(query), fold)
-                if first != fold:
-                    raise InputError(
-                        "groups",
-                        None,
-                        f"group {group.name!r}: query {str(query)!r} is answered by the runs of "
-                        f"folds {first!r} and {fold!r}; each fold's run answers its own queries",
-                    )
+        members = zip(group.folds, group.members, strict=True)
+        clash = fold_clash({fold: runs[m]["query_id"].unique() for fold, m in members})
+        if clash is not None:
+            query, first, fold = clash
+            raise InputError(
+                "groups",
+                None,
+                f"group {group.name!r}: query {query!r} is answered by the runs of folds "
+                f"{first!r} and {fold!r}; each fold's run answers its own queries",
+            )
 
 
 def _mapping(value: object, source: str, shape: str) -> Mapping:

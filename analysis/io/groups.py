@@ -45,7 +45,7 @@ from __future__ import annotations
 import math
 import os
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -172,6 +172,19 @@ def _folds(
             raise fail(f"{where}: fold_queries values must be path strings")
         files = tuple(resolve(f"{where} fold {f!r}", given[f]) for f in folds)
     return RunGroup(name, "folds", members, tuple(str(f) for f in folds), files)
+
+
+def fold_clash(answered: Mapping[str, Iterable[object]]) -> tuple[str, str, str] | None:
+    """``(query, fold, other fold)`` of the first query that two folds' runs answer
+    (``answered``: fold -> the query ids its run answers, in fold order), else None: each query
+    of a fold group belongs to one fold."""
+    owner: dict[str, str] = {}
+    for fold, queries in answered.items():
+        for query in queries:
+            first = owner.setdefault(str(query), str(fold))
+            if first != str(fold):
+                return str(query), first, str(fold)
+    return None
 
 
 def parse_run_metadata(

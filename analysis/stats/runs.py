@@ -247,12 +247,13 @@ def pool_folds(folds: Mapping[str, pd.DataFrame], name: str = "fold group") -> p
     """
     if len(folds) < 2:
         raise ValueError(f"{name}: a fold group needs two or more folds")
-    owner: dict[str, str] = {}
-    for fold, run in folds.items():
-        for query in pd.unique(run["query_id"].astype("str")):
-            if owner.setdefault(query, str(fold)) != str(fold):
-                raise ValueError(f"{name}: query {query!r} is answered by the runs of folds "
-                                 f"{owner[query]!r} and {str(fold)!r}")  # fmt: skip
+    from analysis.io.groups import fold_clash
+
+    clash = fold_clash({fold: run["query_id"].unique() for fold, run in folds.items()})
+    if clash is not None:
+        query, first, fold = clash
+        raise ValueError(f"{name}: query {query!r} is answered by the runs of folds {first!r} "
+                         f"and {fold!r}")  # fmt: skip
     return pd.concat(list(folds.values()), ignore_index=True)
 
 
