@@ -48,6 +48,8 @@ from ui import _compat
 ROOT = Path(__file__).resolve().parents[1]
 ROOTS_ENV = "RETRIEVAL_DASHBOARD_DATA_ROOTS"
 UPLOADS = "_uploads"
+#: the SHA-256 of each upload's content, by (dataset, model), written with the upload
+UPLOAD_DIGESTS = "_upload_digests"
 MAX_DEPTH = 3
 
 
@@ -189,6 +191,8 @@ def add_upload(dataset_name: str, file_name: str, content: bytes) -> str:
     _read_upload(file_name, content)  # validate now: errors name the file and line
     store = st.session_state.setdefault(UPLOADS, {})
     store.setdefault(dataset_name, {})[model] = (file_name, content)
+    digests = st.session_state.setdefault(UPLOAD_DIGESTS, {})
+    digests[(dataset_name, model)] = hashlib.sha256(content).hexdigest()  # once, not per key
     return model
 
 
@@ -223,8 +227,15 @@ def models_of(bundle: Bundle, datasets: list[str]) -> list[str]:
 
 
 def _upload_key(name: str) -> tuple[tuple[str, str, str], ...]:
-    """(model, file name, SHA-256 of the content) of this session's uploads for ``name``."""
-    return tuple((m, f, hashlib.sha256(c).hexdigest()) for m, (f, c) in uploads(name).items())
+    """(model, file name, SHA-256 of the content) of this session's uploads for ``name`` (the
+    digest :func:`add_upload` stored with the upload: a 200 MB run is not hashed again for
+    every key of every rerun)."""
+    found = uploads(name)
+    digests = st.session_state.get(UPLOAD_DIGESTS, {}) if found else {}
+    return tuple(
+        (m, f, digests.get((name, m)) or hashlib.sha256(c).hexdigest())
+        for m, (f, c) in found.items()
+    )
 
 
 class _Abandoned(Exception):

@@ -76,3 +76,23 @@ def test_the_disk_cache_follows_the_app_code(tmp_path: Path, monkeypatch) -> Non
     monkeypatch.setattr(data, "app_code", lambda: "changed")
     data._compute_per_query(spec, "trec_eval", ())
     assert len(list(folder.glob("perquery-*"))) == 2
+
+
+def test_an_uploads_digest_is_computed_once_with_the_upload(monkeypatch) -> None:
+    """Every key of every rerun hashed each upload's whole content again (a 200 MB run: a
+    fraction of a second a key); the digest stored with the upload is used instead."""
+    import hashlib
+
+    import streamlit as st
+
+    content = b"q Q0 d 1 2.0 mine\n"
+    monkeypatch.setattr(data._compat, "in_script_run", lambda: True)
+    monkeypatch.setattr(data, "_read_upload", lambda name, content: None)
+    monkeypatch.setattr(st, "session_state", {})
+    model = data.add_upload("web", "mine.run", content)
+    digest = hashlib.sha256(content).hexdigest()
+    assert data._upload_key("web") == ((model, "mine.run", digest),)
+    calls = []
+    monkeypatch.setattr(data.hashlib, "sha256", lambda *a: calls.append(a))
+    assert data._upload_key("web") == ((model, "mine.run", digest),)
+    assert calls == []
