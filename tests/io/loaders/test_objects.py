@@ -27,6 +27,14 @@ GenericScoredDoc = namedtuple("GenericScoredDoc", "query_id doc_id score")
 GenericQuery = namedtuple("GenericQuery", "query_id text")
 
 
+def _each_is_one_line(cases) -> None:
+    """Each ``(read, obj, message)``: ``read(obj)`` raises the InputError ``message``."""
+    for read, obj, message in cases:
+        with pytest.raises(InputError) as err:
+            read(obj)
+        assert str(err.value) == message
+
+
 def _collection(seed: int = 3) -> tuple[pd.DataFrame, pd.DataFrame]:
     """A run (no doc twice in a query; scores on a coarse grid, so many ties) and graded
     qrels; ids with leading zeros and non-ASCII text; a query only in the qrels and one only
@@ -545,10 +553,7 @@ def test_a_signaling_nan_is_one_line() -> None:
                                  "relevance": pd.Series([snan], dtype=object)}),
          "qrels: row 0: relevance Decimal('sNaN') is not a finite number"),
     ]  # fmt: skip
-    for read, obj, message in cases:
-        with pytest.raises(InputError) as err:
-            read(obj)
-        assert str(err.value) == message
+    _each_is_one_line(cases)
 
 
 def test_a_mapping_of_columns_is_one_line() -> None:
@@ -626,8 +631,5 @@ def test_texts_of_a_mapping_that_are_no_text_are_one_line() -> None:
         (as_entities, {"d": {"text": "a"}},
          "entities: doc_id 'd': text {'text': 'a'} is a dict, not a string"),
     ]  # fmt: skip
-    for read, obj, message in cases:
-        with pytest.raises(InputError) as err:
-            read(obj)
-        assert str(err.value) == message
+    _each_is_one_line(cases)
     assert as_queries({"1": 7, 2: "b", 3: pd.NA})["text"].tolist() == ["7", "b", ""]
