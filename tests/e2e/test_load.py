@@ -4,17 +4,18 @@ Five browser contexts (five Streamlit sessions) open Home, Slices, Queries, Comp
 together, then each moves on to the next page, again all at once. Every page must reach the
 ready state without an ``stException`` and show its own heading; each wait may take up to the
 suite's :data:`~tests.e2e.conftest.WAIT_MS`. The five sessions open their first pages beside
-a CPU hog the test starts itself (a busy process): five scripts on cold pages at once beside
-it are more work than cores on a 2-core machine, so it proves the waits hold on a busy machine
-(checking that every session gets there, not how fast). The hog is stopped once every session
-has shown its first page: the second round (five scripts at once again) needs no more to be
-more work than cores, and the hog would only take its core from the rest of the suite, which
-runs on the other worker. The server listens on 127.0.0.1 only, and the pages may not send a
+a CPU hog the test starts itself (a process busy at the lowest priority, ``nice 19``): five
+scripts on cold pages at once are more work than cores on a 2-core machine, and the hog takes
+every moment of CPU they leave, so no core is idle while the sessions wait (checking that every
+session gets there, not how fast). At the lowest priority it takes almost nothing the test's own
+processes, or the rest of the suite on the other worker, want. The hog is stopped once every
+session has shown its first page. The server listens on 127.0.0.1 only, and the pages may not send a
 request anywhere else.
 """
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -37,8 +38,10 @@ PAGES = [
 
 @pytest.fixture
 def cpu_hog() -> Iterator[subprocess.Popen]:
-    """A process that keeps a CPU core busy until the test stops it (:func:`_stop`) or ends."""
-    hog = subprocess.Popen([sys.executable, "-c", "while True: pass"], stdin=subprocess.DEVNULL)
+    """A process that keeps a CPU core busy at the lowest priority until the test stops it
+    (:func:`_stop`) or ends."""
+    busy = "import os\nos.nice(19)\nwhile True: pass"
+    hog = subprocess.Popen([sys.executable, "-c", busy], stdin=subprocess.DEVNULL)
     try:
         yield hog
     finally:
@@ -90,6 +93,7 @@ def test_five_sessions_on_different_pages_at_once(server, browser, cpu_hog) -> N
         _open_all(pages, server, PAGES)
         _wait_all(pages, PAGES)
         assert cpu_hog.poll() is None  # it was busy the whole time
+        assert os.getpriority(os.PRIO_PROCESS, cpu_hog.pid) == 19
         _stop(cpu_hog)
         # every session moves on to the next page, all at once
         rotated = PAGES[1:] + PAGES[:1]
