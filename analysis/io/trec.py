@@ -26,6 +26,7 @@ The fast reader maps regular files (a pipe is read from its private spool, see
 from __future__ import annotations
 
 import math
+import mmap
 import os
 import re
 from collections.abc import Callable
@@ -69,6 +70,38 @@ def _delimiter(path: Path, n_fields: int) -> str | None:
     return None
 
 
+#: bytes of a file :func:`_empty_field` compares at a time (a few times this in temporaries)
+_SCAN_BLOCK = 1 << 24
+
+
+def _empty_field(path: Path, delim: str) -> bool:
+    """A line of the file has an empty field: two delimiters in a row, or one at a line's start
+    or end. Arrow would read it as a field where trec_eval, splitting on runs of whitespace,
+    sees none (``q  d 1 2 t`` has five fields); such a file is left to the line-by-line reader."""
+    with path.open("rb") as f:
+        if os.fstat(f.fileno()).st_size == 0:
+            return False
+        with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
+            raw = np.frombuffer(data, dtype=np.uint8)
+            try:
+                return _empty_in(raw, ord(delim))
+            finally:
+                del raw  # (the map cannot close while a view of it lives)
+
+
+def _empty_in(raw: np.ndarray, d: int) -> bool:
+    """:func:`_empty_field` on the bytes ``raw``, a block at a time."""
+    if raw[0] == d or raw[-1] == d:
+        return True
+    for lo in range(0, len(raw), _SCAN_BLOCK):
+        block = raw[lo : lo + _SCAN_BLOCK + 1]  # a byte of overlap: pairs across blocks
+        is_d = block == d
+        ends = (block == ord("\n")) | (block == ord("\r"))
+        if np.any(is_d[1:] & (is_d[:-1] | ends[:-1])) or np.any(ends[1:] & is_d[:-1]):
+            return True
+    return False
+
+
 def _fast_read(path: Path, names: tuple[str, ...], keep: dict[str, pa.DataType]) -> pa.Table | None:
     delim = _delimiter(path, len(names))
     if delim is None:
@@ -76,6 +109,8 @@ def _fast_read(path: Path, names: tuple[str, ...], keep: dict[str, pa.DataType])
     # gzip: decompressed under the size and ratio limits on this thread; the file is read block
     # by block (a memory map would keep every page of a 400 MB file resident)
     with decompressed_file(path) as plain, pa.OSFile(os.fsencode(plain)) as source:
+        if _empty_field(plain, delim):
+            return None
         try:
             table = pcsv.read_csv(
                 source,

@@ -139,6 +139,37 @@ def test_mixed_separators_past_the_head_do_not_leak_into_ids(tmp_path: Path) -> 
     assert len(frame) == 6001
 
 
+def _big_qrels(n: int = 6000) -> str:
+    return "".join(f"q{i % 40} 0 doc-{i:06d} {i % 3}\n" for i in range(n))
+
+
+RUN_USAGE = "expected 6 fields 'qid Q0 docno rank score tag', found 5"
+
+
+@pytest.mark.parametrize(
+    ("sep", "bad"),
+    [(" ", "q1  x 1 1.0 t"), ("\t", "q1\tQ0\tx\t1\t1.0\t"), (" ", "q1 Q0 x 1 1.0 \r")],
+)
+def test_an_empty_field_past_the_head_is_split_as_trec_eval_splits_it(
+    tmp_path: Path, sep: str, bad: str
+) -> None:
+    """Two delimiters in a row, or one at a line's end, leave a field empty where trec_eval
+    splits on runs of whitespace: the line has five fields, as the line-by-line reader says,
+    not six with an empty Q0 or tag."""
+    path = _write(tmp_path / "a.run", _big_run().replace(" ", sep) + bad + "\n")
+    error = _error(path)
+    assert (error.line, error.message) == (6001, RUN_USAGE)
+
+
+def test_an_empty_field_past_the_head_of_qrels_is_split_as_trec_eval_splits_it(
+    tmp_path: Path,
+) -> None:
+    alone = _error(_write(tmp_path / "s.txt", "q1  x 1\n"), read_trec_qrels)
+    assert "found 3" in alone.message
+    error = _error(_write(tmp_path / "q.txt", _big_qrels() + "q1  x 1\n"), read_trec_qrels)
+    assert (error.line, error.message) == (6001, alone.message)
+
+
 def test_big_gzip_run_round_trip(tmp_path: Path) -> None:
     text = _big_run()
     assert len(text) > 65536 * 3
