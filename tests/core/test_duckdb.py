@@ -21,6 +21,7 @@ from analysis.core.engines.reduce import prepare_gold
 from analysis.core.engines.source import run_source
 from analysis.core.errors import InputError
 from analysis.core.metrics import DEFAULT_METRICS, evaluate_arrays, qrels_arrays, run_arrays
+from analysis.io.trec import read_trec_run
 from tests.helpers import ALL_METRICS, assert_matches_pytrec, random_collection, run_main
 
 UNICODE = np.array(["é", "z", "€", "😀", "Z", "a b", "ab", "a", "doc-ü", "東京"])
@@ -184,6 +185,51 @@ def test_text_and_csv_sources_give_the_same_bytes(tmp_path: Path) -> None:
     assert run_source(table).kind == "csv"
 
 
+def test_a_hash_inside_a_trec_field_and_comments_of_any_length_read_as_trec_eval_does(
+    tmp_path: Path,
+) -> None:
+    """trec_eval skips a line whose first field starts with ``#``, whatever its number of
+    words, and a line of spaces; a ``#`` anywhere else is part of a field (``doc#1``, a doc id
+    ``#x``), and fields after the sixth are ignored, as the in-memory engine reads them."""
+    run = pd.DataFrame(
+        {
+            "query_id": ["q#1", "q#1", "q#1", "r", "r"],
+            "doc_id": ["doc#1", "d#", "d2", "#x", "y"],
+            "score": [3.0, 2.0, 1.0, 1.0, 2.0],
+        }
+    )
+    qrels = pd.DataFrame({"query_id": ["q#1", "r"], "doc_id": ["d#", "#x"], "relevance": [1, 1]})
+    expected = _csv_bytes(
+        evaluate_file(_parquet(run, tmp_path / "run.parquet"), qrels_arrays(qrels)),
+        tmp_path / "p.csv",
+    )
+    lines = [f"{q} Q0 {d} 0 {s!r} t" for q, d, s in run.itertuples(index=False)]
+    lines[-1] += " extra fields"
+    comments = ["# a comment of many more words than a run line has", "#", "#q Q0 d2 1 9.0 t", "  "]
+    trec = tmp_path / "run.trec"
+    trec.write_text("\n".join([comments[0], *lines[:3], *comments[1:], *lines[3:]]) + "\n")
+    got = evaluate_file(trec, qrels_arrays(qrels))
+    assert _csv_bytes(got, tmp_path / "t.csv") == expected
+    memory = evaluate_arrays(*run_arrays(read_trec_run(trec)), qrels_arrays(qrels), DEFAULT_METRICS)
+    assert _csv_bytes(memory, tmp_path / "m.csv") == expected
+
+
+USAGE = "qid Q0 docno rank score tag"
+
+
+def test_a_trec_line_of_too_few_fields_names_its_line_as_the_memory_engine_does(
+    tmp_path: Path,
+) -> None:
+    """A line of five fields, or of six with an empty one (``q\\t\\ta``: five words, as
+    trec_eval splits it)."""
+    for text in ("q Q0 a 1 1.0 t\nq Q0 b 2 1.0\n", "q\tQ0\ta\t1\t1.0\tt\nq\t\tb\t2\t1.0\tt\n"):
+        error = _text_error(tmp_path / "r.trec", text, "q", "a")
+        assert (error.line, error.message) == (2, f"expected 6 fields '{USAGE}', found 5")
+        with pytest.raises(InputError) as memory:
+            read_trec_run(tmp_path / "r.trec")
+        assert (memory.value.line, memory.value.message) == (error.line, error.message)
+
+
 def test_a_csv_table_reads_quoted_fields_as_csv_does(tmp_path: Path) -> None:
     """A CSV table is read as the in-memory engine's loader (pandas) reads it: quoted fields
     (the header's too) unquoted, a comma or a doubled quote inside; a ``#`` at the start of a
@@ -271,7 +317,6 @@ def test_a_bad_score_in_trec_text_names_its_line(tmp_path: Path) -> None:
         "q\tQ0\ta\t2 9\t3\tt",
         "q Q0 a\x0b 2 3 t",
         "q Q0\x0cx a 2 3 t",
-        "q\t\ta\t2\t3\tt",
     ],
 )
 def test_a_trec_line_split_otherwise_by_trec_eval_names_its_line(tmp_path: Path, line: str):
@@ -346,8 +391,9 @@ def test_missing_columns_and_malformed_text_are_one_line_errors(tmp_path: Path) 
         evaluate_file(no_doc, qrels)
     ragged = tmp_path / "r.trec"
     ragged.write_text("q Q0 a 1 1.0 t\nq Q0 b 2\n")
-    with pytest.raises(InputError, match="cannot read the run") as info:
+    with pytest.raises(InputError, match="expected 6 fields") as info:
         evaluate_file(ragged, qrels)
+    assert info.value.line == 2
     assert "\n" not in str(info.value)
 
 

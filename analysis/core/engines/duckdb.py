@@ -75,6 +75,9 @@ _FLT_OVERFLOW = 3.4028235677973366e38  # doubles from here on round to inf as fl
 _TREC_COLUMNS = ("query_id", "q0", "doc_id", "file_rank", "score", "tag")
 #: The ASCII whitespace trec_eval splits a run line on (C's ``isspace``), as an RE2 class
 _TREC_SPACE = r"[\t\n\v\f\r ]"
+#: a TREC line's fields as trec_eval (and the in-memory engine) split it, and what they are
+_WORDS = re.compile(r"[^\t\n\v\f\r ]+")
+_TREC_USAGE = "qid Q0 docno rank score tag"
 _FILE_COLUMN = "__retrieval_dashboard_file"  # DuckDB's file name column (no run column's name)
 
 
@@ -155,22 +158,40 @@ def _trec_score() -> str:
 
 
 def _text_scan(source: src.RunSource) -> str:
-    """The scan of a text run: TREC lines split at their delimiter, no quoting, ``#`` lines
-    skipped (trec_eval's comments); a CSV table as its loader (pandas) reads it: RFC 4180
+    """The scan of a text run: TREC lines split at their delimiter, no quoting, as trec_eval
+    reads them (:func:`_trec_rows`); a CSV table as its loader (pandas) reads it: RFC 4180
     quoting (``"a,b"``, ``""`` inside quotes), no comment lines."""
     path = source.path
-    common = f"delim={_sql_string(source.delimiter)}, auto_detect=false, strict_mode=true"
+    common = f"delim={_sql_string(source.delimiter)}, auto_detect=false"
     if source.kind == "trec":
-        columns = ", ".join(f"'{c}': 'VARCHAR'" for c in _TREC_COLUMNS)
-        common += ", quote='', escape='', comment='#'"
-        rel = f"read_csv({_sql_string(str(path))}, header=false, columns={{{columns}}}, {common})"
-        return f"SELECT query_id AS q, doc_id AS d, {_trec_score()} AS s FROM {rel}"
-    common += ", quote='\"', escape='\"', comment=''"
+        common += ", quote='', escape='', comment='', null_padding=true, strict_mode=false"
+        rel = f"read_csv({_sql_string(str(path))}, header=false, columns={{{_COLUMNS}}}, {common})"
+        return f"SELECT query_id AS q, doc_id AS d, {_trec_score()} AS s FROM {rel} {_trec_rows()}"
+    common += ", strict_mode=true, quote='\"', escape='\"', comment=''"
     head = src.header_names(src.text_lines(src.head(path))[0], source.delimiter)
     columns = ", ".join(f"{_sql_string(c)}: 'VARCHAR'" for c in head)
     rel = f"read_csv({_sql_string(str(path))}, header=true, columns={{{columns}}}, {common})"
     score = _number("score") if source.score == "score" else f"-({_number('rank')})"
     return f"SELECT query_id AS q, doc_id AS d, {score} AS s FROM {rel}"
+
+
+#: the six VARCHAR columns of a TREC line, as read_csv's ``columns``
+_COLUMNS = ", ".join(f"'{c}': 'VARCHAR'" for c in _TREC_COLUMNS)
+
+
+def _trec_rows() -> str:
+    """The WHERE clause keeping a TREC scan's data lines, as trec_eval reads them: a line whose
+    first field starts with ``#`` is a comment, whatever its number of fields, and a line of
+    whitespace only is skipped. The scan pads a line of fewer fields with NULLs (a bad row,
+    named by :func:`_raise_bad_line`) and reads the first six of a longer one (trec_eval
+    ignores the rest). DuckDB's own ``comment`` option is not used: it would end a line's
+    fields at a ``#`` anywhere in it (``doc#1``)."""
+    fields = ", ".join(f"coalesce({c}, '')" for c in _TREC_COLUMNS)
+    blank = f"regexp_full_match(concat({fields}), '{_TREC_SPACE}*')"
+    return (
+        "WHERE NOT starts_with(coalesce(query_id, ''), '#') "
+        f"AND (CASE WHEN q0 IS NOT NULL THEN true ELSE NOT {blank} END)"
+    )
 
 
 #: The plan. ``judged`` is materialized so that the run's judged pairs are found before any row
@@ -404,6 +425,11 @@ def _fields(text: str, source: src.RunSource) -> list[str]:
     return text.split(source.delimiter)
 
 
+def _trec_skips(text: str) -> bool:
+    """:func:`_trec_rows` leaves this line out: a comment (it starts with ``#``) or blank."""
+    return text.startswith("#") or _WORDS.search(text) is None
+
+
 def _raise_bad_line(source: src.RunSource) -> None:
     """Raise the InputError naming the first line of a text run whose score is not finite."""
     opener = gzip.open if source.path.name.lower().endswith(".gz") else open
@@ -411,7 +437,7 @@ def _raise_bad_line(source: src.RunSource) -> None:
     with opener(source.path, "rt", encoding="utf-8-sig", errors="replace") as f:
         for number, line in enumerate(f, start=1):  # error path only: find the line
             text = line.rstrip("\r\n")
-            if not text or (source.kind == "trec" and text.startswith("#")):
+            if not text or (source.kind == "trec" and _trec_skips(text)):
                 continue
             parts = _fields(text, source)
             if field is None:  # the header of a CSV table
@@ -419,6 +445,10 @@ def _raise_bad_line(source: src.RunSource) -> None:
                     "score" if source.score == "score" else "rank"
                 )
                 continue
+            found = len(_WORDS.findall(text))
+            if source.kind == "trec" and found < len(_TREC_COLUMNS):
+                raise InputError(source.path, number, f"expected {len(_TREC_COLUMNS)} fields "
+                                 f"'{_TREC_USAGE}', found {found}")  # fmt: skip
             if source.kind == "trec" and _split_otherwise(parts):
                 raise InputError(source.path, number, "a field is empty or holds whitespace: "
                                  "trec_eval splits this line otherwise than at the delimiter "
