@@ -40,6 +40,17 @@ from analysis.core.names import Metric
 CREDIT = "an evaluator that scores every candidate (STaRK's) may credit them"
 
 
+def _they(n: int) -> tuple[str, str, str]:
+    """The verb, possessive and object agreeing with ``n`` queries: ``has, its, it`` for one,
+    ``have, their, them`` for more."""
+    return ("has", "its", "it") if n == 1 else ("have", "their", "them")
+
+
+def _credit(n: int, who: str = "") -> str:
+    """:data:`CREDIT` for ``n`` queries (``who`` in place of its object: ``the rest``)."""
+    return CREDIT.removesuffix("them") + (who or _they(n)[2])
+
+
 def usual_depth(n_ret: np.ndarray) -> int:
     """The most common list length among the queries with a list (the largest of equally common
     ones); 0 when no query has one."""
@@ -155,21 +166,23 @@ def _whole_message(
     lead = f"{m.label} {reads}: "
     n_zero, n_part = int(zero.sum()), int(part.sum())
     if n_zero:
-        depth = _depth_text(n_ret[zero])
+        has, its, _ = _they(n_zero)
         text = (
-            f"{n_zero} of {nq} queries have no relevant document within {depth}: their "
-            f"{m.label} is 0 here; {CREDIT}"
+            f"{n_zero} of {nq} queries {has} no relevant document within "
+            f"{_depth_text(n_ret[zero])}: {its} {m.label} is 0 here; {_credit(n_zero)}"
         )
         if n_part:
+            has, its, _ = _they(n_part)
             text += (
-                f"; {n_part} more have only part of their relevant documents in the saved list: "
-                f"their {m.label} is a lower bound"
+                f"; {n_part} more {has} only part of {its} relevant documents in the saved "
+                f"list: {its} {m.label} is a lower bound"
             )
         return lead + text
-    depth = _depth_text(n_ret[part])
+    has, its, _ = _they(n_part)
     return lead + (
-        f"{n_part} of {nq} queries have only part of their relevant documents within {depth}: "
-        f"their {m.label} is a lower bound; {CREDIT.replace('them', 'the rest')}"
+        f"{n_part} of {nq} queries {has} only part of {its} relevant documents within "
+        f"{_depth_text(n_ret[part])}: {its} {m.label} is a lower bound; "
+        f"{_credit(n_part, 'the rest')}"
     )
 
 
@@ -186,14 +199,16 @@ def _cutoff_message(
     text += f"of {nq} queries"
     n_zero, n_part = int(zero.sum()), int(part.sum())
     if n_zero:
+        has, its, _ = _they(n_zero)
         text += (
-            f"; {n_zero} of them have no relevant document in the saved list: their {m.label} "
-            f"is 0 here; {CREDIT}"
+            f"; {n_zero} of them {has} no relevant document in the saved list: {its} "
+            f"{m.label} is 0 here; {_credit(n_zero)}"
         )
     if n_part:
+        has, its, _ = _they(n_part)
         more = "more" if n_zero else "of them"
         text += (
-            f"; {n_part} {more} have only part of their relevant documents in the saved list: "
-            f"their {m.label} is a lower bound"
+            f"; {n_part} {more} {has} only part of {its} relevant documents in the saved list: "
+            f"{its} {m.label} is a lower bound"
         )
     return text

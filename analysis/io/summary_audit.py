@@ -301,7 +301,8 @@ def _depth_cause(audit: _Audit, m: str, value: float, bounds: tuple) -> Cause | 
     if best[m] - value <= tol or not (value - tol <= published <= best[m] + tol):
         return None
     head = (
-        f"the saved depth: {beyond} of {len(audit.ids):,} queries have no relevant document "
+        f"the saved depth: {beyond} of {len(audit.ids):,} queries "
+        f"{'has' if beyond == 1 else 'have'} no relevant document "
         f"within the saved depth {depth} (others may miss part of theirs); an evaluator that "
         "scores every candidate could raise the mean"
     )

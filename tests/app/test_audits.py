@@ -38,9 +38,9 @@ def test_home_data_checks_show_the_saved_depth_and_a_copied_summary(tmp_path, ro
     depth = checks.loc["saved_depth:mrr"]
     assert depth["severity"] == "note"
     assert depth["message"] == (
-        "mrr reads the whole ranking: 1 of 2 queries have no relevant document within the saved "
-        "depth 2: their mrr is 0 here; an evaluator that scores every candidate (STaRK's) may "
-        "credit them"
+        "mrr reads the whole ranking: 1 of 2 queries has no relevant document within the saved "
+        "depth 2: its mrr is 0 here; an evaluator that scores every candidate (STaRK's) may "
+        "credit it"
     )
     assert "saved_depth:recall@20" in checks.index
     assert "saved_depth:recall@50" not in checks.index  # not a metric of the dataset

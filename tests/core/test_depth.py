@@ -103,7 +103,7 @@ def test_rprec_reads_up_to_the_number_of_relevant_documents() -> None:
     assert w.count == 1
     assert w.examples == ("a",)
     assert w.message.startswith("rprec reads ranks up to R (the query's number of relevant")
-    assert "1 of 2 queries have only part of their relevant documents within the saved depth 3" in (
+    assert "1 of 2 queries has only part of its relevant documents within the saved depth 3" in (
         w.message
     )
     assert "a lower bound" in w.message
@@ -155,7 +155,7 @@ def test_ndcg_counts_every_positive_grade_missing_whatever_the_threshold(tmp_pat
         "saved_depth:ndcg@5",
     ]
     assert found["saved_depth:ndcg@5"].message.endswith(
-        "1 of them have only part of their relevant documents in the saved list: their ndcg@5 "
+        "1 of them has only part of its relevant documents in the saved list: its ndcg@5 "
         "is a lower bound"
     )
     path = tmp_path / "run.parquet"

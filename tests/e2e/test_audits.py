@@ -77,7 +77,7 @@ def test_home_data_checks_show_the_saved_depth_and_a_copied_summary(audit_server
     text = _checks(page, url, "audits-home-data-checks")
     assert "summary_mismatch" in text
     assert "its bytes are identical to those of other/runs/m/eval_metrics_test.json" in text
-    assert "mrr reads the whole ranking: 1 of 2 queries have no relevant document" in text
+    assert "mrr reads the whole ranking: 1 of 2 queries has no relevant document" in text
 
 
 def test_open_data_imports_avatars_flickr_layout_and_shows_its_notes(audit_server, page):

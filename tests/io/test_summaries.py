@@ -187,7 +187,7 @@ def test_the_saved_depth_explains_a_slightly_higher_mrr_with_its_bound(tmp_path:
     _summary(run.parent / "eval_metrics_human_generated_eval.json", {**means, "mrr": published})
     (found,) = _audit(run, qa, run_file_metrics=None)
     assert found.message.endswith(
-        "(its other 1 metric matches); likely cause: the saved depth: 1 of 4 queries have no "
+        "(its other 1 metric matches); likely cause: the saved depth: 1 of 4 queries has no "
         "relevant document within the saved depth 3 (others may miss part of theirs); an "
         "evaluator that scores every candidate could raise the mean mrr by at most 0.062500 "
         "(the summary is 0.010000 higher)"
@@ -211,7 +211,7 @@ def test_rows_the_run_file_repeats_count_once_in_its_own_means(tmp_path: Path) -
         {**means, "mrr": means["mrr"] + 0.01},
     )
     (found,) = _audit(run, qa)
-    assert "likely cause: the saved depth: 1 of 4 queries have no relevant document" in (
+    assert "likely cause: the saved depth: 1 of 4 queries has no relevant document" in (
         found.message
     )
 

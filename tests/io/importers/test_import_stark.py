@@ -481,7 +481,7 @@ def test_a_depth_limited_run_and_a_copied_summary_are_import_notes(tmp_path: Pat
     result = import_stark(root, tmp_path / "out")
     notes = "\n".join(result.notes)
     assert (
-        "eval_results_test.csv: mrr reads the whole ranking: 1 of 2 queries have no relevant "
+        "eval_results_test.csv: mrr reads the whole ranking: 1 of 2 queries has no relevant "
         "document within the saved depth 2"
     ) in notes
     assert (
