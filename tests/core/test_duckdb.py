@@ -217,6 +217,16 @@ def test_a_hash_inside_a_trec_field_and_comments_of_any_length_read_as_trec_eval
 USAGE = "qid Q0 docno rank score tag"
 
 
+def test_a_hexadecimal_score_says_which_engine_reads_it(tmp_path: Path) -> None:
+    """trec_eval's ``atof`` reads ``0x1p3`` as 8; DuckDB does not: the line is named with the
+    engine that reads it, not called "not a number"."""
+    error = _text_error(tmp_path / "r.trec", "q Q0 a 1 1.0 t\nq Q0 b 2 -0x1.8p1 t\n", "q", "a")
+    assert error.line == 2
+    assert "hexadecimal float" in error.message
+    assert "--engine memory" in error.message
+    assert read_trec_run(tmp_path / "r.trec")["score"].tolist() == [1.0, -3.0]
+
+
 def test_a_trec_line_of_too_few_fields_names_its_line_as_the_memory_engine_does(
     tmp_path: Path,
 ) -> None:

@@ -78,6 +78,10 @@ _TREC_SPACE = r"[\t\n\v\f\r ]"
 #: a TREC line's fields as trec_eval (and the in-memory engine) split it, and what they are
 _WORDS = re.compile(r"[^\t\n\v\f\r ]+")
 _TREC_USAGE = "qid Q0 docno rank score tag"
+#: a hexadecimal float as C's ``strtod`` (trec_eval's ``atof``) reads it, and DuckDB does not
+_HEX_FLOAT = re.compile(
+    r"[+-]?0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)(?:[pP][+-]?[0-9]+)?", re.ASCII
+)
 _FILE_COLUMN = "__retrieval_dashboard_file"  # DuckDB's file name column (no run column's name)
 
 
@@ -457,6 +461,10 @@ def _raise_bad_line(source: src.RunSource) -> None:
             if "_" in value:
                 raise InputError(source.path, number, f"score {value!r} is not a number (digit "
                                  "separators '_' are not part of the number syntax)")  # fmt: skip
+            if _HEX_FLOAT.fullmatch(value):
+                raise InputError(source.path, number, f"score {value!r} is a hexadecimal float, "
+                                 "which this engine does not read (--engine memory reads it as "
+                                 "trec_eval does)")  # fmt: skip
             try:  # (Python reads non-ASCII digits and spaces; DuckDB does not)
                 finite = value.isascii() and math.isfinite(float(value))
             except ValueError:
