@@ -371,6 +371,21 @@ def test_a_trec_line_of_several_separators_says_which_engine_reads_it(
         f"{path}:1: the out-of-core engines read TREC lines whose fields one space or one tab "
         "parts; this line has several spaces, or spaces and tabs: --engine memory reads it"
     )
+    path.write_text(f"# a comment\n \n{line}\n", encoding="utf-8")  # named by its own number
+    with pytest.raises(InputError) as err:
+        run_source(path)
+    assert err.value.line == 3
+
+
+def test_a_first_line_that_is_no_run_line_is_named_by_its_number(tmp_path: Path) -> None:
+    path = tmp_path / "r.trec"
+    path.write_text(" \r\n# c\r\nq1 Q0 x 0.5 run\r\nq1 Q0 y 2 0.4 run\r\n", encoding="utf-8")
+    with pytest.raises(InputError) as err:
+        run_source(path)
+    assert (err.value.line, err.value.message) == (
+        3,
+        "not a TREC run line (qid Q0 docno rank score tag) nor a table header",
+    )
 
 
 def test_a_bad_score_in_a_quoted_csv_table_names_its_line(tmp_path: Path) -> None:

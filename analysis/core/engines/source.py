@@ -133,10 +133,15 @@ def text_lines(text: str) -> list[str]:
 
 
 def _text_source(p: Path) -> RunSource:
-    lines = [ln for ln in text_lines(head(p)) if ln.strip(ASCII_SPACE) and not ln.startswith("#")]
-    if not lines:
+    numbered = [
+        (number, ln)
+        for number, ln in enumerate(text_lines(head(p)), start=1)
+        if ln.strip(ASCII_SPACE) and not ln.startswith("#")
+    ]
+    if not numbered:
         raise InputError(p, None, "the run is empty")
-    first = lines[0]
+    line, first = numbered[0]
+    lines = [ln for _, ln in numbered]
     for delim in (",", "\t"):
         names = set(header_names(first, delim))
         if {"query_id", "doc_id"} <= names:
@@ -151,11 +156,13 @@ def _text_source(p: Path) -> RunSource:
     if len(words) == 6:  # a TREC line whose fields several spaces (or spaces and tabs) part
         raise InputError(
             p,
-            1,
+            line,
             "the out-of-core engines read TREC lines whose fields one space or one tab parts; "
             "this line has several spaces, or spaces and tabs: --engine memory reads it",
         )
-    raise InputError(p, 1, "not a TREC run line (qid Q0 docno rank score tag) nor a table header")
+    raise InputError(
+        p, line, "not a TREC run line (qid Q0 docno rank score tag) nor a table header"
+    )
 
 
 #: the error of a run table (Parquet, CSV) with its columns and no row, as the loaders say it
