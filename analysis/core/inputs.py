@@ -15,6 +15,12 @@ import pyarrow.compute as pc
 from analysis.core import ranking as rk
 from analysis.core.errors import InputError
 
+#: Why a rank is refused: the loaders and every engine keep whole-number ranks below 2^53 in
+#: size (``1.5`` would sit between two ranks; from 2^53 on, doubles no longer tell neighbouring
+#: integers apart)
+RANK_RULE = "is not a whole number below 2^53 in size"
+RANK_LIMIT = 2**53
+
 if TYPE_CHECKING:
     import pandas as pd
 

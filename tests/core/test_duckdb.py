@@ -21,6 +21,7 @@ from analysis.core.engines.reduce import prepare_gold
 from analysis.core.engines.source import run_source
 from analysis.core.errors import InputError
 from analysis.core.metrics import DEFAULT_METRICS, evaluate_arrays, qrels_arrays, run_arrays
+from analysis.io import load_run
 from analysis.io.trec import read_trec_run
 from tests.helpers import ALL_METRICS, assert_matches_pytrec, random_collection, run_main
 
@@ -215,6 +216,37 @@ def test_a_hash_inside_a_trec_field_and_comments_of_any_length_read_as_trec_eval
 
 
 USAGE = "qid Q0 docno rank score tag"
+
+
+@pytest.mark.parametrize("rank", [1.5, 2.0**53, float("inf")])
+@pytest.mark.parametrize("kind", ["parquet", "csv"])
+def test_a_rank_that_is_no_whole_number_below_2_53_is_refused_as_the_memory_engine_does(
+    tmp_path: Path, kind: str, rank: float
+) -> None:
+    """A rank-only run's ranks are whole numbers below 2^53 in size (``1.5`` would sit between
+    two ranks, ``2^60`` cannot be told from its neighbours as a double): the memory engine
+    refuses any other rank, naming its row, and so do the out-of-core engines."""
+    run = pd.DataFrame({"query_id": ["q", "q", "q"], "doc_id": ["a", "b", "c"],
+                        "rank": [1.0, rank, 3.0]})  # fmt: skip
+    qrels = qrels_arrays(pd.DataFrame({"query_id": ["q"], "doc_id": ["b"], "relevance": [1]}))
+    path = tmp_path / f"r.{kind}"
+    if kind == "parquet":
+        _parquet(run, path)
+    else:
+        run.to_csv(path, index=False)
+    with pytest.raises(InputError) as memory:
+        load_run(path)
+    with pytest.raises(InputError) as duck:
+        evaluate_file(path, qrels)
+    assert memory.value.message.startswith("rank ")
+    assert duck.value.message.endswith(memory.value.message), duck.value.message
+    if kind == "csv":
+        assert duck.value.line == 3
+        return
+    assert duck.value.message.startswith("row 2: ")
+    with pytest.raises(InputError) as engine:  # the memory engine's own Parquet reader
+        engines.evaluate(path, qrels, ["mrr"], "memory", Options())
+    assert str(engine.value) == str(duck.value)
 
 
 def test_a_hexadecimal_score_says_which_engine_reads_it(tmp_path: Path) -> None:

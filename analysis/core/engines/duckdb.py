@@ -59,7 +59,7 @@ from analysis.core.engines import source as src
 from analysis.core.engines.passes import Layout, Pass
 from analysis.core.engines.reduce import Result, concat, finish, prepare_gold
 from analysis.core.errors import InputError
-from analysis.core.inputs import QrelsArrays
+from analysis.core.inputs import RANK_LIMIT, RANK_RULE, QrelsArrays
 
 if TYPE_CHECKING:
     import duckdb
@@ -122,7 +122,8 @@ def scan_sql(job: Job, part: Pass = Pass(), row_number: bool = False) -> str:  #
     select = (f"SELECT {cols.sql('query_id')} AS q, {cols.sql('doc_id')} AS d, "
               f"{cols.sql_score()} AS s")  # fmt: skip
     if row_number:
-        return (f"{select}, {_FILE_COLUMN} AS file, file_row_number + 1 AS row FROM "
+        raw = "rank" if cols.score == "rank" else "NULL"
+        return (f"{select}, {_FILE_COLUMN} AS file, file_row_number + 1 AS row, {raw} AS raw FROM "
                 f"read_parquet({_file_list(source.files)}, file_row_number=true, "
                 f"filename='{_FILE_COLUMN}')")  # fmt: skip
     if part.pieces is None:
@@ -175,7 +176,7 @@ def _text_scan(source: src.RunSource) -> str:
     head = src.header_names(src.text_lines(src.head(path))[0], source.delimiter)
     columns = ", ".join(f"{_sql_string(c)}: 'VARCHAR'" for c in head)
     rel = f"read_csv({_sql_string(str(path))}, header=true, columns={{{columns}}}, {common})"
-    score = _number("score") if source.score == "score" else f"-({_number('rank')})"
+    score = _number("score") if source.score == "score" else src.negated_rank(_number("rank"))
     return f"SELECT query_id AS q, doc_id AS d, {score} AS s FROM {rel}"
 
 
@@ -404,13 +405,18 @@ def raise_bad_row(con: duckdb.DuckDBPyConnection, job: Job) -> None:
     source = job.source
     if source.kind == "parquet":
         sql = (
-            f"SELECT file, row, q, d, s FROM ({scan_sql(job, row_number=True)}) "
+            f"SELECT file, row, q, d, s, raw FROM ({scan_sql(job, row_number=True)}) "
             "WHERE q IS NULL OR d IS NULL OR s IS NULL OR NOT isfinite(s) "
             "ORDER BY file, row LIMIT 1"
         )
-        file, row, qid, doc, score = fetch(con, sql).to_pylist()[0].values()
+        file, row, qid, doc, score, raw = fetch(con, sql).to_pylist()[0].values()
         what = "query_id" if qid is None else "doc_id" if doc is None else None
-        text = f"{what} is missing" if what else f"score {score!r} is not a finite number"
+        if what:
+            text = f"{what} is missing"
+        elif job.columns is not None and job.columns.score == "rank":
+            text = src.rank_problem(raw)
+        else:
+            text = f"score {score!r} is not a finite number"
         raise InputError(file, None, f"row {row}: {text}")
     _raise_bad_line(source)
 
@@ -432,6 +438,34 @@ def _fields(text: str, source: src.RunSource) -> list[str]:
 def _trec_skips(text: str) -> bool:
     """:func:`_trec_rows` leaves this line out: a comment (it starts with ``#``) or blank."""
     return text.startswith("#") or _WORDS.search(text) is None
+
+
+def _value_problem(value: str, column: str) -> str | None:
+    """Why a text run's ``score`` (or ``rank``) field ``value`` makes its line a bad row, as the
+    loaders say it; None for a value DuckDB reads."""
+    if "_" in value:
+        return (f"{column} {value!r} is not a number (digit separators '_' are not part of the "
+                "number syntax)")  # fmt: skip
+    if _HEX_FLOAT.fullmatch(value):
+        return (f"{column} {value!r} is a hexadecimal float, which this engine does not read "
+                "(--engine memory reads it as trec_eval does)")  # fmt: skip
+    try:
+        parsed = float(value)
+    except ValueError:
+        return f"{column} {value!r} is not a number"
+    if not value.isascii() or not math.isfinite(parsed):  # (Python reads non-ASCII digits)
+        return f"{column} {_shown(value, column)} is not a finite number"
+    if column == "rank" and (parsed != math.floor(parsed) or abs(parsed) >= RANK_LIMIT):
+        return f"rank {_shown(value, column)} {RANK_RULE}"
+    return None
+
+
+def _shown(value: str, column: str) -> str:
+    """``value`` as the loaders show it: a score as the text it is, a rank as the number read
+    from it (``1.5``, ``9007199254740993``)."""
+    if column != "rank" or not value.isascii():
+        return repr(value)
+    return repr(int(value)) if re.fullmatch(r"[+-]?[0-9]+", value) else repr(float(value))
 
 
 def _raise_bad_line(source: src.RunSource) -> None:
@@ -457,18 +491,8 @@ def _raise_bad_line(source: src.RunSource) -> None:
                 raise InputError(source.path, number, "a field is empty or holds whitespace: "
                                  "trec_eval splits this line otherwise than at the delimiter "
                                  "(--engine memory reads it as trec_eval does)")  # fmt: skip
-            value = parts[field] if field < len(parts) else ""
-            if "_" in value:
-                raise InputError(source.path, number, f"score {value!r} is not a number (digit "
-                                 "separators '_' are not part of the number syntax)")  # fmt: skip
-            if _HEX_FLOAT.fullmatch(value):
-                raise InputError(source.path, number, f"score {value!r} is a hexadecimal float, "
-                                 "which this engine does not read (--engine memory reads it as "
-                                 "trec_eval does)")  # fmt: skip
-            try:  # (Python reads non-ASCII digits and spaces; DuckDB does not)
-                finite = value.isascii() and math.isfinite(float(value))
-            except ValueError:
-                raise InputError(source.path, number, f"score {value!r} is not a number") from None
-            if not finite:
-                raise InputError(source.path, number, f"score {value!r} is not a finite number")
+            column = "score" if source.kind == "trec" or source.score == "score" else "rank"
+            problem = _value_problem(parts[field] if field < len(parts) else "", column)
+            if problem:
+                raise InputError(source.path, number, problem)
     raise InputError(source.path, None, "a row has a missing id or a score that is not finite")

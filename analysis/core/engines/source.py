@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import glob
 import gzip
+import math
 import re
 import zlib
 from collections.abc import Callable, Sequence
@@ -31,6 +32,7 @@ import pyarrow.compute as pc
 from analysis.core import paths
 from analysis.core import ranking as rk
 from analysis.core.errors import InputError
+from analysis.core.inputs import RANK_LIMIT, RANK_RULE
 
 _GLOB = "*?["
 _IDS = ("query_id", "doc_id")
@@ -250,9 +252,17 @@ class Columns:
         return f"CAST({name} AS VARCHAR)"  # integers: decimal digits, as str(int)
 
     def sql_score(self) -> str:
+        """A DuckDB expression reading the score as a double: ``score``, or minus ``rank``
+        (:func:`negated_rank`)."""
         if self.score == "score":
             return "CAST(score AS DOUBLE)"
-        return "-CAST(rank AS DOUBLE)"
+        return negated_rank("CAST(rank AS DOUBLE)")
+
+
+def negated_rank(value: str) -> str:
+    """A DuckDB expression: minus the rank ``value`` (an expression giving a double), NULL (a
+    bad row) unless it is a whole number below :data:`RANK_LIMIT` in size."""
+    return f"CASE WHEN {value} = floor({value}) AND abs({value}) < {RANK_LIMIT} THEN -({value}) END"
 
 
 def _kind(field: pa.Field, path: Path) -> str:
@@ -358,10 +368,15 @@ def read_parquet_columns(
 def check_rows(table: pa.Table, scores: np.ndarray, path: Path) -> None:
     """Raise an InputError naming ``path`` and the first row (1-based, in the file) whose
     ``query_id`` or ``doc_id`` is missing or whose score (``scores``, the table's as read) is
-    missing or not a finite number; the message is the out-of-core engines' (``<file>: row N:
-    query_id is missing``, ``<file>: row N: score inf is not a finite number``, a missing
-    score shown as ``None``)."""
+    missing or not a finite number, or whose rank is not a whole number below 2^53 in size; the
+    message is the out-of-core engines' (``<file>: row N: query_id is missing``, ``<file>: row
+    N: score inf is not a finite number``, a missing score shown as ``None``; a rank as
+    :func:`rank_problem` says)."""
+    rank = table.column_names[2] == "rank"
     bad = ~np.isfinite(scores)
+    if rank:
+        with np.errstate(invalid="ignore"):
+            bad |= (scores != np.floor(scores)) | (np.abs(scores) >= RANK_LIMIT)
     for name in ("query_id", "doc_id"):
         if table[name].null_count:
             bad |= rk.to_numpy(pc.is_null(table[name]))
@@ -372,8 +387,20 @@ def check_rows(table: pa.Table, scores: np.ndarray, path: Path) -> None:
         if not table[name][i].is_valid:
             raise InputError(path, None, f"row {i + 1}: {name} is missing")
     score = table.column(2)[i]  # the score or rank column read
+    if rank:
+        raise InputError(path, None, f"row {i + 1}: {rank_problem(score.as_py())}")
     value = float(scores[i]) if score.is_valid else None
     raise InputError(path, None, f"row {i + 1}: score {value!r} is not a finite number")
+
+
+def rank_problem(raw: object) -> str:
+    """Why the rank ``raw`` (as stored, None when missing) makes its row a bad row, as the
+    loaders say it: missing, not finite, or not a whole number below 2^53 in size."""
+    if raw is None:
+        return "empty rank"
+    if not math.isfinite(float(raw)):  # type: ignore[arg-type]
+        return f"rank {raw!r} is not a finite number"
+    return f"rank {raw!r} {RANK_RULE}"
 
 
 def chunked(chunks: list[pa.Array]) -> pa.ChunkedArray:
