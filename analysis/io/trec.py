@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 
 from analysis.core.errors import InputError
@@ -339,6 +340,20 @@ def relevance_value(text: str, path: str | Path, number: int | None) -> int:
     return value
 
 
+def _decimal_relevance(table: pa.Table) -> pa.Table | None:
+    """The table with its relevance text read as int64, or None (the line-by-line reader's
+    case) unless every value is a decimal integer within int64: Arrow's parser also reads
+    ``0x1`` as 1, where trec_eval's ``atol`` stops at the ``x``."""
+    text = table["relevance"]
+    if not pc.all(pc.match_substring_regex(text, r"^[+-]?[0-9]+$")).as_py():
+        return None
+    try:
+        values = pc.cast(text, pa.int64())
+    except pa.ArrowInvalid:  # outside int64
+        return None
+    return table.set_column(table.column_names.index("relevance"), "relevance", values)
+
+
 def read_trec_qrels(path: str | Path) -> pd.DataFrame:
     """Read a TREC qrels file into ``query_id, doc_id, relevance`` (relevance as int64).
 
@@ -352,9 +367,10 @@ def read_trec_qrels_table(path: str | Path) -> pa.Table:
     """:func:`read_trec_qrels` as an Arrow table."""
     p = check_file(path)
     table = _fast_read(
-        p, QRELS_FIELDS, {"query_id": pa.string(), "doc_id": pa.string(), "relevance": pa.int64()}
+        p, QRELS_FIELDS, {"query_id": pa.string(), "doc_id": pa.string(), "relevance": pa.string()}
     )
-    if table is not None and not _has_empty(table):
+    table = _decimal_relevance(table) if table is not None and not _has_empty(table) else None
+    if table is not None:
         return table.select(["query_id", "doc_id", "relevance"])
     qids, docs, rels = _slow_table(p, "qid iter docno rel", relevance_value, 3)
     return pa.table(

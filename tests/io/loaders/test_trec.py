@@ -161,6 +161,16 @@ def test_an_empty_field_past_the_head_is_split_as_trec_eval_splits_it(
     assert (error.line, error.message) == (6001, RUN_USAGE)
 
 
+@pytest.mark.parametrize("rel", ["0x1", "0X10", "-0x2"])
+def test_a_hexadecimal_relevance_is_refused_whatever_the_reader(tmp_path: Path, rel: str) -> None:
+    """trec_eval's ``atol`` reads ``0x1`` as 0; Arrow's integer parser reads it as 1. It is
+    refused, naming the line, in a small file (read line by line) as in a large one (Arrow)."""
+    for text in (f"q1 0 a {rel}\n", _big_qrels() + f"q1 0 a {rel}\n"):
+        error = _error(_write(tmp_path / "q.txt", text), read_trec_qrels)
+        assert error.message == f"relevance {rel!r} is not an integer"
+        assert error.line == text.count("\n")
+
+
 def test_an_empty_field_past_the_head_of_qrels_is_split_as_trec_eval_splits_it(
     tmp_path: Path,
 ) -> None:
