@@ -170,8 +170,6 @@ def _check_ids(frame: pd.DataFrame, path: Path) -> None:
             raise InputError(path, _row_line(path, i), f"empty {column}")
 
 
-
-
 def bad_ranks(values: np.ndarray) -> np.ndarray:
     """Which finite ranks are not whole numbers of size below 2^53 (``1.5`` would be cut to 1,
     ``1e30`` would wrap around in 64-bit integers and rank first)."""
