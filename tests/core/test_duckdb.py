@@ -249,6 +249,23 @@ def test_a_rank_that_is_no_whole_number_below_2_53_is_refused_as_the_memory_engi
     assert str(engine.value) == str(duck.value)
 
 
+def test_a_table_row_of_another_length_says_what_each_engine_reads(tmp_path: Path) -> None:
+    """A CSV row with fewer fields than the header is read by the memory engine (the missing
+    cells empty), one with more is refused by both: the refusal points to the memory engine
+    for the shorter row only, not for every text run."""
+    qrels = qrels_arrays(pd.DataFrame({"query_id": ["q"], "doc_id": ["a"], "relevance": [1]}))
+    for text in ("query_id,doc_id,score,extra\nq,a,1.0,e\nq,b,2.0\n",
+                 "query_id,doc_id,score\nq,a,1.0\nq,b,2.0,zz\n"):  # fmt: skip
+        path = tmp_path / "r.csv"
+        path.write_text(text)
+        with pytest.raises(InputError) as duck:
+            evaluate_file(path, qrels)
+        assert duck.value.message.endswith(
+            "(this engine reads tables whose rows have the header's number of fields; "
+            "--engine memory also reads shorter rows)"
+        )
+
+
 def test_a_hexadecimal_score_says_which_engine_reads_it(tmp_path: Path) -> None:
     """trec_eval's ``atof`` reads ``0x1p3`` as 8; DuckDB does not: the line is named with the
     engine that reads it, not called "not a number"."""

@@ -388,8 +388,13 @@ def spill_folder() -> Iterator[Path]:
 
 
 def _hint(source: src.RunSource) -> str:
+    """What follows DuckDB's own refusal of a text run: what this engine reads of its kind,
+    and what the memory engine reads besides."""
     if source.kind == "parquet":
         return ""
+    if source.kind == "csv":
+        return (" (this engine reads tables whose rows have the header's number of fields; "
+                "--engine memory also reads shorter rows)")  # fmt: skip
     return " (this engine reads text runs with one delimiter throughout; --engine memory reads any)"
 
 
