@@ -26,7 +26,6 @@ The fast reader maps regular files (a pipe is read from its private spool, see
 from __future__ import annotations
 
 import math
-import mmap
 import os
 import re
 from collections.abc import Callable
@@ -78,29 +77,27 @@ _SCAN_BLOCK = 1 << 24
 def _empty_field(path: Path, delim: str) -> bool:
     """A line of the file has an empty field: two delimiters in a row, or one at a line's start
     or end. Arrow would read it as a field where trec_eval, splitting on runs of whitespace,
-    sees none (``q  d 1 2 t`` has five fields); such a file is left to the line-by-line reader."""
+    sees none (``q  d 1 2 t`` has five fields); such a file is left to the line-by-line reader.
+    Read a block at a time (a block's worth of memory, whatever the file's size)."""
+    d = ord(delim)
+    buf = bytearray(_SCAN_BLOCK + 1)  # [the previous block's last byte] + a block
+    view = memoryview(buf)
     with path.open("rb") as f:
-        if os.fstat(f.fileno()).st_size == 0:
-            return False
-        with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
-            raw = np.frombuffer(data, dtype=np.uint8)
-            try:
-                return _empty_in(raw, ord(delim))
-            finally:
-                del raw  # (the map cannot close while a view of it lives)
+        buf[0] = ord("\n")  # a line break before the file: a delimiter first starts a line
+        last = None
+        while n := f.readinto(view[1:]):
+            if _empty_in(np.frombuffer(buf, dtype=np.uint8, count=n + 1), d):
+                return True
+            last = buf[n]
+            buf[0] = last
+    return last == d  # the file ends with a delimiter
 
 
-def _empty_in(raw: np.ndarray, d: int) -> bool:
-    """:func:`_empty_field` on the bytes ``raw``, a block at a time."""
-    if raw[0] == d or raw[-1] == d:
-        return True
-    for lo in range(0, len(raw), _SCAN_BLOCK):
-        block = raw[lo : lo + _SCAN_BLOCK + 1]  # a byte of overlap: pairs across blocks
-        is_d = block == d
-        ends = (block == ord("\n")) | (block == ord("\r"))
-        if np.any(is_d[1:] & (is_d[:-1] | ends[:-1])) or np.any(ends[1:] & is_d[:-1]):
-            return True
-    return False
+def _empty_in(block: np.ndarray, d: int) -> bool:
+    """A delimiter next to another or to a line break in ``block``."""
+    is_d = block == d
+    ends = (block == ord("\n")) | (block == ord("\r"))
+    return bool(np.any(is_d[1:] & (is_d[:-1] | ends[:-1])) or np.any(ends[1:] & is_d[:-1]))
 
 
 def _fast_read(path: Path, names: tuple[str, ...], keep: dict[str, pa.DataType]) -> pa.Table | None:
