@@ -329,6 +329,7 @@ def evaluate_arrays(
     values = kn.scores(wanted, judged)
     columns: dict[str, np.ndarray] = {m.label: values[m.label] for m in wanted}
     n_found = np.bincount(judged.qi[judged.relevant], minlength=judged.nq)
+    n_positive_found = np.bincount(judged.qi[judged.gain > 0], minlength=judged.nq)
     if options.get("diagnostics", False):
         columns.update(_diagnostic_columns(wanted, ranked, run_to_qrels, rows, judged, values))
     outside = None
@@ -341,7 +342,7 @@ def evaluate_arrays(
         outside,
         n_split_dropped,
         n_not_candidates,
-        np.bincount(judged.qi[judged.gain > 0], minlength=judged.nq),
+        n_positive_found,
     )
     warnings = data_warnings(
         q,
@@ -355,7 +356,7 @@ def evaluate_arrays(
     # nDCG's gains: every positive grade (LIST's variant: binary, the relevant documents only)
     n_pos = judged.n_rel if compat == "list" else np.bincount(q.query_index[q.relevance > 0],
                                                                minlength=judged.nq)  # fmt: skip
-    graded = (n_pos, np.bincount(judged.qi[judged.gain > 0], minlength=judged.nq))
+    graded = (n_pos, n_positive_found)
     warnings += depth.depth_warnings(q.queries, judged.n_ret, judged.n_rel, n_found, wanted, graded)
     return q.queries, columns, warnings, wanted
 

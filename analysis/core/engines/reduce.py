@@ -106,19 +106,16 @@ def finish(result: pa.Table, q: inputs.Qrels, wanted: list[mx.Metric], threshold
     tied_queries = run_to_qrels[tied][run_to_qrels[tied] >= 0]
     summary = _RunSummary(run_ids, int(extra.sum()), int((extra > 0).sum()))
     n_found = np.bincount(qi[relevant], minlength=nq)
+    n_positive_found = np.bincount(qi[gain > 0], minlength=nq)
     warnings = checks.data_warnings(
         q,
         summary,  # type: ignore[arg-type]
-        checks.Coverage(
-            run_to_qrels, n_ret, n_rel, n_found=np.bincount(qi[gain > 0], minlength=nq)
-        ),
+        checks.Coverage(run_to_qrels, n_ret, n_rel, n_found=n_positive_found),
         wanted,
         tied_queries if tied.any() else None,
         None,
     )
-    graded = (  # nDCG's gains: every positive grade
-        np.bincount(q.query_index[q.relevance > 0], minlength=nq),
-        np.bincount(qi[gain > 0], minlength=nq),
-    )
+    # nDCG's gains: every positive grade
+    graded = (np.bincount(q.query_index[q.relevance > 0], minlength=nq), n_positive_found)
     warnings += depth.depth_warnings(q.queries, n_ret, n_rel, n_found, wanted, graded)
     return q.queries, columns, warnings, wanted
