@@ -179,8 +179,7 @@ def _keys(keys: Sequence[str], shown: int = 10) -> str:
     """The first ``shown`` keys (a key that is not one line of printable text quoted, each cut
     at 40 characters), then how many more."""
     items = [k if k.isprintable() else repr(k) for k in keys[:shown]]
-    text = ", ".join(k if len(k) <= 40 else k[:39] + "…" for k in items)
-    return text + (f" and {len(keys) - shown:,} more" if len(keys) > shown else "")
+    return _first([k if len(k) <= 40 else k[:39] + "…" for k in items], len(keys))
 
 
 Cause = tuple[str, str, str]  # (what, the metric's own figures, what follows them)
