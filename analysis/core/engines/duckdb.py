@@ -75,9 +75,8 @@ _FLT_OVERFLOW = 3.4028235677973366e38  # doubles from here on round to inf as fl
 _TREC_COLUMNS = ("query_id", "q0", "doc_id", "file_rank", "score", "tag")
 #: The ASCII whitespace trec_eval splits a run line on (C's ``isspace``), as an RE2 class
 _TREC_SPACE = r"[\t\n\v\f\r ]"
-#: a TREC line's fields as trec_eval (and the in-memory engine) split it, and what they are
-_WORDS = re.compile(r"[^\t\n\v\f\r ]+")
-_TREC_USAGE = "qid Q0 docno rank score tag"
+#: a TREC line's fields as trec_eval (and the in-memory engine) split it
+_WORDS = re.compile(f"[^{src.ASCII_SPACE}]+")
 #: a hexadecimal float as C's ``strtod`` (trec_eval's ``atof``) reads it, and DuckDB does not
 _HEX_FLOAT = re.compile(
     r"[+-]?0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)(?:[pP][+-]?[0-9]+)?", re.ASCII
@@ -488,10 +487,10 @@ def _raise_bad_line(source: src.RunSource) -> None:
                     "score" if source.score == "score" else "rank"
                 )
                 continue
-            found = len(_WORDS.findall(text))
-            if source.kind == "trec" and found < len(_TREC_COLUMNS):
+            found = len(_WORDS.findall(text)) if source.kind == "trec" else None
+            if found is not None and found < len(_TREC_COLUMNS):
                 raise InputError(source.path, number, f"expected {len(_TREC_COLUMNS)} fields "
-                                 f"'{_TREC_USAGE}', found {found}")  # fmt: skip
+                                 f"'{src.TREC_USAGE}', found {found}")  # fmt: skip
             if source.kind == "trec" and _split_otherwise(parts):
                 raise InputError(source.path, number, "a field is empty or holds whitespace: "
                                  "trec_eval splits this line otherwise than at the delimiter "

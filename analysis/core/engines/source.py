@@ -126,6 +126,8 @@ def run_source(path: str | Path) -> RunSource:
 #: The whitespace trec_eval splits a run line on (C's ``isspace``): ASCII only, where Python's
 #: ``str.split`` and ``str.splitlines`` also split at a no-break space, ``\x1c``-``\x1f``, ``\x85``
 ASCII_SPACE = " \t\n\v\f\r"
+#: the fields of a TREC run line, as errors name them
+TREC_USAGE = "qid Q0 docno rank score tag"
 
 
 def text_lines(text: str) -> list[str]:
@@ -162,9 +164,7 @@ def _text_source(p: Path) -> RunSource:
             "the out-of-core engines read TREC lines whose fields one space or one tab parts; "
             "this line has several spaces, or spaces and tabs: --engine memory reads it",
         )
-    raise InputError(
-        p, line, "not a TREC run line (qid Q0 docno rank score tag) nor a table header"
-    )
+    raise InputError(p, line, f"not a TREC run line ({TREC_USAGE}) nor a table header")
 
 
 #: the error of a run table (Parquet, CSV) with its columns and no row, as the loaders say it
