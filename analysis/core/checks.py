@@ -13,17 +13,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from analysis.core import ranking as rk
-from analysis.core.errors import DataWarning
+from analysis.core.errors import DataWarning, agreeing, counted
 from analysis.core.names import Metric
 
 
 def _examples(ids: Iterable[object], n: int = 5) -> tuple[str, ...]:
     return tuple(str(x) for x in list(ids)[:n])
-
-
-def _n(count: int, singular: str, plural: str | None = None) -> str:
-    """``count`` and the noun agreeing with it: ``1 query``, ``2 queries``."""
-    return f"{count} {singular if count == 1 else plural or singular + 's'}"
 
 
 def _first_ids(ids: pa.Array, n: int = 5) -> tuple[str, ...]:
@@ -116,10 +111,10 @@ def _notes(nq: int, coverage: Coverage) -> list[DataWarning]:
             DataWarning(
                 "split",
                 nq,
-                f"split: {_n(nq, 'query', 'queries')} evaluated; "
-                f"{_n(coverage.n_split_dropped, 'query', 'queries')} of the qrels outside the "
-                f"split dropped, {_n(n_outside, 'query', 'queries')} of the run outside the split "
-                "ignored",
+                f"split: {counted(nq, 'query', 'queries')} evaluated; "
+                f"{counted(coverage.n_split_dropped, 'query', 'queries')} of the qrels outside "
+                f"the split dropped, {counted(n_outside, 'query', 'queries')} of the run outside "
+                "the split ignored",
                 level="info",
             )
         )
@@ -129,7 +124,7 @@ def _notes(nq: int, coverage: Coverage) -> list[DataWarning]:
             DataWarning(
                 "not_candidates",
                 n_not_candidates,
-                f"STaRK variant: {_n(n_not_candidates, 'gold id')} that "
+                f"STaRK variant: {counted(n_not_candidates, 'gold id')} that "
                 f"{'is not a candidate' if n_not_candidates == 1 else 'are not candidates'} "
                 "dropped",
                 level="info",
@@ -181,8 +176,8 @@ def _coverage_warnings(
             DataWarning(
                 "no_relevant",
                 len(no_rel),
-                f"{_n(len(no_rel), 'query', 'queries')} "
-                f"{'has' if len(no_rel) == 1 else 'have'} no relevant document in the qrels; "
+                f"{counted(len(no_rel), 'query', 'queries')} "
+                f"{agreeing(len(no_rel))[0]} no relevant document in the qrels; "
                 f"{'it scores' if len(no_rel) == 1 else 'they score'} 0",
                 _examples(rk.take(q.queries, no_rel).to_pylist()),
             )
@@ -226,8 +221,8 @@ def _duplicate_warnings(q: Any, ranked: Any) -> list[DataWarning]:
             DataWarning(
                 "duplicate_docs",
                 ranked.n_duplicate_rows,
-                f"{_n(ranked.n_duplicate_rows, 'duplicate document')} in the run "
-                f"(in {_n(ranked.n_duplicate_queries, 'query', 'queries')}); the best-ranked "
+                f"{counted(ranked.n_duplicate_rows, 'duplicate document')} in the run "
+                f"(in {counted(ranked.n_duplicate_queries, 'query', 'queries')}); the best-ranked "
                 "occurrence is kept",
             )
         )
@@ -236,8 +231,8 @@ def _duplicate_warnings(q: Any, ranked: Any) -> list[DataWarning]:
             DataWarning(
                 "duplicate_qrels",
                 q.n_duplicate_rows,
-                f"{_n(q.n_duplicate_rows, 'duplicate qrels row')} "
-                f"(in {_n(q.n_duplicate_queries, 'query', 'queries')}); "
+                f"{counted(q.n_duplicate_rows, 'duplicate qrels row')} "
+                f"(in {counted(q.n_duplicate_queries, 'query', 'queries')}); "
                 "each pair keeps its maximum relevance",
             )
         )
@@ -254,10 +249,10 @@ def _cap_warnings(q: Any, n_rel: np.ndarray, wanted: Sequence[Metric]) -> list[D
                 DataWarning(
                     f"gold_exceeds_{k}",
                     len(over),
-                    f"{_n(len(over), 'query', 'queries')} "
-                    f"{'has' if len(over) == 1 else 'have'} more than "
-                    f"{_n(k, 'relevant document')}, so recall@{k} cannot reach 1 for "
-                    f"{'it' if len(over) == 1 else 'them'}",
+                    f"{counted(len(over), 'query', 'queries')} "
+                    f"{agreeing(len(over))[0]} more than "
+                    f"{counted(k, 'relevant document')}, so recall@{k} cannot reach 1 for "
+                    f"{agreeing(len(over))[2]}",
                     _examples(rk.take(q.queries, over).to_pylist()),
                 )
             )
@@ -285,7 +280,7 @@ def _tie_warnings(
         DataWarning(
             "ties",
             n,
-            f"{_n(n, 'query', 'queries')} {'has' if n == 1 else 'have'} tied scores{detail}",
+            f"{counted(n, 'query', 'queries')} {agreeing(n)[0]} tied scores{detail}",
             _examples(rk.take(q.queries, tied_queries).to_pylist()),
         )
     ]

@@ -33,22 +33,16 @@ import numpy as np
 import pyarrow as pa
 
 from analysis.core import ranking as rk
-from analysis.core.errors import DataWarning
+from analysis.core.errors import DataWarning, agreeing
 from analysis.core.measures import REGISTRY
 from analysis.core.names import Metric
 
 CREDIT = "an evaluator that scores every candidate (STaRK's) may credit them"
 
 
-def _they(n: int) -> tuple[str, str, str]:
-    """The verb, possessive and object agreeing with ``n`` queries: ``has, its, it`` for one,
-    ``have, their, them`` for more."""
-    return ("has", "its", "it") if n == 1 else ("have", "their", "them")
-
-
 def _credit(n: int, who: str = "") -> str:
     """:data:`CREDIT` for ``n`` queries (``who`` in place of its object: ``the rest``)."""
-    return CREDIT.removesuffix("them") + (who or _they(n)[2])
+    return CREDIT.removesuffix("them") + (who or agreeing(n)[2])
 
 
 def usual_depth(n_ret: np.ndarray) -> int:
@@ -166,19 +160,19 @@ def _whole_message(
     lead = f"{m.label} {reads}: "
     n_zero, n_part = int(zero.sum()), int(part.sum())
     if n_zero:
-        has, its, _ = _they(n_zero)
+        has, its, _ = agreeing(n_zero)
         text = (
             f"{n_zero} of {nq} queries {has} no relevant document within "
             f"{_depth_text(n_ret[zero])}: {its} {m.label} is 0 here; {_credit(n_zero)}"
         )
         if n_part:
-            has, its, _ = _they(n_part)
+            has, its, _ = agreeing(n_part)
             text += (
                 f"; {n_part} more {has} only part of {its} relevant documents in the saved "
                 f"list: {its} {m.label} is a lower bound"
             )
         return lead + text
-    has, its, _ = _they(n_part)
+    has, its, _ = agreeing(n_part)
     return lead + (
         f"{n_part} of {nq} queries {has} only part of {its} relevant documents within "
         f"{_depth_text(n_ret[part])}: {its} {m.label} is a lower bound; "
@@ -199,13 +193,13 @@ def _cutoff_message(
     text += f"of {nq} queries"
     n_zero, n_part = int(zero.sum()), int(part.sum())
     if n_zero:
-        has, its, _ = _they(n_zero)
+        has, its, _ = agreeing(n_zero)
         text += (
             f"; {n_zero} of them {has} no relevant document in the saved list: {its} "
             f"{m.label} is 0 here; {_credit(n_zero)}"
         )
     if n_part:
-        has, its, _ = _they(n_part)
+        has, its, _ = agreeing(n_part)
         more = "more" if n_zero else "of them"
         text += (
             f"; {n_part} {more} {has} only part of {its} relevant documents in the saved list: "

@@ -89,3 +89,14 @@ class DataWarning:
         if self.level == "info":
             return self.message
         return f"warning: {self.message}"
+
+
+def counted(count: int, singular: str, plural: str | None = None) -> str:
+    """``count`` and the noun agreeing with it, for warning texts: ``1 query``, ``2 queries``."""
+    return f"{count} {singular if count == 1 else plural or singular + 's'}"
+
+
+def agreeing(count: int) -> tuple[str, str, str]:
+    """The verb, possessive and object agreeing with ``count`` things, for warning texts:
+    ``has, its, it`` for one, ``have, their, them`` for more."""
+    return ("has", "its", "it") if count == 1 else ("have", "their", "them")

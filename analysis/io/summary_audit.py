@@ -40,7 +40,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.core.depth import usual_depth
-from analysis.core.errors import DataWarning
+from analysis.core.errors import DataWarning, agreeing
 from analysis.core.metrics import evaluate_run, rank_run
 from analysis.io.summaries import Summary, canonical_metric
 
@@ -301,7 +301,7 @@ def _depth_cause(audit: _Audit, m: str, value: float, bounds: tuple) -> Cause | 
         return None
     head = (
         f"the saved depth: {beyond} of {len(audit.ids):,} queries "
-        f"{'has' if beyond == 1 else 'have'} no relevant document "
+        f"{agreeing(beyond)[0]} no relevant document "
         f"within the saved depth {depth} (others may miss part of theirs); an evaluator that "
         "scores every candidate could raise the mean"
     )
