@@ -375,14 +375,13 @@ def _compute_per_query(
             found[model] = [*found.get(model, []), *items]
         return table, found
 
-    # on disk too (analysis.stats.cache), keyed by the files' stamps, the parameters and the
-    # uploaded runs' bytes (each run's SHA-256: their bytes joined could be split otherwise):
-    # a server restart does not recompute the table
+    # on disk too (analysis.stats.cache), keyed by the files' stamps and the parameters, which
+    # hold each uploaded run's model, file name and SHA-256 (stored with the upload: its bytes
+    # are not hashed again here): a server restart does not recompute the table
     params = {"dataset": spec.name, "ties": ties, "metrics": metrics, "spec": repr(spec),
               "split": split, "uploads": [list(u) for u in upload_key],
               "app": app_code(), **_measures()}  # fmt: skip
-    uploaded = b"".join(contents[m][1] for m, _, _ in upload_key)
-    return cached_table(_spec_files(spec), params, compute, extra=uploaded)
+    return cached_table(_spec_files(spec), params, compute)
 
 
 def _restricted(spec: DatasetSpec, split: str | None) -> bool:
