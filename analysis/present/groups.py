@@ -20,7 +20,12 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from analysis.present.escape import plotly_text
-from analysis.present.palette import DIVERGING_SCALE, FONT_FAMILY, SEQUENTIAL_SCALE
+from analysis.present.palette import (
+    DIVERGING_SCALE,
+    FONT_FAMILY,
+    SEQUENTIAL_SCALE,
+    sequential_colours,
+)
 from analysis.stats.allmodels import model_column
 from analysis.stats.groups import SeedSensitivity
 
@@ -126,7 +131,9 @@ def grid_figure(grid: pd.DataFrame, models: Sequence[str], metric: str) -> go.Fi
     sequential scale from 0 to 1; a click selects a (query, model) cell (``customdata``: query
     id and model). Cells are horizontal bars, one trace per model (a bar from ``i`` to
     ``i + 1`` in row ``q``), so they tile like a heatmap and can be clicked and selected (a
-    heatmap cannot be selected in Streamlit)."""
+    heatmap cannot be selected in Streamlit). Each cell's colour is written out
+    (:func:`~analysis.present.palette.sequential_colours`); the colour bar is drawn by a last
+    trace without points, on the figure's colour axis."""
     n = len(grid)
     ids = grid["query_id"].astype(str).tolist()
     fig = go.Figure()
@@ -138,8 +145,12 @@ def grid_figure(grid: pd.DataFrame, models: Sequence[str], metric: str) -> go.Fi
         fig.add_trace(go.Bar(
             x=np.ones(n), y=np.arange(n), base=np.full(n, float(i)), orientation="h", width=1.0,
             name=name, customdata=[[q, column] for q in ids], hovertext=hover, hoverinfo="text",
-            marker={"color": values, "coloraxis": "coloraxis", "line": {"width": 0}},
+            marker={"color": sequential_colours(values), "line": {"width": 0}},
         ))  # fmt: skip
+    fig.add_trace(go.Scatter(
+        x=[None], y=[None], mode="markers", hoverinfo="skip", showlegend=False,
+        marker={"color": [0.0], "coloraxis": "coloraxis"},
+    ))  # fmt: skip
     fig.update_layout(
         height=int(min(900, max(260, 120 + 4 * n))), font={"family": FONT_FAMILY},
         showlegend=False, bargap=0, barmode="overlay", clickmode="event+select",

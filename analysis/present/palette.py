@@ -21,6 +21,8 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable
 
+import numpy as np
+
 #: Okabe–Ito categorical colours (black and grey left out), in their usual order.
 MODEL_COLOURS: tuple[str, ...] = (
     "#0072B2",  # blue
@@ -49,6 +51,26 @@ DIVERGING_SCALE: tuple[tuple[float, str], ...] = (
 
 #: Sequential scale for a metric's values (scale the range to the data).
 SEQUENTIAL_SCALE = "Viridis"
+
+
+def sequential_colours(values: Iterable[float]) -> list[str]:
+    """``rgb(r, g, b)`` of each value on :data:`SEQUENTIAL_SCALE` from 0 to 1 (values outside
+    clipped to it), each channel interpolated linearly between the scale's two nearest stops
+    and rounded (half to even): the colour plotly.js draws for that number on a colour axis
+    with ``cmin=0, cmax=1``.
+
+    Bar cells get these strings rather than the numbers: plotly.js reads each bar's colour for
+    its opacity and, for a number, logs a warning with a stack trace per bar, so a grid of
+    thousands of cells keeps the browser busy for seconds."""
+    from plotly.colors import get_colorscale, hex_to_rgb
+
+    stops = get_colorscale(SEQUENTIAL_SCALE)
+    at = np.array([float(s) for s, _ in stops])
+    rgb = np.array([hex_to_rgb(c) for _, c in stops], dtype=np.float64)
+    x = np.clip(np.asarray(list(values), dtype=np.float64), 0.0, 1.0)
+    channels = np.rint([np.interp(x, at, rgb[:, c]) for c in range(3)]).astype(int)
+    return [f"rgb({r}, {g}, {b})" for r, g, b in channels.T]
+
 
 #: Highlight of gold rows in tables (light green works on white and on the dark theme's cells).
 GOLD_ROW_CSS = "background-color: rgba(0, 158, 115, 0.18)"

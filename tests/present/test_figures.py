@@ -9,6 +9,7 @@ import sys
 from html.parser import HTMLParser
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 import pytest
@@ -133,3 +134,16 @@ def test_browser_path_honours_browser_path(monkeypatch, tmp_path):
 def test_figure_image_rejects_unknown_format():
     with pytest.raises(ValueError, match="png"):
         figure_image(_figure(), "jpg")
+
+
+def test_sequential_colours_are_plotlys_colours_on_the_scale():
+    """Written-out cell colours are those plotly computes for the numbers on the sequential
+    scale from 0 to 1 (values outside clipped), so a chart looks as it did with the numbers."""
+    from plotly.colors import sample_colorscale
+
+    from analysis.present.palette import SEQUENTIAL_SCALE, sequential_colours
+
+    values = [0.0, 1.0, 0.5, 1 / 3, *np.random.default_rng(3).random(500)]
+    assert sequential_colours(values) == sample_colorscale(SEQUENTIAL_SCALE, values)
+    assert sequential_colours([-0.5, 7.0]) == sequential_colours([0.0, 1.0])
+    assert sequential_colours([]) == []

@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 from analysis.present.groups import grid_figure
+from analysis.present.palette import sequential_colours
 from analysis.stats.allmodels import (
     OUTCOMES,
     bounded,
@@ -87,15 +88,20 @@ def test_errors() -> None:
 def test_grid_figure_cells_carry_query_and_model() -> None:
     grid = model_grid(_table(VALUES), "hit@1", ["a", "b", "c"])
     figure = grid_figure(grid, ["a", "b", "c"], "hit@1")
-    assert len(figure.data) == 3  # one trace (column) per model
+    bars = [t for t in figure.data if t.type == "bar"]
+    assert len(bars) == 3  # one trace (column) per model
     cells = {}
-    for trace in figure.data:
+    for trace in bars:
         assert list(trace.y) == list(range(5))  # one row per query, in the grid's order
         cells |= {tuple(c): v for c, v in zip(trace.customdata, trace.marker.color, strict=True)}
     assert len(cells) == 15  # 5 queries x 3 models
-    assert cells[("q1", "a")] == 1.0
-    assert cells[("q1", "b")] == 0.0
+    one, zero = sequential_colours([1.0, 0.0])
+    assert cells[("q1", "a")] == one
+    assert cells[("q1", "b")] == zero
     assert list(figure.data[1].base) == [1.0] * 5  # column b spans [1, 2]
+    (bar,) = [t for t in figure.data if t.type != "bar"]  # the colour bar's, without points
+    assert bar.marker.coloraxis == "coloraxis"
+    assert list(bar.x) == [None]
     assert (figure.layout.coloraxis.cmin, figure.layout.coloraxis.cmax) == (0.0, 1.0)
     escaped = grid_figure(model_grid(_table({"<b>a</b>": VALUES["a"], "b": VALUES["b"]}), "hit@1",
                                      ["<b>a</b>", "b"]), ["<b>a</b>", "b"], "hit@1")  # fmt: skip
@@ -117,5 +123,5 @@ def test_models_named_like_the_grids_own_columns_keep_their_values() -> None:
         assert got == expected, name
     ordered = grid.reset_index()
     figure = grid_figure(ordered, names, "hit@1")
-    drawn = [list(t.marker.color) for t in figure.data]
-    assert drawn == [ordered[model_column("hit@1", n)].tolist() for n in names]
+    drawn = [list(t.marker.color) for t in figure.data if t.type == "bar"]
+    assert drawn == [sequential_colours(ordered[model_column("hit@1", n)]) for n in names]
