@@ -33,6 +33,33 @@ def _components_scanned_once() -> Iterator[None]:
     manifest_scanner.scan_component_manifests = scan
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _scripts_compiled_once() -> Iterator[None]:
+    """Each new AppTest compiles the page scripts it runs again (Streamlit's script cache lives
+    in the test's own runner; a server compiles each page once): about a tenth of this folder's
+    CPU time. A script is compiled once per process here, and again when its file changes (its
+    path, size and modification time are the key, with Streamlit's magic setting, which changes
+    the code), as a server does on its first run of it."""
+    from streamlit import config
+    from streamlit.runtime.scriptrunner.script_cache import ScriptCache
+
+    compile_script = ScriptCache.get_bytecode
+    compiled: dict[tuple, object] = {}
+
+    def get_bytecode(self: ScriptCache, script_path: str) -> object:
+        path = Path(script_path).absolute()
+        stat = path.stat()
+        key = (str(path), stat.st_size, stat.st_mtime_ns,
+               config.get_option("runner.magicEnabled"))  # fmt: skip
+        if key not in compiled:
+            compiled[key] = compile_script(self, script_path)
+        return compiled[key]
+
+    ScriptCache.get_bytecode = get_bytecode
+    yield
+    ScriptCache.get_bytecode = compile_script
+
+
 @pytest.fixture(autouse=True)
 def _notes_in_tmp(tmp_path, monkeypatch):
     """Annotations written by a page go to a temporary notes folder, not the user's."""
