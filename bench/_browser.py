@@ -294,6 +294,18 @@ def pick_radio(page, scope: str, label: str, i: int) -> Callable[[], None]:
     return options.nth(choices[i % len(choices)]).click
 
 
+def pick_segment(page, scope: str, label: str, i: int) -> Callable[[], None]:
+    """An action choosing another option of the segmented control labelled ``label``: the
+    ``i``-th (modulo their number) of its buttons that is not the one chosen now."""
+    group = page.locator(f"{scope} [data-testid=stButtonGroup]").filter(
+        has=page.get_by_text(label, exact=True)
+    )
+    buttons = group.first.locator("button")
+    chosen = buttons.evaluate_all("bs => bs.map(b => (b.dataset.testid || '').endsWith('Active'))")
+    choices = [j for j, on in enumerate(chosen) if not on] or [0]
+    return buttons.nth(choices[i % len(choices)]).click
+
+
 def click_row(page, table_key: str, row: int) -> Callable[[], None]:
     """An action ticking the selection checkbox of ``row`` in the dataframe with ``key``."""
     grid = page.locator(f".st-key-{table_key} [data-testid=stDataFrame]")

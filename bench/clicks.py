@@ -64,6 +64,7 @@ from _browser import (  # noqa: E402
     page_link,
     pick_option,
     pick_radio,
+    pick_segment,
     present,
     timed,
     watch,
@@ -97,11 +98,13 @@ PAGES: dict[str, tuple[str, Callable]] = {
     "Report": ("Section", lambda page, i: pick_radio(page, MAIN, "Section", i)),
     "Analyses": ("Counts by slice", _select("Counts by slice")),
     "Open data": ("Folder", _select("Folder")),
+    "Every model": ("Show", lambda page, i: pick_segment(page, MAIN, "Show", i)),
 }
 #: the page's control is on the page (a Map of a dataset without coordinates has no Query)
 CONTROL_SHOWN = {
     "Queries": ".st-key-failures [data-testid=stDataFrame]",
     "Report": "[data-testid=stRadio]",
+    "Every model": "[data-testid=stButtonGroup]",
 }
 
 
