@@ -57,7 +57,7 @@ def sequential_colours(values: Iterable[float]) -> list[str]:
     """``rgb(r, g, b)`` of each value on :data:`SEQUENTIAL_SCALE` from 0 to 1 (values outside
     clipped to it), each channel interpolated linearly between the scale's two nearest stops
     and rounded (half to even): the colour plotly.js draws for that number on a colour axis
-    with ``cmin=0, cmax=1``.
+    with ``cmin=0, cmax=1``. A missing value (NaN) gets a transparent colour: no cell is drawn.
 
     Bar cells get these strings rather than the numbers: plotly.js reads each bar's colour for
     its opacity and, for a number, logs a warning with a stack trace per bar, so a grid of
@@ -68,8 +68,12 @@ def sequential_colours(values: Iterable[float]) -> list[str]:
     at = np.array([float(s) for s, _ in stops])
     rgb = np.array([hex_to_rgb(c) for _, c in stops], dtype=np.float64)
     x = np.clip(np.asarray(list(values), dtype=np.float64), 0.0, 1.0)
-    channels = np.rint([np.interp(x, at, rgb[:, c]) for c in range(3)]).astype(int)
-    return [f"rgb({r}, {g}, {b})" for r, g, b in channels.T]
+    missing = np.isnan(x)
+    channels = np.rint([np.interp(np.where(missing, 0.0, x), at, rgb[:, c]) for c in range(3)])
+    return [
+        "rgba(0, 0, 0, 0)" if gap else f"rgb({r}, {g}, {b})"
+        for gap, (r, g, b) in zip(missing.tolist(), channels.T.astype(int).tolist(), strict=True)
+    ]
 
 
 #: Highlight of gold rows in tables (light green works on white and on the dark theme's cells).

@@ -147,3 +147,4 @@ def test_sequential_colours_are_plotlys_colours_on_the_scale():
     assert sequential_colours(values) == sample_colorscale(SEQUENTIAL_SCALE, values)
     assert sequential_colours([-0.5, 7.0]) == sequential_colours([0.0, 1.0])
     assert sequential_colours([]) == []
+    assert sequential_colours([float("nan"), 1.0]) == ["rgba(0, 0, 0, 0)", "rgb(253, 231, 37)"]
