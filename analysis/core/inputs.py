@@ -20,6 +20,10 @@ from analysis.core.errors import InputError
 #: integers apart)
 RANK_RULE = "is not a whole number below 2^53 in size"
 RANK_LIMIT = 2**53
+#: A hexadecimal float as C's ``strtod`` (trec_eval's ``atof``) reads it, without its sign
+#: (``0x1p3`` is 8, ``0X.8`` is 0.5), ASCII only: the text readers accept it as trec_eval
+#: does, and the DuckDB engine, which cannot, names it
+HEX_FLOAT = r"0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)(?:[pP][+-]?[0-9]+)?"
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -59,7 +59,7 @@ from analysis.core.engines import source as src
 from analysis.core.engines.passes import Layout, Pass
 from analysis.core.engines.reduce import Result, concat, finish, prepare_gold
 from analysis.core.errors import InputError
-from analysis.core.inputs import RANK_LIMIT, RANK_RULE, QrelsArrays
+from analysis.core.inputs import HEX_FLOAT, RANK_LIMIT, RANK_RULE, QrelsArrays
 
 if TYPE_CHECKING:
     import duckdb
@@ -78,9 +78,7 @@ _TREC_SPACE = r"[\t\n\v\f\r ]"
 #: a TREC line's fields as trec_eval (and the in-memory engine) split it
 _WORDS = re.compile(f"[^{src.ASCII_SPACE}]+")
 #: a hexadecimal float as C's ``strtod`` (trec_eval's ``atof``) reads it, and DuckDB does not
-_HEX_FLOAT = re.compile(
-    r"[+-]?0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)(?:[pP][+-]?[0-9]+)?", re.ASCII
-)
+_HEX_FLOAT = re.compile(rf"[+-]?{HEX_FLOAT}", re.ASCII)
 _FILE_COLUMN = "__retrieval_dashboard_file"  # DuckDB's file name column (no run column's name)
 
 
