@@ -36,14 +36,7 @@ def run(args: argparse.Namespace) -> int:
     from analysis.cli._common import bundle_dataset, notes_store
     from analysis.cli._output import write_frame
     from analysis.core.metrics import rank_run
-    from analysis.io.atomic import refuse_overwrite
-    from analysis.io.bundle import (
-        bundle_files,
-        load_dataset,
-        load_model_run,
-        read_manifest,
-        run_folders,
-    )
+    from analysis.io.bundle import load_dataset, load_model_run, read_manifest, refuse_overwriting
     from analysis.stats.coverage import coverage_summary, has_explicit_negatives
 
     if args.k < 1:
@@ -52,8 +45,7 @@ def run(args: argparse.Namespace) -> int:
     spec = bundle_dataset(bundle, args.dataset)
     store = notes_store(bundle.root, args.notes_dir)
     out = Path(args.out)
-    refuse_overwrite(out, [*bundle_files(bundle), store.path], what="an input file",
-                     folders=run_folders(bundle))  # fmt: skip
+    refuse_overwriting(bundle, out, store.path, what="an input file")
     ds = load_dataset(spec, args.split)
     ranked = {m: rank_run(load_model_run(spec, m), args.ties) for m in spec.runs}
     judged = store.judgements(args.dataset)

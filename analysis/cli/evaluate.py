@@ -208,13 +208,7 @@ def _cmd_evaluate_bundle(args: argparse.Namespace) -> int:
     ``<metric>_seed_sd``, the seeds' standard deviation; a fold group's the run of each query's
     fold), and a fold group adds the ``fold`` column."""
     from analysis.io.audits import run_audits
-    from analysis.io.bundle import (
-        bundle_files,
-        load_dataset,
-        load_model_run,
-        read_manifest,
-        run_folders,
-    )
+    from analysis.io.bundle import load_dataset, load_model_run, read_manifest, refuse_overwriting
     from analysis.stats.perquery import per_query_table
 
     if args.out is None:
@@ -230,9 +224,7 @@ def _cmd_evaluate_bundle(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise InputError("--metrics", None, str(exc)) from None
     out = Path(args.out)
-    refuse_overwrite(
-        out, bundle_files(bundle), what="a file of the bundle", folders=run_folders(bundle)
-    )
+    refuse_overwriting(bundle, out)
     ds = load_dataset(spec, args.split)
     runs = {model: load_model_run(spec, model) for model in spec.runs}
     table, warnings = per_query_table(

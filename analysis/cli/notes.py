@@ -74,8 +74,8 @@ def _import(args: argparse.Namespace) -> int:
 
 def _export(args: argparse.Namespace) -> int:
     from analysis.io.amended import amended_qrels, qrels_trec_text
-    from analysis.io.atomic import atomic_write_all, refuse_overwrite
-    from analysis.io.bundle import bundle_files, load_dataset, read_manifest, run_folders
+    from analysis.io.atomic import atomic_write_all
+    from analysis.io.bundle import load_dataset, read_manifest, refuse_overwriting
 
     if not args.bundle:
         raise InputError("notes", None, "needs --bundle (or: notes import --bundle ...)")
@@ -86,12 +86,10 @@ def _export(args: argparse.Namespace) -> int:
     bundle = read_manifest(args.bundle)
     if args.dataset is not None:
         bundle_dataset(bundle, args.dataset)
-    inputs = bundle_files(bundle)
     store = notes_store(bundle.root, args.notes_dir)
     for out in (args.csv, args.qrels):
         if out:
-            refuse_overwrite(out, [*inputs, store.path], what="an input file",
-                             folders=run_folders(bundle))  # fmt: skip
+            refuse_overwriting(bundle, out, store.path, what="an input file")
     if args.csv and args.qrels and Path(args.csv).resolve() == Path(args.qrels).resolve():
         raise InputError(args.qrels, None, "--qrels and --csv name the same file")
     texts: list[tuple[str, str, str]] = []  # (file, text, message): built first, then written

@@ -38,12 +38,11 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from analysis.core.progress import Progress, reporting
     from analysis.io.atomic import refuse_overwrite
-    from analysis.io.bundle import bundle_files, read_manifest, run_folders
+    from analysis.io.bundle import read_manifest, refuse_overwriting
 
     # never over bundle.toml, any file the bundle reads or the notes database the report reads
     bundle = read_manifest(args.bundle)
-    inputs = bundle_files(bundle)
-    refuse_overwrite(args.out, inputs, what="a file of the bundle", folders=run_folders(bundle))
+    refuse_overwriting(bundle, args.out)
     refuse_overwrite(args.out, _notes_database(args.bundle), what="the bundle's notes database")
     datasets = [d for d in args.datasets.split(",") if d] if args.datasets else None
     with reporting(Progress("report")):

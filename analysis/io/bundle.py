@@ -58,6 +58,7 @@ from analysis.core.errors import InputError
 from analysis.core.names import parse_metrics
 from analysis.io import load_entities, load_qrels, load_queries, load_run, stark, tables
 from analysis.io._text import parse_toml, read_text
+from analysis.io.atomic import refuse_overwrite
 from analysis.io.confine import is_confined as is_confined  # re-exported
 from analysis.io.groups import RunGroup, group_run, parse_groups, parse_run_metadata
 from analysis.io.summaries import summary_paths_of
@@ -198,6 +199,17 @@ def bundle_files(bundle: Bundle) -> list[Path]:
         out += [p for g in spec.groups.values() for p in g.fold_files]
         out += summary_paths_of(spec.runs.values())
     return out
+
+
+def refuse_overwriting(
+    bundle: Bundle, out: str | Path, *more: Path, what: str = "a file of the bundle"
+) -> None:
+    """Refuse an output ``out`` that is one of the bundle's files (:func:`bundle_files`) or of
+    ``more`` (a notes database it reads), or that lies directly in one of its runs folders
+    (:func:`run_folders`): :func:`analysis.io.atomic.refuse_overwrite`, whose message names
+    ``what``."""
+    inputs = [*bundle_files(bundle), *more]
+    refuse_overwrite(out, inputs, what=what, folders=run_folders(bundle))
 
 
 def run_folders(bundle: Bundle) -> list[Path]:
