@@ -31,6 +31,14 @@ if TYPE_CHECKING:
 Split = Sequence[str] | rk.Ids | None
 
 
+def bad_ranks(values: np.ndarray) -> np.ndarray:
+    """Which finite ranks break :data:`RANK_RULE`: not whole numbers, or of size 2^53 or more
+    (``1.5`` would be cut to 1, ``1e30`` would wrap around in 64-bit integers and rank first).
+    NaN and infinities are not flagged here: callers refuse them as not finite."""
+    with np.errstate(invalid="ignore"):
+        return (values != np.floor(values)) | (np.abs(values) >= RANK_LIMIT)
+
+
 def require_table(frame: object, what: str) -> None:
     """Refuse a run or qrels (``what``) that is not a pandas DataFrame (a dict, a ranx object, a
     pyarrow table, ...): :func:`analysis.as_run` / :func:`analysis.as_qrels` read those.

@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from analysis.core.errors import InputError
-from analysis.core.inputs import RANK_LIMIT, RANK_RULE
+from analysis.core.inputs import RANK_RULE, bad_ranks
 from analysis.io import dicts, trec
 from analysis.io._text import (
     HEAD_BYTES,
@@ -168,13 +168,6 @@ def _check_ids(frame: pd.DataFrame, path: Path) -> None:
         if empty.any():
             i = int(np.flatnonzero(empty)[0])
             raise InputError(path, _row_line(path, i), f"empty {column}")
-
-
-def bad_ranks(values: np.ndarray) -> np.ndarray:
-    """Which finite ranks are not whole numbers of size below 2^53 (``1.5`` would be cut to 1,
-    ``1e30`` would wrap around in 64-bit integers and rank first)."""
-    with np.errstate(invalid="ignore"):
-        return (values != np.floor(values)) | (np.abs(values) >= RANK_LIMIT)
 
 
 def _check_run_table(frame: pd.DataFrame, path: Path) -> pd.DataFrame:

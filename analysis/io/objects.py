@@ -51,10 +51,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from analysis.core.errors import InputError, MissingDependency
+from analysis.core.inputs import RANK_RULE, bad_ranks
 from analysis.core.measures import USER_FAILURES, one_line
 from analysis.io import (
-    RANK_RULE,
-    bad_ranks,
     load_entities,
     load_qrels,
     load_queries,

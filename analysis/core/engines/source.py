@@ -32,7 +32,7 @@ import pyarrow.compute as pc
 from analysis.core import paths
 from analysis.core import ranking as rk
 from analysis.core.errors import InputError
-from analysis.core.inputs import RANK_LIMIT, RANK_RULE
+from analysis.core.inputs import RANK_LIMIT, RANK_RULE, bad_ranks
 
 _GLOB = "*?["
 _IDS = ("query_id", "doc_id")
@@ -375,8 +375,7 @@ def check_rows(table: pa.Table, scores: np.ndarray, path: Path) -> None:
     rank = table.column_names[2] == "rank"
     bad = ~np.isfinite(scores)
     if rank:
-        with np.errstate(invalid="ignore"):
-            bad |= (scores != np.floor(scores)) | (np.abs(scores) >= RANK_LIMIT)
+        bad |= bad_ranks(scores)
     for name in ("query_id", "doc_id"):
         if table[name].null_count:
             bad |= rk.to_numpy(pc.is_null(table[name]))
