@@ -56,8 +56,8 @@ class Coverage:
     With a split, ``outside_split`` says per run query whether it lies outside the split and
     ``n_split_dropped`` counts the qrels queries the split dropped; ``n_not_candidates`` counts
     the gold ids the STaRK variant dropped. ``n_found``: per qrels query, the documents of its
-    list judged with a positive grade, relevant or below the relevance threshold (None: not
-    checked)."""
+    list the qrels judge, whatever the grade (relevant, below the relevance threshold, 0 or
+    negative; None: not checked)."""
 
     run_to_qrels: np.ndarray
     n_ret: np.ndarray
@@ -194,8 +194,8 @@ def _no_match_warnings(coverage: Coverage) -> list[DataWarning]:
     MRR and the like are 0 on every query, which is far more often two id conventions than a
     model (a CSV written with ``, `` keeps a space before each id: `` d1`` matches no ``d1``).
     With fewer queries, a run that finds nothing is plausible: no warning. A list holding a
-    document of a positive grade below the relevance threshold shows that the ids match: no
-    warning either."""
+    document the qrels judge with any other grade (below the relevance threshold, 0, negative)
+    shows that the ids match: no warning either."""
     if coverage.n_found is None:
         return []
     answered = (coverage.n_ret > 0) & (coverage.n_rel > 0)

@@ -325,7 +325,7 @@ def evaluate_arrays(
         ranking.append(ranked)
     # query numbering: run code -> qrels index (and qrels row -> run code: ranked.qrels_code)
     run_to_qrels = rk.index_of(ranked.dictionary, q.queries)
-    judged, rows = _judge(ranked, q, run_to_qrels, wanted, threshold, compat)
+    judged, rows, n_judged = _judge(ranked, q, run_to_qrels, wanted, threshold, compat)
     values = kn.scores(wanted, judged)
     columns: dict[str, np.ndarray] = {m.label: values[m.label] for m in wanted}
     n_found = np.bincount(judged.qi[judged.relevant], minlength=judged.nq)
@@ -342,7 +342,7 @@ def evaluate_arrays(
         outside,
         n_split_dropped,
         n_not_candidates,
-        n_positive_found,
+        n_judged,
     )
     warnings = data_warnings(
         q,
@@ -400,12 +400,14 @@ def _judge(
     wanted: Sequence[Metric],
     threshold: int,
     compat: Compat,
-) -> tuple[Judged, np.ndarray]:
+) -> tuple[Judged, np.ndarray, np.ndarray]:
     """The ranked rows with a positive gain as :class:`Judged` (with the per-query counts and
     ideal DCGs; LIST's variant: duplicate gold rows count, binary gains, an ideal list of
-    min(rows, k) docs), and those rows' positions in the ranked run."""
+    min(rows, k) docs), those rows' positions in the ranked run, and per qrels query the
+    documents of its list the qrels judge, whatever the grade."""
     nq = len(q.queries)
     rows, qrows = rk.lookup_pairs(ranked.codes, ranked.doc_codes, ranked.qrels_code)
+    n_judged = np.bincount(run_to_qrels[ranked.codes[rows]], minlength=nq)
     rel_hit = q.relevance[qrows]
     positive = rel_hit > 0  # only positive gains matter
     rows, rel_rows = rows[positive], rel_hit[positive]
@@ -433,7 +435,7 @@ def _judge(
     else:
         idcg = kn.ideal_dcg(q.query_index, q.relevance, nq, cutoffs)
     judged = Judged(qi, rank, gain, relevant, n_rel, n_ret, idcg, recall_denominator)
-    return judged, rows
+    return judged, rows, n_judged
 
 
 def _diagnostic_columns(

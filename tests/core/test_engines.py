@@ -274,6 +274,36 @@ def test_a_run_that_matches_no_relevant_doc_is_flagged_on_every_engine(
     assert "a space before each id" in flagged.message
 
 
+@pytest.mark.parametrize("engine", engines.ENGINES)
+@pytest.mark.parametrize("grade", [0, -1])
+def test_a_run_that_finds_only_judged_non_relevant_docs_is_not_flagged(
+    tmp_path: Path, request: pytest.FixtureRequest, engine: str, grade: int
+) -> None:
+    """Each of the six queries' lists holds only documents the qrels judge non-relevant (grade
+    0, or a negative grade as TREC pools write it): every hit@3 is 0, but the run and the qrels
+    name documents the same way, so the id-convention warning would be a false alarm. The same
+    lists with those documents renamed are flagged."""
+    qrels = pd.DataFrame(
+        [(f"q{i}", f"gold{i}", 1) for i in range(6)]
+        + [(f"q{i}", f"n{i}-{j}", grade) for i in range(6) for j in range(2)],
+        columns=["query_id", "doc_id", "relevance"],
+    )
+    scheduler = request.getfixturevalue("dask_cluster") if engine == "dask" else None
+    found = {}
+    for prefix in ("", "x"):
+        path = tmp_path / f"run{prefix}.parquet"
+        pairs = [(f"q{i}", f"{prefix}n{i}-{j}") for i in range(6) for j in range(2)]
+        queries, docs = zip(*pairs, strict=True)
+        pq.write_table(pa.table({"query_id": queries, "doc_id": docs,
+                                 "score": [2.0, 1.0] * 6}), path)  # fmt: skip
+        got = engines.evaluate(path, qrels_arrays(qrels), "hit@3", engine,
+                               Options(scheduler=scheduler))  # fmt: skip
+        assert not got[1]["hit@3"].any()
+        found[prefix] = {w.code for w in got[2]}
+    assert "no_match" not in found[""], engine
+    assert "no_match" in found["x"], engine
+
+
 def test_a_run_whose_file_name_is_not_utf8_is_one_line_on_every_engine(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

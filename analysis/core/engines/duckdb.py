@@ -14,7 +14,8 @@ disk under a memory limit:
    documents' ranks are read.
 3. **Per query**: the reduced row of :mod:`analysis.core.engines.reduce` (documents returned,
    duplicate rows dropped, rows with a bad id or score, whether two documents tie, the ranks
-   and gains of the judged documents with a positive gain), which
+   and gains of the judged documents with a positive gain, the count of its other judged
+   documents), which
    :func:`~analysis.core.engines.reduce.finish` turns into the core's values and warnings.
 
 Inputs (:mod:`analysis.core.engines.source`): Parquet (a file, a folder or a glob; ids read as
@@ -227,13 +228,18 @@ ranked AS (
     SELECT j.q AS q, j.rel AS rel,
            1 + count(*) FILTER (WHERE r.s > j.s OR (r.s = j.s AND r.d > j.d)) AS r
     FROM judged AS j JOIN run AS r ON r.q = j.q
+    WHERE j.rel > 0
     GROUP BY j.q, j.d, j.rel
+),
+others AS (
+    SELECT q, count(*) AS n FROM judged WHERE rel <= 0 GROUP BY q
 )
 SELECT per_q.q AS q, any_value(n_ret) AS n_ret, any_value(extra) AS extra, any_value(bad) AS bad,
        any_value(tied) AS tied,
        list(ranked.r ORDER BY ranked.r) FILTER (WHERE ranked.r IS NOT NULL) AS ranks,
-       list(ranked.rel ORDER BY ranked.r) FILTER (WHERE ranked.r IS NOT NULL) AS rels
-FROM per_q LEFT JOIN ranked ON per_q.q = ranked.q
+       list(ranked.rel ORDER BY ranked.r) FILTER (WHERE ranked.r IS NOT NULL) AS rels,
+       CAST(coalesce(any_value(others.n), 0) AS BIGINT) AS unrated
+FROM per_q LEFT JOIN ranked ON per_q.q = ranked.q LEFT JOIN others ON per_q.q = others.q
 GROUP BY per_q.q
 """
 

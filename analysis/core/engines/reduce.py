@@ -4,10 +4,12 @@ An engine reduces the run to **one row per run query** (:data:`REDUCED`): ``q`` 
 ``n_ret`` (documents after deduplication), ``extra`` (duplicate rows dropped), ``bad`` (rows
 with a missing id or a score that is not a finite number), ``tied`` (two of its documents share
 a score), ``ranks`` and ``rels`` (the rank and relevance of its judged documents with a positive
-gain, by rank). :func:`finish` applies the core's metric kernels and data checks to those rows,
-so any engine producing them gets the in-memory core's per-query values and warnings, bit for
-bit: queries of the qrels missing from the run score 0 (trec_eval ``-c``), run queries outside
-the qrels are left out, queries without a relevant document score 0.
+gain, by rank) and ``unrated`` (its other judged documents: grade 0 or negative; they only tell
+the data checks that the run and the qrels name documents alike). :func:`finish` applies the
+core's metric kernels and data checks to those rows, so any engine producing them gets the
+in-memory core's per-query values and warnings, bit for bit: queries of the qrels missing from
+the run score 0 (trec_eval ``-c``), run queries outside the qrels are left out, queries without
+a relevant document score 0.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ REDUCED = pa.schema(
         ("tied", pa.bool_()),
         ("ranks", pa.list_(pa.int64())),
         ("rels", pa.list_(pa.int64())),
+        ("unrated", pa.int64()),
     ]
 )
 
@@ -52,19 +55,18 @@ class _RunSummary:
 def prepare_gold(
     qrels: mx.QrelsArrays, metrics: str | Iterable[str], relevance_threshold: int
 ) -> tuple[inputs.Qrels, list[mx.Metric], pa.Table]:
-    """The qrels numbered and collapsed as the core does, the parsed metrics, and the judged
-    pairs with a positive gain as an Arrow table ``q, d, rel`` (what an engine joins the
-    ranked run with)."""
+    """The qrels numbered and collapsed as the core does, the parsed metrics, and every judged
+    pair as an Arrow table ``q, d, rel`` (what an engine joins the ranked run with: the pairs
+    of a positive grade are ranked, the others counted)."""
     wanted = mx.parse_metrics(metrics)
     if int(relevance_threshold) < 1:
         raise ValueError("relevance_threshold must be at least 1")
     q = inputs.prepare_qrels(*qrels)
-    positive = np.flatnonzero(q.relevance > 0)
     gold = pa.table(
         {
-            "q": rk.take(q.queries, q.query_index[positive]).cast(pa.string()),
-            "d": rk.take(q.docs, positive).cast(pa.string()),
-            "rel": rk.from_numpy(q.relevance[positive].astype(np.int64)),
+            "q": rk.take(q.queries, q.query_index).cast(pa.string()),
+            "d": q.docs.cast(pa.string()),
+            "rel": rk.from_numpy(q.relevance.astype(np.int64)),
         }
     )
     return q, wanted, gold
@@ -107,10 +109,14 @@ def finish(result: pa.Table, q: inputs.Qrels, wanted: list[mx.Metric], threshold
     summary = _RunSummary(run_ids, int(extra.sum()), int((extra > 0).sum()))
     n_found = np.bincount(qi[relevant], minlength=nq)
     n_positive_found = np.bincount(qi[gain > 0], minlength=nq)
+    unrated = rk.to_numpy(result["unrated"]).astype(np.int64)
+    n_judged = n_positive_found + np.bincount(
+        run_to_qrels[in_qrels], weights=unrated[in_qrels], minlength=nq
+    ).astype(np.int64)
     warnings = checks.data_warnings(
         q,
         summary,  # type: ignore[arg-type]
-        checks.Coverage(run_to_qrels, n_ret, n_rel, n_found=n_positive_found),
+        checks.Coverage(run_to_qrels, n_ret, n_rel, n_found=n_judged),
         wanted,
         tied_queries if tied.any() else None,
         None,
