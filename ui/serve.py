@@ -17,7 +17,8 @@ runtime (:mod:`ui.warm`: the home page first, then every page of the default dat
 metrics and slice columns, then the other datasets, each visit in idle time): their tables,
 statistics and figures are computed, or read from the disk cache, into the caches every
 session shares before a visitor asks for them. ``RETRIEVAL_DASHBOARD_WARM_UP=0`` turns this
-off.
+off, and with it the browser's loading of chart code ahead (:func:`ui.widgets.preload_charts`):
+both are work done in idle time for a visitor's next click.
 
 The launcher (:mod:`ui.launch`, ``retrieval-dashboard``), the browser tests and the benchmarks
 start the app this way; ``streamlit run app.py`` serves the same app, with a slower first page.
@@ -75,9 +76,14 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 
 def warm_up_wanted(args: Sequence[str]) -> bool:
-    """Whether to warm the pages up: a ``run`` command, unless ``RETRIEVAL_DASHBOARD_WARM_UP``
-    is ``0``."""
-    return len(args) >= 2 and args[0] == "run" and os.environ.get(WARM_UP_ENV, "1") != "0"
+    """Whether to warm the pages up: a ``run`` command, unless :func:`warm_up_off`."""
+    return len(args) >= 2 and args[0] == "run" and not warm_up_off()
+
+
+def warm_up_off() -> bool:
+    """``RETRIEVAL_DASHBOARD_WARM_UP`` is ``0``: no work ahead of a visitor (the pages' warm-up,
+    the chart code loaded ahead)."""
+    return os.environ.get(WARM_UP_ENV, "1") == "0"
 
 
 def _warm_up(timeout: float = 120.0) -> None:

@@ -16,6 +16,7 @@ from analysis.present._compat import figure_unvalidated
 from analysis.present.export import escape_markdown
 from analysis.present.notices import no_map_message, no_run_message, one_model_message
 from ui import _compat, cards, data
+from ui.serve import warm_up_off
 from ui.state import Selection
 
 MAX_UPLOAD_MB = 200
@@ -208,20 +209,39 @@ table.ranking span.mark-twin, table.ranking span.mark-stack {background: #E69F00
 
 #: Streamlit's lazily loaded chart components whose code the browser may load ahead
 CHART_CHUNKS = {"plotly": "PlotlyChart", "deck": "DeckGlJsonChart"}
+#: after the first file, the browser loads the next one only once the visitor has been quiet
+#: (no click or key, no busy gap between idle periods) for this many milliseconds
+PRELOAD_QUIET_MS = 3000
 _PRELOAD_JS = """<script>
 (function () {
   if (window.__chartsPreloaded) { return; }
   window.__chartsPreloaded = true;
   var main = document.querySelector('script[type="module"][src*="static/js/index"]');
   if (!main) { return; }
-  var load = function () {
-    FILES.reduce(function (done, file) {
-      return done.then(function () {
-        return import(new URL(file, main.src).href).catch(function () {});
+  var idle = window.requestIdleCallback || function (f) { setTimeout(f, 50); };
+  var quietSince = performance.now(), last = quietSince;
+  var input = function () { quietSince = performance.now(); };
+  window.addEventListener('pointerdown', input, true);
+  window.addEventListener('keydown', input, true);
+  var load = function (i) {
+    if (i >= FILES.length) {
+      window.removeEventListener('pointerdown', input, true);
+      window.removeEventListener('keydown', input, true);
+      return;
+    }
+    var wait = function () {
+      var now = performance.now();
+      if (now - last > 200) { quietSince = now; }  // the browser was busy in between
+      last = now;
+      if (i > 0 && now - quietSince < QUIET) { idle(wait); return; }
+      import(new URL(FILES[i], main.src).href).catch(function () {}).then(function () {
+        quietSince = last = performance.now();
+        load(i + 1);
       });
-    }, Promise.resolve());
+    };
+    idle(wait);
   };
-  (window.requestIdleCallback || function (f) { setTimeout(f, 300); })(load);
+  load(0);
 })();
 </script>"""
 
@@ -231,12 +251,19 @@ def preload_charts(*kinds: str) -> None:
     :data:`CHART_CHUNKS`) in idle time, once per browser tab: Streamlit loads a chart's code
     (plotly.js: 4.7 MB, deck.gl: 3 MB) when the first chart of its kind is drawn, and the
     browser then spends seconds compiling it while the visitor waits for that page. Loaded
-    here, the code is shared with Streamlit's own loading (one module per URL). Only when the
-    browser is idle (no deadline): forced in earlier, the compiling would slow down the drawing
-    of the page that asked for it."""
+    here, the code is shared with Streamlit's own loading (one module per URL). The first file
+    once the browser is idle (no deadline): forced in earlier, the compiling would slow down the
+    drawing of the page that asked for it. Each next one once it is loaded and the visitor has
+    been quiet for :data:`PRELOAD_QUIET_MS` (on any page: the browser keeps the tab's scripts
+    from page to page): loaded at once, its compiling would slow down the page a quick visitor
+    opens next, which usually needs the first file only (plotly; deck.gl draws the Map page's
+    maps alone). Nothing with ``RETRIEVAL_DASHBOARD_WARM_UP=0`` (:func:`ui.serve.warm_up_off`)."""
+    if warm_up_off():
+        return
     files = _compat.chart_chunks(tuple(CHART_CHUNKS[k] for k in kinds))
     if files:
-        js = _PRELOAD_JS.replace("FILES", json.dumps([f"./{f}" for f in files]))
+        files_js = json.dumps([f"./{f}" for f in files])
+        js = _PRELOAD_JS.replace("QUIET", str(PRELOAD_QUIET_MS)).replace("FILES", files_js)
         st.html(js, unsafe_allow_javascript=True)
 
 

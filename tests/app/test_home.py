@@ -169,3 +169,17 @@ def test_home_page_imports_leave_scipy_out():
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
     )
     assert out.stdout.strip() == "[]", out.stdout
+
+
+def test_home_loads_chart_code_ahead_unless_the_warm_up_is_off(monkeypatch):
+    """The demo has a spatial dataset: the home page asks the browser to load plotly's and
+    deck.gl's chart code in idle time; ``RETRIEVAL_DASHBOARD_WARM_UP=0`` (no work ahead of a
+    visitor) leaves it out."""
+    page = _html(open_page())
+    assert "__chartsPreloaded" in page
+    assert "PlotlyChart." in page
+    assert "DeckGlJsonChart." in page
+    monkeypatch.setenv("RETRIEVAL_DASHBOARD_WARM_UP", "0")
+    at = open_page()
+    no_exception(at)
+    assert "__chartsPreloaded" not in _html(at)

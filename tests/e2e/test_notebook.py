@@ -87,6 +87,11 @@ def test_dashboard_from_python_objects_then_stop(trec, page) -> None:
         wait_ready(page)
         assert_no_exception(page)
         _assert_leaderboard(page, trec)
+        # a user's server: once the browser is idle, it loads plotly's chart code ahead
+        page.wait_for_function(
+            "() => performance.getEntriesByType('resource')"
+            ".some(e => e.name.includes('/PlotlyChart.'))"
+        )
         screenshot(page, "notebook-dashboard")
         same = AdhocInputs(
             runs={"bm25": trec["bm25"], "ngram": trec["ngram"]},
