@@ -1,4 +1,4 @@
-"""Benchmark: what Streamlit and plotly alone cost a click, against the click benchmark's floor.
+"""Benchmark: what Streamlit, plotly and pydeck alone cost a click, against the clicks' floor.
 
 The click benchmark (``clicks.py``) compares the app's clicks with a trivial app's (a selectbox
 and a line of text). This script measures, in the same browser and in one run, apps written
@@ -12,7 +12,12 @@ libraries themselves cost on this machine:
 * ``link to page``: a two-page app (``st.navigation``, its links drawn with
   ``st.sidebar.page_link`` as the app draws its own); the sidebar link from a text page to the
   ``page`` above and back, timed on the way there (each run of the chart page follows a run of
-  the other page, as a person's visit of a page after another).
+  the other page, as a person's visit of a page after another);
+* ``one map``: the selectbox (in the sidebar) and one pydeck map of 200 points (a
+  ``ScatterplotLayer``, no basemap, as the app's maps are offline), redrawn on each choice;
+  timed until the map has drawn (:mod:`_browser`);
+* ``link to map``: the link, as in ``link to page``, to a page drawing one map of the five
+  layer kinds the app's query map draws (paths, columns, arcs, points, text), 200 points.
 
 Each app runs on its own server; the browser (Debian's chromium, headless, the click
 benchmark's flags) opens it, and every action is timed from the click to the end of the rerun
@@ -62,21 +67,63 @@ st.dataframe(pd.DataFrame(rng.random((50, 6)), columns=list("abcdef")), key="tab
 """
 PAGE_IMPORTS = "import numpy as np\nimport pandas as pd\nimport plotly.graph_objects as go\n"
 PAGE = "import streamlit as st\n" + PAGE_IMPORTS + CHOICE + PAGE_BODY
-TWO_PAGES = (
-    "import streamlit as st\n" + PAGE_IMPORTS
-    + "def start():\n    st.write('Start')\n\n"
-    + "def charts():\n    " + CHOICE.replace("\n", "\n    ")
-    + PAGE_BODY.replace("\n", "\n    ").rstrip() + "\n\n"
-    + 'pages = [st.Page(start, title="Start"), st.Page(charts, title="Charts")]\n'
-    + 'chosen = st.navigation(pages, position="hidden")\n'
-    + "for p in pages:\n    st.sidebar.page_link(p)\n"
-    + "chosen.run()\n"
-)  # fmt: skip
-APPS = {"text": TEXT, "one chart": ONE_CHART, "page": PAGE, "link to page": TWO_PAGES}
+ONE_MAP_BODY = """points = [{"lon": 120.1 + 0.001 * ((7 * j + i) % 200), "lat": 30.2 + 0.001 * j}
+          for j in range(200)]
+layer = pdk.Layer("ScatterplotLayer", points, get_position=["lon", "lat"], get_radius=30,
+                  get_fill_color=[0, 114, 178])
+view = pdk.ViewState(longitude=120.2, latitude=30.3, zoom=11)
+st.pydeck_chart(pdk.Deck(layers=[layer], initial_view_state=view, map_provider=None), key="map")
+"""
+#: a map of the layer kinds the app's query map draws: points, columns, arcs, paths and text
+MAP_PAGE_BODY = """points = [{"lon": 120.1 + 0.001 * ((7 * j + i) % 200), "lat": 30.2 + 0.001 * j,
+           "n": 1 + j % 5, "name": f"POI {j}"} for j in range(200)]
+origin = [120.2, 30.3]
+layers = [
+    pdk.Layer("PathLayer", [{"path": [[120.0, 30.1], [120.4, 30.1], [120.4, 30.5]]}],
+              get_path="path", get_width=20, get_color=[150, 150, 150]),
+    pdk.Layer("ColumnLayer", points[::10], get_position=["lon", "lat"], get_elevation="n",
+              elevation_scale=50, radius=40, get_fill_color=[120, 120, 120]),
+    pdk.Layer("ArcLayer", points[:10], get_source_position=origin,
+              get_target_position=["lon", "lat"], get_width=2),
+    pdk.Layer("ScatterplotLayer", points, get_position=["lon", "lat"], get_radius=30,
+              get_fill_color=[0, 114, 178], pickable=True),
+    pdk.Layer("TextLayer", points[:20], get_position=["lon", "lat"], get_text="name",
+              get_size=12),
+]
+view = pdk.ViewState(longitude=120.2, latitude=30.3, zoom=11)
+st.pydeck_chart(pdk.Deck(layers=layers, initial_view_state=view, map_provider=None), key="map")
+"""
+SIDEBAR_CHOICE = CHOICE.replace("st.selectbox", "st.sidebar.selectbox")  # the list off the map
+ONE_MAP = "import streamlit as st\nimport pydeck as pdk\n" + SIDEBAR_CHOICE + ONE_MAP_BODY
+
+
+def two_pages(imports: str, choice: str, body: str) -> str:
+    """An app of two pages (``st.navigation``, links drawn with ``st.sidebar.page_link`` as the
+    app draws its own): "Start", a line of text, and "Charts", ``choice`` and ``body``."""
+    indented = (choice + body).replace("\n", "\n    ").rstrip()
+    return (
+        "import streamlit as st\n" + imports
+        + "def start():\n    st.write('Start')\n\n"
+        + "def charts():\n    " + indented + "\n\n"
+        + 'pages = [st.Page(start, title="Start"), st.Page(charts, title="Charts")]\n'
+        + 'chosen = st.navigation(pages, position="hidden")\n'
+        + "for p in pages:\n    st.sidebar.page_link(p)\n"
+        + "chosen.run()\n"
+    )  # fmt: skip
+
+
+APPS = {
+    "text": TEXT,
+    "one chart": ONE_CHART,
+    "page": PAGE,
+    "link to page": two_pages(PAGE_IMPORTS, CHOICE, PAGE_BODY),
+    "one map": ONE_MAP,
+    "link to map": two_pages("import pydeck as pdk\n", SIDEBAR_CHOICE, MAP_PAGE_BODY),
+}
 
 
 def measure(browser, script: Path, name: str, clicks: int) -> list[Timing]:
-    """Open the app and time ``clicks`` actions: choices of the selectbox, or for the two-page
+    """Open the app and time ``clicks`` actions: choices of the selectbox, or for a two-page
     app the link to the chart page (the link back to the text page is not timed)."""
     with serving(script, free_port(), preload=False) as url:
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
@@ -84,7 +131,7 @@ def measure(browser, script: Path, name: str, clicks: int) -> list[Timing]:
         open_page(page, url)
         out = []
         for i in range(clicks):
-            if name == "link to page":
+            if name.startswith("link to"):
                 out.append(timed(page, page_link(page, "Charts")))
                 timed(page, page_link(page, "Start"))
             else:
