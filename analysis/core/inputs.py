@@ -4,6 +4,7 @@ filters)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -24,6 +25,9 @@ RANK_LIMIT = 2**53
 #: (``0x1p3`` is 8, ``0X.8`` is 0.5), ASCII only: the text readers accept it as trec_eval
 #: does, and the DuckDB engine, which cannot, names it
 HEX_FLOAT = r"0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)(?:[pP][+-]?[0-9]+)?"
+#: A whole field as C's ``atol`` reads it: an optional sign and ASCII digits (the text readers'
+#: integer ranks and grades; the DuckDB engine shows such a rank as the integer it is)
+C_INT = re.compile(r"[+-]?[0-9]+", re.ASCII)
 
 if TYPE_CHECKING:
     import pandas as pd

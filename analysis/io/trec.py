@@ -38,7 +38,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 
 from analysis.core.errors import InputError
-from analysis.core.inputs import HEX_FLOAT
+from analysis.core.inputs import C_INT, HEX_FLOAT
 from analysis.core.ranking import to_numpy
 from analysis.io._text import (
     check_file,
@@ -276,8 +276,6 @@ def _slow_run(path: Path) -> pa.Table:
 _DECIMAL = r"(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
 _SPECIAL = r"(?i:inf(?:inity)?|nan(?:\([0-9A-Za-z_]*\))?)"
 C_FLOAT = re.compile(rf"[+-]?(?:{HEX_FLOAT}|{_DECIMAL}|{_SPECIAL})", re.ASCII)
-# What atol reads, as a whole field: an optional sign and ASCII digits
-C_INT = re.compile(r"[+-]?[0-9]+", re.ASCII)
 INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
 
 

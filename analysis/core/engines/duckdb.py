@@ -60,7 +60,7 @@ from analysis.core.engines import source as src
 from analysis.core.engines.passes import Layout, Pass
 from analysis.core.engines.reduce import Result, concat, finish, prepare_gold
 from analysis.core.errors import InputError
-from analysis.core.inputs import HEX_FLOAT, RANK_LIMIT, RANK_RULE, QrelsArrays
+from analysis.core.inputs import C_INT, HEX_FLOAT, RANK_LIMIT, RANK_RULE, QrelsArrays
 
 if TYPE_CHECKING:
     import duckdb
@@ -473,7 +473,7 @@ def _shown(value: str, column: str) -> str:
     from it (``1.5``, ``9007199254740993``)."""
     if column != "rank" or not value.isascii():
         return repr(value)
-    return repr(int(value)) if re.fullmatch(r"[+-]?[0-9]+", value) else repr(float(value))
+    return repr(int(value)) if C_INT.fullmatch(value) else repr(float(value))
 
 
 def _raise_bad_line(source: src.RunSource) -> None:
