@@ -19,8 +19,8 @@ libraries themselves cost on this machine:
 * ``link to map``: the link, as in ``link to page``, to a page drawing one map of the five
   layer kinds the app's query map draws (paths, columns, arcs, points, text), 200 points.
 
-Each app runs on its own server; the browser (Debian's chromium, headless, the click
-benchmark's flags) opens it, and every action is timed from the click to the end of the rerun
+Each app runs on its own server; the click benchmark's browser (Debian's chromium, headless,
+with its flags) opens it, and every action is timed from the click to the end of the rerun
 it caused, painted (:mod:`_browser`). Two rounds over the apps; printed per app: median and
 p90 of its actions against the floor's median, and the browser's CPU seconds per action.
 
@@ -41,6 +41,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from _browser import Timing, open_page, page_link, pick_option, timed, watch  # noqa: E402
+from clicks import CHROMIUM  # noqa: E402  (the click benchmark's browser)
 
 from ui.launch import BROWSER_ARGS, free_port, serving  # noqa: E402
 
@@ -146,8 +147,6 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2, help="rounds over the apps")
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
-
-    from tests.conftest import CHROMIUM
 
     found: dict[str, list[Timing]] = {name: [] for name in APPS}
     with tempfile.TemporaryDirectory() as tmp, sync_playwright() as pw:

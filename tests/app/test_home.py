@@ -175,6 +175,7 @@ def test_home_loads_chart_code_ahead_unless_the_warm_up_is_off(monkeypatch):
     """The demo has a spatial dataset: the home page asks the browser to load plotly's and
     deck.gl's chart code in idle time; ``RETRIEVAL_DASHBOARD_WARM_UP=0`` (no work ahead of a
     visitor) leaves it out."""
+    monkeypatch.delenv("RETRIEVAL_DASHBOARD_WARM_UP", raising=False)
     page = _html(open_page())
     assert "__chartsPreloaded" in page
     assert "PlotlyChart." in page
