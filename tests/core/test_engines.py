@@ -248,6 +248,22 @@ def test_a_run_of_columns_without_rows_is_one_line_on_every_engine(
         assert code == 0, (engine, err)
 
 
+def _evaluate_pairs(
+    path: Path,
+    pairs: list[tuple[str, str]],
+    scores: list[float],
+    qrels: pd.DataFrame,
+    engine: str,
+    scheduler: str | None,
+):
+    """hit@3 on ``engine`` of the run of ``(query, doc)`` ``pairs`` and ``scores``, written to
+    the Parquet file ``path``."""
+    queries, docs = zip(*pairs, strict=True)
+    pq.write_table(pa.table({"query_id": queries, "doc_id": docs, "score": scores}), path)
+    return engines.evaluate(path, qrels_arrays(qrels), "hit@3", engine,
+                            Options(scheduler=scheduler))  # fmt: skip
+
+
 @pytest.mark.parametrize("engine", engines.ENGINES)
 def test_a_run_that_matches_no_relevant_doc_is_flagged_on_every_engine(
     tmp_path: Path, request: pytest.FixtureRequest, engine: str
@@ -260,13 +276,9 @@ def test_a_run_that_matches_no_relevant_doc_is_flagged_on_every_engine(
     scheduler = request.getfixturevalue("dask_cluster") if engine == "dask" else None
     found = {}
     for space in (" ", ""):
-        path = tmp_path / f"run{len(space)}.parquet"
         pairs = [(f"q{i}", f"{space}d{(i + j) % 6}") for i in range(6) for j in range(3)]
-        queries, docs = zip(*pairs, strict=True)
-        table = pa.table({"query_id": queries, "doc_id": docs, "score": [3.0, 2.0, 1.0] * 6})
-        pq.write_table(table, path)
-        got = engines.evaluate(path, qrels_arrays(qrels), "hit@3", engine,
-                               Options(scheduler=scheduler))  # fmt: skip
+        got = _evaluate_pairs(tmp_path / f"run{len(space)}.parquet", pairs, [3.0, 2.0, 1.0] * 6,
+                              qrels, engine, scheduler)  # fmt: skip
         found[space] = {w.code: w for w in got[2]}
     assert "no_match" not in found[""]
     flagged = found[" "]["no_match"]
@@ -291,13 +303,9 @@ def test_a_run_that_finds_only_judged_non_relevant_docs_is_not_flagged(
     scheduler = request.getfixturevalue("dask_cluster") if engine == "dask" else None
     found = {}
     for prefix in ("", "x"):
-        path = tmp_path / f"run{prefix}.parquet"
         pairs = [(f"q{i}", f"{prefix}n{i}-{j}") for i in range(6) for j in range(2)]
-        queries, docs = zip(*pairs, strict=True)
-        pq.write_table(pa.table({"query_id": queries, "doc_id": docs,
-                                 "score": [2.0, 1.0] * 6}), path)  # fmt: skip
-        got = engines.evaluate(path, qrels_arrays(qrels), "hit@3", engine,
-                               Options(scheduler=scheduler))  # fmt: skip
+        got = _evaluate_pairs(tmp_path / f"run{prefix}.parquet", pairs, [2.0, 1.0] * 6, qrels,
+                              engine, scheduler)  # fmt: skip
         assert not got[1]["hit@3"].any()
         found[prefix] = {w.code for w in got[2]}
     assert "no_match" not in found[""], engine
