@@ -82,7 +82,8 @@ def warm_up_wanted(args: Sequence[str]) -> bool:
 
 def warm_up_off() -> bool:
     """``RETRIEVAL_DASHBOARD_WARM_UP`` is ``0``: no work ahead of a visitor (the pages' warm-up,
-    the chart code loaded ahead)."""
+    the pages' prefetches of what a visitor will likely ask next, the chart code loaded
+    ahead)."""
     return os.environ.get(WARM_UP_ENV, "1") == "0"
 
 

@@ -61,6 +61,15 @@ def _scripts_compiled_once() -> Iterator[None]:
 
 
 @pytest.fixture(autouse=True)
+def _no_work_ahead(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pages run as on a server started with ``RETRIEVAL_DASHBOARD_WARM_UP=0``: they queue no
+    prefetch, the values a visitor would likely ask for next, which no test waits for and which
+    would only compete with its own runs for the CPU (about a quarter of this folder's). A test
+    of the warm-up, which a server runs with its prefetches, sets it back."""
+    monkeypatch.setenv("RETRIEVAL_DASHBOARD_WARM_UP", "0")
+
+
+@pytest.fixture(autouse=True)
 def _notes_in_tmp(tmp_path, monkeypatch):
     """Annotations written by a page go to a temporary notes folder, not the user's."""
     monkeypatch.setenv("RETRIEVAL_DASHBOARD_NOTES_DIR", str(tmp_path / "notes"))
