@@ -43,7 +43,6 @@ from typing import Any, TypeVar
 import streamlit as st
 
 from ui import _compat, visitors
-from ui.serve import warm_up_off
 
 T = TypeVar("T")
 
@@ -267,8 +266,8 @@ def prefetch(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
     """Queue ``fn(*args, **kwargs)`` as a job behind every visitor's (the value the page will
     likely need next, e.g. another slice column), without waiting for it. Nothing is queued
     for a session holding uploaded runs, nor with ``RETRIEVAL_DASHBOARD_WARM_UP=0``
-    (:func:`ui.serve.warm_up_off`: no work ahead of a visitor)."""
-    if warm_up_off() or _has_uploads():
+    (:func:`ui.visitors.warm_up_off`: no work ahead of a visitor)."""
+    if visitors.warm_up_off() or _has_uploads():
         return
     key = job_key(fn, args, kwargs)
     if key not in pool().done:

@@ -27,14 +27,12 @@ start the app this way; ``streamlit run app.py`` serves the same app, with a slo
 from __future__ import annotations
 
 import importlib
-import os
 import sys
 import threading
 import time
 import urllib.request
 from collections.abc import Sequence
 
-WARM_UP_ENV = "RETRIEVAL_DASHBOARD_WARM_UP"
 #: the longest request head (request line, URL and headers) the server takes, in bytes: room
 #: for a link with several parameters at the pages' bound (``ui.urlstate.MAX_PARAM_CHARS``
 #: characters; percent-encoded Chinese text, 147 KiB each), while a connection's buffer stays
@@ -76,15 +74,13 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 
 def warm_up_wanted(args: Sequence[str]) -> bool:
-    """Whether to warm the pages up: a ``run`` command, unless :func:`warm_up_off`."""
-    return len(args) >= 2 and args[0] == "run" and not warm_up_off()
+    """Whether to warm the pages up: a ``run`` command, unless
+    :func:`ui.visitors.warm_up_off`."""
+    if len(args) < 2 or args[0] != "run":
+        return False
+    from ui.visitors import warm_up_off
 
-
-def warm_up_off() -> bool:
-    """``RETRIEVAL_DASHBOARD_WARM_UP`` is ``0``: no work ahead of a visitor (the pages' warm-up,
-    the pages' prefetches of what a visitor will likely ask next, the chart code loaded
-    ahead)."""
-    return os.environ.get(WARM_UP_ENV, "1") == "0"
+    return not warm_up_off()
 
 
 def _warm_up(timeout: float = 120.0) -> None:

@@ -11,15 +11,25 @@ every :data:`POLL_S` seconds while it waits), so it counts at most that late.
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 
 USER_AGENT = "retrieval-dashboard-warm-up"
+#: ``0`` turns off every piece of work done ahead of a visitor (:func:`warm_up_off`)
+WARM_UP_ENV = "RETRIEVAL_DASHBOARD_WARM_UP"
 #: seconds between two checks of a waiting warm-up
 POLL_S = 0.1
 _lock = threading.Lock()
 _running: list[threading.Thread] = []
 _last_seen_busy = 0.0
+
+
+def warm_up_off() -> bool:
+    """``RETRIEVAL_DASHBOARD_WARM_UP`` is ``0``: no work ahead of a visitor (the server's warm-up
+    of the pages, the pages' prefetches of what a visitor will likely ask next, the chart code
+    the home page loads ahead)."""
+    return os.environ.get(WARM_UP_ENV, "1") == "0"
 
 
 def is_warm_up_session() -> bool:

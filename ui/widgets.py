@@ -15,8 +15,7 @@ from analysis.core.errors import InputError
 from analysis.present._compat import figure_unvalidated
 from analysis.present.export import escape_markdown
 from analysis.present.notices import no_map_message, no_run_message, one_model_message
-from ui import _compat, cards, data
-from ui.serve import warm_up_off
+from ui import _compat, cards, data, visitors
 from ui.state import Selection
 
 MAX_UPLOAD_MB = 200
@@ -257,8 +256,9 @@ def preload_charts(*kinds: str) -> None:
     been quiet for :data:`PRELOAD_QUIET_MS` (on any page: the browser keeps the tab's scripts
     from page to page): loaded at once, its compiling would slow down the page a quick visitor
     opens next, which usually needs the first file only (plotly; deck.gl draws the Map page's
-    maps alone). Nothing with ``RETRIEVAL_DASHBOARD_WARM_UP=0`` (:func:`ui.serve.warm_up_off`)."""
-    if warm_up_off():
+    maps alone). Nothing with ``RETRIEVAL_DASHBOARD_WARM_UP=0``
+    (:func:`ui.visitors.warm_up_off`)."""
+    if visitors.warm_up_off():
         return
     files = _compat.chart_chunks(tuple(CHART_CHUNKS[k] for k in kinds))
     if files:

@@ -13,7 +13,7 @@ from streamlit.runtime.caching.cache_resource_api import _resource_caches
 from streamlit.testing.v1 import AppTest
 
 from tests.app.conftest import make_wide_bundle, no_exception, open_directly
-from ui import data, jobs, serve, warm
+from ui import data, jobs, visitors, warm
 
 PAGE_FILES = {"": None, "Slices": "1_Slices.py", "Queries": "2_Queries.py",
               "Compare": "3_Compare.py", "Map": "4_Map.py", "Report": "5_Report.py",
@@ -59,7 +59,7 @@ def _cached() -> set[tuple[str, str]]:
 
 
 def test_after_the_warm_up_no_page_computes_anything(wide_root, monkeypatch):
-    monkeypatch.delenv(serve.WARM_UP_ENV)  # a server's warm-up: the pages' prefetches too
+    monkeypatch.delenv(visitors.WARM_UP_ENV)  # a server's warm-up: the pages' prefetches too
     plan = list(warm.plan())
     pages = {v.page for v in plan}
     assert pages == set(PAGE_FILES)  # every page is visited

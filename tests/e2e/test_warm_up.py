@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.app.conftest import make_wide_bundle
-from ui import serve
+from ui import serve, visitors
 from ui.launch import free_port, serving
 
 pytestmark = pytest.mark.e2e
@@ -39,8 +39,8 @@ def test_the_warm_up_visits_every_page_of_its_plan(tmp_path):
 
 
 def test_the_warm_up_is_off_when_the_environment_says_so(monkeypatch):
-    monkeypatch.setenv(serve.WARM_UP_ENV, "0")
+    monkeypatch.setenv(visitors.WARM_UP_ENV, "0")
     assert not serve.warm_up_wanted(["run", "app.py"])
-    monkeypatch.setenv(serve.WARM_UP_ENV, "1")
+    monkeypatch.setenv(visitors.WARM_UP_ENV, "1")
     assert serve.warm_up_wanted(["run", "app.py"])
     assert not serve.warm_up_wanted(["--version"])

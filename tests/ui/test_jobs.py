@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from ui import jobs
+from ui import jobs, visitors
 
 WAIT = 60  # seconds: generous limits for a loaded machine, never a timing assertion
 
@@ -104,3 +104,22 @@ def test_job_keys_leave_out_underscore_arguments_and_accept_lists():
     assert jobs.job_key(fn, ("x", ["m1"]), {"k": 5}) != one
     with pytest.raises(TypeError):
         jobs.job_key(fn, ({1},), {"k": {"unhashable": set()}})
+
+
+def test_a_prefetch_is_queued_unless_work_ahead_of_visitors_is_off(monkeypatch):
+    """``RETRIEVAL_DASHBOARD_WARM_UP=0`` (the browser tests' servers, the AppTests) queues no
+    prefetch; a server's default setting queues it behind the visitors' jobs."""
+    done: list[str] = []
+    ran = threading.Event()
+
+    def compute(name: str) -> None:
+        done.append(name)
+        ran.set()
+
+    monkeypatch.setenv(visitors.WARM_UP_ENV, "0")
+    jobs.prefetch(compute, "off")
+    assert jobs.pool().idle()
+    monkeypatch.setenv(visitors.WARM_UP_ENV, "1")
+    jobs.prefetch(compute, "on")
+    assert ran.wait(WAIT)
+    assert done == ["on"]
