@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.e2e.conftest import (
+    READY,
     SHOTS,
     WAIT_MS,
     assert_no_exception,
@@ -39,28 +40,37 @@ def click_when_idle(page, x: float, y: float) -> None:
     page.mouse.up()
 
 
-#: how long one tap may take to put the selection in the URL before the user taps again
-TAP_WAIT_MS = 30_000
+#: how long a tap may take to start the page's run (the selection sent to the server) before
+#: the user taps again
+TAP_WAIT_MS = 8_000
 TAPS = 4
+SELECTED = "() => /[?&]poi=/.test(window.location.search)"
+#: the selection is in the URL, or the run it started is under way
+ANSWERED = f"() => ({SELECTED})() || !document.querySelector({READY!r})"
+#: the selection is in the URL, or a run ended without it
+FINISHED = f"() => ({SELECTED})() || !!document.querySelector({READY!r})"
 
 
 def tap_until_selected(page, x: float, y: float) -> None:
     """Tap at ``(x, y)`` (:func:`click_when_idle`) until the selection is in the URL, as a user
     taps again when a tap selected nothing: a tap that became a long press (see
-    :func:`click_when_idle`) sends nothing, so a second tap cannot select twice. Fails when
-    none of :data:`TAPS` taps selects. Streamlit writes the URL with history.replaceState (no
-    navigation event)."""
+    :func:`click_when_idle`) sends nothing, so a second tap cannot select twice. A tap that
+    selected starts the page's run at once; one that starts nothing within
+    :data:`TAP_WAIT_MS`, or whose run ends without the selection, is tapped again (a run once
+    started may take up to :data:`WAIT_MS`). Fails when none of :data:`TAPS` taps selects.
+    Streamlit writes the URL with history.replaceState (no navigation event)."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
     for _ in range(TAPS):
         click_when_idle(page, x, y)
         try:
-            page.wait_for_function(
-                "() => /[?&]poi=/.test(window.location.search)", timeout=TAP_WAIT_MS
-            )
-            return
-        except PlaywrightTimeout:  # nothing selected: tap again
-            page.mouse.move(x + 40, y + 40)  # away, so the next tap hovers the POI anew
+            page.wait_for_function(ANSWERED, timeout=TAP_WAIT_MS, polling=50)
+            page.wait_for_function(FINISHED, timeout=WAIT_MS)
+            if page.evaluate(SELECTED):
+                return
+        except PlaywrightTimeout:  # nothing started
+            pass
+        page.mouse.move(x + 40, y + 40)  # away, so the next tap hovers the POI anew
     pytest.fail(f"{TAPS} taps on the map selected no POI")
 
 
