@@ -6,9 +6,13 @@ import dataclasses
 import json
 
 import pandas as pd
+import pytest
 
 import ui.state as ui_state
 from tests.app.conftest import no_exception, open_expander, open_page
+
+#: every test only reads the demo bundle: they share Streamlit's caches (shared_demo_root)
+pytestmark = pytest.mark.usefixtures("shared_demo_root")
 
 PAGE = "3_Compare.py"
 

@@ -16,7 +16,7 @@ def _param(at, name: str) -> str:
     return value[0] if isinstance(value, list) else value
 
 
-def test_home_shows_one_dataset_with_its_headline_metrics():
+def test_home_shows_one_dataset_with_its_headline_metrics(shared_demo_root):
     at = open_page()
     no_exception(at)
     assert at.selectbox(key="w_dataset").value == "stark-amazon"
@@ -32,7 +32,7 @@ def test_home_shows_one_dataset_with_its_headline_metrics():
     assert "<sup>" in page
 
 
-def test_spatial_dataset_offers_its_models_and_metrics():
+def test_spatial_dataset_offers_its_models_and_metrics(shared_demo_root):
     at = open_page(dataset="beijing")
     no_exception(at)
     assert at.selectbox(key="w_metric").options[0] == "recall@10"
@@ -41,7 +41,7 @@ def test_spatial_dataset_offers_its_models_and_metrics():
     assert "bm25-kb-propagation" not in models
 
 
-def test_baseline_adds_counts_and_goes_to_the_url():
+def test_baseline_adds_counts_and_goes_to_the_url(shared_demo_root):
     at = open_page()
     at.selectbox(key="home_baseline").select("bm25").run()
     no_exception(at)
@@ -68,14 +68,14 @@ def test_every_dataset_on_demand_each_checked_once():
     assert set(dup["models"]) == {"all"}
 
 
-def test_changing_metric_writes_url():
+def test_changing_metric_writes_url(shared_demo_root):
     at = open_page()
     at.selectbox(key="w_metric").select("mrr").run()
     no_exception(at)
     assert _param(at, "metric") == "mrr"
 
 
-def test_deep_link_and_legacy_link():
+def test_deep_link_and_legacy_link(shared_demo_root):
     at = open_page(dataset="beijing", a="bm25", metric="ndcg@10")
     no_exception(at)
     assert at.selectbox(key="w_model_a").value == "bm25"
@@ -88,7 +88,7 @@ def test_deep_link_and_legacy_link():
     assert "k" not in old.query_params
 
 
-def test_invalid_url_values_fall_back():
+def test_invalid_url_values_fall_back(shared_demo_root):
     at = open_page(dataset="nope", a="no-such-model", metric="hit@7")
     no_exception(at)
     assert at.selectbox(key="w_dataset").value == "stark-amazon"
@@ -96,7 +96,7 @@ def test_invalid_url_values_fall_back():
     assert at.selectbox(key="w_model_a").value == "bm25-kb-propagation"
 
 
-def test_an_overlong_shared_value_is_said_once():
+def test_an_overlong_shared_value_is_said_once(shared_demo_root):
     """An over-long ``metric`` (past the URL limit) is ignored with one warning, as every other
     over-long value, not one per look at it."""
     from ui.urlstate import MAX_PARAM_CHARS
@@ -109,7 +109,7 @@ def test_an_overlong_shared_value_is_said_once():
     assert at.selectbox(key="w_metric").value == "hit@1"
 
 
-def test_navigation_names_home_first():
+def test_navigation_names_home_first(shared_demo_root):
     at = open_page()
     links = at.get("page_link")
     assert links[0].proto.label == "Home"

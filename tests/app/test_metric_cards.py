@@ -35,7 +35,7 @@ def _popover_text(at, label: str) -> str:
     raise AssertionError(f"no popover {label!r}: {_labels(at)}")
 
 
-def test_the_sidebar_metric_and_the_leaderboard_headers_carry_the_card():
+def test_the_sidebar_metric_and_the_leaderboard_headers_carry_the_card(shared_demo_root):
     at = open_page()
     no_exception(at)
     metric = at.selectbox(key="w_metric")
@@ -53,7 +53,7 @@ def test_the_sidebar_metric_and_the_leaderboard_headers_carry_the_card():
 
 
 @pytest.mark.parametrize("page", ["1_Slices.py", "3_Compare.py"])
-def test_slices_and_compare_show_the_metric_card(page):
+def test_slices_and_compare_show_the_metric_card(page, shared_demo_root):
     at = open_page(page, metric="recall@20")
     no_exception(at)
     card = _popover_text(at, "About recall@20")

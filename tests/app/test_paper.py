@@ -87,7 +87,7 @@ def test_a_dataset_with_one_run_says_a_comparison_needs_a_second(prime, page):
     assert not [e for e in at.get("page_link") if e.proto.label.startswith("Open prime")]
 
 
-def test_a_map_without_coordinates_says_why_and_links_the_spatial_datasets():
+def test_a_map_without_coordinates_says_why_and_links_the_spatial_datasets(shared_demo_root):
     at = open_page("4_Map.py", dataset="stark-mag")  # the demo: three spatial datasets
     no_exception(at)
     text = _plain(_infos(at))
@@ -134,7 +134,7 @@ def test_compare_slices_start_on_a_column_with_more_than_one_value(tmp_path, mon
     assert view["value"].nunique() > 1
 
 
-def test_mrr_causes_read_the_top_10_and_text_datasets_list_no_coordinate_cause():
+def test_mrr_causes_read_the_top_10_and_text_datasets_list_no_coordinate_cause(shared_demo_root):
     at = open_page("6_Analyses.py", dataset="stark-mag", metric="mrr")
     no_exception(at)
     caption = " ".join(c.value for c in at.caption)

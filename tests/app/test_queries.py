@@ -7,9 +7,13 @@ import re
 from functools import cache
 
 import pandas as pd
+import pytest
 
 from analysis.io.bundle import load_dataset, read_manifest
 from tests.app.conftest import ROOT, no_exception, open_expander, open_page
+
+#: every test only reads the demo bundle: they share Streamlit's caches (shared_demo_root)
+pytestmark = pytest.mark.usefixtures("shared_demo_root")
 
 PAGE = "2_Queries.py"
 

@@ -67,7 +67,7 @@ def _wide(tmp_path, monkeypatch, **params):
     return open_page(PAGE, **params)
 
 
-def test_renders_on_demo_with_horizontal_bars_heatmap_and_worst_table():
+def test_renders_on_demo_with_horizontal_bars_heatmap_and_worst_table(shared_demo_root):
     at = open_page(PAGE)
     no_exception(at)
     assert not at.warning
@@ -89,7 +89,7 @@ def test_renders_on_demo_with_horizontal_bars_heatmap_and_worst_table():
     assert (worst["n"] >= 10).all()
 
 
-def test_changing_slice_column_changes_chart_and_url():
+def test_changing_slice_column_changes_chart_and_url(shared_demo_root):
     at = open_page(PAGE)
     at.selectbox(key="slices_column").select("n_gold_bucket").run()
     no_exception(at)
@@ -99,7 +99,7 @@ def test_changing_slice_column_changes_chart_and_url():
     assert _param(at, "slice") == "n_gold_bucket"
 
 
-def test_distance_buckets_in_numeric_order():
+def test_distance_buckets_in_numeric_order(shared_demo_root):
     at = open_page(PAGE, dataset="beijing", slice="dist_gold_bucket")
     no_exception(at)
     order = _figures(at)["bars"]["layout"]["yaxis"]["categoryarray"]
@@ -108,7 +108,7 @@ def test_distance_buckets_in_numeric_order():
     assert len(known) >= 2
 
 
-def test_changing_metric_changes_means():
+def test_changing_metric_changes_means(shared_demo_root):
     at = open_page(PAGE)
     before = _frame(at, "means")
     at.selectbox(key="w_metric").select("mrr").run()
@@ -119,7 +119,7 @@ def test_changing_metric_changes_means():
     assert not np.allclose(before["mean"], after["mean"])
 
 
-def test_narrowing_models_changes_traces_and_url():
+def test_narrowing_models_changes_traces_and_url(shared_demo_root):
     at = open_page(PAGE)
     at.multiselect(key="slices_models").set_value(["bm25", "char-ngram-tfidf"]).run()
     no_exception(at)
@@ -128,7 +128,7 @@ def test_narrowing_models_changes_traces_and_url():
     assert _param(at, "models") == "bm25,char-ngram-tfidf"
 
 
-def test_min_slice_size_applies_to_every_chart_and_table():
+def test_min_slice_size_applies_to_every_chart_and_table(shared_demo_root):
     at = open_page(PAGE, slice="n_gold_bucket")
     at.number_input(key="slices_min_n").set_value(100).run()
     no_exception(at)
@@ -138,7 +138,7 @@ def test_min_slice_size_applies_to_every_chart_and_table():
     assert _param(at, "min_n") == "100"
 
 
-def test_a_minimum_no_slice_reaches_says_the_largest_slice_and_what_to_do():
+def test_a_minimum_no_slice_reaches_says_the_largest_slice_and_what_to_do(shared_demo_root):
     at = open_page(PAGE, slice="n_gold_bucket", min_n="100000")
     no_exception(at)
     assert not at.get("plotly_chart")
@@ -182,7 +182,7 @@ def test_sort_by_value_puts_lowest_first(tmp_path, monkeypatch):
     assert len(heat["y"]) == 60
 
 
-def test_permalink_reopens_same_selections():
+def test_permalink_reopens_same_selections(shared_demo_root):
     at = open_page(
         PAGE, slice="n_gold_bucket", metric="recall@20", a="bm25",
         models="bm25,bm25-kb-propagation", min_n="20", sort="size", top="3",
@@ -218,7 +218,7 @@ def test_a_link_keeps_a_model_whose_name_holds_a_comma(roots):
     assert at.multiselect(key="slices_models").value == ["bm25,k1=0.9", "late"]
 
 
-def test_invalid_local_params_fall_back():
+def test_invalid_local_params_fall_back(shared_demo_root):
     at = open_page(PAGE, slice="no-such-column", models="nobody", min_n="-3", sort="x")
     no_exception(at)
     assert at.selectbox(key="slices_column").value == "query_type"
@@ -227,7 +227,7 @@ def test_invalid_local_params_fall_back():
     assert at.selectbox(key="slices_sort").value == "natural"
 
 
-def test_no_model_selected_shows_info():
+def test_no_model_selected_shows_info(shared_demo_root):
     at = open_page(PAGE)
     at.multiselect(key="slices_models").set_value([]).run()
     no_exception(at)
@@ -236,7 +236,7 @@ def test_no_model_selected_shows_info():
     assert len(_frame(at, "worst")) > 0  # model A's table is still shown
 
 
-def test_every_run_sends_the_browser_the_kept_controls():
+def test_every_run_sends_the_browser_the_kept_controls(shared_demo_root):
     """A browser that re-creates a control (after a fragment's or a placeholder's rerun) builds
     it from what the run sent: each run after the first, here the one of an export click, must
     send the kept value of every control, not leave the browser the widget's own default (an
