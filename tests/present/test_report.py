@@ -86,12 +86,6 @@ def _parse(text: str) -> _Page:
 
 
 @pytest.fixture(scope="module")
-def demo_content() -> report.ReportContent:
-    """The report content of the whole demo bundle (A/B by default)."""
-    return report.bundle_content(DEMO)
-
-
-@pytest.fixture(scope="module")
 def demo_html(demo_content) -> str:
     """The HTML report of the whole demo bundle (write_report writes this text)."""
     return report.render_html(demo_content)

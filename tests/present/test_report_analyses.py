@@ -16,7 +16,6 @@ from analysis.present.report import (
     ReportSources,
     build_content,
     build_deck,
-    bundle_content,
     render_html,
 )
 from analysis.present.report.deck import MAX_SLIDES
@@ -77,8 +76,8 @@ def test_without_loaders_the_section_is_left_out(demo_prime) -> None:
     assert all(s.key != "beyond" for s in build_deck(content))
 
 
-def test_demo_report_and_deck_carry_the_analyses(tmp_path: Path) -> None:
-    content = bundle_content(ROOT / "data" / "demo")
+def test_demo_report_and_deck_carry_the_analyses(demo_content) -> None:
+    content = demo_content
     section = next(s for s in content.sections if s.key == "analyses")
     assert {b.dataset for b in section.blocks} == set(content.datasets)
     deck = build_deck(content)
