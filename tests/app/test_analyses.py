@@ -14,6 +14,9 @@ from analysis.stats.taxonomy import CATEGORIES
 from tests.app.conftest import ROOT, no_exception, open_page
 
 PAGE = "6_Analyses.py"
+#: every test reads the demo bundle (its notes in a folder of its own): they share Streamlit's
+#: caches, as the sessions of one server do while the notes change
+pytestmark = pytest.mark.usefixtures("shared_demo_root")
 
 
 @pytest.fixture(autouse=True)
@@ -52,7 +55,7 @@ def _labelled(elements, label: str):
     return found[0]
 
 
-def test_taxonomy_counts_add_up_and_list_queries(shared_demo_root):
+def test_taxonomy_counts_add_up_and_list_queries():
     at = open_page(PAGE, datasets="stark-prime", a="bm25", b="bm25-kb-propagation")
     no_exception(at)
     counts = at.dataframe[0].value.set_index("model")
@@ -87,7 +90,7 @@ def test_taxonomy_counts_add_up_and_list_queries(shared_demo_root):
     assert listed["open"].str.startswith("Queries?").all()
 
 
-def test_a_click_on_a_count_lists_its_queries(shared_demo_root):
+def test_a_click_on_a_count_lists_its_queries():
     at = open_page(PAGE, datasets="stark-amazon", a="bm25")
     no_exception(at)
     counts = at.dataframe[0].value
@@ -182,7 +185,7 @@ def test_suspected_missing_answers_are_listed_for_review_and_leave_when_judged(n
     assert row["queries_changed"] == 1
 
 
-def test_complementarity_disagreement_and_significance_render(shared_demo_root):
+def test_complementarity_disagreement_and_significance_render():
     at = open_page(PAGE, datasets="beijing", a="bm25", b="char-ngram-tfidf", metric="recall")
     no_exception(at)
     _open_tab(at, "Complementarity")
@@ -372,7 +375,7 @@ def test_an_author_variable_past_100_characters_is_a_warning(notes, monkeypatch)
     assert store.judgements("stark-mag", "5")["author"].tolist() == [ANONYMOUS]
 
 
-def test_every_demo_dataset_renders_without_exception(shared_demo_root):
+def test_every_demo_dataset_renders_without_exception():
     names = list(read_manifest(ROOT / "data" / "demo").datasets)
     assert len(names) == 6
     for name in names:
@@ -386,7 +389,7 @@ def test_every_demo_dataset_renders_without_exception(shared_demo_root):
         assert any("judgement(s) on this dataset" in c.value for c in at.caption), name
 
 
-def test_only_the_open_tab_is_drawn(shared_demo_root):
+def test_only_the_open_tab_is_drawn():
     at = open_page(PAGE, dataset="beijing", a="bm25")
     assert _frame(at, "taxonomy_counts") is not None
     assert not [d for d in at.dataframe if list(d.value.columns)[:2] == ["letter", "model"]]
