@@ -41,6 +41,14 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 
+#: the node id of the test this process ran last (read by tests/app/conftest.py)
+LAST_TEST = pytest.StashKey[str]()
+
+
+def pytest_runtest_teardown(item: pytest.Item) -> None:
+    item.session.stash[LAST_TEST] = item.nodeid
+
+
 def _require(var: str) -> bool:
     return os.environ.get(var, "") not in ("", "0")
 

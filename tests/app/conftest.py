@@ -13,6 +13,8 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
+from tests.conftest import LAST_TEST
+
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
 TIMEOUT = 60
@@ -84,7 +86,15 @@ def roots(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return root
 
 
-_previous_shared: list[object] = [None]
+#: (data root, node id) of the last test that shared Streamlit's caches
+_previous_shared: list[tuple[object, str] | None] = [None]
+
+
+def keeps_caches(previous: tuple[object, str] | None, shared: object, last: str | None) -> bool:
+    """Whether a test sharing the data root ``shared`` (``None``: it shares nothing) keeps
+    Streamlit's caches: only when ``previous`` (root, node id) says the test that shared them
+    last shared the same root and was the last test of this process (``last``)."""
+    return shared is not None and previous == (shared, last)
 
 
 @pytest.fixture(autouse=True)
@@ -92,14 +102,16 @@ def _clear_caches(request: pytest.FixtureRequest, _notes_in_tmp, _private_table_
     """Streamlit's caches are cleared before and after each test, with one exception: tests
     that only read one data root built once for their module (a fixture named ``shared_*``
     returning that root, set up after the per-test notes and cache folders so its own
-    folders win) keep the tables the previous test computed from the same root. Those
-    tables are keyed by the files' stamps, so they are the tables a fresh run computes."""
+    folders win) keep the tables the test run just before them in this process computed from
+    the same root (not when any other test ran in between: one outside this folder may run
+    pages on other roots and leave its values behind). Those tables are keyed by the files'
+    stamps, so they are the tables a fresh run computes."""
     names = [n for n in request.fixturenames if n.startswith("shared_")]
     shared = request.getfixturevalue(names[0]) if names else None
-    if shared is None or shared != _previous_shared[0]:
+    if not keeps_caches(_previous_shared[0], shared, request.session.stash.get(LAST_TEST, None)):
         st.cache_data.clear()
         st.cache_resource.clear()
-    _previous_shared[0] = shared
+    _previous_shared[0] = (shared, request.node.nodeid) if shared is not None else None
     yield
     if shared is None:
         st.cache_data.clear()
