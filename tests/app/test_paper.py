@@ -27,9 +27,10 @@ def _prime_roots(real_dir, tmp_path_factory) -> Path:
 
 
 @pytest.fixture
-def prime(_prime_roots, monkeypatch) -> Path:
+def shared_prime(_prime_roots, monkeypatch) -> Path:
     """STaRK-Prime as imported from the real folder: synthesized queries without a run, the
-    human-generated ones with ada-002 (a rank-only ``pred_rank`` run), no ``--skb``."""
+    human-generated ones with ada-002 (a rank-only ``pred_rank`` run), no ``--skb``; the tests
+    only read it and share Streamlit's caches (``tests/app/conftest.py``)."""
     monkeypatch.setenv(ROOTS_ENV, str(_prime_roots))
     return _prime_roots
 
@@ -48,7 +49,7 @@ def _plain(text: str) -> str:
 
 
 @pytest.mark.real
-def test_an_imported_stark_bundle_opens_on_the_dataset_with_a_run(prime):
+def test_an_imported_stark_bundle_opens_on_the_dataset_with_a_run(shared_prime):
     at = open_page(None, bundle="prime")
     no_exception(at)
     assert at.sidebar.selectbox(key="w_dataset").value == "prime-human"
@@ -61,7 +62,7 @@ PAGES = ["1_Slices.py", "2_Queries.py", "3_Compare.py", "5_Report.py", "6_Analys
 
 @pytest.mark.real
 @pytest.mark.parametrize("page", [None, *PAGES])
-def test_a_dataset_without_a_run_says_why_and_links_to_the_one_with_runs(prime, page):
+def test_a_dataset_without_a_run_says_why_and_links_to_the_one_with_runs(shared_prime, page):
     at = open_page(page, bundle="prime", dataset="prime-synthesized")
     no_exception(at)
     text = _plain(_infos(at))
@@ -76,7 +77,7 @@ def test_a_dataset_without_a_run_says_why_and_links_to_the_one_with_runs(prime, 
 
 @pytest.mark.real
 @pytest.mark.parametrize("page", ["3_Compare.py", "6_Analyses.py"])
-def test_a_dataset_with_one_run_says_a_comparison_needs_a_second(prime, page):
+def test_a_dataset_with_one_run_says_a_comparison_needs_a_second(shared_prime, page):
     tab = {"tab": "Disagreement A vs B"} if page == "6_Analyses.py" else {}  # a lazy tab
     at = open_page(page, bundle="prime", dataset="prime-human", **tab)
     no_exception(at)
@@ -99,7 +100,7 @@ def test_a_map_without_coordinates_says_why_and_links_the_spatial_datasets(share
 
 
 @pytest.mark.real
-def test_a_bundle_without_coordinates_says_how_to_get_a_map(prime):
+def test_a_bundle_without_coordinates_says_how_to_get_a_map(shared_prime):
     at = open_page("4_Map.py", bundle="prime", dataset="prime-human")
     no_exception(at)
     text = _plain(_infos(at))
@@ -108,7 +109,7 @@ def test_a_bundle_without_coordinates_says_how_to_get_a_map(prime):
 
 
 @pytest.mark.real
-def test_rank_only_runs_show_ranks_and_blank_text_names_the_skb_flag(prime):
+def test_rank_only_runs_show_ranks_and_blank_text_names_the_skb_flag(shared_prime):
     at = open_page("2_Queries.py", bundle="prime", dataset="prime-human", a="ada-002", q="0",
                    qd="prime-human")  # fmt: skip
     no_exception(at)
