@@ -1,6 +1,7 @@
 """Who runs a page: a person, or the server's warm-up (:mod:`ui.warm`), whose sessions say so
 in their ``User-Agent``; whether a person's page run is in progress, and how long ago the last
-one ended (the warm-up works only in idle time).
+one ended (the warm-up works only in idle time); whether work ahead of visitors is turned off
+(:func:`warm_up_off`).
 
 A run in progress is known by its thread: Streamlit runs a session's script in a thread of its
 own, which ends once the session has no rerun queued. :func:`note_run`, called at the start of

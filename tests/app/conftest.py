@@ -66,8 +66,8 @@ def _scripts_compiled_once() -> Iterator[None]:
 def _no_work_ahead(monkeypatch: pytest.MonkeyPatch) -> None:
     """Pages run as on a server started with ``RETRIEVAL_DASHBOARD_WARM_UP=0``: they queue no
     prefetch, the values a visitor would likely ask for next, which no test waits for and which
-    would only compete with its own runs for the CPU (about a quarter of this folder's). A test
-    of the warm-up, which a server runs with its prefetches, sets it back."""
+    would only compete with its own runs for the CPU. A test of the warm-up, which a server runs
+    with its prefetches, sets it back."""
     monkeypatch.setenv("RETRIEVAL_DASHBOARD_WARM_UP", "0")
 
 

@@ -17,9 +17,10 @@ running beside the rest of the session. These servers run without the app's back
 warm-up of every page (:data:`NO_WARM_UP`): its visits of every page of every dataset and
 metric (about 30 CPU seconds on the demo) would only compete with the tests' own clicks, and a
 page a test opens computes what it needs, as on a server whose warm-up has not reached it yet.
-The same setting leaves out the home page's loading of chart code ahead in the browser (about
-a CPU second per home page load: plotly's and, with a spatial dataset, deck.gl's code compiled
-in idle time for a person's next click, which a test makes at once).
+The same setting leaves out the pages' prefetches (what a visitor will likely ask next,
+computed behind every visitor's work) and the home page's loading of chart code ahead in the
+browser (about a CPU second per home page load: plotly's and, with a spatial dataset, deck.gl's
+code compiled in idle time for a person's next click, which a test makes at once).
 The warm-up is tested by the servers ``tests/e2e/test_warm_up.py`` starts, and it runs in
 those the notebook and command-line forms start in ``tests/e2e/test_notebook.py``, as a user's
 server has it (stopping them stops the warm-up too; the notebook's checks that the browser loads
