@@ -35,7 +35,7 @@ def _param(at, name: str) -> str | None:
     return value[0] if isinstance(value, list) else value
 
 
-def test_home_shows_the_seed_group_and_quality_against_cost():
+def test_home_shows_the_seed_group_and_quality_against_cost(shared_demo_root):
     at = open_page(**PRIME)
     no_exception(at)
     board = leaderboards(at).set_index("model")
@@ -64,7 +64,7 @@ def test_home_shows_the_seed_group_and_quality_against_cost():
     assert "No index\\_mb for\\: bm25\\-kb\\-propagation" in at.caption[-2].value
 
 
-def test_a_link_with_costs_draws_quality_against_cost():
+def test_a_link_with_costs_draws_quality_against_cost(shared_demo_root):
     at = open_page(costs="1", cost="index_mb", **PRIME)
     no_exception(at)
     assert at.toggle(key="home_costs").value
@@ -72,7 +72,7 @@ def test_a_link_with_costs_draws_quality_against_cost():
     assert len(_charts(at)) == 1
 
 
-def test_compare_a_seed_group_shows_sensitivity_and_the_written_diff():
+def test_compare_a_seed_group_shows_sensitivity_and_the_written_diff(shared_demo_root):
     at = open_page("3_Compare.py", a="dense", b="bm25", q="5", qd="stark-prime", **PRIME)
     no_exception(at)
     assert at.text[0].value.startswith("A: dense (3 seeds, per-query means)    B: bm25")
@@ -86,7 +86,7 @@ def test_compare_a_seed_group_shows_sensitivity_and_the_written_diff():
     assert any("its first seed" in c.value and "dense\\-s1" in c.value for c in at.caption)
 
 
-def test_every_model_page_counts_filters_and_opens_a_query():
+def test_every_model_page_counts_filters_and_opens_a_query(shared_demo_root):
     at = open_page("8_Every_model.py", **PRIME)
     no_exception(at)
     counts = {m.label: int(m.value.replace(",", "")) for m in at.metric}
