@@ -17,8 +17,9 @@ runtime (:mod:`ui.warm`: the home page first, then every page of the default dat
 metrics and slice columns, then the other datasets, each visit in idle time): their tables,
 statistics and figures are computed, or read from the disk cache, into the caches every
 session shares before a visitor asks for them. ``RETRIEVAL_DASHBOARD_WARM_UP=0`` turns this
-off, and with it the browser's loading of chart code ahead (:func:`ui.widgets.preload_charts`):
-both are work done in idle time for a visitor's next click.
+off, and with it the other work done ahead of a visitor's next click: the pages' prefetches
+(:func:`ui.jobs.prefetch`) and the browser's loading of chart code ahead
+(:func:`ui.widgets.preload_charts`); see :func:`ui.visitors.warm_up_off`.
 
 The launcher (:mod:`ui.launch`, ``retrieval-dashboard``), the browser tests and the benchmarks
 start the app this way; ``streamlit run app.py`` serves the same app, with a slower first page.

@@ -14,6 +14,7 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from tests.conftest import LAST_TEST
+from ui import visitors
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
@@ -68,7 +69,7 @@ def _no_work_ahead(monkeypatch: pytest.MonkeyPatch) -> None:
     prefetch, the values a visitor would likely ask for next, which no test waits for and which
     would only compete with its own runs for the CPU. A test of the warm-up, which a server runs
     with its prefetches, sets it back."""
-    monkeypatch.setenv("RETRIEVAL_DASHBOARD_WARM_UP", "0")
+    monkeypatch.setenv(visitors.WARM_UP_ENV, "0")
 
 
 @pytest.fixture(autouse=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from tests.app.conftest import leaderboards, no_exception, open_page
+from ui import visitors
 
 
 def _html(at) -> str:
@@ -175,12 +176,12 @@ def test_home_loads_chart_code_ahead_unless_the_warm_up_is_off(monkeypatch):
     """The demo has a spatial dataset: the home page asks the browser to load plotly's and
     deck.gl's chart code in idle time; ``RETRIEVAL_DASHBOARD_WARM_UP=0`` (no work ahead of a
     visitor) leaves it out."""
-    monkeypatch.delenv("RETRIEVAL_DASHBOARD_WARM_UP", raising=False)
+    monkeypatch.delenv(visitors.WARM_UP_ENV, raising=False)
     page = _html(open_page())
     assert "__chartsPreloaded" in page
     assert "PlotlyChart." in page
     assert "DeckGlJsonChart." in page
-    monkeypatch.setenv("RETRIEVAL_DASHBOARD_WARM_UP", "0")
+    monkeypatch.setenv(visitors.WARM_UP_ENV, "0")
     at = open_page()
     no_exception(at)
     assert "__chartsPreloaded" not in _html(at)
