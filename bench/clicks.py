@@ -282,13 +282,14 @@ def _load() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
-def _stats(times: list[float]) -> tuple[float, float, float]:
+def summary(times: list[float]) -> tuple[float, float, float]:
+    """Median, 90th percentile (numpy's, interpolated) and maximum of ``times``."""
     arr = np.asarray(times)
     return float(np.median(arr)), float(np.percentile(arr, 90)), float(arr.max())
 
 
 def _line(name: str, timings: list[Timing], floor: float) -> str:
-    med, p90, worst = _stats([t.seconds for t in timings])
+    med, p90, worst = summary([t.seconds for t in timings])
     ok = med <= 2 * floor and p90 <= 3 * floor and worst <= 1.5
     return (f"{name:<30} n={len(timings):<3} median {med:5.2f} s  p90 {p90:5.2f} s  slowest "
             f"{worst:5.2f} s  median/floor {med / floor:4.2f}  p90/floor {p90 / floor:4.2f}  "

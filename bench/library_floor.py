@@ -41,7 +41,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from _browser import Timing, open_page, page_link, pick_option, timed, watch  # noqa: E402
-from clicks import CHROMIUM  # noqa: E402  (the click benchmark's browser)
+from clicks import CHROMIUM, summary  # noqa: E402  (the click benchmark's browser and statistics)
 
 from ui.launch import BROWSER_ARGS, free_port, serving  # noqa: E402
 
@@ -161,8 +161,7 @@ def main() -> None:
     print(f"floor: median of {len(found['text'])} clicks of the text app {floor:.3f} s")
     print(f"{'app':<14} {'median':>13} {'p90':>13} {'browser CPU':>12}")
     for name, times in found.items():
-        secs = sorted(t.seconds for t in times)
-        med, p90 = statistics.median(secs), secs[round(0.9 * (len(secs) - 1))]
+        med, p90, _ = summary([t.seconds for t in times])
         cpu = statistics.median(t.browser_cpu for t in times)
         print(f"{name:<14} {med:6.3f} ({med / floor:4.2f}x) {p90:6.3f} ({p90 / floor:4.2f}x) "
               f"{cpu:10.2f} s")  # fmt: skip
