@@ -42,9 +42,11 @@ def _pick_tag(page, box: str, tag: str) -> None:
     only focuses it (its list stays closed): the list is then opened with the Down arrow, as a
     keyboard user does. (A second click, made before a busy page has marked the list open,
     closed it again, and the test waited for options that never showed.) The dropdown can take
-    a moment on a busy machine, and a click may still open nothing: open it
-    again, as a user does, when the option does not show within :data:`OPEN_WAIT_MS` (so a
-    lost click costs that, not all of :data:`WAIT_MS`), up to :data:`OPENINGS` times."""
+    a moment on a busy machine, and a click may still open nothing, or open a list that stays
+    where the box was before the page moved it (outside the window, so its option cannot be
+    clicked): close it and open it again, as a user does, when the option does not show or
+    cannot be clicked within :data:`OPEN_WAIT_MS` (so a lost opening costs that, not all of
+    :data:`WAIT_MS`), up to :data:`OPENINGS` times."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
     option = page.get_by_role("option", name=tag, exact=True)
@@ -55,10 +57,10 @@ def _pick_tag(page, box: str, tag: str) -> None:
             field.press("ArrowDown")  # opens the list; unlike a second click, never closes it
         try:
             option.wait_for(timeout=OPEN_WAIT_MS)
+            option.click(timeout=OPEN_WAIT_MS)
         except PlaywrightTimeout:
             page.keyboard.press("Escape")
             continue
-        option.click()
         page.keyboard.press("Escape")
         return
     pytest.fail(f"the tags box did not offer {tag!r}")
